@@ -1,0 +1,278 @@
+//! Typed settings for engage.
+//!
+//! Layering, lowest first: built-in defaults < an optional TOML file (`engage serve --config PATH`)
+//! < `ENGAGE_*` environment variables. Every field of [`Settings`] is one setting; its environment
+//! name is `ENGAGE_` + the field name in upper case (`http_addr` -> `ENGAGE_HTTP_ADDR`). Unknown keys
+//! and invalid values stop start-up with a [`ConfigError`] that names the setting.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+
+/// Environment variables with this prefix are read as settings.
+pub const ENV_PREFIX: &str = "ENGAGE_";
+
+/// Environment variables under the prefix that are not settings (test harness switches).
+const NOT_SETTINGS: &[&str] = &["test_"];
+
+/// Where accepted log events are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogSinkKind {
+    /// The embedded store in `data_dir` (default; no AWS needed).
+    Embedded,
+    /// CloudWatch Logs through `aws-sdk-cloudwatchlogs`.
+    Cloudwatch,
+}
+
+/// How the process writes its own `tracing` logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines (default).
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// All settings of one engage process. Inert data: nothing here opens a connection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Address the HTTP server binds (`ENGAGE_HTTP_ADDR`).
+    pub http_addr: SocketAddr,
+    /// Directory of the embedded store (`ENGAGE_DATA_DIR`).
+    pub data_dir: PathBuf,
+    /// Log sink: `embedded` or `cloudwatch` (`ENGAGE_LOG_SINK`).
+    pub log_sink: LogSinkKind,
+    /// CloudWatch Logs endpoint override, e.g. a local moto server (`ENGAGE_CLOUDWATCH_ENDPOINT`).
+    /// Region and credentials come from the standard AWS environment.
+    pub cloudwatch_endpoint: Option<String>,
+    /// How long one PutLogEvents batch may be retried (throttling, 5xx, connection errors) before
+    /// the request gets `WRITE_FAILED` (`ENGAGE_CLOUDWATCH_DEADLINE_MS`).
+    pub cloudwatch_deadline_ms: u64,
+    /// The `<org>` segment of log group names `/logs/<org>/<product>/<service>` (`ENGAGE_LOG_ORG`).
+    pub log_org: String,
+    /// JWKS URL; when set, the log routes require an RS256 bearer JWT (`ENGAGE_JWKS_URL`).
+    pub jwks_url: Option<String>,
+    /// Required `iss` claim, when set (`ENGAGE_JWT_ISSUER`).
+    pub jwt_issuer: Option<String>,
+    /// Required `aud` claim, when set (`ENGAGE_JWT_AUDIENCE`).
+    pub jwt_audience: Option<String>,
+    /// Age after which the cached JWKS is fetched again (`ENGAGE_JWKS_REFRESH_SECS`).
+    pub jwks_refresh_secs: u64,
+    /// Least time between two JWKS fetches caused by unknown key ids (`ENGAGE_JWKS_MIN_REFETCH_SECS`).
+    pub jwks_min_refetch_secs: u64,
+    /// `text` or `json` process logs (`ENGAGE_LOG_FORMAT`).
+    pub log_format: LogFormat,
+    /// `tracing` filter, e.g. `info` or `engage=debug` (`ENGAGE_LOG_LEVEL`).
+    pub log_level: String,
+    /// Largest accepted request body after decompression, in bytes (`ENGAGE_MAX_BODY_BYTES`).
+    pub max_body_bytes: usize,
+    /// Largest accepted log event, serialised as JSON, in bytes (`ENGAGE_MAX_EVENT_BYTES`).
+    pub max_event_bytes: usize,
+    /// Requests per second allowed per caller on the log routes; unset means no limit
+    /// (`ENGAGE_RATE_LIMIT_PER_SECOND`).
+    pub rate_limit_per_second: Option<NonZeroU32>,
+    /// Burst size for the rate limit; defaults to the per-second rate (`ENGAGE_RATE_LIMIT_BURST`).
+    pub rate_limit_burst: Option<NonZeroU32>,
+    /// Longest wait for in-flight requests on shutdown, in seconds (`ENGAGE_SHUTDOWN_GRACE_SECS`).
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("./data"),
+            log_sink: LogSinkKind::Embedded,
+            cloudwatch_endpoint: None,
+            cloudwatch_deadline_ms: 10_000,
+            log_org: "org".to_owned(),
+            jwks_url: None,
+            jwt_issuer: None,
+            jwt_audience: None,
+            jwks_refresh_secs: 300,
+            jwks_min_refetch_secs: 10,
+            log_format: LogFormat::Text,
+            log_level: "info".to_owned(),
+            max_body_bytes: 5 * 1024 * 1024,
+            max_event_bytes: 256 * 1024 - 26,
+            rate_limit_per_second: None,
+            rate_limit_burst: None,
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+/// A setting that is unknown or has an invalid value.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("invalid setting {env} ({key}): {message}")]
+pub struct ConfigError {
+    /// The key as written in `engage.toml`.
+    pub key: String,
+    /// The environment variable of the same setting.
+    pub env: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(key: &str, message: impl Into<String>) -> Self {
+        Self {
+            key: key.to_owned(),
+            env: format!("{ENV_PREFIX}{}", key.to_uppercase()),
+            message: message.into(),
+        }
+    }
+}
+
+impl Settings {
+    /// Loads defaults < `file` (when given) < the process environment, then validates.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::from_figment(Self::figment(file))
+    }
+
+    /// Loads from defaults < `file` < the given `(NAME, value)` pairs instead of the process
+    /// environment. Tests use this to build settings without touching global state.
+    pub fn load_with_env(file: Option<&Path>, env: &[(&str, &str)]) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        if let Some(path) = file {
+            figment = figment.merge(Toml::file_exact(path));
+        }
+        for (name, value) in env {
+            if let Some(key) = name.strip_prefix(ENV_PREFIX) {
+                let key = key.to_lowercase();
+                if is_setting(&key) {
+                    figment = figment.merge((key.as_str(), parse_env_value(value)));
+                }
+            }
+        }
+        Self::from_figment(figment)
+    }
+
+    fn figment(file: Option<&Path>) -> Figment {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        if let Some(path) = file {
+            figment = figment.merge(Toml::file_exact(path));
+        }
+        figment.merge(Env::prefixed(ENV_PREFIX).filter(|key| is_setting(key.as_str())))
+    }
+
+    fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
+        let settings: Settings = figment.extract().map_err(from_figment_error)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks what types alone cannot.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.log_org.is_empty()
+            || !self.log_org.chars().all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c))
+        {
+            return Err(ConfigError::new(
+                "log_org",
+                "must be a non-empty log group segment of letters, digits, '_', '-', '.', '#'",
+            ));
+        }
+        for (key, value) in [("jwks_url", &self.jwks_url), ("cloudwatch_endpoint", &self.cloudwatch_endpoint)] {
+            if let Some(url) = value {
+                if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+                    return Err(ConfigError::new(key, format!("must be an http(s) URL, got {url:?}")));
+                }
+            }
+        }
+        if self.rate_limit_burst.is_some() && self.rate_limit_per_second.is_none() {
+            return Err(ConfigError::new(
+                "rate_limit_burst",
+                "needs ENGAGE_RATE_LIMIT_PER_SECOND as well",
+            ));
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(ConfigError::new("max_body_bytes", "must be at least 1024"));
+        }
+        if self.max_event_bytes < 256 || self.max_event_bytes > 1_048_576 - 26 {
+            return Err(ConfigError::new("max_event_bytes", "must be between 256 and 1048550"));
+        }
+        if self.cloudwatch_deadline_ms == 0 {
+            return Err(ConfigError::new("cloudwatch_deadline_ms", "must be above 0"));
+        }
+        Ok(())
+    }
+}
+
+fn is_setting(key: &str) -> bool {
+    !NOT_SETTINGS.iter().any(|prefix| key.to_lowercase().starts_with(prefix))
+}
+
+/// Parses an environment value the way figment's `Env` provider does (numbers, booleans, strings).
+fn parse_env_value(value: &str) -> figment::value::Value {
+    value.parse().unwrap_or_else(|_| figment::value::Value::from(value.to_owned()))
+}
+
+fn from_figment_error(error: figment::Error) -> ConfigError {
+    use figment::error::Kind;
+    let first = error.into_iter().next();
+    let Some(error) = first else {
+        return ConfigError::new("settings", "could not be read");
+    };
+    let key = error.path.join(".");
+    match &error.kind {
+        Kind::UnknownField(field, _) => {
+            // figment may or may not have put the field on the path already.
+            let key = if key.is_empty() || key.ends_with(field.as_str()) { field.clone() } else { format!("{key}.{field}") };
+            ConfigError::new(&key, "is not a known setting")
+        }
+        _ if key.is_empty() => ConfigError::new("config", error.to_string()),
+        kind => ConfigError::new(&key, kind.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        let settings = Settings::load_with_env(None, &[]).unwrap();
+        assert_eq!(settings.http_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(settings.log_sink, LogSinkKind::Embedded);
+        assert_eq!(settings.log_org, "org");
+    }
+
+    #[test]
+    fn environment_overrides_file_which_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("engage-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("engage.toml");
+        std::fs::write(&file, "log_org = \"fromfile\"\nhttp_addr = \"127.0.0.1:9000\"\n").unwrap();
+        let settings =
+            Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "127.0.0.1:9100")]).unwrap();
+        assert_eq!(settings.log_org, "fromfile");
+        assert_eq!(settings.http_addr.port(), 9100);
+    }
+
+    #[test]
+    fn invalid_values_name_the_setting() {
+        let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADDR", "nonsense")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_HTTP_ADDR");
+        let err = Settings::load_with_env(None, &[("ENGAGE_LOG_SINK", "s3")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_LOG_SINK");
+        let err = Settings::load_with_env(None, &[("ENGAGE_LOG_ORG", "a b")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_LOG_ORG");
+        let err = Settings::load_with_env(None, &[("ENGAGE_JWKS_URL", "ftp://x/y/z")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_JWKS_URL");
+        let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADR", "127.0.0.1:1")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_HTTP_ADR");
+        assert!(err.to_string().contains("not a known setting"), "{err}");
+    }
+
+    #[test]
+    fn test_switches_are_not_settings() {
+        assert!(Settings::load_with_env(None, &[("ENGAGE_TEST_SCYLLA", "h:1")]).is_ok());
+    }
+}

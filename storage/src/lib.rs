@@ -1,0 +1,14 @@
+//! Storage for engage.
+//!
+//! # Layout
+//! - [`store`]: the Store API, tables over `(partition key, clustering key)` with atomic batches
+//!   and range scans, and its embedded backend (fjall). [`store::conformance`] is the test suite
+//!   every backend must pass.
+//! - [`logs`]: the log sinks of the log ingestion service. [`logs::LogWriter`] coalesces concurrent
+//!   requests into per-(group, stream) batches and hands them to a [`logs::LogBackend`]: the
+//!   embedded store ([`logs::embedded`]) or CloudWatch Logs ([`logs::cloudwatch`]).
+
+pub mod logs;
+pub mod store;
+
+pub use store::{EmbeddedStore, Row, Store, StoreError, WriteOp};

@@ -1,0 +1,194 @@
+//! The CloudWatch Logs sink (`aws-sdk-cloudwatchlogs`).
+//!
+//! Log groups and streams are created on first use (an existing one is fine) and remembered; when
+//! PutLogEvents says one is missing (deleted behind our back) it is created again. Throttling,
+//! 5xx answers, time-outs and connection failures are retried with exponential backoff until the
+//! configured deadline; then the chunk fails and its requests get `WRITE_FAILED`. The SDK's own
+//! retries are off so that this deadline is the only one.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::BehaviorVersion;
+use aws_sdk_cloudwatchlogs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_cloudwatchlogs::types::InputLogEvent;
+use aws_sdk_cloudwatchlogs::Client;
+
+use super::{BackendError, Chunk, LogBackend, Rejected};
+
+/// First backoff delay; doubled per attempt up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Writes chunks with PutLogEvents.
+pub struct CloudWatchBackend {
+    client: Client,
+    deadline: Duration,
+    /// (group, stream) pairs known to exist; std `Mutex`, never held across an await.
+    known: Mutex<HashSet<(String, String)>>,
+}
+
+impl CloudWatchBackend {
+    /// Builds a client from the standard AWS environment (region, credentials), with `endpoint`
+    /// overriding the service address when given.
+    pub async fn connect(endpoint: Option<&str>, deadline: Duration) -> Self {
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .retry_config(RetryConfig::disabled())
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(2))
+                    .operation_attempt_timeout(Duration::from_secs(5))
+                    .build(),
+            );
+        if let Some(endpoint) = endpoint {
+            loader = loader.endpoint_url(endpoint);
+        }
+        let config = loader.load().await;
+        Self { client: Client::new(&config), deadline, known: Mutex::new(HashSet::new()) }
+    }
+
+    fn is_known(&self, group: &str, stream: &str) -> bool {
+        self.known.lock().map(|k| k.contains(&(group.to_owned(), stream.to_owned()))).unwrap_or(false)
+    }
+
+    fn remember(&self, group: &str, stream: &str, exists: bool) {
+        if let Ok(mut known) = self.known.lock() {
+            let key = (group.to_owned(), stream.to_owned());
+            if exists {
+                known.insert(key);
+            } else {
+                known.remove(&key);
+            }
+        }
+    }
+
+    async fn ensure(&self, group: &str, stream: &str) -> Result<(), BackendError> {
+        if self.is_known(group, stream) {
+            return Ok(());
+        }
+        if let Err(error) = self.client.create_log_group().log_group_name(group).send().await {
+            if error.code() != Some("ResourceAlreadyExistsException") {
+                return Err(classify(error));
+            }
+        }
+        if let Err(error) = self.client.create_log_stream().log_group_name(group).log_stream_name(stream).send().await {
+            if error.code() != Some("ResourceAlreadyExistsException") {
+                return Err(classify(error));
+            }
+        }
+        tracing::info!(group, stream, "created CloudWatch log group/stream");
+        self.remember(group, stream, true);
+        Ok(())
+    }
+
+    async fn put_once(&self, chunk: &Chunk, events: &[InputLogEvent]) -> Result<Rejected, BackendError> {
+        self.ensure(&chunk.group, &chunk.stream).await?;
+        let output = self
+            .client
+            .put_log_events()
+            .log_group_name(&chunk.group)
+            .log_stream_name(&chunk.stream)
+            .set_log_events(Some(events.to_vec()))
+            .send()
+            .await;
+        match output {
+            Ok(output) => Ok(output.rejected_log_events_info().map_or_else(Rejected::default, |info| Rejected {
+                too_new_start: index(info.too_new_log_event_start_index()),
+                too_old_end: index(info.too_old_log_event_end_index()),
+                expired_end: index(info.expired_log_event_end_index()),
+            })),
+            Err(error) => {
+                if error.code() == Some("ResourceNotFoundException") {
+                    self.remember(&chunk.group, &chunk.stream, false);
+                }
+                Err(classify(error))
+            }
+        }
+    }
+
+    async fn put_chunk(&self, chunk: &Chunk) -> Result<Rejected, BackendError> {
+        let events = chunk
+            .events
+            .iter()
+            .map(|(ts, message)| InputLogEvent::builder().timestamp(*ts).message(message).build())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BackendError::Fatal(e.to_string()))?;
+        let deadline = Instant::now() + self.deadline;
+        let mut backoff = FIRST_BACKOFF;
+        let mut recreated = false;
+        loop {
+            match self.put_once(chunk, &events).await {
+                Ok(rejected) => return Ok(rejected),
+                Err(BackendError::Fatal(message)) if message.contains("ResourceNotFoundException") && !recreated => {
+                    // The group or stream vanished: create it again, once, right away.
+                    recreated = true;
+                }
+                Err(BackendError::Retryable(message)) => {
+                    let now = Instant::now();
+                    if now + backoff >= deadline {
+                        return Err(BackendError::Retryable(format!("gave up after {:?}: {message}", self.deadline)));
+                    }
+                    metrics::counter!("engage_log_sink_retries_total", "sink" => "cloudwatch").increment(1);
+                    tracing::warn!(group = %chunk.group, stream = %chunk.stream, %message, ?backoff, "PutLogEvents retry");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+                Err(fatal) => return Err(fatal),
+            }
+        }
+    }
+}
+
+fn index(value: Option<i32>) -> Option<usize> {
+    value.and_then(|v| usize::try_from(v).ok())
+}
+
+/// Throttling, 5xx, time-outs and connection failures are retryable; the rest is not.
+fn classify<E, R>(error: SdkError<E, R>) -> BackendError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug + HasStatus,
+{
+    let code = error.code().unwrap_or_default().to_owned();
+    let status = error.raw_response().map(HasStatus::status_code);
+    let message = format!("{code} {}", DisplayErrorContext(&error));
+    let retryable = match &error {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
+        SdkError::ServiceError(_) => {
+            status.is_some_and(|s| s >= 500 || s == 429)
+                || matches!(code.as_str(), "ThrottlingException" | "ServiceUnavailableException" | "LimitExceededException")
+        }
+        _ => false,
+    };
+    if retryable {
+        BackendError::Retryable(message)
+    } else {
+        BackendError::Fatal(message)
+    }
+}
+
+/// The HTTP status of a raw response.
+trait HasStatus {
+    fn status_code(&self) -> u16;
+}
+
+impl HasStatus for aws_sdk_cloudwatchlogs::config::http::HttpResponse {
+    fn status_code(&self) -> u16 {
+        self.status().as_u16()
+    }
+}
+
+#[async_trait]
+impl LogBackend for CloudWatchBackend {
+    fn name(&self) -> &'static str {
+        "cloudwatch"
+    }
+
+    async fn put_chunks(&self, chunks: &[Chunk]) -> Vec<Result<Rejected, BackendError>> {
+        futures::future::join_all(chunks.iter().map(|chunk| self.put_chunk(chunk))).await
+    }
+}

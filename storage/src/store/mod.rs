@@ -1,0 +1,116 @@
+//! The Store: tables keyed like ScyllaDB tables, `(partition key, clustering key) -> value`.
+//!
+//! The API is kept small on purpose (get, scan within a partition, atomic batch); table knowledge
+//! lives in typed repositories above it. A batch returns only after it is durable.
+
+mod embedded;
+pub mod conformance;
+
+pub use embedded::EmbeddedStore;
+
+use async_trait::async_trait;
+
+/// A failure of the storage backend itself (I/O, corruption, connection).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend failed; the message is for logs, not for clients.
+    #[error("store backend failed: {0}")]
+    Backend(String),
+    /// A table name the backend cannot hold.
+    #[error("invalid table name {0:?}: use ASCII letters, digits and '_'")]
+    InvalidTable(String),
+}
+
+/// One row of a partition, as returned by [`Store::scan`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The clustering key; rows of a partition are ordered by it, bytewise.
+    pub clustering: Vec<u8>,
+    /// The stored value.
+    pub value: Vec<u8>,
+}
+
+/// One write of an atomic batch.
+#[derive(Clone, Debug)]
+pub enum WriteOp {
+    /// Insert or replace a row.
+    Put {
+        /// Table name.
+        table: &'static str,
+        /// Partition key.
+        partition: String,
+        /// Clustering key.
+        clustering: Vec<u8>,
+        /// Value.
+        value: Vec<u8>,
+    },
+    /// Delete a row (no error when absent).
+    Delete {
+        /// Table name.
+        table: &'static str,
+        /// Partition key.
+        partition: String,
+        /// Clustering key.
+        clustering: Vec<u8>,
+    },
+}
+
+/// A key-value store over `(table, partition, clustering)`.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Reads one row.
+    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Reads up to `limit` rows of one partition in clustering order, starting after `after`
+    /// (exclusive) or from the start.
+    async fn scan(
+        &self,
+        table: &'static str,
+        partition: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Row>, StoreError>;
+
+    /// Applies all writes atomically and durably: after `Ok`, a crash loses none of them.
+    async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
+
+    /// Writes one row durably.
+    async fn put(&self, table: &'static str, partition: &str, clustering: &[u8], value: Vec<u8>) -> Result<(), StoreError> {
+        self.batch(vec![WriteOp::Put {
+            table,
+            partition: partition.to_owned(),
+            clustering: clustering.to_vec(),
+            value,
+        }])
+        .await
+    }
+}
+
+/// Clustering key for time-ordered rows: a big-endian timestamp that sorts negative values first,
+/// then a sequence number that keeps rows with equal timestamps apart.
+pub fn time_key(timestamp_ms: i64, seq: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(16);
+    key.extend_from_slice(&((timestamp_ms as u64) ^ (1 << 63)).to_be_bytes());
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The timestamp of a [`time_key`].
+pub fn time_key_timestamp(key: &[u8]) -> Option<i64> {
+    let bytes: [u8; 8] = key.get(..8)?.try_into().ok()?;
+    Some((u64::from_be_bytes(bytes) ^ (1 << 63)) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_keys_sort_by_time_then_sequence() {
+        let keys = [time_key(-5, 0), time_key(0, 0), time_key(0, 1), time_key(1_700_000_000_000, 0)];
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert_eq!(time_key_timestamp(&time_key(-5, 9)), Some(-5));
+    }
+}

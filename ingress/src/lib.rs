@@ -1,1 +1,101 @@
-//! stub
+//! HTTP ingress of engage: axum routers, one module per spec area, auth, validation and the error
+//! families.
+//!
+//! # Layout
+//! - [`logs`]: the log ingestion service (`/v1/logs`, `/v1/logs/ingest`, `/v1/logs/events`).
+//! - [`ops`]: `/healthz`, `/readyz`, `/metrics`, `/openapi.json`; [`openapi`] builds the document.
+//! - [`auth`]: the [`auth::LogCaller`] extractor (RS256 JWT via JWKS, then the rate limit).
+//! - [`rate_limit`]: per-caller limits (`governor`).
+//! - [`error`]: `ApiError`, the log service's error family.
+//! - [`trace`]: `x-trace-id`, request spans and request metrics.
+//! - [`telemetry`]: the Prometheus recorder.
+
+pub mod auth;
+pub mod error;
+pub mod logs;
+pub mod openapi;
+pub mod ops;
+pub mod rate_limit;
+pub mod telemetry;
+pub mod trace;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use axum::Router;
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use engage_config::Settings;
+use engage_storage::logs::LogWriter;
+use engage_storage::Store;
+
+use crate::auth::jwks::JwksVerifier;
+use crate::logs::schema::LogSchema;
+use crate::rate_limit::CallerLimiter;
+
+/// Shared state of every route. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<AppInner>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppInner;
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
+}
+
+/// What [`AppState`] holds.
+pub struct AppInner {
+    /// The settings the process started with.
+    pub settings: Settings,
+    /// The log sink's coalescing writer.
+    pub writer: LogWriter,
+    /// The embedded store (log read-back, later the platform's tables).
+    pub store: Arc<dyn Store>,
+    /// JWT verification, when `ENGAGE_JWKS_URL` is set.
+    pub jwt: Option<Arc<JwksVerifier>>,
+    /// Rate limit, when configured.
+    pub limiter: Option<Arc<CallerLimiter>>,
+    /// The compiled request schema.
+    pub schema: LogSchema,
+    /// Renders `/metrics`.
+    pub metrics: PrometheusHandle,
+    /// The OpenAPI document, rendered once.
+    pub openapi: String,
+    /// False once shutdown has begun (`/readyz` answers 503).
+    pub ready: AtomicBool,
+}
+
+impl AppState {
+    /// Builds the state; fails only on a broken built-in schema or document.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        settings: Settings,
+        writer: LogWriter,
+        store: Arc<dyn Store>,
+        jwt: Option<Arc<JwksVerifier>>,
+        limiter: Option<Arc<CallerLimiter>>,
+    ) -> Result<Self, String> {
+        Ok(Self(Arc::new(AppInner {
+            settings,
+            writer,
+            store,
+            jwt,
+            limiter,
+            schema: LogSchema::compile()?,
+            metrics: telemetry::prometheus(),
+            openapi: openapi::document()?,
+            ready: AtomicBool::new(true),
+        })))
+    }
+}
+
+/// Every route, with the trace-id middleware and an `ApiError` 404 fallback.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(logs::router())
+        .merge(ops::router())
+        .fallback(|| async { error::ApiError::not_found() })
+        .layer(axum::middleware::from_fn(trace::trace_requests))
+        .with_state(state)
+}

@@ -1,0 +1,25 @@
+//! The structured-log ingestion service (`spec/log-ingestion.md`).
+//!
+//! - `POST /v1/logs`, `POST /v1/logs/ingest`: [`ingest`]
+//! - `GET /v1/logs/events`: [`events`] (reads the embedded sink back)
+//! - the request schema: [`schema`]; group/stream naming: [`naming`]
+
+pub mod events;
+pub mod ingest;
+pub mod naming;
+pub mod schema;
+
+use axum::routing::{get, post};
+use axum::Router;
+use tower_http::decompression::RequestDecompressionLayer;
+
+use crate::AppState;
+
+/// Routes of the log service.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/logs", post(ingest::ingest_logs))
+        .route("/v1/logs/ingest", post(ingest::ingest_logs_alias))
+        .route("/v1/logs/events", get(events::read_events))
+        .layer(RequestDecompressionLayer::new().gzip(true).pass_through_unaccepted(false))
+}

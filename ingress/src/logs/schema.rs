@@ -1,0 +1,102 @@
+//! The LogIngestRequest JSON Schema: compiled once, used to validate every request, and served
+//! unchanged inside `/openapi.json`.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::error::Issue;
+
+/// The schema document (JSON Schema 2020-12).
+pub const LOG_INGEST_REQUEST_SCHEMA: &str = include_str!("log_ingest_request.schema.json");
+
+/// Most characters of one issue message (values inside messages can be large).
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// The compiled schema.
+pub struct LogSchema {
+    validator: Validator,
+}
+
+impl LogSchema {
+    /// Compiles the schema with format assertion on (`date-time`, `uuid` are checked).
+    pub fn compile() -> Result<Self, String> {
+        let schema = schema_document()?;
+        let validator = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|e| e.to_string())?;
+        Ok(Self { validator })
+    }
+
+    /// Every problem of `instance`, each with the JSON pointer of the offending value.
+    pub fn issues(&self, instance: &Value) -> Vec<Issue> {
+        let mut issues: Vec<Issue> = self
+            .validator
+            .iter_errors(instance)
+            .map(|error| {
+                let mut pointer = error.instance_path().as_str().to_owned();
+                if let ValidationErrorKind::Required { property } = error.kind() {
+                    if let Some(name) = property.as_str() {
+                        pointer.push('/');
+                        pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                    }
+                }
+                let mut message = error.to_string();
+                if message.chars().count() > MAX_MESSAGE_CHARS {
+                    message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+                }
+                Issue { pointer, message }
+            })
+            .collect();
+        issues.dedup();
+        issues
+    }
+}
+
+/// The schema as a JSON value.
+pub fn schema_document() -> Result<Value, String> {
+    serde_json::from_str(LOG_INGEST_REQUEST_SCHEMA).map_err(|e| format!("log schema is not JSON: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event() -> Value {
+        json!({
+            "timestamp": "2026-11-21T10:00:00Z", "level": "INFO", "product": "edge", "service": "api",
+            "component": "web", "version": "1.0.0", "environment": "prod",
+            "trace_id": "0b5f6c1e-8d0a-4c4e-9a59-3f3f6a1d2c11", "source": "server", "message": "hello"
+        })
+    }
+
+    #[test]
+    fn a_valid_event_and_array_pass() {
+        let schema = LogSchema::compile().unwrap();
+        assert!(schema.issues(&event()).is_empty());
+        assert!(schema.issues(&json!([event(), event()])).is_empty());
+    }
+
+    #[test]
+    fn issues_point_at_the_offending_value() {
+        let schema = LogSchema::compile().unwrap();
+        let mut bad = event();
+        bad["level"] = json!("TRACE");
+        let issues = schema.issues(&json!([event(), bad]));
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].pointer, "/1/level");
+        let mut missing = event();
+        missing.as_object_mut().unwrap().remove("message");
+        assert_eq!(schema.issues(&missing)[0].pointer, "/message");
+    }
+
+    #[test]
+    fn formats_are_asserted() {
+        let schema = LogSchema::compile().unwrap();
+        let mut bad = event();
+        bad["timestamp"] = json!("yesterday");
+        assert_eq!(schema.issues(&bad)[0].pointer, "/timestamp");
+    }
+}

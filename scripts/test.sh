@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test of engage against real servers. Installs what is missing, starts moto_server
+# (CloudWatch Logs) on a free loopback port, runs the whole suite with cargo-nextest, and stops
+# what it started. A server that cannot be installed or started fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[test.sh] %s\n' "$*" >&2; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then apt-get update -qq >/dev/null; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! command -v moto_server >/dev/null 2>&1; then
+  log "installing moto[server] from PyPI"
+  python3 -m pip install --quiet 'moto[server]'
+fi
+if ! command -v nats-server >/dev/null 2>&1; then
+  log "installing nats-server from Debian"
+  apt_install nats-server
+fi
+if ! cargo nextest --version >/dev/null 2>&1; then
+  log "installing cargo-nextest"
+  cargo install --locked cargo-nextest
+fi
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+mkdir -p target
+moto_port=$(free_port)
+moto_server -H 127.0.0.1 -p "$moto_port" >target/moto.log 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $moto_port), 0.2)" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+python3 -c "import socket; socket.create_connection(('127.0.0.1', $moto_port), 1)" || { log "moto_server did not start"; cat target/moto.log >&2; exit 1; }
+log "moto_server on 127.0.0.1:$moto_port"
+
+export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
+unset AWS_PROFILE AWS_SESSION_TOKEN || true
+
+cargo nextest run --workspace --no-fail-fast "$@"

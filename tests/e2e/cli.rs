@@ -1,0 +1,112 @@
+//! The `engage` binary: invalid settings stop start-up naming the setting; SIGTERM drains and
+//! flushes; JSON logs carry the trace id.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::event;
+
+const BIN: &str = env!("CARGO_BIN_EXE_engage");
+
+#[test]
+fn invalid_settings_stop_start_up_and_name_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value) in [
+        ("ENGAGE_HTTP_ADDR", "not-an-address"),
+        ("ENGAGE_LOG_SINK", "s3"),
+        ("ENGAGE_LOG_FORMAT", "xml"),
+        ("ENGAGE_MAX_BODY_BYTES", "lots"),
+        ("ENGAGE_JWKS_URL", "file:///etc/passwd"),
+        ("ENGAGE_HTTP_ADRESS", "127.0.0.1:1"),
+    ] {
+        let output = Command::new(BIN)
+            .arg("serve")
+            .env("ENGAGE_DATA_DIR", dir.path())
+            .env(name, value)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(name), "{name}: {stderr}");
+    }
+    // a bad TOML file is named too
+    let file = dir.path().join("engage.toml");
+    std::fs::write(&file, "log_org = 5\n").unwrap();
+    let output = Command::new(BIN).args(["serve", "--config"]).arg(&file).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("log_org"));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn wait_ready(client: &reqwest::Client, base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Ok(response) = client.get(format!("{base}/readyz")).send().await {
+            if response.status() == 200 {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("engage did not become ready at {base}");
+}
+
+#[tokio::test]
+async fn sigterm_drains_flushes_and_json_logs_carry_the_trace_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let spawn = || {
+        Command::new(BIN)
+            .arg("serve")
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("ENGAGE_DATA_DIR", dir.path())
+            .env("ENGAGE_LOG_FORMAT", "json")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let child = spawn();
+    wait_ready(&client, &base).await;
+    let response = client
+        .post(format!("{base}/v1/logs"))
+        .header("x-trace-id", "cli-trace-0001")
+        .json(&json!([event("persisted-1"), event("persisted-2")]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert!(output.status.success(), "clean exit on SIGTERM: {:?}", output.status);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = stderr.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert!(!lines.is_empty(), "JSON log lines expected:\n{stderr}");
+    assert!(
+        lines.iter().any(|l| l["span"]["trace_id"] == "cli-trace-0001"),
+        "a log line with the request's trace id:\n{stderr}"
+    );
+    assert!(stderr.contains("engage stopped"));
+
+    let mut child = spawn();
+    wait_ready(&client, &base).await;
+    let body: Value = client
+        .get(format!("{base}/v1/logs/events?log_group=/logs/org/edge/checkout"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(body["events"].as_array().map(Vec::len), Some(2), "{body}");
+}

@@ -1,0 +1,181 @@
+//! The CloudWatch Logs sink against moto_server (`ENGAGE_TEST_MOTO_URL`): 200, 207 and
+//! ALL_REJECTED with the events read back from moto's log group, exact per-request answers when
+//! concurrent requests are coalesced, and WRITE_FAILED when the endpoint is down.
+
+use aws_sdk_cloudwatchlogs::Client;
+use chrono::Duration;
+use serde_json::{json, Value};
+
+use crate::helpers::{event, event_at, required_env, spawn_app, unique_org, TestApp};
+
+fn aws_env() {
+    // moto accepts any credentials; nextest runs each test in its own process, so this is safe.
+    for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_REGION", "us-east-1")] {
+        if std::env::var(name).is_err() {
+            std::env::set_var(name, value);
+        }
+    }
+}
+
+async fn cloudwatch_app(org: &str) -> TestApp {
+    aws_env();
+    let moto = required_env("ENGAGE_TEST_MOTO_URL");
+    spawn_app(&[
+        ("ENGAGE_LOG_SINK", "cloudwatch"),
+        ("ENGAGE_CLOUDWATCH_ENDPOINT", &moto),
+        ("ENGAGE_LOG_ORG", org),
+    ])
+    .await
+}
+
+async fn moto_client() -> Client {
+    aws_env();
+    let moto = required_env("ENGAGE_TEST_MOTO_URL");
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest()).endpoint_url(moto).load().await;
+    Client::new(&config)
+}
+
+/// Every message stored in every stream of `group`, read from moto.
+async fn messages_in(group: &str) -> Vec<String> {
+    let client = moto_client().await;
+    let streams = client.describe_log_streams().log_group_name(group).send().await.expect("group exists in moto");
+    let mut messages = Vec::new();
+    for stream in streams.log_streams() {
+        let name = stream.log_stream_name().unwrap_or_default();
+        let events = client
+            .get_log_events()
+            .log_group_name(group)
+            .log_stream_name(name)
+            .start_from_head(true)
+            .limit(10_000)
+            .send()
+            .await
+            .expect("events");
+        for e in events.events() {
+            let message: Value = serde_json::from_str(e.message().unwrap_or_default()).expect("message is the LogEvent as JSON");
+            messages.push(message["message"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    messages.sort();
+    messages
+}
+
+#[tokio::test]
+async fn accepted_events_land_in_the_named_group_and_stream() {
+    let org = unique_org();
+    let app = cloudwatch_app(&org).await;
+    let (status, body) = app.post_json("/v1/logs", &json!([event("one"), event("two")])).await;
+    assert_eq!((status, body), (200, json!({"accepted": 2})));
+    let group = format!("/logs/{org}/edge/checkout");
+    assert_eq!(messages_in(&group).await, vec!["one", "two"]);
+    let client = moto_client().await;
+    let streams = client.describe_log_streams().log_group_name(&group).send().await.unwrap();
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let names: Vec<&str> = streams.log_streams().iter().filter_map(|s| s.log_stream_name()).collect();
+    assert_eq!(names, vec![format!("api/{today}").as_str()]);
+    // the message is the LogEvent itself, timestamp the event's own
+    let events = client
+        .get_log_events()
+        .log_group_name(&group)
+        .log_stream_name(names[0])
+        .start_from_head(true)
+        .send()
+        .await
+        .unwrap();
+    let first = &events.events()[0];
+    let logged: Value = serde_json::from_str(first.message().unwrap()).unwrap();
+    let ts = chrono::DateTime::parse_from_rfc3339(logged["timestamp"].as_str().unwrap()).unwrap().timestamp_millis();
+    assert_eq!(first.timestamp(), Some(ts));
+    assert_eq!(logged["service"], "checkout");
+}
+
+#[tokio::test]
+async fn mixed_old_and_new_events_give_207_and_land_exactly_once() {
+    let org = unique_org();
+    let app = cloudwatch_app(&org).await;
+    let batch = json!([
+        event_at(-Duration::days(15), "old"),
+        event("good-1"),
+        event_at(Duration::hours(3), "future"),
+        event_at(-Duration::minutes(5), "good-2"),
+    ]);
+    let (status, body) = app.post_json("/v1/logs", &batch).await;
+    assert_eq!(status, 207, "{body}");
+    assert_eq!(body["accepted"], 2);
+    assert_eq!(body["rejected"], 2);
+    let detail = body["detail"].as_array().unwrap();
+    let mut old = Vec::new();
+    let mut new = Vec::new();
+    for item in detail {
+        assert!(item["log_group"].as_str().unwrap().ends_with("/edge/checkout"));
+        if let Some(list) = item["info"]["tooOldEventIndices"].as_array() {
+            old.extend(list.iter().map(|v| v.as_u64().unwrap()));
+        }
+        if let Some(list) = item["info"]["tooNewEventIndices"].as_array() {
+            new.extend(list.iter().map(|v| v.as_u64().unwrap()));
+        }
+    }
+    assert_eq!((old, new), (vec![0], vec![2]), "{body}");
+    assert_eq!(messages_in(&format!("/logs/{org}/edge/checkout")).await, vec!["good-1", "good-2"]);
+}
+
+#[tokio::test]
+async fn every_event_dropped_by_cloudwatch_is_all_rejected() {
+    let org = unique_org();
+    let app = cloudwatch_app(&org).await;
+    let (status, body) =
+        app.post_json("/v1/logs", &json!([event_at(-Duration::days(15), "a"), event_at(-Duration::days(16), "b")])).await;
+    assert_eq!((status, body["error"].clone()), (400, json!("ALL_REJECTED")), "{body}");
+    assert!(messages_in(&format!("/logs/{org}/edge/checkout")).await.is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_requests_each_get_their_own_exact_answer() {
+    let org = unique_org();
+    let app = cloudwatch_app(&org).await;
+    let requests = (0..24).map(|i| {
+        let app = &app;
+        async move {
+            // each request: a good event, and (for odd i) an old one at index 1
+            let mut batch = vec![event(&format!("r{i:02}-good"))];
+            if i % 2 == 1 {
+                batch.push(event_at(-Duration::days(15), &format!("r{i:02}-old")));
+            }
+            (i, app.post_json("/v1/logs", &json!(batch)).await)
+        }
+    });
+    for (i, (status, body)) in futures::future::join_all(requests).await {
+        if i % 2 == 1 {
+            assert_eq!(status, 207, "request {i}: {body}");
+            assert_eq!((body["accepted"].clone(), body["rejected"].clone()), (json!(1), json!(1)));
+            let detail = body["detail"].as_array().unwrap();
+            assert_eq!(detail.len(), 1);
+            assert_eq!(detail[0]["attempted"], 1, "only this request's events count: {body}");
+            assert_eq!(detail[0]["info"]["tooOldEventIndices"], json!([1]));
+        } else {
+            assert_eq!((status, body), (200, json!({"accepted": 1})), "request {i}");
+        }
+    }
+    let landed = messages_in(&format!("/logs/{org}/edge/checkout")).await;
+    let expected: Vec<String> = (0..24).map(|i| format!("r{i:02}-good")).collect();
+    assert_eq!(landed, expected);
+}
+
+#[tokio::test]
+async fn an_unreachable_endpoint_is_write_failed() {
+    aws_env();
+    // a port nothing listens on
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let app = spawn_app(&[
+        ("ENGAGE_LOG_SINK", "cloudwatch"),
+        ("ENGAGE_CLOUDWATCH_ENDPOINT", &endpoint),
+        ("ENGAGE_CLOUDWATCH_DEADLINE_MS", "600"),
+    ])
+    .await;
+    let (status, body) = app.post_json("/v1/logs", &json!([event("lost?")])).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body["error"], "WRITE_FAILED");
+    let (status, body) = app.get_json("/v1/logs/events?log_group=/logs/org/edge/checkout").await;
+    assert_eq!((status, body["error"].clone()), (400, json!("UNSUPPORTED_SINK")));
+}

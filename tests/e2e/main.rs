@@ -1,0 +1,11 @@
+//! End-to-end tests: the application (or the `engage` binary) on a loopback port, talking to real
+//! parts: moto_server as CloudWatch Logs (`ENGAGE_TEST_MOTO_URL`, started by `scripts/test.sh`), a
+//! local HTTP server serving a JWKS made from keys the test generates.
+
+mod helpers;
+
+mod cli;
+mod cloudwatch;
+mod jwt;
+mod logs_api;
+mod ops;

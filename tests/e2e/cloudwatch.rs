@@ -179,3 +179,90 @@ async fn an_unreachable_endpoint_is_write_failed() {
     let (status, body) = app.get_json("/v1/logs/events?log_group=/logs/org/edge/checkout").await;
     assert_eq!((status, body["error"].clone()), (400, json!("UNSUPPORTED_SINK")));
 }
+
+/// A fault injector in front of moto: the first `failures` PutLogEvents calls get the given
+/// answers (503, then throttling), everything else is forwarded to moto unchanged.
+async fn flaky_proxy(moto: String, failures: Vec<(u16, &'static str)>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::{HeaderMap, Method, Uri};
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    type ProxyState = (String, Arc<AtomicUsize>, Arc<Vec<(u16, &'static str)>>, reqwest::Client);
+    async fn handle(
+        State((moto, puts, failures, client)): State<ProxyState>,
+        method: Method,
+        uri: Uri,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> axum::response::Response {
+        let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        if target.ends_with("PutLogEvents") {
+            let n = puts.fetch_add(1, Ordering::SeqCst);
+            if let Some((status, kind)) = failures.get(n) {
+                let body = json!({"__type": kind, "message": "injected by the test"}).to_string();
+                return (
+                    axum::http::StatusCode::from_u16(*status).unwrap(),
+                    [("content-type", "application/x-amz-json-1.1"), ("x-amzn-errortype", *kind)],
+                    body,
+                )
+                    .into_response();
+            }
+        }
+        let mut request = client.request(method, format!("{moto}{uri}")).body(body);
+        for (name, value) in &headers {
+            if name != "host" && name != "content-length" {
+                request = request.header(name, value);
+            }
+        }
+        let response = request.send().await.unwrap();
+        let status = axum::http::StatusCode::from_u16(response.status().as_u16()).unwrap();
+        let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+        let bytes = response.bytes().await.unwrap();
+        (status, [("content-type", content_type)], bytes).into_response()
+    }
+
+    let puts = Arc::new(AtomicUsize::new(0));
+    let state: ProxyState = (moto, puts.clone(), Arc::new(failures), reqwest::Client::new());
+    let app = axum::Router::new().fallback(handle).with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, puts)
+}
+
+#[tokio::test]
+async fn throttling_and_5xx_are_retried_and_the_events_land_once() {
+    aws_env();
+    let org = unique_org();
+    let moto = required_env("ENGAGE_TEST_MOTO_URL");
+    let (proxy, puts) = flaky_proxy(moto, vec![(503, "ServiceUnavailableException"), (400, "ThrottlingException")]).await;
+    let app = spawn_app(&[("ENGAGE_LOG_SINK", "cloudwatch"), ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy), ("ENGAGE_LOG_ORG", &org)]).await;
+    let (status, body) = app.post_json("/v1/logs", &json!([event("after-retries")])).await;
+    assert_eq!((status, body), (200, json!({"accepted": 1})));
+    assert_eq!(puts.load(std::sync::atomic::Ordering::SeqCst), 3, "two failures, then the write");
+    assert_eq!(messages_in(&format!("/logs/{org}/edge/checkout")).await, vec!["after-retries"]);
+    let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("engage_log_sink_retries_total{sink=\"cloudwatch\"} 2"), "{metrics}");
+}
+
+#[tokio::test]
+async fn an_endpoint_that_keeps_throttling_is_write_failed_at_the_deadline() {
+    aws_env();
+    let moto = required_env("ENGAGE_TEST_MOTO_URL");
+    let (proxy, puts) = flaky_proxy(moto, vec![(400, "ThrottlingException"); 100]).await;
+    let app = spawn_app(&[
+        ("ENGAGE_LOG_SINK", "cloudwatch"),
+        ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy),
+        ("ENGAGE_LOG_ORG", &unique_org()),
+        ("ENGAGE_CLOUDWATCH_DEADLINE_MS", "800"),
+    ])
+    .await;
+    let started = std::time::Instant::now();
+    let (status, body) = app.post_json("/v1/logs", &json!([event("never")])).await;
+    assert_eq!((status, body["error"].clone()), (500, json!("WRITE_FAILED")));
+    assert!(puts.load(std::sync::atomic::Ordering::SeqCst) >= 3, "it retried");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "gave up near the deadline");
+}

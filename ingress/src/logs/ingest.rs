@@ -70,44 +70,33 @@ pub struct DetailItem {
     pub info: Option<Value>,
 }
 
-/// Ingest one LogEvent or an array of 1–1000.
-#[utoipa::path(
-    post, path = "/v1/logs", tag = "logs",
-    request_body(content = LogIngestRequest, content_type = "application/json",
-        description = "One LogEvent or an array of 1-1000. `Content-Encoding: gzip` is accepted."),
-    responses(
-        (status = 200, description = "Every event accepted", body = LogIngestOk),
-        (status = 207, description = "Some events dropped by the log service", body = LogIngestPartial),
-        (status = 400, description = "INVALID_JSON, SCHEMA_VIOLATION, BATCH_TOO_LARGE or ALL_REJECTED", body = crate::error::ApiErrorBody),
-        (status = 401, description = "UNAUTHORIZED (when JWT auth is configured)", body = crate::error::ApiErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::error::ApiErrorBody),
-        (status = 429, description = "RATE_LIMITED, with Retry-After", body = crate::error::ApiErrorBody),
-        (status = 500, description = "WRITE_FAILED", body = crate::error::ApiErrorBody),
-    ),
-    security((), ("bearer" = []))
-)]
-pub async fn ingest_logs(state: State<AppState>, caller: LogCaller, body: Body) -> Result<Response, ApiError> {
-    ingest(state, caller, body).await
+/// Declares one of the two identical ingest routes with its OpenAPI description.
+macro_rules! ingest_route {
+    ($name:ident, $path:literal, $summary:literal) => {
+        #[doc = $summary]
+        #[utoipa::path(
+            post, path = $path, tag = "logs",
+            request_body(content = LogIngestRequest, content_type = "application/json",
+                description = "One LogEvent or an array of 1-1000. `Content-Encoding: gzip` is accepted."),
+            responses(
+                (status = 200, description = "Every event accepted", body = LogIngestOk),
+                (status = 207, description = "Some events dropped by the log service", body = LogIngestPartial),
+                (status = 400, description = "INVALID_JSON, SCHEMA_VIOLATION, BATCH_TOO_LARGE or ALL_REJECTED", body = crate::error::ApiErrorBody),
+                (status = 401, description = "UNAUTHORIZED (when JWT auth is configured)", body = crate::error::ApiErrorBody),
+                (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::error::ApiErrorBody),
+                (status = 429, description = "RATE_LIMITED, with Retry-After", body = crate::error::ApiErrorBody),
+                (status = 500, description = "WRITE_FAILED", body = crate::error::ApiErrorBody),
+            ),
+            security((), ("bearer" = []))
+        )]
+        pub async fn $name(state: State<AppState>, caller: LogCaller, body: Body) -> Result<Response, ApiError> {
+            ingest(state, caller, body).await
+        }
+    };
 }
 
-/// Identical to `POST /v1/logs`.
-#[utoipa::path(
-    post, path = "/v1/logs/ingest", tag = "logs",
-    request_body(content = LogIngestRequest, content_type = "application/json"),
-    responses(
-        (status = 200, description = "Every event accepted", body = LogIngestOk),
-        (status = 207, description = "Some events dropped by the log service", body = LogIngestPartial),
-        (status = 400, description = "INVALID_JSON, SCHEMA_VIOLATION, BATCH_TOO_LARGE or ALL_REJECTED", body = crate::error::ApiErrorBody),
-        (status = 401, description = "UNAUTHORIZED (when JWT auth is configured)", body = crate::error::ApiErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::error::ApiErrorBody),
-        (status = 429, description = "RATE_LIMITED, with Retry-After", body = crate::error::ApiErrorBody),
-        (status = 500, description = "WRITE_FAILED", body = crate::error::ApiErrorBody),
-    ),
-    security((), ("bearer" = []))
-)]
-pub async fn ingest_logs_alias(state: State<AppState>, caller: LogCaller, body: Body) -> Result<Response, ApiError> {
-    ingest(state, caller, body).await
-}
+ingest_route!(ingest_logs, "/v1/logs", "Ingest one LogEvent or an array of 1–1000.");
+ingest_route!(ingest_logs_alias, "/v1/logs/ingest", "Identical to `POST /v1/logs`.");
 
 async fn ingest(State(state): State<AppState>, caller: LogCaller, body: Body) -> Result<Response, ApiError> {
     let result = ingest_inner(&state, body).await;

@@ -9,16 +9,18 @@ use serde_json::{json, Value};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:8091".to_owned());
-    let app = Router::new().route(
-        "/v1/logs",
-        post(|body: Bytes| async move {
-            match serde_json::from_slice::<Value>(&body) {
-                Ok(Value::Array(events)) => Json(json!({"accepted": events.len()})),
-                Ok(_) => Json(json!({"accepted": 1})),
-                Err(_) => Json(json!({"error": "INVALID_JSON"})),
-            }
-        }),
-    ).layer(axum::extract::DefaultBodyLimit::max(5 * 1024 * 1024));
+    let app = Router::new()
+        .route(
+            "/v1/logs",
+            post(|body: Bytes| async move {
+                match serde_json::from_slice::<Value>(&body) {
+                    Ok(Value::Array(events)) => Json(json!({"accepted": events.len()})),
+                    Ok(_) => Json(json!({"accepted": 1})),
+                    Err(_) => Json(json!({"error": "INVALID_JSON"})),
+                }
+            }),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(5 * 1024 * 1024));
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     axum::serve(listener, app).await?;
     Ok(())

@@ -76,9 +76,8 @@ impl Application {
                 None
             }
         };
-        let limiter = settings
-            .rate_limit_per_second
-            .map(|rate| Arc::new(CallerLimiter::new(rate, settings.rate_limit_burst)));
+        let limiter =
+            settings.rate_limit_per_second.map(|rate| Arc::new(CallerLimiter::new(rate, settings.rate_limit_burst)));
         if let Some(limiter) = &limiter {
             let limiter = Arc::downgrade(limiter);
             tokio::spawn(async move {

@@ -123,11 +123,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     fn new(key: &str, message: impl Into<String>) -> Self {
-        Self {
-            key: key.to_owned(),
-            env: format!("{ENV_PREFIX}{}", key.to_uppercase()),
-            message: message.into(),
-        }
+        Self { key: key.to_owned(), env: format!("{ENV_PREFIX}{}", key.to_uppercase()), message: message.into() }
     }
 }
 
@@ -171,9 +167,7 @@ impl Settings {
 
     /// Checks what types alone cannot.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.log_org.is_empty()
-            || !self.log_org.chars().all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c))
-        {
+        if self.log_org.is_empty() || !self.log_org.chars().all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c)) {
             return Err(ConfigError::new(
                 "log_org",
                 "must be a non-empty log group segment of letters, digits, '_', '-', '.', '#'",
@@ -187,10 +181,7 @@ impl Settings {
             }
         }
         if self.rate_limit_burst.is_some() && self.rate_limit_per_second.is_none() {
-            return Err(ConfigError::new(
-                "rate_limit_burst",
-                "needs ENGAGE_RATE_LIMIT_PER_SECOND as well",
-            ));
+            return Err(ConfigError::new("rate_limit_burst", "needs ENGAGE_RATE_LIMIT_PER_SECOND as well"));
         }
         if self.max_body_bytes < 1024 {
             return Err(ConfigError::new("max_body_bytes", "must be at least 1024"));
@@ -224,7 +215,8 @@ fn from_figment_error(error: figment::Error) -> ConfigError {
     match &error.kind {
         Kind::UnknownField(field, _) => {
             // figment may or may not have put the field on the path already.
-            let key = if key.is_empty() || key.ends_with(field.as_str()) { field.clone() } else { format!("{key}.{field}") };
+            let key =
+                if key.is_empty() || key.ends_with(field.as_str()) { field.clone() } else { format!("{key}.{field}") };
             ConfigError::new(&key, "is not a known setting")
         }
         _ if key.is_empty() => ConfigError::new("config", error.to_string()),
@@ -250,8 +242,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("engage.toml");
         std::fs::write(&file, "log_org = \"fromfile\"\nhttp_addr = \"127.0.0.1:9000\"\n").unwrap();
-        let settings =
-            Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "127.0.0.1:9100")]).unwrap();
+        let settings = Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "127.0.0.1:9100")]).unwrap();
         assert_eq!(settings.log_org, "fromfile");
         assert_eq!(settings.http_addr.port(), 9100);
     }

@@ -97,7 +97,8 @@ impl ApiError {
 
     /// 401 `UNAUTHORIZED` with `WWW-Authenticate: Bearer`.
     pub fn unauthorized(reason: &str) -> Self {
-        let mut error = Self::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", format!("a valid bearer token is required: {reason}"));
+        let mut error =
+            Self::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", format!("a valid bearer token is required: {reason}"));
         error.bearer_challenge = true;
         error
     }

@@ -16,7 +16,9 @@ pub fn prometheus() -> PrometheusHandle {
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".to_owned()), &seconds)
                 .and_then(|b| b.set_buckets_for_metric(Matcher::Prefix("engage_log_batch".to_owned()), &sizes))
                 .and_then(|b| b.set_buckets_for_metric(Matcher::Prefix("engage_log_flush".to_owned()), &sizes))
-                .and_then(|b| b.set_buckets_for_metric(Matcher::Prefix("engage_log_request_events".to_owned()), &sizes));
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Prefix("engage_log_request_events".to_owned()), &sizes)
+                });
             let recorder = match builder {
                 Ok(builder) => builder.build_recorder(),
                 Err(_) => PrometheusBuilder::new().build_recorder(),

@@ -21,12 +21,8 @@ fn invalid_settings_stop_start_up_and_name_the_setting() {
         ("ENGAGE_JWKS_URL", "file:///etc/passwd"),
         ("ENGAGE_HTTP_ADRESS", "127.0.0.1:1"),
     ] {
-        let output = Command::new(BIN)
-            .arg("serve")
-            .env("ENGAGE_DATA_DIR", dir.path())
-            .env(name, value)
-            .output()
-            .unwrap();
+        let output =
+            Command::new(BIN).arg("serve").env("ENGAGE_DATA_DIR", dir.path()).env(name, value).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{name}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(name), "{name}: {stderr}");

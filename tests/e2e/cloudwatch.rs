@@ -10,7 +10,9 @@ use crate::helpers::{event, event_at, required_env, spawn_app, unique_org, TestA
 
 fn aws_env() {
     // moto accepts any credentials; nextest runs each test in its own process, so this is safe.
-    for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_REGION", "us-east-1")] {
+    for (name, value) in
+        [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_REGION", "us-east-1")]
+    {
         if std::env::var(name).is_err() {
             std::env::set_var(name, value);
         }
@@ -20,12 +22,8 @@ fn aws_env() {
 async fn cloudwatch_app(org: &str) -> TestApp {
     aws_env();
     let moto = required_env("ENGAGE_TEST_MOTO_URL");
-    spawn_app(&[
-        ("ENGAGE_LOG_SINK", "cloudwatch"),
-        ("ENGAGE_CLOUDWATCH_ENDPOINT", &moto),
-        ("ENGAGE_LOG_ORG", org),
-    ])
-    .await
+    spawn_app(&[("ENGAGE_LOG_SINK", "cloudwatch"), ("ENGAGE_CLOUDWATCH_ENDPOINT", &moto), ("ENGAGE_LOG_ORG", org)])
+        .await
 }
 
 async fn moto_client() -> Client {
@@ -52,7 +50,8 @@ async fn messages_in(group: &str) -> Vec<String> {
             .await
             .expect("events");
         for e in events.events() {
-            let message: Value = serde_json::from_str(e.message().unwrap_or_default()).expect("message is the LogEvent as JSON");
+            let message: Value =
+                serde_json::from_str(e.message().unwrap_or_default()).expect("message is the LogEvent as JSON");
             messages.push(message["message"].as_str().unwrap_or_default().to_owned());
         }
     }
@@ -123,8 +122,9 @@ async fn mixed_old_and_new_events_give_207_and_land_exactly_once() {
 async fn every_event_dropped_by_cloudwatch_is_all_rejected() {
     let org = unique_org();
     let app = cloudwatch_app(&org).await;
-    let (status, body) =
-        app.post_json("/v1/logs", &json!([event_at(-Duration::days(15), "a"), event_at(-Duration::days(16), "b")])).await;
+    let (status, body) = app
+        .post_json("/v1/logs", &json!([event_at(-Duration::days(15), "a"), event_at(-Duration::days(16), "b")]))
+        .await;
     assert_eq!((status, body["error"].clone()), (400, json!("ALL_REJECTED")), "{body}");
     assert!(messages_in(&format!("/logs/{org}/edge/checkout")).await.is_empty());
 }
@@ -182,7 +182,10 @@ async fn an_unreachable_endpoint_is_write_failed() {
 
 /// A fault injector in front of moto: the first `failures` PutLogEvents calls get the given
 /// answers (503, then throttling), everything else is forwarded to moto unchanged.
-async fn flaky_proxy(moto: String, failures: Vec<(u16, &'static str)>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+async fn flaky_proxy(
+    moto: String,
+    failures: Vec<(u16, &'static str)>,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use axum::body::Bytes;
     use axum::extract::State;
     use axum::http::{HeaderMap, Method, Uri};
@@ -219,7 +222,8 @@ async fn flaky_proxy(moto: String, failures: Vec<(u16, &'static str)>) -> (Strin
         }
         let response = request.send().await.unwrap();
         let status = axum::http::StatusCode::from_u16(response.status().as_u16()).unwrap();
-        let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+        let content_type =
+            response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
         let bytes = response.bytes().await.unwrap();
         (status, [("content-type", content_type)], bytes).into_response()
     }
@@ -238,8 +242,14 @@ async fn throttling_and_5xx_are_retried_and_the_events_land_once() {
     aws_env();
     let org = unique_org();
     let moto = required_env("ENGAGE_TEST_MOTO_URL");
-    let (proxy, puts) = flaky_proxy(moto, vec![(503, "ServiceUnavailableException"), (400, "ThrottlingException")]).await;
-    let app = spawn_app(&[("ENGAGE_LOG_SINK", "cloudwatch"), ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy), ("ENGAGE_LOG_ORG", &org)]).await;
+    let (proxy, puts) =
+        flaky_proxy(moto, vec![(503, "ServiceUnavailableException"), (400, "ThrottlingException")]).await;
+    let app = spawn_app(&[
+        ("ENGAGE_LOG_SINK", "cloudwatch"),
+        ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy),
+        ("ENGAGE_LOG_ORG", &org),
+    ])
+    .await;
     let (status, body) = app.post_json("/v1/logs", &json!([event("after-retries")])).await;
     assert_eq!((status, body), (200, json!({"accepted": 1})));
     assert_eq!(puts.load(std::sync::atomic::Ordering::SeqCst), 3, "two failures, then the write");

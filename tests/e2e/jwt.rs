@@ -164,7 +164,8 @@ async fn valid_tokens_pass_and_bad_ones_are_401() {
     // a token pointing at the attacker's own JWKS (jku) is judged against ours only
     let attacker = Key::generate("evil");
     let attacker_jwks = Jwks::serve(&[&attacker]).await;
-    let header = Header { kid: Some("evil".into()), jku: Some(attacker_jwks.url.clone()), ..Header::new(Algorithm::RS256) };
+    let header =
+        Header { kid: Some("evil".into()), jku: Some(attacker_jwks.url.clone()), ..Header::new(Algorithm::RS256) };
     assert_unauthorized(post_with(&app, Some(&attacker.sign_with_header(&claims(300), header))).await, "jku");
     assert_eq!(attacker_jwks.fetches(), 0, "the attacker's JWKS is never fetched");
 }
@@ -173,7 +174,8 @@ async fn valid_tokens_pass_and_bad_ones_are_401() {
 async fn issuer_and_audience_are_checked_when_configured() {
     let key = Key::generate("k1");
     let jwks = Jwks::serve(&[&key]).await;
-    let app = app_with(&jwks, &[("ENGAGE_JWT_ISSUER", "https://auth.test"), ("ENGAGE_JWT_AUDIENCE", "engage-logs")]).await;
+    let app =
+        app_with(&jwks, &[("ENGAGE_JWT_ISSUER", "https://auth.test"), ("ENGAGE_JWT_AUDIENCE", "engage-logs")]).await;
     assert_eq!(post_with(&app, Some(&key.sign(&claims(300)))).await.0, 200);
     let mut wrong_iss = claims(300);
     wrong_iss["iss"] = json!("https://evil.test");

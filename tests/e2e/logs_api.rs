@@ -9,11 +9,24 @@ use serde_json::{json, Value};
 use crate::helpers::{event, event_at, spawn_app, spawn_app_in};
 
 const GROUP: &str = "/logs/org/edge/checkout";
-const REQUIRED: [&str; 10] =
-    ["timestamp", "level", "product", "service", "component", "version", "environment", "trace_id", "source", "message"];
+const REQUIRED: [&str; 10] = [
+    "timestamp",
+    "level",
+    "product",
+    "service",
+    "component",
+    "version",
+    "environment",
+    "trace_id",
+    "source",
+    "message",
+];
 
 fn pointers(body: &Value) -> Vec<String> {
-    body["issues"].as_array().map(|a| a.iter().map(|i| i["pointer"].as_str().unwrap_or_default().to_owned()).collect()).unwrap_or_default()
+    body["issues"]
+        .as_array()
+        .map(|a| a.iter().map(|i| i["pointer"].as_str().unwrap_or_default().to_owned()).collect())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -163,7 +176,8 @@ async fn dropped_events_give_207_with_exact_detail() {
     assert_eq!(new["info"]["tooNewEventIndices"], json!([2]));
     let total_rejected: u64 = detail.iter().map(|d| d["rejected"].as_u64().unwrap()).sum();
     assert_eq!(total_rejected, 2);
-    let messages: Vec<String> = app.stored(GROUP).await.iter().map(|e| e["event"]["message"].as_str().unwrap().to_owned()).collect();
+    let messages: Vec<String> =
+        app.stored(GROUP).await.iter().map(|e| e["event"]["message"].as_str().unwrap().to_owned()).collect();
     assert_eq!(messages.len(), 2);
     assert!(messages.contains(&"kept-1".to_owned()) && messages.contains(&"kept-2".to_owned()));
 }
@@ -260,7 +274,8 @@ async fn reading_back_filters_by_stream_and_checks_the_query() {
     let app = spawn_app(&[]).await;
     let mut other = event("other-component");
     other["component"] = json!("worker");
-    let (status, _) = app.post_json("/v1/logs", &json!([event_at(-Duration::minutes(2), "api-1"), other, event("api-2")])).await;
+    let (status, _) =
+        app.post_json("/v1/logs", &json!([event_at(-Duration::minutes(2), "api-1"), other, event("api-2")])).await;
     assert_eq!(status, 200);
     let all = app.stored(GROUP).await;
     assert_eq!(all.len(), 3);
@@ -268,7 +283,13 @@ async fn reading_back_filters_by_stream_and_checks_the_query() {
     let stream = all[0]["log_stream"].as_str().unwrap().to_owned();
     let (_, one) = app.get_json(&format!("/v1/logs/events?log_group={GROUP}&log_stream={stream}&limit=1")).await;
     assert_eq!(one["events"].as_array().unwrap().len(), 1);
-    for query in ["", "?log_group=", &format!("?log_group={GROUP}&limit=0"), &format!("?log_group={GROUP}&limit=10001"), &format!("?log_group={GROUP}&limit=x")] {
+    for query in [
+        "",
+        "?log_group=",
+        &format!("?log_group={GROUP}&limit=0"),
+        &format!("?log_group={GROUP}&limit=10001"),
+        &format!("?log_group={GROUP}&limit=x"),
+    ] {
         let (status, body) = app.get_json(&format!("/v1/logs/events{query}")).await;
         assert_eq!((status, body["error"].clone()), (400, json!("INVALID_QUERY")), "{query}");
     }

@@ -41,7 +41,10 @@ async fn openapi_describes_the_routes_and_the_validation_schema() {
         for code in ["200", "207", "400", "500"] {
             assert!(op["responses"][code].is_object(), "{path} {code}");
         }
-        assert_eq!(op["requestBody"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/LogIngestRequest");
+        assert_eq!(
+            op["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/LogIngestRequest"
+        );
     }
     for path in ["/v1/logs/events", "/healthz", "/readyz", "/metrics", "/openapi.json"] {
         assert!(doc["paths"][path]["get"].is_object(), "{path}");

@@ -55,7 +55,8 @@ pub async fn read_events(
     if state.settings.log_sink != LogSinkKind::Embedded {
         return Err(ApiError::unsupported_sink());
     }
-    let group = query.log_group.filter(|g| !g.is_empty()).ok_or_else(|| ApiError::invalid_query("log_group is required"))?;
+    let group =
+        query.log_group.filter(|g| !g.is_empty()).ok_or_else(|| ApiError::invalid_query("log_group is required"))?;
     let limit = match query.limit.as_deref() {
         None => 100,
         Some(text) => match text.parse::<usize>() {

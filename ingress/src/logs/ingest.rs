@@ -109,7 +109,8 @@ async fn ingest(State(state): State<AppState>, caller: LogCaller, body: Body) ->
 
 async fn ingest_inner(state: &AppState, body: Body) -> Result<Response, ApiError> {
     let bytes = read_body(body, state.settings.max_body_bytes).await?;
-    let request: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::invalid_json(format!("the body is not JSON: {e}")))?;
+    let request: Value =
+        serde_json::from_slice(&bytes).map_err(|e| ApiError::invalid_json(format!("the body is not JSON: {e}")))?;
     if let Value::Array(events) = &request {
         if events.len() > MAX_EVENTS_PER_REQUEST {
             return Err(ApiError::batch_too_large(events.len()));
@@ -151,15 +152,22 @@ fn to_sink_events(request: Value, org: &str, max_event_bytes: usize) -> Result<V
         let at = |field: &str| if pointer_prefix { format!("/{index}{field}") } else { field.to_owned() };
         let text = |name: &str| event.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
         let timestamp = text("timestamp");
-        let Some(timestamp_ms) = chrono::DateTime::parse_from_rfc3339(&timestamp).ok().map(|t| t.timestamp_millis()) else {
-            issues.push(Issue { pointer: at("/timestamp"), message: format!("{timestamp:?} is not an RFC 3339 date-time") });
+        let Some(timestamp_ms) = chrono::DateTime::parse_from_rfc3339(&timestamp).ok().map(|t| t.timestamp_millis())
+        else {
+            issues.push(Issue {
+                pointer: at("/timestamp"),
+                message: format!("{timestamp:?} is not an RFC 3339 date-time"),
+            });
             continue;
         };
         let message = event.to_string();
         if message.len() > max_event_bytes {
             issues.push(Issue {
                 pointer: at(""),
-                message: format!("the event is {} bytes as JSON; at most {max_event_bytes} are accepted", message.len()),
+                message: format!(
+                    "the event is {} bytes as JSON; at most {max_event_bytes} are accepted",
+                    message.len()
+                ),
             });
             continue;
         }

@@ -27,10 +27,7 @@ pub fn log_stream(component: &str, timestamp_ms: i64) -> String {
 }
 
 fn group_segment(segment: &str) -> String {
-    segment
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "_-.#".contains(c) { c } else { '_' })
-        .collect()
+    segment.chars().map(|c| if c.is_ascii_alphanumeric() || "_-.#".contains(c) { c } else { '_' }).collect()
 }
 
 fn truncate_chars(value: &str, max: usize) -> String {

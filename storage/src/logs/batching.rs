@@ -15,6 +15,9 @@ pub const EVENT_OVERHEAD: usize = 26;
 /// Longest span between the first and last event of one call, in milliseconds.
 pub const MAX_SPAN_MS: i64 = 24 * 3600 * 1000;
 
+/// An event with who waits for it: ((request number, index in that request), event).
+pub type OwnedEvent = ((usize, usize), SinkEvent);
+
 /// Events of one (group, stream), sorted by timestamp, within the limits of one call.
 #[derive(Clone, Debug)]
 pub struct Chunk {
@@ -30,7 +33,7 @@ pub struct Chunk {
 
 /// Sorts events of one (group, stream) by timestamp (stably, so equal timestamps keep arrival
 /// order) and cuts them into chunks. `events` are (owner, event).
-pub fn chunk_stream(group: &str, stream: &str, mut events: Vec<((usize, usize), SinkEvent)>) -> Vec<Chunk> {
+pub fn chunk_stream(group: &str, stream: &str, mut events: Vec<OwnedEvent>) -> Vec<Chunk> {
     events.sort_by_key(|(_, e)| e.timestamp_ms);
     let mut chunks = Vec::new();
     let mut current = empty(group, stream);

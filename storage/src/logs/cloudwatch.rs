@@ -36,9 +36,8 @@ impl CloudWatchBackend {
     /// Builds a client from the standard AWS environment (region, credentials), with `endpoint`
     /// overriding the service address when given.
     pub async fn connect(endpoint: Option<&str>, deadline: Duration) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest())
-            .retry_config(RetryConfig::disabled())
-            .timeout_config(
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::disabled()).timeout_config(
                 TimeoutConfig::builder()
                     .connect_timeout(Duration::from_secs(2))
                     .operation_attempt_timeout(Duration::from_secs(5))
@@ -160,7 +159,10 @@ where
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
         SdkError::ServiceError(_) => {
             status.is_some_and(|s| s >= 500 || s == 429)
-                || matches!(code.as_str(), "ThrottlingException" | "ServiceUnavailableException" | "LimitExceededException")
+                || matches!(
+                    code.as_str(),
+                    "ThrottlingException" | "ServiceUnavailableException" | "LimitExceededException"
+                )
         }
         _ => false,
     };

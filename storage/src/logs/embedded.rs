@@ -39,11 +39,7 @@ impl EmbeddedLogBackend {
 pub fn window_rejections(timestamps: &[i64], now_ms: i64) -> Rejected {
     let too_old = timestamps.iter().take_while(|ts| **ts < now_ms - MAX_AGE_MS).count();
     let too_new_start = timestamps.iter().position(|ts| *ts > now_ms + MAX_AHEAD_MS);
-    Rejected {
-        too_old_end: (too_old > 0).then_some(too_old),
-        too_new_start,
-        expired_end: None,
-    }
+    Rejected { too_old_end: (too_old > 0).then_some(too_old), too_new_start, expired_end: None }
 }
 
 fn events_partition(group: &str, stream: &str) -> String {
@@ -104,7 +100,12 @@ pub struct StoredEvent {
 }
 
 /// Reads up to `limit` events of a group (one stream, or every stream), oldest first.
-pub async fn read_events(store: &dyn Store, group: &str, stream: Option<&str>, limit: usize) -> Result<Vec<StoredEvent>, StoreError> {
+pub async fn read_events(
+    store: &dyn Store,
+    group: &str,
+    stream: Option<&str>,
+    limit: usize,
+) -> Result<Vec<StoredEvent>, StoreError> {
     let streams: Vec<String> = match stream {
         Some(stream) => vec![stream.to_owned()],
         None => {
@@ -145,14 +146,20 @@ mod tests {
     use crate::store::EmbeddedStore;
 
     fn event(stream: &str, ts: i64) -> SinkEvent {
-        SinkEvent { group: "/logs/org/edge/api".into(), stream: stream.into(), timestamp_ms: ts, message: format!("{{\"ts\":{ts}}}") }
+        SinkEvent {
+            group: "/logs/org/edge/api".into(),
+            stream: stream.into(),
+            timestamp_ms: ts,
+            message: format!("{{\"ts\":{ts}}}"),
+        }
     }
 
     #[tokio::test]
     async fn window_rejects_and_reads_back_oldest_first() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
-        let (writer, _worker) = LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(store.clone())), WriterConfig::default());
+        let (writer, _worker) =
+            LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(store.clone())), WriterConfig::default());
         let now = now_ms();
         let report = writer
             .write(vec![
@@ -168,7 +175,10 @@ mod tests {
         assert_eq!(report.count(EventFate::TooNew), 1);
         let mut fates: Vec<(usize, EventFate)> = report.batches.iter().flat_map(|b| b.events.clone()).collect();
         fates.sort();
-        assert_eq!(fates, vec![(0, EventFate::Accepted), (1, EventFate::TooOld), (2, EventFate::Accepted), (3, EventFate::TooNew)]);
+        assert_eq!(
+            fates,
+            vec![(0, EventFate::Accepted), (1, EventFate::TooOld), (2, EventFate::Accepted), (3, EventFate::TooNew)]
+        );
 
         let events = read_events(store.as_ref(), "/logs/org/edge/api", None, 10).await.unwrap();
         assert_eq!(events.iter().map(|e| e.timestamp).collect::<Vec<_>>(), vec![now - 2000, now - 1000]);

@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::task::JoinHandle;
 
-use super::batching::chunk_stream;
+use super::batching::{chunk_stream, OwnedEvent};
 use super::{now_ms, BatchReport, Chunk, EventFate, LogBackend, SinkEvent, WriteReport};
 
 /// Tuning of a [`LogWriter`].
@@ -101,20 +101,19 @@ async fn run(backend: Arc<dyn LogBackend>, config: WriterConfig, mut rx: mpsc::R
 }
 
 async fn flush(backend: &dyn LogBackend, mut batch: Vec<Pending>) {
-    let mut by_stream: HashMap<(String, String), Vec<((usize, usize), SinkEvent)>> = HashMap::new();
+    let mut by_stream: HashMap<(String, String), Vec<OwnedEvent>> = HashMap::new();
     for (request, pending) in batch.iter_mut().enumerate() {
         for (index, event) in std::mem::take(&mut pending.events).into_iter().enumerate() {
             by_stream.entry((event.group.clone(), event.stream.clone())).or_default().push(((request, index), event));
         }
     }
-    let chunks: Vec<Chunk> = by_stream
-        .into_iter()
-        .flat_map(|((group, stream), events)| chunk_stream(&group, &stream, events))
-        .collect();
+    let chunks: Vec<Chunk> =
+        by_stream.into_iter().flat_map(|((group, stream), events)| chunk_stream(&group, &stream, events)).collect();
 
     let started = Instant::now();
     let results = backend.put_chunks(&chunks).await;
-    metrics::histogram!("engage_log_sink_latency_seconds", "sink" => backend.name()).record(started.elapsed().as_secs_f64());
+    metrics::histogram!("engage_log_sink_latency_seconds", "sink" => backend.name())
+        .record(started.elapsed().as_secs_f64());
     metrics::histogram!("engage_log_flush_requests").record(batch.len() as f64);
 
     let now = now_ms();

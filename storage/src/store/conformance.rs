@@ -48,7 +48,12 @@ async fn partitions_are_isolated(store: &dyn Store) {
 
 async fn batches_apply_every_write(store: &dyn Store) {
     let ops = (0..50u8)
-        .map(|i| WriteOp::Put { table: "conf_batch", partition: format!("p{}", i % 3), clustering: vec![i], value: vec![i] })
+        .map(|i| WriteOp::Put {
+            table: "conf_batch",
+            partition: format!("p{}", i % 3),
+            clustering: vec![i],
+            value: vec![i],
+        })
         .collect();
     store.batch(ops).await.unwrap();
     let total: usize = {

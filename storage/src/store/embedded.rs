@@ -69,7 +69,13 @@ impl EmbeddedStore {
         self.inner.db.persist(PersistMode::SyncAll).map_err(backend)
     }
 
-    fn scan_blocking(&self, table: &'static str, partition: &str, after: Option<&[u8]>, limit: usize) -> Result<Vec<Row>, StoreError> {
+    fn scan_blocking(
+        &self,
+        table: &'static str,
+        partition: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Row>, StoreError> {
         let keyspace = self.table(table)?;
         let prefix = partition_prefix(partition);
         let mut rows = Vec::new();
@@ -119,13 +125,24 @@ impl EmbeddedStore {
 
 #[async_trait]
 impl Store for EmbeddedStore {
-    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn get(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let keyspace = self.table(table)?;
         let value = keyspace.get(row_key(partition, clustering)).map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
     }
 
-    async fn scan(&self, table: &'static str, partition: &str, after: Option<&[u8]>, limit: usize) -> Result<Vec<Row>, StoreError> {
+    async fn scan(
+        &self,
+        table: &'static str,
+        partition: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Row>, StoreError> {
         let this = self.clone();
         let partition = partition.to_owned();
         let after = after.map(<[u8]>::to_vec);

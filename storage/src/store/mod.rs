@@ -3,8 +3,8 @@
 //! The API is kept small on purpose (get, scan within a partition, atomic batch); table knowledge
 //! lives in typed repositories above it. A batch returns only after it is durable.
 
-mod embedded;
 pub mod conformance;
+mod embedded;
 
 pub use embedded::EmbeddedStore;
 
@@ -59,7 +59,8 @@ pub enum WriteOp {
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Reads one row.
-    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8])
+        -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Reads up to `limit` rows of one partition in clustering order, starting after `after`
     /// (exclusive) or from the start.
@@ -75,7 +76,13 @@ pub trait Store: Send + Sync + 'static {
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
 
     /// Writes one row durably.
-    async fn put(&self, table: &'static str, partition: &str, clustering: &[u8], value: Vec<u8>) -> Result<(), StoreError> {
+    async fn put(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+        value: Vec<u8>,
+    ) -> Result<(), StoreError> {
         self.batch(vec![WriteOp::Put {
             table,
             partition: partition.to_owned(),

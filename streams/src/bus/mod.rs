@@ -1,0 +1,89 @@
+//! The Bus: publish envelopes durably; consume one partition at a time with explicit acks.
+//!
+//! A delivery is acked only after its effects are stored (the engine does that); a nak'd or
+//! never-acked delivery comes again, so consumers must be idempotent (tenant actors are).
+
+mod embedded;
+mod jetstream;
+
+pub use embedded::EmbeddedBus;
+pub use jetstream::JetStreamBus;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::envelope::Envelope;
+
+/// A bus failure.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    /// The store under the embedded bus failed.
+    #[error("bus store: {0}")]
+    Store(#[from] engage_storage::StoreError),
+    /// NATS / JetStream failed.
+    #[error("nats: {0}")]
+    Nats(String),
+    /// A message could not be encoded or decoded.
+    #[error("codec: {0}")]
+    Codec(String),
+}
+
+/// Publishes and hands out partition consumers.
+#[async_trait]
+pub trait Bus: Send + Sync + 'static {
+    /// Durably enqueues `envelope` on its tenant's partition. `Ok` means it will be delivered.
+    async fn publish(&self, envelope: &Envelope) -> Result<(), BusError>;
+
+    /// Publishes a JSON payload on a side subject (`engage.chat.messages|receipts`).
+    async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError>;
+
+    /// A consumer of one partition's envelopes.
+    async fn consumer(&self, partition: u32) -> Result<Box<dyn PartitionConsumer>, BusError>;
+
+    /// The partition count envelopes are spread over.
+    fn partitions(&self) -> u32;
+}
+
+/// Pulls one partition's deliveries, oldest first.
+#[async_trait]
+pub trait PartitionConsumer: Send {
+    /// Up to `max` deliveries; waits at most `wait` for the first one (empty on time-out).
+    /// Call it again only after every delivery of the previous batch was acked or nak'd.
+    async fn next_batch(&mut self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BusError>;
+}
+
+/// One delivered envelope and how to settle it.
+pub struct Delivery {
+    /// The envelope.
+    pub envelope: Envelope,
+    handle: AckHandle,
+}
+
+enum AckHandle {
+    Embedded(embedded::EmbeddedAck),
+    Nats(Box<async_nats::jetstream::Message>),
+}
+
+impl Delivery {
+    /// Settles the delivery: it will not come again.
+    pub async fn ack(self) -> Result<(), BusError> {
+        match self.handle {
+            AckHandle::Embedded(ack) => ack.ack().await,
+            AckHandle::Nats(message) => message.double_ack().await.map_err(|e| BusError::Nats(e.to_string())),
+        }
+    }
+
+    /// Asks for the delivery again after `delay`.
+    pub async fn nak(self, delay: Duration) {
+        match self.handle {
+            AckHandle::Embedded(ack) => ack.nak(delay),
+            AckHandle::Nats(message) => {
+                if let Err(error) = message.ack_with(async_nats::jetstream::AckKind::Nak(Some(delay))).await {
+                    tracing::warn!(%error, "nak failed; the message comes back after the ack wait");
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,22 @@
-//! Pure domain logic (wallet, loyalty, fraud, journeys, bills, feedback, rollups) and the ractor
-//! actors that own it.
+//! Domain logic and the ractor actors that own it.
 //!
-//! Nothing lives here yet: the log ingestion service needs no actor. The engine issue fills this
-//! crate (see `../shared/ARCHITECTURE.md`).
+//! # Layout
+//! - [`domain`]: pure functions over plain data: the customer aggregate (LTV, LTO, AOV, segment),
+//!   order facts, IST time.
+//! - [`repo`]: typed tables over the Store (`customers`, `orders`, `crm_queue`, …) and the queue
+//!   status values.
+//! - [`tenant`]: `TenantActor`, one per brand; `TenantMsg`, `TenantQuery`.
+//! - [`supervisor`]: `PartitionSupervisor`: spawn on demand, restart with backoff, passivate.
+//! - [`engine`]: the node's partitions: pull, route, ack after store.
+//! - [`rpc`]: NATS request-reply to the owning node; [`rpc::TenantGateway`] picks local or remote.
+
+pub mod domain;
+pub mod engine;
+pub mod repo;
+pub mod rpc;
+pub mod supervisor;
+pub mod tenant;
+
+pub use engine::{Engine, EngineConfig};
+pub use rpc::TenantGateway;
+pub use tenant::{QueryError, QueryReply, TenantQuery};

@@ -280,7 +280,10 @@ impl Settings {
         }
         if let Some(url) = &self.nats_url {
             if !(url.starts_with("nats://") || url.starts_with("tls://") || url.contains(':')) {
-                return Err(ConfigError::new("nats_url", format!("must be a NATS URL like nats://127.0.0.1:4222, got {url:?}")));
+                return Err(ConfigError::new(
+                    "nats_url",
+                    format!("must be a NATS URL like nats://127.0.0.1:4222, got {url:?}"),
+                ));
             }
         }
         match self.store_kind() {

@@ -106,7 +106,8 @@ mod tests {
     #[test]
     fn ids_follow_content() {
         let a = Envelope::new(EventKind::Order, "platform", 1, "t", "tr", json!({"orderId": "1", "amount": 10}));
-        let b = Envelope::new(EventKind::Order, "platform", 1, "t", "other-trace", json!({"amount": 10, "orderId": "1"}));
+        let b =
+            Envelope::new(EventKind::Order, "platform", 1, "t", "other-trace", json!({"amount": 10, "orderId": "1"}));
         let c = Envelope::new(EventKind::Order, "platform", 1, "t", "tr", json!({"orderId": "1", "amount": 11}));
         assert_eq!(a.id, b.id, "same content, same id");
         assert_ne!(a.id, c.id, "updated order, new id");
@@ -115,9 +116,6 @@ mod tests {
 
     #[test]
     fn source_ids_match_the_spec() {
-        assert_eq!(
-            ["platform", "pos_a", "pos_c", "orderPush", "pos_d", "pos_e"].map(source_id),
-            [1, 2, 3, 4, 6, 7]
-        );
+        assert_eq!(["platform", "pos_a", "pos_c", "orderPush", "pos_d", "pos_e"].map(source_id), [1, 2, 3, 4, 6, 7]);
     }
 }

@@ -79,7 +79,12 @@ impl NatsKvStore {
 
 #[async_trait]
 impl Store for NatsKvStore {
-    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn get(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         check_table(table)?;
         let value = self.bucket.get(row_key(table, partition, clustering)).await.map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
@@ -141,7 +146,10 @@ impl Store for NatsKvStore {
             match op {
                 WriteOp::Put { table, partition, clustering, value } => {
                     check_table(table)?;
-                    self.bucket.put(row_key(table, &partition, &clustering), Bytes::from(value)).await.map_err(backend)?;
+                    self.bucket
+                        .put(row_key(table, &partition, &clustering), Bytes::from(value))
+                        .await
+                        .map_err(backend)?;
                 }
                 WriteOp::Delete { table, partition, clustering } => {
                     check_table(table)?;

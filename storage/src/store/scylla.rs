@@ -70,14 +70,20 @@ impl ScyllaStore {
         let scan_after =
             prepare(format!("SELECT ck, value FROM {keyspace}.rows WHERE tbl = ? AND pk = ? AND ck > ? LIMIT ?"))
                 .await?;
-        let write = prepare(format!("UPDATE {keyspace}.rows SET value = ? WHERE tbl = ? AND pk = ? AND ck = ?")).await?;
+        let write =
+            prepare(format!("UPDATE {keyspace}.rows SET value = ? WHERE tbl = ? AND pk = ? AND ck = ?")).await?;
         Ok(Self { session: Arc::new(session), get, scan_from_start, scan_after, write })
     }
 }
 
 #[async_trait]
 impl Store for ScyllaStore {
-    async fn get(&self, table: &'static str, partition: &str, clustering: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn get(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let result = self.session.execute_unpaged(&self.get, (table, partition, clustering)).await.map_err(backend)?;
         let rows = result.into_rows_result().map_err(backend)?;
         let first = rows.maybe_first_row::<(Option<Vec<u8>>,)>().map_err(backend)?;

@@ -66,7 +66,11 @@ impl Bus for EmbeddedBus {
     }
 
     async fn consumer(&self, partition: u32) -> Result<Box<dyn PartitionConsumer>, BusError> {
-        let wakeup = self.wakeups.get(partition as usize).cloned().ok_or_else(|| BusError::Codec(format!("no partition {partition}")))?;
+        let wakeup = self
+            .wakeups
+            .get(partition as usize)
+            .cloned()
+            .ok_or_else(|| BusError::Codec(format!("no partition {partition}")))?;
         Ok(Box::new(EmbeddedConsumer {
             store: self.store.clone(),
             partition_key: partition_key(partition),
@@ -186,14 +190,16 @@ mod tests {
             }
             let mut consumer = bus.consumer(partition).await.unwrap();
             let batch = consumer.next_batch(10, Duration::from_millis(10)).await.unwrap();
-            let ids: Vec<String> = batch.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect();
+            let ids: Vec<String> =
+                batch.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect();
             assert_eq!(ids, vec!["0", "1", "2"]);
             let mut batch = batch.into_iter();
             batch.next().unwrap().ack().await.unwrap();
             batch.next().unwrap().nak(Duration::from_millis(1)).await;
             // the third is neither acked nor nak'd: a crash now leaves it for the restart
             let again = consumer.next_batch(10, Duration::from_secs(2)).await.unwrap();
-            let ids: Vec<String> = again.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect();
+            let ids: Vec<String> =
+                again.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect();
             assert_eq!(ids, vec!["1", "2"], "the nak'd row comes again (and the unsettled one after it)");
         }
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());

@@ -37,8 +37,15 @@ pub struct JetStreamBus {
 impl JetStreamBus {
     /// Creates (or reuses) the streams. `retention` is the age after which messages leave the
     /// stream; `ack_wait` how long a delivered, unacked message waits before redelivery.
-    pub async fn connect(jetstream: Context, partitions: u32, retention: Duration, ack_wait: Duration) -> Result<Self, BusError> {
-        for (name, subjects) in [(ORDERS_STREAM, format!("{ORDERS_PREFIX}.>")), (CHAT_STREAM, "engage.chat.>".to_owned())] {
+    pub async fn connect(
+        jetstream: Context,
+        partitions: u32,
+        retention: Duration,
+        ack_wait: Duration,
+    ) -> Result<Self, BusError> {
+        for (name, subjects) in
+            [(ORDERS_STREAM, format!("{ORDERS_PREFIX}.>")), (CHAT_STREAM, "engage.chat.>".to_owned())]
+        {
             jetstream
                 .get_or_create_stream(Config {
                     name: name.to_owned(),

@@ -1,0 +1,199 @@
+//! The customer aggregate of one brand: identity, and every order's contribution to the totals.
+//!
+//! The aggregate is one row: totals and the orders they are made of are written together, so the
+//! totals can never drift from the orders on any store backend (NATS KV has no multi-row
+//! atomicity). Applying an order is idempotent: the same order again changes nothing; an updated
+//! order (same outlet and order id, newer version) replaces its amount; an older version arriving
+//! late (redelivery after a nak) is ignored.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::order::OrderFacts;
+use super::time::parse_ist;
+
+/// One order's contribution.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contribution {
+    /// The amount counted.
+    pub amount: Decimal,
+    /// Version of the order applied: the envelope's `received_at` then id, so later wins.
+    pub version: String,
+    /// `orderTime` of that version, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_time: Option<String>,
+}
+
+/// A customer of one brand (keyed by brand + phone).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Customer {
+    /// Phone number (the key).
+    pub phone: String,
+    /// Name, last one given.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Email, when given.
+    #[serde(default)]
+    pub email: Option<String>,
+    /// Gender, when given.
+    #[serde(default)]
+    pub gender: Option<String>,
+    /// Date of birth, when given.
+    #[serde(default)]
+    pub dob: Option<String>,
+    /// Push tokens registered through `/injestion/fcms`.
+    #[serde(default)]
+    pub push_tokens: Vec<String>,
+    /// Last check-in time (RFC 3339).
+    #[serde(default)]
+    pub last_checkin: Option<String>,
+    /// Loyalty points balance (the loyalty issue fills it).
+    #[serde(default)]
+    pub loyalty_points: i64,
+    /// Each order's contribution, by `outlet/orderId`.
+    #[serde(default)]
+    pub orders: BTreeMap<String, Contribution>,
+    /// Sum of contributions: lifetime value (LTV).
+    #[serde(default)]
+    pub lifetime_value: Decimal,
+    /// First time seen (RFC 3339).
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// What applying an order did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// A new order: counted.
+    New,
+    /// A newer version of a known order: amount replaced.
+    Updated,
+    /// The same version again: nothing changed.
+    Unchanged,
+    /// An older version than the one counted: ignored.
+    Stale,
+}
+
+impl Customer {
+    /// A new customer.
+    pub fn new(phone: &str, now: DateTime<Utc>) -> Self {
+        Self { phone: phone.to_owned(), created_at: Some(now.to_rfc3339()), ..Self::default() }
+    }
+
+    /// Lifetime orders (LTO).
+    pub fn total_orders(&self) -> usize {
+        self.orders.len()
+    }
+
+    /// Average order value (AOV), rounded to 2 decimals; 0 without orders.
+    pub fn average_order_value(&self) -> Decimal {
+        if self.orders.is_empty() {
+            return Decimal::ZERO;
+        }
+        (self.lifetime_value / Decimal::from(self.orders.len())).round_dp(2)
+    }
+
+    /// The latest `orderTime` among the counted orders.
+    pub fn last_order(&self) -> Option<&str> {
+        self.orders.values().filter_map(|c| c.order_time.as_deref()).max()
+    }
+
+    /// Applies one order version; recomputes LTV (LTO and AOV are derived).
+    pub fn apply_order(&mut self, facts: &OrderFacts, version: &str) -> Applied {
+        if let Some(name) = &facts.name {
+            self.name = Some(name.clone());
+        }
+        let contribution =
+            Contribution { amount: facts.amount, version: version.to_owned(), order_time: facts.order_time.clone() };
+        let applied = match self.orders.get_mut(&facts.key()) {
+            None => Applied::New,
+            Some(existing) if existing.version == version => return Applied::Unchanged,
+            Some(existing) if existing.version.as_str() > version => return Applied::Stale,
+            Some(existing) if existing.amount == facts.amount && existing.order_time == facts.order_time => {
+                // a newer copy of the same content: remember the version, totals stay
+                existing.version = version.to_owned();
+                return Applied::Unchanged;
+            }
+            Some(_) => Applied::Updated,
+        };
+        self.orders.insert(facts.key(), contribution);
+        self.lifetime_value = self.orders.values().map(|c| c.amount).sum();
+        applied
+    }
+
+    /// The segment shown by `get/customer/details`:
+    /// `prospect` (no order), `lapsed` (last order more than 90 days before `now`), `loyal`
+    /// (5 or more orders), `repeat` (2–4), `new` (1).
+    pub fn segment(&self, now: DateTime<Utc>) -> &'static str {
+        let orders = self.total_orders();
+        if orders == 0 {
+            return "prospect";
+        }
+        if let Some(last) = self.last_order().and_then(parse_ist) {
+            if now - last > chrono::Duration::days(90) {
+                return "lapsed";
+            }
+        }
+        match orders {
+            1 => "new",
+            2..=4 => "repeat",
+            _ => "loyal",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn order(id: &str, amount: &str, time: &str) -> OrderFacts {
+        OrderFacts {
+            business_id: "outlet".into(),
+            order_id: id.into(),
+            phone: "9876543210".into(),
+            name: Some("Asha".into()),
+            amount: Decimal::from_str(amount).unwrap(),
+            order_time: Some(time.into()),
+        }
+    }
+
+    #[test]
+    fn totals_count_each_order_once_and_replace_updates() {
+        let now = Utc::now();
+        let mut c = Customer::new("9876543210", now);
+        assert_eq!(c.apply_order(&order("1", "100.10", "2026-11-20 10:00:00"), "v1"), Applied::New);
+        assert_eq!(c.apply_order(&order("1", "100.10", "2026-11-20 10:00:00"), "v1"), Applied::Unchanged);
+        assert_eq!(c.apply_order(&order("2", "50", "2026-11-21 10:00:00"), "v2"), Applied::New);
+        assert_eq!(c.lifetime_value, Decimal::from_str("150.10").unwrap());
+        assert_eq!(c.average_order_value(), Decimal::from_str("75.05").unwrap());
+        // order 1 updated: its amount is replaced, the count stays
+        assert_eq!(c.apply_order(&order("1", "120", "2026-11-20 10:00:00"), "v3"), Applied::Updated);
+        assert_eq!(c.total_orders(), 2);
+        assert_eq!(c.lifetime_value, Decimal::from_str("170").unwrap());
+        // the old version arriving late is ignored
+        assert_eq!(c.apply_order(&order("1", "100.10", "2026-11-20 10:00:00"), "v1"), Applied::Stale);
+        assert_eq!(c.lifetime_value, Decimal::from_str("170").unwrap());
+        assert_eq!(c.last_order(), Some("2026-11-21 10:00:00"));
+    }
+
+    #[test]
+    fn segments_follow_the_documented_rule() {
+        let now = parse_ist("2026-11-21 12:00:00").unwrap();
+        let mut c = Customer::new("1", now);
+        assert_eq!(c.segment(now), "prospect");
+        c.apply_order(&order("1", "1", "2026-11-20 10:00:00"), "a");
+        assert_eq!(c.segment(now), "new");
+        c.apply_order(&order("2", "1", "2026-11-20 10:00:00"), "b");
+        assert_eq!(c.segment(now), "repeat");
+        for i in 3..=5 {
+            c.apply_order(&order(&i.to_string(), "1", "2026-11-20 10:00:00"), &format!("c{i}"));
+        }
+        assert_eq!(c.segment(now), "loyal");
+        let later = parse_ist("2027-03-01 00:00:00").unwrap();
+        assert_eq!(c.segment(later), "lapsed");
+    }
+}

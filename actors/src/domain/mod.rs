@@ -1,0 +1,5 @@
+//! Pure domain logic: plain data and functions, no I/O. Actors wrap it.
+
+pub mod customer;
+pub mod order;
+pub mod time;

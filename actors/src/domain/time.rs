@@ -1,0 +1,38 @@
+//! IST (UTC+05:30, no daylight saving): the spec's schedules and `insertedAt` are in IST.
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+
+/// The IST offset.
+pub fn ist() -> FixedOffset {
+    FixedOffset::east_opt(5 * 3600 + 30 * 60).unwrap_or_else(|| FixedOffset::east_opt(0).expect("zero offset"))
+}
+
+/// `YYYY-MM-DD HH:mm:ss` in IST, the queue record's `insertedAt` format.
+pub fn ist_timestamp(at: DateTime<Utc>) -> String {
+    at.with_timezone(&ist()).format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// `YYYY-MM-DD` in IST (day buckets).
+pub fn ist_day(at: DateTime<Utc>) -> String {
+    at.with_timezone(&ist()).format("%Y-%m-%d").to_string()
+}
+
+/// Parses `YYYY-MM-DD HH:mm:ss` (an IST wall-clock time, as POS systems send `orderTime`).
+pub fn parse_ist(text: &str) -> Option<DateTime<Utc>> {
+    let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").ok()?;
+    naive.and_local_timezone(ist()).single().map(|t| t.with_timezone(&Utc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ist_is_five_thirty_ahead() {
+        let at = DateTime::parse_from_rfc3339("2026-11-21T20:00:00Z").unwrap().with_timezone(&Utc);
+        assert_eq!(ist_timestamp(at), "2026-11-22 01:30:00");
+        assert_eq!(ist_day(at), "2026-11-22");
+        assert_eq!(parse_ist("2026-11-22 01:30:00"), Some(at));
+        assert_eq!(parse_ist("22/11/2026"), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! The engine of one node: for each owned partition a [`PartitionSupervisor`] and a runner that
+//! pulls the partition's deliveries from the bus, routes each to its tenant actor, and acks it
+//! only after the actor answered that its effects are stored (nak, and so redelivery, otherwise).
+//! With NATS, each owned partition also answers request-reply questions ([`crate::rpc`]).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use ractor::{Actor, ActorRef};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use engage_streams::subject::partition_of;
+use engage_streams::Bus;
+
+use crate::repo::Repo;
+use crate::supervisor::{PartitionSupervisor, SupervisorArgs, SupervisorMsg};
+use crate::tenant::{EngineContext, QueryError, QueryReply, TenantMsg, TenantQuery};
+
+/// Deliveries pulled per batch.
+const BATCH: usize = 256;
+/// How long a delivery may take before it is nak'd.
+const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redelivery delay after a failure.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// Settings of an [`Engine`].
+pub struct EngineConfig {
+    /// Partition count (cluster-wide).
+    pub partitions: u32,
+    /// Idle time before a tenant actor is stopped.
+    pub passivate_after: Duration,
+    /// Testing only: panic once on this order id.
+    pub fault_panic_order_id: Option<String>,
+}
+
+struct Runner {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+    supervisor: ActorRef<SupervisorMsg>,
+    rpc: Option<JoinHandle<()>>,
+}
+
+/// The actor side of one node.
+pub struct Engine {
+    ctx: Arc<EngineContext>,
+    bus: Arc<dyn Bus>,
+    nats: Option<async_nats::Client>,
+    config: EngineConfig,
+    runners: tokio::sync::Mutex<HashMap<u32, Runner>>,
+    supervisors: RwLock<HashMap<u32, ActorRef<SupervisorMsg>>>,
+}
+
+impl Engine {
+    /// An engine owning nothing yet; call [`Engine::set_owned`].
+    pub fn new(repo: Repo, bus: Arc<dyn Bus>, nats: Option<async_nats::Client>, config: EngineConfig) -> Arc<Self> {
+        let ctx = Arc::new(EngineContext {
+            repo,
+            fault_panic_order_id: config.fault_panic_order_id.clone(),
+            fault_fired: AtomicBool::new(false),
+        });
+        Arc::new(Self {
+            ctx,
+            bus,
+            nats,
+            config,
+            runners: tokio::sync::Mutex::new(HashMap::new()),
+            supervisors: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The partition count.
+    pub fn partitions(&self) -> u32 {
+        self.config.partitions
+    }
+
+    /// Whether `partition` is processed here.
+    pub fn owns(&self, partition: u32) -> bool {
+        self.supervisors.read().map(|s| s.contains_key(&partition)).unwrap_or(false)
+    }
+
+    /// Starts runners for newly owned partitions and stops those no longer owned.
+    pub async fn set_owned(self: &Arc<Self>, owned: &BTreeSet<u32>) {
+        let mut runners = self.runners.lock().await;
+        let gone: Vec<u32> = runners.keys().filter(|p| !owned.contains(p)).copied().collect();
+        for partition in gone {
+            if let Some(runner) = runners.remove(&partition) {
+                self.stop_runner(partition, runner).await;
+            }
+        }
+        for &partition in owned {
+            if runners.contains_key(&partition) {
+                continue;
+            }
+            match self.start_runner(partition).await {
+                Ok(runner) => {
+                    runners.insert(partition, runner);
+                }
+                Err(error) => tracing::error!(partition, %error, "cannot start partition"),
+            }
+        }
+        metrics::gauge!("engage_partitions_running").set(runners.len() as f64);
+    }
+
+    async fn start_runner(self: &Arc<Self>, partition: u32) -> Result<Runner, String> {
+        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
+        let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(run_partition(partition, self.bus.clone(), supervisor.clone(), stop_rx.clone()));
+        let rpc = self
+            .nats
+            .clone()
+            .map(|client| tokio::spawn(crate::rpc::serve_partition(client, partition, self.clone(), stop_rx)));
+        if let Ok(mut supervisors) = self.supervisors.write() {
+            supervisors.insert(partition, supervisor.clone());
+        }
+        tracing::info!(partition, "partition started");
+        Ok(Runner { stop, task, supervisor, rpc })
+    }
+
+    async fn stop_runner(&self, partition: u32, runner: Runner) {
+        if let Ok(mut supervisors) = self.supervisors.write() {
+            supervisors.remove(&partition);
+        }
+        let _ = runner.stop.send(true);
+        let _ = runner.task.await;
+        if let Some(rpc) = runner.rpc {
+            let _ = rpc.await;
+        }
+        runner.supervisor.stop(Some("partition released".to_owned()));
+        tracing::info!(partition, "partition stopped");
+    }
+
+    /// Stops every partition (each finishes the batch it is processing).
+    pub async fn shutdown(&self) {
+        let mut runners = self.runners.lock().await;
+        for (partition, runner) in runners.drain() {
+            self.stop_runner(partition, runner).await;
+        }
+    }
+
+    /// Asks the tenant's actor, on this node. `Unavailable` when the partition is not owned here.
+    pub async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply {
+        let partition = partition_of(tenant, self.config.partitions);
+        let supervisor = self
+            .supervisors
+            .read()
+            .ok()
+            .and_then(|s| s.get(&partition).cloned())
+            .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is not owned by this node")))?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let msg = SupervisorMsg::Route { tenant: tenant.to_owned(), msg: TenantMsg::Query { query, reply: tx.into() } };
+        if supervisor.send_message(msg).is_err() {
+            return Err(QueryError::Unavailable("partition stopping".to_owned()));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())),
+            Err(_) => Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())),
+        }
+    }
+}
+
+async fn run_partition(
+    partition: u32,
+    bus: Arc<dyn Bus>,
+    supervisor: ActorRef<SupervisorMsg>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut consumer = loop {
+        match bus.consumer(partition).await {
+            Ok(consumer) => break consumer,
+            Err(error) => {
+                tracing::warn!(partition, %error, "cannot open the partition consumer; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+            }
+        }
+    };
+    let label = partition.to_string();
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        let batch = tokio::select! {
+            batch = consumer.next_batch(BATCH, Duration::from_millis(500)) => batch,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(error) => {
+                tracing::warn!(partition, %error, "pull failed");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+        };
+        if batch.is_empty() {
+            continue;
+        }
+        let mut waits = Vec::with_capacity(batch.len());
+        for delivery in batch {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let msg = SupervisorMsg::Route {
+                tenant: delivery.envelope.tenant.clone(),
+                msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), reply: tx.into() },
+            };
+            // If the supervisor is gone, the dropped reply port makes this delivery a nak below.
+            let _ = supervisor.send_message(msg);
+            waits.push((delivery, rx));
+        }
+        let settled = futures::future::join_all(waits.into_iter().map(|(delivery, rx)| async move {
+            let ok = matches!(tokio::time::timeout(APPLY_TIMEOUT, rx).await, Ok(Ok(Ok(()))));
+            (delivery, ok)
+        }))
+        .await;
+        for (delivery, ok) in settled {
+            if ok {
+                match delivery.ack().await {
+                    Ok(()) => {
+                        metrics::counter!("engage_events_processed_total", "partition" => label.clone()).increment(1)
+                    }
+                    Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
+                }
+            } else {
+                metrics::counter!("engage_events_retried_total").increment(1);
+                delivery.nak(RETRY_DELAY).await;
+            }
+        }
+    }
+}

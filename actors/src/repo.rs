@@ -1,0 +1,123 @@
+//! Typed tables over the Store. Every tenant-scoped table has the tenant in its partition key.
+//!
+//! | table | partition | clustering | value |
+//! |---|---|---|---|
+//! | `customers` | tenant | phone | [`Customer`] aggregate (totals + order contributions) |
+//! | `orders` | `tenant|outlet` | orderId | the order payload with its version |
+//! | `crm_queue` | `tenant|YYYY-MM-DD` (IST day) | `received_at|id` | [`QueueRecord`] |
+//! | `businesses` | tenant | outlet id | merged business facts (status, merchant data, tokens, last-order hit) |
+//! | `checkins` | `tenant|phone` | envelope id | the check-in payload |
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use engage_storage::{Store, StoreError, WriteOp};
+
+use crate::domain::customer::Customer;
+
+/// `customers`.
+pub const CUSTOMERS: &str = "customers";
+/// `orders`.
+pub const ORDERS: &str = "orders";
+/// `crm_queue`.
+pub const CRM_QUEUE: &str = "crm_queue";
+/// `businesses`.
+pub const BUSINESSES: &str = "businesses";
+/// `checkins`.
+pub const CHECKINS: &str = "checkins";
+
+/// Queue status: the event is on the bus, not yet processed (the bus message is the record).
+pub const STATUS_QUEUED: u8 = 0;
+/// Queue status: processed (customer and order upserted, totals recomputed).
+pub const STATUS_PROCESSED: u8 = 1;
+/// Queue status: the payload could not be processed (kept for inspection, not retried).
+pub const STATUS_UNPROCESSABLE: u8 = 2;
+/// Queue status: digital bill generated (the digital-bill issue sets it).
+pub const STATUS_BILL_GENERATED: u8 = 3;
+
+/// A `crm_queue` record, as the spec's table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueRecord {
+    /// The original payload.
+    pub data: Value,
+    /// Source id (1 platform, 2 pos_a, 3 pos_c, 4 orderPush, 6 pos_d, 7 pos_e; 0 other events).
+    pub source: u8,
+    /// `YYYY-MM-DD HH:mm:ss`, IST, when the ingress accepted it.
+    pub inserted_at: String,
+    /// See the `STATUS_*` constants.
+    pub status: u8,
+    /// `lambda` when written by the serverless tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_source: Option<String>,
+    /// The envelope id.
+    pub id: String,
+    /// Event kind (`order`, `customer`, …).
+    pub kind: String,
+    /// Why it is unprocessable, for status 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Typed access to the tables.
+#[derive(Clone)]
+pub struct Repo {
+    store: Arc<dyn Store>,
+}
+
+impl Repo {
+    /// Over `store`.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Loads a customer.
+    pub async fn customer(&self, tenant: &str, phone: &str) -> Result<Option<Customer>, StoreError> {
+        let Some(bytes) = self.store.get(CUSTOMERS, tenant, phone.as_bytes()).await? else { return Ok(None) };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| StoreError::Backend(format!("corrupt customer row: {e}")))
+    }
+
+    /// A put of a customer row.
+    pub fn put_customer(tenant: &str, customer: &Customer) -> WriteOp {
+        WriteOp::Put {
+            table: CUSTOMERS,
+            partition: tenant.to_owned(),
+            clustering: customer.phone.as_bytes().to_vec(),
+            value: serde_json::to_vec(customer).unwrap_or_default(),
+        }
+    }
+
+    /// A put of any JSON row.
+    pub fn put_json(table: &'static str, partition: String, clustering: &[u8], value: &impl Serialize) -> WriteOp {
+        WriteOp::Put {
+            table,
+            partition,
+            clustering: clustering.to_vec(),
+            value: serde_json::to_vec(value).unwrap_or_default(),
+        }
+    }
+
+    /// Reads a JSON row.
+    pub async fn json(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+    ) -> Result<Option<Value>, StoreError> {
+        let Some(bytes) = self.store.get(table, partition, clustering).await? else { return Ok(None) };
+        Ok(serde_json::from_slice(&bytes).ok())
+    }
+
+    /// Queue records of a tenant's IST day, oldest first.
+    pub async fn queue_records(&self, tenant: &str, day: &str, limit: usize) -> Result<Vec<QueueRecord>, StoreError> {
+        let rows = self.store.scan(CRM_QUEUE, &format!("{tenant}|{day}"), None, limit).await?;
+        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
+    }
+}

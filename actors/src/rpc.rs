@@ -1,0 +1,107 @@
+//! Synchronous questions to the node that owns a tenant, by NATS request-reply on
+//! `engage.rpc.<partition>.<tenant token>`. Owners subscribe per owned partition (queue group
+//! `engage-rpc`, so one answers even while a partition changes hands). Requests and answers are
+//! JSON: `{"tenant", "query"}` and the [`QueryReply`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use engage_streams::subject::{partition_of, token};
+
+use crate::engine::Engine;
+use crate::tenant::{QueryError, QueryReply, TenantQuery};
+
+/// Longest time an RPC may take.
+pub const RPC_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Serialize, Deserialize)]
+struct Request {
+    tenant: String,
+    query: TenantQuery,
+}
+
+fn subject(partition: u32, tenant: &str) -> String {
+    format!("engage.rpc.{partition}.{}", token(tenant))
+}
+
+/// Answers questions for one owned partition until `stop` flips.
+pub async fn serve_partition(
+    client: async_nats::Client,
+    partition: u32,
+    engine: Arc<Engine>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut subscription =
+        match client.queue_subscribe(format!("engage.rpc.{partition}.*"), "engage-rpc".to_owned()).await {
+            Ok(subscription) => subscription,
+            Err(error) => {
+                tracing::error!(partition, %error, "cannot subscribe for RPC");
+                return;
+            }
+        };
+    loop {
+        let message = tokio::select! {
+            message = subscription.next() => message,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        let Some(message) = message else { break };
+        let Some(reply_to) = message.reply.clone() else { continue };
+        let engine = engine.clone();
+        let client = client.clone();
+        tokio::spawn(async move {
+            let answer: QueryReply = match serde_json::from_slice::<Request>(&message.payload) {
+                Ok(request) => engine.ask_local(&request.tenant, request.query, RPC_TIMEOUT).await,
+                Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
+            };
+            let body = serde_json::to_vec(&answer).unwrap_or_default();
+            let _ = client.publish(reply_to, body.into()).await;
+        });
+    }
+    let _ = subscription.unsubscribe().await;
+}
+
+/// Routes questions to a tenant's owner: this node's engine when it owns the partition, else
+/// NATS request-reply.
+#[derive(Clone)]
+pub struct TenantGateway {
+    engine: Option<Arc<Engine>>,
+    nats: Option<async_nats::Client>,
+    partitions: u32,
+}
+
+impl TenantGateway {
+    /// A gateway; an ingress-only node has no engine, an embedded node no NATS.
+    pub fn new(engine: Option<Arc<Engine>>, nats: Option<async_nats::Client>, partitions: u32) -> Self {
+        Self { engine, nats, partitions }
+    }
+
+    /// Asks `tenant`'s actor wherever it runs.
+    pub async fn ask(&self, tenant: &str, query: TenantQuery) -> QueryReply {
+        let partition = partition_of(tenant, self.partitions);
+        if let Some(engine) = &self.engine {
+            if engine.owns(partition) || self.nats.is_none() {
+                return engine.ask_local(tenant, query, RPC_TIMEOUT).await;
+            }
+        }
+        let Some(client) = &self.nats else {
+            return Err(QueryError::Unavailable("no engine and no NATS".to_owned()));
+        };
+        let body = serde_json::to_vec(&Request { tenant: tenant.to_owned(), query })
+            .map_err(|e| QueryError::Invalid(e.to_string()))?;
+        let request = client.request(subject(partition, tenant), body.into());
+        match tokio::time::timeout(RPC_TIMEOUT, request).await {
+            Ok(Ok(message)) => serde_json::from_slice(&message.payload)
+                .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}")))),
+            Ok(Err(error)) => {
+                Err(QueryError::Unavailable(format!("no owner answered for partition {partition}: {error}")))
+            }
+            Err(_) => {
+                Err(QueryError::Unavailable(format!("the owner of partition {partition} did not answer in time")))
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The engine on the embedded store and bus: orders flow from the bus to tenant actors, totals
+//! are exact, replays change nothing, and a panicking tenant actor loses no message.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use engage_actors::repo::Repo;
+use engage_actors::{Engine, EngineConfig, TenantGateway, TenantQuery};
+use engage_storage::{EmbeddedStore, Store};
+use engage_streams::bus::EmbeddedBus;
+use engage_streams::{Bus, Envelope, EventKind};
+
+fn order(tenant: &str, order_id: &str, phone: &str, amount: f64) -> Envelope {
+    Envelope::new(
+        EventKind::Order,
+        "platform",
+        1,
+        tenant,
+        "trace",
+        json!({"parentBusinessId": tenant, "businessId": "outlet-1", "orderId": order_id,
+               "customer": {"name": "Asha", "phone": phone}, "amount": amount, "orderTime": "2026-11-21 10:00:00"}),
+    )
+}
+
+async fn start(dir: &std::path::Path, fault: Option<&str>) -> (Arc<dyn Bus>, Arc<Engine>, TenantGateway) {
+    let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir).unwrap());
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
+    let engine = Engine::new(
+        Repo::new(store),
+        bus.clone(),
+        None,
+        EngineConfig {
+            partitions: 4,
+            passivate_after: Duration::from_secs(60),
+            fault_panic_order_id: fault.map(str::to_owned),
+        },
+    );
+    engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
+    let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
+    (bus, engine, gateway)
+}
+
+async fn customer(gateway: &TenantGateway, tenant: &str, phone: &str) -> Option<Value> {
+    gateway.ask(tenant, TenantQuery::CustomerDetails { phone: phone.to_owned() }).await.ok()
+}
+
+/// Waits (with a deadline) until the customer has `orders` orders.
+async fn wait_orders(gateway: &TenantGateway, tenant: &str, phone: &str, orders: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(view) = customer(gateway, tenant, phone).await {
+            if view["total_orders"] == orders {
+                return view;
+            }
+        }
+        assert!(Instant::now() < deadline, "customer {phone} never reached {orders} orders");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orders_are_counted_once_and_updates_replace() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bus, engine, gateway) = start(dir.path(), None).await;
+    for (id, amount) in [("1", 100.5), ("2", 50.0), ("3", 25.25)] {
+        bus.publish(&order("brand-a", id, "9876543210", amount)).await.unwrap();
+    }
+    // the same order again, and a replay of a whole message
+    bus.publish(&order("brand-a", "2", "9876543210", 50.0)).await.unwrap();
+    let view = wait_orders(&gateway, "brand-a", "9876543210", 3).await;
+    assert_eq!(view["lifetime_value"], json!(175.75));
+    assert_eq!(view["average_order_value"], json!(58.58));
+    assert_eq!(view["segment"], "repeat");
+    // an update of order 1 replaces its amount
+    bus.publish(&order("brand-a", "1", "9876543210", 80.5)).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while customer(&gateway, "brand-a", "9876543210").await.unwrap()["lifetime_value"] != json!(155.75) {
+        assert!(Instant::now() < deadline, "the update was never applied");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(customer(&gateway, "brand-a", "9876543210").await.unwrap()["total_orders"], 3);
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_tenant_actor_is_restarted_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bus, engine, gateway) = start(dir.path(), Some("boom")).await;
+    for id in ["a", "boom", "b", "c"] {
+        bus.publish(&order("brand-b", id, "9000000001", 10.0)).await.unwrap();
+    }
+    let view = wait_orders(&gateway, "brand-b", "9000000001", 4).await;
+    assert_eq!(view["lifetime_value"], json!(40.0));
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unprocessed_orders_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let bus = EmbeddedBus::new(store, 4);
+        for id in ["1", "2"] {
+            bus.publish(&order("brand-c", id, "9000000002", 5.0)).await.unwrap();
+        }
+        // no engine ran: the orders are only on the bus
+    }
+    let (_bus, engine, gateway) = start(dir.path(), None).await;
+    let view = wait_orders(&gateway, "brand-c", "9000000002", 2).await;
+    assert_eq!(view["lifetime_value"], json!(10.0));
+    engine.shutdown().await;
+}

@@ -1,9 +1,10 @@
 //! The `engage` command line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
 use tracing_subscriber::EnvFilter;
 
 use engage::{Application, LogFormat, Settings};
@@ -12,69 +13,192 @@ use engage::{Application, LogFormat, Settings};
 #[derive(Parser)]
 #[command(name = "engage", version, about)]
 struct Cli {
+    /// Optional TOML settings file (settings: defaults < this file < ENGAGE_* environment).
+    #[arg(long, value_name = "PATH", global = true)]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start the service (settings: defaults < --config FILE < ENGAGE_* environment).
+    /// Start the service.
     Serve {
-        /// Optional TOML settings file.
-        #[arg(long, value_name = "PATH")]
-        config: Option<PathBuf>,
+        /// What to run: all (HTTP + actors), ingress (HTTP only), node (actors only). Overrides
+        /// ENGAGE_ROLE.
+        #[arg(long, value_parser = ["all", "ingress", "node"])]
+        role: Option<String>,
     },
-    /// Print the effective settings as TOML-like lines and exit (checks them, starts nothing).
-    Config {
-        /// Optional TOML settings file.
-        #[arg(long, value_name = "PATH")]
-        config: Option<PathBuf>,
+    /// Print the effective settings (secrets hidden) and exit.
+    Config,
+    /// Manage staff, integration and ingestion tokens through the running server's loopback
+    /// admin routes.
+    Tokens {
+        #[command(subcommand)]
+        action: TokensAction,
     },
+    /// Print which node owns each partition.
+    Partitions,
+}
+
+#[derive(Subcommand)]
+enum TokensAction {
+    /// Create a token and print it alone on stdout.
+    Create {
+        /// staff, integration or ingestion.
+        #[arg(long, value_parser = ["staff", "integration", "ingestion"])]
+        kind: String,
+        /// The parent business (brand) the token acts for.
+        #[arg(long)]
+        parent: String,
+        /// Limit the token to one outlet.
+        #[arg(long)]
+        business: Option<String>,
+    },
+    /// List tokens (never their secrets).
+    List,
+    /// Revoke a token by id.
+    Revoke {
+        /// The token id (from `list` or `create`'s log).
+        id: String,
+    },
+}
+
+fn load(config: Option<&Path>, role: Option<&str>) -> Result<Settings, ExitCode> {
+    let mut env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_")).collect();
+    if let Some(role) = role {
+        env.push(("ENGAGE_ROLE".to_owned(), role.to_owned()));
+    }
+    let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Settings::load_with_env(config, &pairs).map_err(|error| {
+        eprintln!("engage: {error}");
+        ExitCode::from(2)
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|error| {
+        eprintln!("engage: cannot start the runtime: {error}");
+        ExitCode::FAILURE
+    })
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
+    let config = cli.config.as_deref();
     match cli.command {
-        Command::Serve { config } => {
-            let settings = match Settings::load(config.as_deref()) {
-                Ok(settings) => settings,
-                Err(error) => {
-                    eprintln!("engage: {error}");
-                    return ExitCode::from(2);
-                }
-            };
+        Command::Serve { role } => {
+            let settings = load(config, role.as_deref())?;
             init_tracing(&settings);
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("engage: cannot start the runtime: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let result = runtime.block_on(async {
+            let result = runtime()?.block_on(async {
                 let app = Application::build(settings).await?;
                 app.run_until(engage::shutdown_signal()).await
             });
             match result {
-                Ok(()) => ExitCode::SUCCESS,
+                Ok(()) => Ok(ExitCode::SUCCESS),
                 Err(error) => {
                     tracing::error!("{error:#}");
                     eprintln!("engage: {error:#}");
-                    ExitCode::FAILURE
+                    Err(ExitCode::FAILURE)
                 }
             }
         }
-        Command::Config { config } => match Settings::load(config.as_deref()) {
-            Ok(settings) => {
-                println!("{settings:#?}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("engage: {error}");
-                ExitCode::from(2)
-            }
-        },
+        Command::Config => {
+            let settings = load(config, None)?;
+            println!("{settings:#?}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tokens { action } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(tokens(settings, action))
+        }
+        Command::Partitions => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(partitions(settings))
+        }
     }
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("engage: {message}");
+    ExitCode::FAILURE
+}
+
+/// The admin base URL of the local server: its HTTP address, with an unspecified host replaced
+/// by loopback.
+fn admin_base(settings: &Settings) -> String {
+    let mut addr = settings.http_addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    format!("http://{addr}")
+}
+
+async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, ExitCode> {
+    let key = engage::admin_key(&settings).map_err(fail)?;
+    let base = admin_base(&settings);
+    let client = reqwest::Client::new();
+    let request = match &action {
+        TokensAction::Create { kind, parent, business } => client
+            .post(format!("{base}/admin/tokens"))
+            .json(&json!({"kind": kind, "parent": parent, "business": business})),
+        TokensAction::List => client.get(format!("{base}/admin/tokens")),
+        TokensAction::Revoke { id } => client.delete(format!("{base}/admin/tokens/{id}")),
+    };
+    let response = request
+        .header("x-admin-key", key)
+        .send()
+        .await
+        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(fail(format!("the server answered {status}: {body}")));
+    }
+    match action {
+        TokensAction::Create { .. } => println!("{}", body["token"].as_str().unwrap_or_default()),
+        TokensAction::List => {
+            for token in body["tokens"].as_array().cloned().unwrap_or_default() {
+                println!(
+                    "{}\t{}\tparent={}\tbusiness={}\tcreated={}\t{}",
+                    token["id"].as_str().unwrap_or_default(),
+                    token["kind"].as_str().unwrap_or_default(),
+                    token["parent"].as_str().unwrap_or_default(),
+                    token["business"].as_str().unwrap_or("-"),
+                    token["created_at"].as_str().unwrap_or_default(),
+                    if token["revoked_at"].is_string() { "revoked" } else { "active" },
+                );
+            }
+        }
+        TokensAction::Revoke { id } => println!("revoked {id}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
+    let Some(url) = &settings.nats_url else {
+        println!("embedded mode: the single node owns all {} partitions", settings.partitions);
+        return Ok(ExitCode::SUCCESS);
+    };
+    let client = async_nats::connect(url).await.map_err(|e| fail(format!("cannot connect to {url}: {e}")))?;
+    let jetstream = async_nats::jetstream::new(client);
+    let bucket =
+        engage_streams::lease::lease_bucket(&jetstream, std::time::Duration::from_secs(settings.partition_lease_secs))
+            .await
+            .map_err(fail)?;
+    let owners = engage_streams::lease::owners(&bucket).await.map_err(fail)?;
+    let nodes = engage_streams::lease::live_nodes(&bucket).await.map_err(fail)?;
+    println!("live nodes: {}", if nodes.is_empty() { "none".to_owned() } else { nodes.join(", ") });
+    for partition in 0..settings.partitions {
+        println!("{partition}\t{}", owners.get(&partition).map(String::as_str).unwrap_or("(unowned)"));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn init_tracing(settings: &Settings) {

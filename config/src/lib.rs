@@ -142,6 +142,8 @@ pub struct Settings {
     pub partition_lease_secs: u64,
     /// What this process runs: `all`, `ingress`, `node` (`ENGAGE_ROLE`, or `serve --role`).
     pub role: Role,
+    /// Age after which messages leave the JetStream streams, in hours (`ENGAGE_STREAM_RETENTION_HOURS`).
+    pub stream_retention_hours: u64,
     /// Idle time after which a tenant actor is stopped, in seconds (`ENGAGE_PASSIVATE_AFTER_SECS`).
     pub passivate_after_secs: u64,
     /// Key for the loopback admin routes (`/admin/*`, used by `engage tokens`); when unset a random
@@ -184,6 +186,7 @@ impl Default for Settings {
             node_id: None,
             partition_lease_secs: 10,
             role: Role::All,
+            stream_retention_hours: 168,
             passivate_after_secs: 300,
             admin_key: None,
             internal_jwt_secret: None,

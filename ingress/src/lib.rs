@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`logs`]: the log ingestion service (`/v1/logs`, `/v1/logs/ingest`, `/v1/logs/events`).
+//! - [`platform`]: the engagement platform's routes (ingestion, customers, chat, admin tokens).
 //! - [`ops`]: `/healthz`, `/readyz`, `/metrics`, `/openapi.json`; [`openapi`] builds the document.
 //! - [`auth`]: the [`auth::LogCaller`] extractor (RS256 JWT via JWKS, then the rate limit).
 //! - [`rate_limit`]: per-caller limits (`governor`).
@@ -15,6 +16,7 @@ pub mod error;
 pub mod logs;
 pub mod openapi;
 pub mod ops;
+pub mod platform;
 pub mod rate_limit;
 pub mod telemetry;
 pub mod trace;
@@ -64,6 +66,8 @@ pub struct AppInner {
     pub openapi: String,
     /// False once shutdown has begun (`/readyz` answers 503).
     pub ready: AtomicBool,
+    /// The engagement platform's shared parts.
+    pub platform: platform::PlatformState,
 }
 
 impl AppState {
@@ -75,6 +79,7 @@ impl AppState {
         store: Arc<dyn Store>,
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
+        platform: platform::PlatformState,
     ) -> Result<Self, String> {
         Ok(Self(Arc::new(AppInner {
             settings,
@@ -86,14 +91,27 @@ impl AppState {
             metrics: telemetry::prometheus(),
             openapi: openapi::document()?,
             ready: AtomicBool::new(true),
+            platform,
         })))
     }
 }
 
-/// Every route, with the trace-id middleware and an `ApiError` 404 fallback.
-pub fn router(state: AppState) -> Router {
-    Router::new()
-        .merge(logs::router())
+/// What a process serves: everything, or (actor nodes) operations routes only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Serve {
+    /// Log service, platform and operations routes.
+    All,
+    /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json` only.
+    OpsOnly,
+}
+
+/// The routes, with the trace-id middleware and an `ApiError` 404 fallback.
+pub fn router(state: AppState, serve: Serve) -> Router {
+    let routes = match serve {
+        Serve::All => Router::new().merge(logs::router()).merge(platform::router()),
+        Serve::OpsOnly => Router::new(),
+    };
+    routes
         .merge(ops::router())
         .fallback(|| async { error::ApiError::not_found() })
         .layer(axum::middleware::from_fn(trace::trace_requests))

@@ -35,7 +35,7 @@ impl Modify for BearerAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "engage", description = "Structured-log ingestion service (spec/log-ingestion.md). Bearer JWT (RS256) is required when the server has a JWKS URL configured."),
+    info(title = "engage", description = "Structured-log ingestion service (spec/log-ingestion.md; bearer JWT, RS256, when the server has a JWKS URL) and the customer engagement platform (spec/engagement-platform.md; per-route auth families)."),
     paths(
         crate::logs::ingest::ingest_logs,
         crate::logs::ingest::ingest_logs_alias,
@@ -61,6 +61,18 @@ pub fn document() -> Result<String, String> {
     let id = schema.get("$id").and_then(Value::as_str).unwrap_or_default().to_owned();
     schemas.insert("LogIngestRequest".to_owned(), schema);
     schemas.insert("LogEvent".to_owned(), json!({"$ref": format!("{id}#/$defs/LogEvent")}));
+    let (paths, platform_schemas, security) = crate::platform::openapi();
+    schemas.extend(platform_schemas);
+    schemas.insert(
+        "Issue".to_owned(),
+        json!({"type": "object", "required": ["pointer", "message"], "properties": {"pointer": {"type": "string"}, "message": {"type": "string"}}}),
+    );
+    if let Some(all) = doc.pointer_mut("/paths").and_then(Value::as_object_mut) {
+        all.extend(paths);
+    }
+    if let Some(schemes) = doc.pointer_mut("/components/securitySchemes").and_then(Value::as_object_mut) {
+        schemes.extend(security);
+    }
     doc["info"]["version"] = json!("0.1.0");
     serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())
 }

@@ -1,0 +1,109 @@
+//! `/admin/tokens`: token administration for `engage tokens create|list|revoke`. Reachable only
+//! from a loopback address and with `x-admin-key` equal to the node's admin key
+//! (`ENGAGE_ADMIN_KEY`, or the key kept in `<data_dir>/admin.key`). Refusals are staff-family
+//! 403 `{message: "invalid credentials"}`.
+//!
+//! - `POST /admin/tokens` `{kind: staff|integration|ingestion, parent, business?}` →
+//!   201 `{token, id, kind, parent, business, created_at}` (the token is shown only here);
+//! - `GET /admin/tokens` → `{tokens: [{id, kind, parent, business, created_at, revoked_at}]}`;
+//! - `DELETE /admin/tokens/{id}` → `{revoked: true}` or 404.
+
+use std::net::SocketAddr;
+
+use axum::extract::rejection::ExtensionRejection;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::errors::StaffError;
+use super::tokens::TokenKind;
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/admin/tokens", get(list).post(create)).route("/admin/tokens/{id}", delete(revoke))
+}
+
+fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, headers: &HeaderMap) -> bool {
+    let loopback = peer.is_some_and(|p| p.0.ip().is_loopback());
+    let presented = headers.get("x-admin-key").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let expected = state.platform.admin_key.as_bytes();
+    // constant-time comparison
+    let same = presented.len() == expected.len()
+        && presented.bytes().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    loopback && same && !expected.is_empty()
+}
+
+#[derive(Deserialize)]
+struct CreateToken {
+    kind: TokenKind,
+    parent: String,
+    business: Option<String>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+    headers: HeaderMap,
+    body: Result<Json<CreateToken>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if !allowed(&state, peer.as_ref().ok(), &headers) {
+        return StaffError::invalid_credentials().into_response();
+    }
+    let Ok(Json(request)) = body else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"message": "body must be {kind: staff|integration|ingestion, parent, business?}"})),
+        )
+            .into_response();
+    };
+    if request.parent.is_empty() || request.parent.len() > 128 {
+        return (StatusCode::BAD_REQUEST, Json(json!({"message": "parent must be 1-128 characters"}))).into_response();
+    }
+    match state.platform.tokens.create(request.kind, &request.parent, request.business.as_deref()).await {
+        Ok((token, grant)) => {
+            tracing::info!(id = %grant.id, kind = grant.kind.as_str(), parent = %grant.parent, "token created");
+            let mut body = json!(grant);
+            body["token"] = json!(token);
+            (StatusCode::CREATED, Json(body)).into_response()
+        }
+        Err(error) => StaffError::authentication_failed(error).into_response(),
+    }
+}
+
+async fn list(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+    headers: HeaderMap,
+) -> Response {
+    if !allowed(&state, peer.as_ref().ok(), &headers) {
+        return StaffError::invalid_credentials().into_response();
+    }
+    match state.platform.tokens.list().await {
+        Ok(tokens) => Json(json!({"tokens": tokens})).into_response(),
+        Err(error) => StaffError::authentication_failed(error).into_response(),
+    }
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if !allowed(&state, peer.as_ref().ok(), &headers) {
+        return StaffError::invalid_credentials().into_response();
+    }
+    match state.platform.tokens.revoke(&id).await {
+        Ok(true) => {
+            tracing::info!(id, "token revoked");
+            Json(json!({"revoked": true})).into_response()
+        }
+        Ok(false) => StaffError::not_found("token").into_response(),
+        Err(error) => StaffError::authentication_failed(error).into_response(),
+    }
+}

@@ -1,0 +1,101 @@
+//! Request bodies of the platform routes: JSON, or `application/x-www-form-urlencoded`.
+//!
+//! Form bodies become a JSON object: `a=1` is `{"a": "1"}`; one level of brackets nests
+//! (`customer[phone]=98…` is `{"customer": {"phone": "98…"}}`); a value that is itself a JSON
+//! array or object (`items=[{…}]`) is parsed as JSON; the numeric fields `amount`, `qty`, `price`,
+//! `status` are converted to numbers. Everything else stays a string (phone numbers keep their
+//! leading `+` and zeros).
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::header::CONTENT_TYPE;
+use serde_json::{Map, Value};
+
+use super::errors::IntegrationError;
+
+/// Largest platform request body.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+const NUMERIC: &[&str] = &["amount", "qty", "price", "status"];
+
+/// A parsed platform body.
+#[derive(Debug)]
+pub struct PlatformBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for PlatformBody {
+    type Rejection = IntegrationError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_form = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+        let bytes = Bytes::from_request(request, state).await.map_err(|e| {
+            IntegrationError::invalid_message("", format!("the body could not be read: {}", e.body_text()))
+        })?;
+        if bytes.len() > MAX_BODY {
+            return Err(IntegrationError::invalid_message("", format!("the body exceeds {MAX_BODY} bytes")));
+        }
+        let value = if is_form {
+            form_to_json(&bytes)?
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|e| IntegrationError::invalid_message("", format!("the body is not JSON: {e}")))?
+        };
+        Ok(Self(value))
+    }
+}
+
+fn coerce(key: &str, value: String) -> Value {
+    if NUMERIC.contains(&key) {
+        if let Ok(number) = value.parse::<serde_json::Number>() {
+            return Value::Number(number);
+        }
+    }
+    if value.starts_with('[') || value.starts_with('{') {
+        if let Ok(parsed) = serde_json::from_str::<Value>(&value) {
+            return parsed;
+        }
+    }
+    Value::String(value)
+}
+
+/// Decodes a url-encoded body into a JSON object.
+pub fn form_to_json(bytes: &[u8]) -> Result<Value, IntegrationError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)
+        .map_err(|e| IntegrationError::invalid_message("", format!("the form body is malformed: {e}")))?;
+    let mut object = Map::new();
+    for (key, value) in pairs {
+        match key.split_once('[') {
+            Some((outer, rest)) if rest.ends_with(']') => {
+                let inner = &rest[..rest.len() - 1];
+                let entry = object.entry(outer.to_owned()).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(nested) = entry {
+                    nested.insert(inner.to_owned(), coerce(inner, value));
+                }
+            }
+            _ => {
+                let coerced = coerce(&key, value);
+                object.insert(key, coerced);
+            }
+        }
+    }
+    Ok(Value::Object(object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn forms_become_json() {
+        let value = form_to_json(b"parentBusinessId=p1&customer%5Bphone%5D=09876543210&customer%5Bname%5D=Asha&amount=12.50&orderId=7&items=%5B%7B%22name%22%3A%22tea%22%2C%22qty%22%3A1%2C%22price%22%3A12.5%7D%5D").unwrap();
+        assert_eq!(
+            value,
+            json!({"parentBusinessId": "p1", "customer": {"phone": "09876543210", "name": "Asha"}, "amount": 12.50, "orderId": "7",
+                   "items": [{"name": "tea", "qty": 1, "price": 12.5}]})
+        );
+    }
+}

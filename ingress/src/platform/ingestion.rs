@@ -1,0 +1,260 @@
+//! Order ingestion and the other enqueue routes (spec "Ingestion and POS routes").
+//!
+//! Every route here is one row of [`ENQUEUE_ROUTES`]: path, auth, event kind, body schema and
+//! source. The handler validates the body against the schema, takes the tenant
+//! (`parentBusinessId`, or the integration token's parent business), wraps the body in an
+//! [`Envelope`] and publishes it on the bus; the answer `{"status": 1}` comes after the bus has it
+//! durably. `/injestion/instant/order` also processes it before answering ([`instant_order`]).
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use serde_json::{json, Value};
+
+use engage_actors::TenantQuery;
+use engage_streams::envelope::source_id;
+use engage_streams::{Envelope, EventKind};
+
+use super::auth::{check, Auth, Caller};
+use super::body::PlatformBody;
+use super::errors::IntegrationError;
+use crate::trace::TraceId;
+use crate::AppState;
+
+/// One enqueue route.
+#[derive(Clone, Copy, Debug)]
+pub struct EnqueueRoute {
+    /// Path, as in the spec.
+    pub path: &'static str,
+    /// Auth family.
+    pub auth: Auth,
+    /// What it carries.
+    pub kind: EventKind,
+    /// Body schema name (see `schemas.rs`).
+    pub schema: &'static str,
+    /// Source name (sets the queue record's source id).
+    pub source: &'static str,
+    /// `lambda` on the serverless tier.
+    pub api_source: Option<&'static str>,
+    /// One line for `/openapi.json`.
+    pub summary: &'static str,
+}
+
+const fn route(
+    path: &'static str,
+    auth: Auth,
+    kind: EventKind,
+    schema: &'static str,
+    source: &'static str,
+    summary: &'static str,
+) -> EnqueueRoute {
+    EnqueueRoute { path, auth, kind, schema, source, api_source: None, summary }
+}
+
+const fn lambda(path: &'static str, auth: Auth, source: &'static str) -> EnqueueRoute {
+    EnqueueRoute {
+        path,
+        auth,
+        kind: EventKind::Order,
+        schema: "Order",
+        source,
+        api_source: Some("lambda"),
+        summary: "Serverless ingestion tier: enqueue an order with apiSource 'lambda' and update the outlet's last-order-hit marker",
+    }
+}
+
+use Auth::{Ingestion, Integration, None as Open};
+use EventKind::{BusinessStatus, Checkin, CrmToken, Customer, MerchantData, Order, PushToken};
+
+/// Every enqueue route. The serverless tier's `{pos}` routes are listed per `pos`, with the auth
+/// of the direct route of that POS (the spec's "also mounted" `/crm_api/injestion/platform` and
+/// `/crm_api/injestion/pos_a` are these same routes).
+pub const ENQUEUE_ROUTES: &[EnqueueRoute] = &[
+    route("/injestion/platform", Open, Order, "Order", "platform", "Enqueue an order from the first-party platform"),
+    route("/injestion/pos_a", Open, Order, "Order", "pos_a", "Enqueue an order from POS A"),
+    route(
+        "/injestion/pos_d",
+        Integration,
+        Order,
+        "Order",
+        "pos_d",
+        "Enqueue an order from POS D (integration token sets the brand)",
+    ),
+    route("/injestion/pos_e", Open, Order, "Order", "pos_e", "Enqueue an order from POS E"),
+    route("/injestion/pos_c", Ingestion, Order, "Order", "pos_c", "Enqueue an order from POS C (ingestion token)"),
+    route("/injestion/salon/order", Open, Order, "Order", "salon", "Enqueue a salon order (source id 1)"),
+    route(
+        "/api/ingestion/orderPush",
+        Integration,
+        Order,
+        "Order",
+        "orderPush",
+        "Common order ingestion (integration token sets the brand)",
+    ),
+    route(
+        "/injestion/createCustomer",
+        Open,
+        Customer,
+        "CreateCustomer",
+        "createCustomer",
+        "Create or update a customer",
+    ),
+    route("/injestion/fcms", Open, PushToken, "PushToken", "fcms", "Register a push token for a customer"),
+    route("/injestion/checkin", Open, Checkin, "Checkin", "checkin", "Add a check-in"),
+    route(
+        "/update/business/status",
+        Open,
+        BusinessStatus,
+        "BusinessStatus",
+        "businessStatus",
+        "Update an outlet's status",
+    ),
+    route(
+        "/insert/merchant/data",
+        Open,
+        MerchantData,
+        "MerchantData",
+        "merchantData",
+        "Insert merchant data of an outlet",
+    ),
+    route(
+        "/sync/crm/token",
+        Ingestion,
+        CrmToken,
+        "CrmToken",
+        "crmToken",
+        "Sync an outlet's CRM token (ingestion token)",
+    ),
+    lambda("/crm_api/injestion/platform", Open, "platform"),
+    lambda("/crm_api/injestion/pos_a", Open, "pos_a"),
+    lambda("/crm_api/injestion/pos_c", Ingestion, "pos_c"),
+    lambda("/crm_api/injestion/orderPush", Integration, "orderPush"),
+    lambda("/crm_api/injestion/pos_d", Integration, "pos_d"),
+    lambda("/crm_api/injestion/pos_e", Open, "pos_e"),
+    lambda("/crm_api/api/injestion/platform", Open, "platform"),
+    lambda("/crm_api/api/injestion/pos_a", Open, "pos_a"),
+    lambda("/crm_api/api/injestion/pos_c", Ingestion, "pos_c"),
+    lambda("/crm_api/api/injestion/orderPush", Integration, "orderPush"),
+    lambda("/crm_api/api/injestion/pos_d", Integration, "pos_d"),
+    lambda("/crm_api/api/injestion/pos_e", Open, "pos_e"),
+];
+
+/// `/injestion/instant/order`.
+pub const INSTANT_ORDER: EnqueueRoute = route(
+    "/injestion/instant/order",
+    Open,
+    Order,
+    "Order",
+    "instant",
+    "Process an order at once; answers with the customer's totals",
+);
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    let mut router = Router::new();
+    for spec in ENQUEUE_ROUTES {
+        let spec = *spec;
+        router = router.route(
+            spec.path,
+            post(
+                move |state: State<AppState>,
+                      trace: Extension<TraceId>,
+                      headers: HeaderMap,
+                      body: Result<PlatformBody, IntegrationError>| {
+                    enqueue_route(spec, state, trace, headers, body)
+                },
+            ),
+        );
+    }
+    router.route(INSTANT_ORDER.path, post(instant_order))
+}
+
+async fn enqueue_route(
+    spec: EnqueueRoute,
+    State(state): State<AppState>,
+    Extension(trace): Extension<TraceId>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let caller = match check(&state, spec.auth, &headers).await {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
+    };
+    let body = match body {
+        Ok(PlatformBody(body)) => body,
+        Err(error) => return error.into_response(),
+    };
+    match enqueue(&state, &spec, &caller, body, &trace.0).await {
+        Ok(_) => Json(json!({"status": 1})).into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+/// Validates, builds the envelope and publishes it.
+pub async fn enqueue(
+    state: &AppState,
+    spec: &EnqueueRoute,
+    caller: &Caller,
+    mut body: Value,
+    trace_id: &str,
+) -> Result<Envelope, IntegrationError> {
+    let issues = state.platform.schemas.issues(spec.schema, &body);
+    if !issues.is_empty() {
+        metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
+        return Err(IntegrationError::invalid(issues));
+    }
+    let tenant = match (caller.integration_parent(), body.get("parentBusinessId").and_then(Value::as_str)) {
+        (Some(parent), Some(given)) if given != parent => return Err(IntegrationError::tenant_mismatch()),
+        (Some(parent), _) => parent.to_owned(),
+        (None, Some(given)) => given.to_owned(),
+        (None, None) => {
+            return Err(IntegrationError::invalid_message(
+                "/parentBusinessId",
+                "\"parentBusinessId\" is a required property",
+            ))
+        }
+    };
+    if let Some(object) = body.as_object_mut() {
+        object.insert("parentBusinessId".to_owned(), Value::String(tenant.clone()));
+    }
+    let mut envelope = Envelope::new(spec.kind, spec.source, source_id(spec.source), &tenant, trace_id, body);
+    envelope.api_source = spec.api_source.map(str::to_owned);
+    state.platform.bus.publish(&envelope).await.map_err(IntegrationError::unavailable)?;
+    metrics::counter!("engage_ingested_total", "source" => spec.source).increment(1);
+    tracing::debug!(tenant, id = %envelope.id, source = spec.source, "enqueued");
+    Ok(envelope)
+}
+
+/// `POST /injestion/instant/order`: enqueue, then process at once through the tenant's actor
+/// (idempotent with the later bus delivery) and answer
+/// `{"status": 1, "customer": {customer_number, name, total_orders, …}}`.
+pub async fn instant_order(
+    State(state): State<AppState>,
+    Extension(trace): Extension<TraceId>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let caller = match check(&state, INSTANT_ORDER.auth, &headers).await {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
+    };
+    let body = match body {
+        Ok(PlatformBody(body)) => body,
+        Err(error) => return error.into_response(),
+    };
+    let envelope = match enqueue(&state, &INSTANT_ORDER, &caller, body, &trace.0).await {
+        Ok(envelope) => envelope,
+        Err(error) => return error.into_response(),
+    };
+    let tenant = envelope.tenant.clone();
+    match state.platform.gateway.ask(&tenant, TenantQuery::ApplyNow { envelope }).await {
+        Ok(customer) => Json(json!({"status": 1, "processed": true, "customer": customer})).into_response(),
+        // Enqueued durably: it will be processed; say so instead of failing the producer.
+        Err(error) => {
+            tracing::warn!(%error, tenant, "instant processing unavailable; the order stays queued");
+            Json(json!({"status": 1, "processed": false})).into_response()
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The customer engagement platform's HTTP routes (`spec/engagement-platform.md`).
+//!
+//! | spec area | module |
+//! |---|---|
+//! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
+//! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
+//! | `/chat/send`, `/chat/receipts` | [`chat`] |
+//! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
+//! | error families | [`errors`] |
+//! | request bodies (JSON or url-encoded) and their schemas | [`body`], [`schemas`] |
+
+pub mod admin;
+pub mod auth;
+pub mod body;
+pub mod chat;
+pub mod customers;
+pub mod errors;
+pub mod ingestion;
+pub mod schemas;
+pub mod tokens;
+
+use std::sync::Arc;
+
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use engage_actors::TenantGateway;
+use engage_streams::Bus;
+
+use crate::AppState;
+use auth::Auth;
+
+/// What the platform routes share.
+pub struct PlatformState {
+    /// The bus orders are published on.
+    pub bus: Arc<dyn Bus>,
+    /// Questions to tenant actors (local or by NATS).
+    pub gateway: TenantGateway,
+    /// Stored tokens.
+    pub tokens: tokens::TokenStore,
+    /// Compiled body schemas.
+    pub schemas: schemas::PlatformSchemas,
+    /// Key of the loopback admin routes.
+    pub admin_key: String,
+}
+
+/// Every platform route.
+pub fn router() -> Router<AppState> {
+    Router::new().merge(ingestion::router()).merge(customers::router()).merge(chat::router()).merge(admin::router())
+}
+
+fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
+    let error = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
+    let mut responses = json!({
+        "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
+        "400": {"description": "xE_102 invalid request (body not JSON, schema violation, missing parentBusinessId)", "content": {"application/json": {"schema": error}}},
+        "503": {"description": "xE_503 the queue or the tenant's owner is unavailable; retry", "content": {"application/json": {"schema": error}}},
+    });
+    match auth {
+        Auth::Integration => {
+            responses["401"] = json!({"description": "xE_101 Authentication Failed", "content": {"application/json": {"schema": error}}});
+            responses["403"] = json!({"description": "xE_103 parentBusinessId differs from the token's", "content": {"application/json": {"schema": error}}});
+        }
+        Auth::Staff | Auth::Ingestion => {
+            responses["403"] = json!({"description": "{message: \"invalid credentials\"}"});
+            responses["500"] = json!({"description": "{message: \"authentication failed\"} (the check itself failed)"});
+        }
+        Auth::InternalJwt => responses["401"] = json!({"description": "{message: \"invalid token\"}"}),
+        Auth::None => {}
+    }
+    let mut op = json!({
+        "summary": summary,
+        "tags": ["platform"],
+        "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}},
+            "application/x-www-form-urlencoded": {"schema": {"$ref": format!("#/components/schemas/{schema}")}},
+        }},
+        "responses": responses,
+    });
+    op["security"] = match auth.scheme() {
+        Some(scheme) => json!([{ scheme: [] }]),
+        None => json!([]),
+    };
+    op
+}
+
+/// Path items and components of the platform routes, for `/openapi.json`.
+pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
+    let ack = json!({"type": "object", "properties": {"status": {"const": 1}}, "required": ["status"]});
+    let mut paths = Map::new();
+    for route in ingestion::ENQUEUE_ROUTES {
+        paths.insert(
+            route.path.to_owned(),
+            json!({"post": operation(route.summary, route.auth, route.schema, ack.clone())}),
+        );
+    }
+    let customer = json!({"$ref": "#/components/schemas/CustomerDetails"});
+    let instant = &ingestion::INSTANT_ORDER;
+    paths.insert(
+        instant.path.to_owned(),
+        json!({"post": operation(instant.summary, instant.auth, instant.schema,
+            json!({"type": "object", "properties": {"status": {"const": 1}, "processed": {"type": "boolean"}, "customer": customer}}))}),
+    );
+    let mut details = operation(
+        "Customer details (synchronous read from the tenant's actor); 404 xE_404 when unknown",
+        Auth::None,
+        "CustomerDetailsRequest",
+        json!({"type": "object", "properties": {"status": {"const": 1}, "customer": customer}}),
+    );
+    details["responses"]["404"] = json!({"description": "xE_404 customer not found"});
+    paths.insert("/crm_api/get/customer/details".to_owned(), json!({"post": details}));
+    paths.insert(
+        "/crm_api/update/customer/details".to_owned(),
+        json!({"post": operation("Update a customer's name, email, gender or dob", Auth::Staff, "UpdateCustomerRequest",
+            json!({"type": "object", "properties": {"status": {"const": 1}, "message": {"type": "string"}, "customer": customer}}))}),
+    );
+    paths.insert("/chat/send".to_owned(), json!({"post": operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, "ChatEvent", ack.clone())}));
+    paths.insert("/chat/receipts".to_owned(), json!({"post": operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack)}));
+
+    let mut schemas: Map<String, Value> =
+        schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+    schemas.insert(
+        "IntegrationErrorBody".to_owned(),
+        json!({"type": "object", "required": ["status", "error_code", "error_message"], "properties": {
+            "status": {"const": 0}, "error_code": {"type": "string", "examples": ["xE_101", "xE_102"]},
+            "error_message": {"type": "string"},
+            "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Issue"}}}}),
+    );
+    schemas.insert(
+        "CustomerDetails".to_owned(),
+        json!({"type": "object", "properties": {
+            "customer_number": {"type": "string"}, "name": {"type": "string"}, "total_orders": {"type": "integer"},
+            "last_order": {"type": ["string", "null"], "format": "date"}, "loyalty_points": {"type": "integer"},
+            "segment": {"type": "string", "enum": ["prospect", "new", "repeat", "loyal", "lapsed"]},
+            "lifetime_value": {"type": "number"}, "average_order_value": {"type": "number"}}}),
+    );
+    let mut security = Map::new();
+    security.insert("staffToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token"}));
+    security.insert(
+        "ingestionToken".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "token", "description": "a token of kind ingestion"}),
+    );
+    security.insert(
+        "integrationToken".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "Authorization", "description": "the raw token, no Bearer"}),
+    );
+    security.insert("internalJwt".to_owned(), json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}));
+    (paths, schemas, security)
+}

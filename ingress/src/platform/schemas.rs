@@ -1,0 +1,71 @@
+//! The JSON Schemas of the platform's request bodies (`schemas/*.json`): compiled once, used by
+//! the routes, and published in `/openapi.json` under their names.
+
+use std::collections::BTreeMap;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::error::Issue;
+
+/// (name, schema text) of every body schema.
+pub const SCHEMAS: &[(&str, &str)] = &[
+    ("Order", include_str!("schemas/order.json")),
+    ("CreateCustomer", include_str!("schemas/customer.json")),
+    ("PushToken", include_str!("schemas/push_token.json")),
+    ("Checkin", include_str!("schemas/checkin.json")),
+    ("BusinessStatus", include_str!("schemas/business_status.json")),
+    ("MerchantData", include_str!("schemas/merchant_data.json")),
+    ("CrmToken", include_str!("schemas/crm_token.json")),
+    ("ChatEvent", include_str!("schemas/chat_event.json")),
+    ("CustomerDetailsRequest", include_str!("schemas/customer_details.json")),
+    ("UpdateCustomerRequest", include_str!("schemas/update_customer.json")),
+];
+
+/// Compiled validators by schema name.
+pub struct PlatformSchemas {
+    validators: BTreeMap<&'static str, Validator>,
+}
+
+impl PlatformSchemas {
+    /// Compiles every schema (formats asserted).
+    pub fn compile() -> Result<Self, String> {
+        let mut validators = BTreeMap::new();
+        for (name, text) in SCHEMAS {
+            let schema: Value = serde_json::from_str(text).map_err(|e| format!("schema {name}: {e}"))?;
+            let validator = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .map_err(|e| format!("schema {name}: {e}"))?;
+            validators.insert(*name, validator);
+        }
+        Ok(Self { validators })
+    }
+
+    /// Problems of `instance` against schema `name` (an unknown name is a problem too).
+    pub fn issues(&self, name: &str, instance: &Value) -> Vec<Issue> {
+        let Some(validator) = self.validators.get(name) else {
+            return vec![Issue { pointer: String::new(), message: format!("no schema {name}") }];
+        };
+        validator
+            .iter_errors(instance)
+            .map(|error| {
+                let mut pointer = error.instance_path().as_str().to_owned();
+                if let ValidationErrorKind::Required { property } = error.kind() {
+                    if let Some(name) = property.as_str() {
+                        pointer.push('/');
+                        pointer.push_str(name);
+                    }
+                }
+                let message: String = error.to_string().chars().take(300).collect();
+                Issue { pointer, message }
+            })
+            .collect()
+    }
+
+    /// The schema documents, for `/openapi.json`.
+    pub fn documents() -> Vec<(&'static str, Value)> {
+        SCHEMAS.iter().filter_map(|(name, text)| serde_json::from_str(text).ok().map(|v| (*name, v))).collect()
+    }
+}

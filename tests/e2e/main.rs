@@ -9,3 +9,4 @@ mod cloudwatch;
 mod jwt;
 mod logs_api;
 mod ops;
+mod platform;

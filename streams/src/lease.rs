@@ -7,7 +7,8 @@
 //!    `ceil(partitions / live nodes)`;
 //! 3. renews each partition it owns (`p.<n>`, compare-and-set on the revision it holds; a failed
 //!    renewal means the partition is lost and is dropped at once);
-//! 4. releases partitions above its share (so a node that joins gets some), and
+//! 4. releases partitions above its share (so a node that joins gets some): it stops processing
+//!    them at once but deletes their keys only a round later, and
 //! 5. takes free partitions (`create` succeeds only when the key is absent) up to its share,
 //!    starting at an offset derived from its id so nodes do not all race for partition 0.
 //!
@@ -87,20 +88,22 @@ pub fn spawn_lease_keeper(
     let (owned_tx, owned_rx) = watch::channel(Owned::new());
     let task = tokio::spawn(async move {
         let mut held: BTreeMap<u32, u64> = BTreeMap::new(); // partition -> revision
+        let mut releasing: Vec<u32> = Vec::new(); // held, renewed, but no longer processed
         let mut valid_until = Instant::now();
         let tick = lease / 3;
         loop {
-            match keep(&bucket, &node, partitions, &mut held).await {
+            match keep(&bucket, &node, partitions, &mut held, &mut releasing).await {
                 Ok(()) => valid_until = Instant::now() + lease - tick,
                 Err(error) => {
                     tracing::warn!(%error, node, "lease round failed");
                     if Instant::now() >= valid_until && !held.is_empty() {
                         tracing::error!(node, "leases expired without renewal: dropping every partition");
                         held.clear();
+                        releasing.clear();
                     }
                 }
             }
-            let owned: Owned = held.keys().copied().collect();
+            let owned: Owned = held.keys().copied().filter(|p| !releasing.contains(p)).collect();
             if *owned_tx.borrow() != owned {
                 tracing::info!(node, partitions = ?owned, "partition ownership changed");
                 metrics::gauge!("engage_partitions_owned").set(owned.len() as f64);
@@ -122,7 +125,13 @@ pub fn spawn_lease_keeper(
     (owned_rx, task)
 }
 
-async fn keep(bucket: &Bucket, node: &str, partitions: u32, held: &mut BTreeMap<u32, u64>) -> Result<(), String> {
+async fn keep(
+    bucket: &Bucket,
+    node: &str,
+    partitions: u32,
+    held: &mut BTreeMap<u32, u64>,
+    releasing: &mut Vec<u32>,
+) -> Result<(), String> {
     bucket.put(format!("node.{node}"), node.as_bytes().to_vec().into()).await.map_err(|e| e.to_string())?;
     let alive = live_nodes(bucket).await?.len().max(1) as u32;
     let share = partitions.div_ceil(alive) as usize;
@@ -139,17 +148,25 @@ async fn keep(bucket: &Bucket, node: &str, partitions: u32, held: &mut BTreeMap<
         tracing::warn!(node, partition, "partition lease lost");
         held.remove(&partition);
     }
-    // release above the share (highest numbers first)
-    while held.len() > share {
-        let Some((&partition, _)) = held.iter().next_back() else { break };
-        held.remove(&partition);
-        let _ = bucket.delete(format!("p.{partition}")).await;
-        tracing::info!(node, partition, "partition released to rebalance");
+    // release above the share (highest numbers first), in two rounds: first stop processing
+    // (the engine sees the partition leave the owned set) while still renewing the lease, then
+    // delete the key a round later, so the next owner never overlaps a batch still running here
+    for partition in std::mem::take(releasing) {
+        if held.remove(&partition).is_some() {
+            let _ = bucket.delete(format!("p.{partition}")).await;
+            tracing::info!(node, partition, "partition released to rebalance");
+        }
+    }
+    let mut active = held.len();
+    while active > share {
+        let Some(&partition) = held.keys().rev().find(|p| !releasing.contains(p)) else { break };
+        releasing.push(partition);
+        active -= 1;
     }
     // take free partitions up to the share
     let offset = partition_of(node, partitions);
     for i in 0..partitions {
-        if held.len() >= share {
+        if held.len() - releasing.len() >= share {
             break;
         }
         let partition = (offset + i) % partitions;

@@ -6,6 +6,7 @@ mod helpers;
 
 mod cli;
 mod cloudwatch;
+mod cluster;
 mod jwt;
 mod logs_api;
 mod ops;

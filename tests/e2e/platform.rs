@@ -42,8 +42,13 @@ async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value)
 pub async fn wait_customer(app: &TestApp, tenant: &str, phone: &str, check: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let (status, body) =
-            post(app, "/crm_api/get/customer/details", &[], &json!({"parent_business_id": tenant, "customer_number": phone})).await;
+        let (status, body) = post(
+            app,
+            "/crm_api/get/customer/details",
+            &[],
+            &json!({"parent_business_id": tenant, "customer_number": phone}),
+        )
+        .await;
         if status == 200 && check(&body["customer"]) {
             return body["customer"].clone();
         }
@@ -98,8 +103,16 @@ async fn every_route_accepts_its_body_and_refuses_bad_input() {
         ("/crm_api/api/injestion/orderPush", int, next_order()),
         ("/crm_api/api/injestion/pos_d", int, next_order()),
         ("/crm_api/api/injestion/pos_e", none, next_order()),
-        ("/injestion/createCustomer", none, json!({"parentBusinessId": t, "businessId": "outlet-1", "phone": "9876500002", "name": "Ravi", "email": "ravi@example.com"})),
-        ("/injestion/fcms", none, json!({"parentBusinessId": t, "phone": "9876500002", "fcm_token": "fcm-token-123456", "platform": "android"})),
+        (
+            "/injestion/createCustomer",
+            none,
+            json!({"parentBusinessId": t, "businessId": "outlet-1", "phone": "9876500002", "name": "Ravi", "email": "ravi@example.com"}),
+        ),
+        (
+            "/injestion/fcms",
+            none,
+            json!({"parentBusinessId": t, "phone": "9876500002", "fcm_token": "fcm-token-123456", "platform": "android"}),
+        ),
         ("/injestion/checkin", none, json!({"parentBusinessId": t, "businessId": "outlet-1", "phone": "9876500002"})),
         ("/update/business/status", none, json!({"parentBusinessId": t, "businessId": "outlet-1", "status": 1})),
         ("/insert/merchant/data", none, json!({"parentBusinessId": t, "businessId": "outlet-1", "name": "Outlet One"})),
@@ -147,12 +160,27 @@ async fn each_auth_family_fails_with_its_own_body() {
     let body = order("brand-a", "x1", "9876500003", 5.0);
 
     // integration family: 401 {status 0, xE_101, Authentication Failed}
-    for headers in [vec![], vec![("authorization", "nope")], vec![("authorization", staff.as_str())], vec![("authorization", "Bearer x")]] {
-        assert_eq!(post(&app, "/api/ingestion/orderPush", &headers, &body).await, (401, integration_failure()), "{headers:?}");
+    for headers in [
+        vec![],
+        vec![("authorization", "nope")],
+        vec![("authorization", staff.as_str())],
+        vec![("authorization", "Bearer x")],
+    ] {
+        assert_eq!(
+            post(&app, "/api/ingestion/orderPush", &headers, &body).await,
+            (401, integration_failure()),
+            "{headers:?}"
+        );
         assert_eq!(post(&app, "/injestion/pos_d", &headers, &body).await, (401, integration_failure()));
     }
     // an integration token sets the brand: another brand in the body is refused
-    let (status, answer) = post(&app, "/api/ingestion/orderPush", &[("authorization", &integration)], &order("brand-b", "x2", "9876500003", 5.0)).await;
+    let (status, answer) = post(
+        &app,
+        "/api/ingestion/orderPush",
+        &[("authorization", &integration)],
+        &order("brand-b", "x2", "9876500003", 5.0),
+    )
+    .await;
     assert_eq!((status, answer["error_code"].clone()), (403, json!("xE_103")));
     // ... and a body without parentBusinessId takes the token's
     let mut no_parent = order("brand-a", "x3", "9876500003", 5.0);
@@ -161,7 +189,9 @@ async fn each_auth_family_fails_with_its_own_body() {
 
     // staff family (ingestion tokens too): 403 {message: "invalid credentials"}
     let invalid = json!({"message": "invalid credentials"});
-    for headers in [vec![], vec![("token", "nope")], vec![("token", integration.as_str())], vec![("token", staff.as_str())]] {
+    for headers in
+        [vec![], vec![("token", "nope")], vec![("token", integration.as_str())], vec![("token", staff.as_str())]]
+    {
         assert_eq!(post(&app, "/injestion/pos_c", &headers, &body).await, (403, invalid.clone()), "{headers:?}");
         assert_eq!(post(&app, "/sync/crm/token", &headers, &json!({})).await, (403, invalid.clone()));
     }
@@ -186,20 +216,44 @@ async fn each_auth_family_fails_with_its_own_body() {
         &jsonwebtoken::EncodingKey::from_secret(b"another-secret"),
     )
     .unwrap();
-    for headers in [vec![], vec![("authorization", format!("Bearer {wrong}"))], vec![("authorization", integration.clone())]] {
+    for headers in
+        [vec![], vec![("authorization", format!("Bearer {wrong}"))], vec![("authorization", integration.clone())]]
+    {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        assert_eq!(post(&app, "/chat/send", &headers, &json!({"a": 1})).await, (401, json!({"message": "invalid token"})));
+        assert_eq!(
+            post(&app, "/chat/send", &headers, &json!({"a": 1})).await,
+            (401, json!({"message": "invalid token"}))
+        );
     }
 
     // a revoked token stops working
     let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
-    let list: Value = app.client.get(format!("{}/admin/tokens", app.base)).header("x-admin-key", key.trim()).send().await.unwrap().json().await.unwrap();
-    let id = list["tokens"].as_array().unwrap().iter().find(|t| t["kind"] == "ingestion").unwrap()["id"].as_str().unwrap().to_owned();
-    let response = app.client.delete(format!("{}/admin/tokens/{id}", app.base)).header("x-admin-key", key.trim()).send().await.unwrap();
+    let list: Value = app
+        .client
+        .get(format!("{}/admin/tokens", app.base))
+        .header("x-admin-key", key.trim())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = list["tokens"].as_array().unwrap().iter().find(|t| t["kind"] == "ingestion").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let response = app
+        .client
+        .delete(format!("{}/admin/tokens/{id}", app.base))
+        .header("x-admin-key", key.trim())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(post(&app, "/injestion/pos_c", &[("token", &ingestion)], &body).await, (403, invalid));
     // the admin routes need the key
-    let response = app.client.get(format!("{}/admin/tokens", app.base)).header("x-admin-key", "wrong").send().await.unwrap();
+    let response =
+        app.client.get(format!("{}/admin/tokens", app.base)).header("x-admin-key", "wrong").send().await.unwrap();
     assert_eq!(response.status(), 403);
 }
 
@@ -226,7 +280,13 @@ async fn totals_are_exact_idempotent_and_updated() {
     assert_eq!(customer["total_orders"], 3);
     assert_eq!(customer["average_order_value"], json!(80.0));
     // unknown customer and bad body
-    let (status, answer) = post(&app, "/crm_api/get/customer/details", &[], &json!({"parent_business_id": t, "customer_number": "9999999999"})).await;
+    let (status, answer) = post(
+        &app,
+        "/crm_api/get/customer/details",
+        &[],
+        &json!({"parent_business_id": t, "customer_number": "9999999999"}),
+    )
+    .await;
     assert_eq!((status, answer["error_code"].clone()), (404, json!("xE_404")));
     let (status, answer) = post(&app, "/crm_api/get/customer/details", &[], &json!({"customer_number": "x"})).await;
     assert_eq!((status, answer["error_code"].clone()), (400, json!("xE_102")));
@@ -264,7 +324,8 @@ async fn queue_records_follow_the_spec_table() {
     assert_eq!(post(&app, "/injestion/platform", &[], &order(t, "q2", "9876500030", 1.0)).await.0, 200);
     wait_customer(&app, t, "9876500030", |c| c["total_orders"] == 2).await;
     let dir = app.stop().await;
-    let store: std::sync::Arc<dyn engage_storage::Store> = std::sync::Arc::new(engage_storage::EmbeddedStore::open(dir.path()).unwrap());
+    let store: std::sync::Arc<dyn engage_storage::Store> =
+        std::sync::Arc::new(engage_storage::EmbeddedStore::open(dir.path()).unwrap());
     let repo = engage_actors::repo::Repo::new(store);
     let day = engage_actors::domain::time::ist_day(chrono::Utc::now());
     let records = repo.queue_records(t, &day, 10).await.unwrap();
@@ -273,7 +334,11 @@ async fn queue_records_follow_the_spec_table() {
     assert_eq!(lambda.source, 2, "pos_a is source 2");
     assert_eq!(lambda.api_source.as_deref(), Some("lambda"));
     assert_eq!(lambda.status, engage_actors::repo::STATUS_PROCESSED);
-    assert!(chrono::NaiveDateTime::parse_from_str(&lambda.inserted_at, "%Y-%m-%d %H:%M:%S").is_ok(), "{}", lambda.inserted_at);
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(&lambda.inserted_at, "%Y-%m-%d %H:%M:%S").is_ok(),
+        "{}",
+        lambda.inserted_at
+    );
     let direct = records.iter().find(|r| r.api_source.is_none()).unwrap();
     assert_eq!(direct.source, 1);
     assert_eq!(direct.data["orderId"], "q2");

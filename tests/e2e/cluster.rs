@@ -1,0 +1,402 @@
+//! The `engage` binary as operators run it: `kill -9` of the embedded server while orders stream
+//! in; a supervisor restarting a panicking tenant actor; idempotent replay of a NATS subject; two
+//! nodes and an ingress on NATS with one node killed mid-stream. Each NATS test starts its own
+//! `nats-server -js` (binary from `ENGAGE_TEST_NATS_SERVER`, set by `scripts/test.sh`).
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::helpers::required_env;
+
+const BIN: &str = env!("CARGO_BIN_EXE_engage");
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A nats-server with JetStream on a free port, stopped on drop.
+struct NatsServer {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl NatsServer {
+    async fn start() -> Self {
+        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(binary)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        let url = format!("nats://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Self { child, url, _dir: dir }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One engage process.
+struct Engage {
+    child: Child,
+    base: String,
+    port: u16,
+}
+
+impl Engage {
+    async fn start(data_dir: &std::path::Path, port: u16, env: &[(&str, &str)]) -> Self {
+        let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .arg("serve")
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("ENGAGE_DATA_DIR", data_dir)
+            .env("ENGAGE_LOG_LEVEL", "info")
+            .stdout(Stdio::null())
+            .stderr(log);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command.spawn().unwrap();
+        let engage = Self { child, base: format!("http://127.0.0.1:{port}"), port };
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(response) = client.get(format!("{}/readyz", engage.base)).send().await {
+                if response.status() == 200 {
+                    break;
+                }
+            }
+            assert!(Instant::now() < deadline, "engage on port {port} did not become ready");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        engage
+    }
+
+    fn kill9(&mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Engage {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+fn order(tenant: &str, id: &str, phone: &str) -> Value {
+    json!({"parentBusinessId": tenant, "businessId": "outlet-1", "orderId": id,
+           "customer": {"phone": phone}, "amount": 1, "orderTime": "2026-11-21 10:00:00"})
+}
+
+async fn details(client: &reqwest::Client, base: &str, tenant: &str, phone: &str) -> (u16, Value) {
+    match client
+        .post(format!("{base}/crm_api/get/customer/details"))
+        .json(&json!({"parent_business_id": tenant, "customer_number": phone}))
+        .send()
+        .await
+    {
+        Ok(response) => crate::helpers::read(response).await,
+        Err(_) => (0, Value::Null),
+    }
+}
+
+/// Waits until every (tenant, phone) has exactly one order of amount 1; returns the stragglers.
+async fn wait_each_counted_once(client: &reqwest::Client, base: &str, orders: &[(String, String)], within: Duration) {
+    let deadline = Instant::now() + within;
+    let mut pending: Vec<&(String, String)> = orders.iter().collect();
+    while !pending.is_empty() {
+        let mut still = Vec::new();
+        for key in pending {
+            let (status, body) = details(client, base, &key.0, &key.1).await;
+            if status == 200 {
+                assert_eq!(body["customer"]["total_orders"], 1, "{key:?} counted more than once: {body}");
+                assert_eq!(body["customer"]["lifetime_value"], json!(1.0), "{key:?}: {body}");
+            } else {
+                still.push(key);
+            }
+        }
+        pending = still;
+        if !pending.is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "{} acknowledged orders never processed, e.g. {:?}",
+                pending.len(),
+                pending[0]
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// Posts orders from `workers` concurrent producers until `stop`; returns (acked, sent).
+async fn stream_orders(
+    base: String,
+    tenants: usize,
+    workers: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    acked: Arc<Mutex<Vec<(String, String)>>>,
+) -> usize {
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tasks = (0..workers).map(|w| {
+        let (client, base, stop, acked, sent) =
+            (client.clone(), base.clone(), stop.clone(), acked.clone(), sent.clone());
+        async move {
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) && i < 2000 {
+                i += 1;
+                let tenant = format!("brand-{}", (w * 7 + i) % tenants);
+                let phone = format!("9{w:02}{i:07}");
+                sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let ok = client
+                    .post(format!("{base}/injestion/platform"))
+                    .json(&order(&tenant, &format!("o-{w}-{i}"), &phone))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status() == 200);
+                if ok {
+                    acked.lock().unwrap().push((tenant, phone));
+                } else {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    });
+    futures::future::join_all(tasks).await;
+    sent.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+async fn wait_acked(acked: &Mutex<Vec<(String, String)>>, at_least: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked.lock().unwrap().len() < at_least {
+        assert!(Instant::now() < deadline, "orders were not acknowledged");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let mut engage = Engage::start(&data, port, &[]).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let producer = tokio::spawn(stream_orders(engage.base.clone(), 5, 6, stop.clone(), acked.clone()));
+    wait_acked(&acked, 150).await;
+    engage.kill9();
+    let at_kill = acked.lock().unwrap().len();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    producer.await.unwrap();
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= at_kill);
+
+    let engage = Engage::start(&data, port, &[]).await;
+    let client = reqwest::Client::new();
+    wait_each_counted_once(&client, &engage.base, &acked, Duration::from_secs(60)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_tenant_actor_is_restarted_by_its_supervisor_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let engage =
+        Engage::start(&dir.path().join("data"), free_port(), &[("ENGAGE_FAULT_PANIC_ORDER_ID", "poison")]).await;
+    let client = reqwest::Client::new();
+    let mut orders = Vec::new();
+    for (i, id) in ["a", "poison", "b", "c"].iter().enumerate() {
+        let phone = format!("90000000{i:02}");
+        let response = client
+            .post(format!("{}/injestion/platform", engage.base))
+            .json(&order("brand-p", id, &phone))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        orders.push(("brand-p".to_owned(), phone));
+    }
+    wait_each_counted_once(&client, &engage.base, &orders, Duration::from_secs(30)).await;
+    let metrics = client.get(format!("{}/metrics", engage.base)).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("engage_actor_restarts_total 1"), "{metrics}");
+    assert!(metrics.contains("engage_actor_failures_total 1"), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaying_a_subject_with_the_nats_client_changes_no_total() {
+    let nats = NatsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let engage = Engage::start(
+        &dir.path().join("data"),
+        free_port(),
+        &[("ENGAGE_NATS_URL", &nats.url), ("ENGAGE_PARTITIONS", "8"), ("ENGAGE_PARTITION_LEASE_SECS", "3")],
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let mut expected = BTreeMap::new();
+    for i in 0..30 {
+        let tenant = format!("brand-{}", i % 3);
+        let phone = format!("98000000{:02}", i % 5);
+        let body = json!({"parentBusinessId": tenant, "businessId": "o1", "orderId": format!("r{i}"),
+                          "customer": {"phone": phone}, "amount": 2.5, "orderTime": "2026-11-21 10:00:00"});
+        let response = client.post(format!("{}/injestion/platform", engage.base)).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        *expected.entry((tenant, phone)).or_insert(0u64) += 1;
+    }
+    // the same order POSTed again is dropped by JetStream's de-duplication (Nats-Msg-Id)
+    let again = json!({"parentBusinessId": "brand-0", "businessId": "o1", "orderId": "r0",
+                       "customer": {"phone": "9800000000"}, "amount": 2.5, "orderTime": "2026-11-21 10:00:00"});
+    assert_eq!(
+        client.post(format!("{}/injestion/platform", engage.base)).json(&again).send().await.unwrap().status(),
+        200
+    );
+
+    let check = |expected: BTreeMap<(String, String), u64>| {
+        let client = client.clone();
+        let base = engage.base.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            for ((tenant, phone), orders) in &expected {
+                loop {
+                    let (status, body) = details(&client, &base, tenant, phone).await;
+                    if status == 200 && body["customer"]["total_orders"] == *orders {
+                        assert_eq!(body["customer"]["lifetime_value"], json!(2.5 * *orders as f64));
+                        break;
+                    }
+                    assert!(Instant::now() < deadline, "{tenant}/{phone}: expected {orders} orders, got {body}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    };
+    check(expected.clone()).await;
+
+    // an operator re-publishes every message of the subjects, as `nats pub` would (no Nats-Msg-Id)
+    let nats_client = async_nats::connect(&nats.url).await.unwrap();
+    let jetstream = async_nats::jetstream::new(nats_client.clone());
+    let mut stream = jetstream.get_stream("ENGAGE_ORDERS").await.unwrap();
+    let info = stream.info().await.unwrap().clone();
+    assert_eq!(info.state.messages, 30, "the duplicate POST was de-duplicated");
+    let mut republished = 0;
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        let message = stream.get_raw_message(seq).await.unwrap();
+        jetstream.publish(message.subject.to_string(), message.payload.clone()).await.unwrap().await.unwrap();
+        republished += 1;
+    }
+    assert_eq!(republished, 30);
+    // wait until the replayed messages were consumed: every consumer's pending count is 0
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut pending = 0;
+        let mut consumers = stream.consumers();
+        while let Some(consumer) = consumers.next().await {
+            let consumer = consumer.unwrap();
+            pending += consumer.num_pending + consumer.num_ack_pending as u64;
+        }
+        if pending == 0 && stream.info().await.unwrap().state.messages == 60 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the replay was not consumed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    check(expected).await;
+    let metrics = client.get(format!("{}/metrics", engage.base)).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("engage_orders_applied_total{outcome=\"unchanged\"} 30"), "{metrics}");
+}
+
+async fn owners(nats_url: &str) -> BTreeMap<u32, String> {
+    let client = async_nats::connect(nats_url).await.unwrap();
+    let jetstream = async_nats::jetstream::new(client);
+    match jetstream.get_key_value(engage_streams::lease::LEASE_BUCKET).await {
+        Ok(bucket) => engage_streams::lease::owners(&bucket).await.unwrap_or_default(),
+        Err(_) => BTreeMap::new(),
+    }
+}
+
+async fn wait_owners(
+    nats_url: &str,
+    partitions: u32,
+    predicate: impl Fn(&BTreeMap<u32, String>) -> bool,
+    within: Duration,
+) -> BTreeMap<u32, String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let owners = owners(nats_url).await;
+        if owners.len() == partitions as usize && predicate(&owners) {
+            return owners;
+        }
+        assert!(Instant::now() < deadline, "partition owners never settled: {owners:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_loses_its_partitions_within_the_lease_and_nothing_acked_is_lost() {
+    let nats = NatsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let common =
+        [("ENGAGE_NATS_URL", nats.url.as_str()), ("ENGAGE_PARTITIONS", "16"), ("ENGAGE_PARTITION_LEASE_SECS", "3")];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        common.iter().copied().chain(extra.iter().copied()).collect::<Vec<_>>()
+    };
+    let mut node_a = Engage::start(
+        &dir.path().join("a"),
+        free_port(),
+        &with(&[("ENGAGE_ROLE", "node"), ("ENGAGE_NODE_ID", "node-a")]),
+    )
+    .await;
+    let _node_b = Engage::start(
+        &dir.path().join("b"),
+        free_port(),
+        &with(&[("ENGAGE_ROLE", "node"), ("ENGAGE_NODE_ID", "node-b")]),
+    )
+    .await;
+    let ingress = Engage::start(&dir.path().join("i"), free_port(), &with(&[("ENGAGE_ROLE", "ingress")])).await;
+    let before = wait_owners(
+        &nats.url,
+        16,
+        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
+        Duration::from_secs(30),
+    )
+    .await;
+    let a_partitions = before.values().filter(|n| *n == "node-a").count();
+    assert!((6..=10).contains(&a_partitions), "partitions are shared: {before:?}");
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let producer = tokio::spawn(stream_orders(ingress.base.clone(), 16, 4, stop.clone(), acked.clone()));
+    wait_acked(&acked, 100).await;
+    let _ = node_a.port;
+    node_a.kill9();
+    let killed_at = Instant::now();
+    wait_acked(&acked, 250).await;
+    // node-a's partitions move to node-b within the lease (3 s) plus one renewal round
+    wait_owners(&nats.url, 16, |o| o.values().all(|n| n == "node-b"), Duration::from_secs(15)).await;
+    let moved_after = killed_at.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    producer.await.unwrap();
+    let acked = acked.lock().unwrap().clone();
+    let client = reqwest::Client::new();
+    wait_each_counted_once(&client, &ingress.base, &acked, Duration::from_secs(60)).await;
+    assert!(moved_after < Duration::from_secs(10), "partitions moved after {moved_after:?}");
+}

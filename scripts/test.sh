@@ -36,6 +36,14 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+# Waits up to 10 s for a TCP listener on a loopback port.
+wait_port() {
+  for _ in $(seq 1 100); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 pids=()
@@ -49,22 +57,14 @@ mkdir -p target
 moto_port=$(free_port)
 moto_server -H 127.0.0.1 -p "$moto_port" >target/moto.log 2>&1 &
 pids+=($!)
-for _ in $(seq 1 100); do
-  if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $moto_port), 0.2)" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-python3 -c "import socket; socket.create_connection(('127.0.0.1', $moto_port), 1)" || { log "moto_server did not start"; cat target/moto.log >&2; exit 1; }
+wait_port "$moto_port" || { log "moto_server did not start"; cat target/moto.log >&2; exit 1; }
 log "moto_server on 127.0.0.1:$moto_port"
 
 nats_port=$(free_port)
 nats_dir=$(mktemp -d)
 "$nats_bin" -js -a 127.0.0.1 -p "$nats_port" -sd "$nats_dir" >target/nats.log 2>&1 &
 pids+=($!)
-for _ in $(seq 1 100); do
-  if python3 -c "import socket; socket.create_connection(('127.0.0.1', $nats_port), 0.2)" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-python3 -c "import socket; socket.create_connection(('127.0.0.1', $nats_port), 1)" || { log "nats-server did not start"; cat target/nats.log >&2; exit 1; }
+wait_port "$nats_port" || { log "nats-server did not start"; cat target/nats.log >&2; exit 1; }
 log "nats-server -js on 127.0.0.1:$nats_port"
 
 export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"

@@ -9,6 +9,7 @@
 //! - [`rate_limit`]: per-caller limits (`governor`).
 //! - [`error`]: `ApiError`, the log service's error family.
 //! - [`trace`]: `x-trace-id`, request spans and request metrics.
+//! - [`validation`]: JSON Schema compilation and issue lists shared by every route family.
 //! - [`telemetry`]: the Prometheus recorder.
 
 pub mod auth;
@@ -20,6 +21,7 @@ pub mod platform;
 pub mod rate_limit;
 pub mod telemetry;
 pub mod trace;
+pub mod validation;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -322,6 +322,52 @@ async fn replaying_a_subject_with_the_nats_client_changes_no_total() {
     check(expected).await;
     let metrics = client.get(format!("{}/metrics", engage.base)).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("engage_orders_applied_total{outcome=\"unchanged\"} 30"), "{metrics}");
+
+    // `engage partitions` prints the owner of every partition
+    let output = Command::new(BIN)
+        .arg("partitions")
+        .env("ENGAGE_NATS_URL", &nats.url)
+        .env("ENGAGE_PARTITIONS", "8")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let owned: Vec<&str> = stdout.lines().filter(|l| l.contains('\t')).collect();
+    assert_eq!(owned.len(), 8, "{stdout}");
+    assert!(owned.iter().all(|l| !l.contains("(unowned)")), "{stdout}");
+
+    // `engage tokens create` against the running server prints the token alone; it works
+    let output = Command::new(BIN)
+        .args(["tokens", "create", "--kind", "ingestion", "--parent", "brand-0"])
+        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+        .env("ENGAGE_DATA_DIR", dir.path().join("data"))
+        .env("ENGAGE_NATS_URL", &nats.url)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let token = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(token.lines().count(), 1);
+    let token = token.trim().to_owned();
+    assert!(token.starts_with("eng_ingestion_"), "{token}");
+    let pos_c = |token: String| {
+        let client = client.clone();
+        let base = engage.base.clone();
+        async move {
+            let response = client
+                .post(format!("{base}/injestion/pos_c"))
+                .header("token", token)
+                .json(&order("brand-0", "c-1", "9811111111"))
+                .send()
+                .await
+                .unwrap();
+            crate::helpers::read(response).await
+        }
+    };
+    assert_eq!(pos_c(token.clone()).await, (200, json!({"status": 1})));
+
+    // fail closed: with NATS gone the token check itself fails: 500 {message: "authentication failed"}
+    drop(nats);
+    assert_eq!(pos_c(token).await, (500, json!({"message": "authentication failed"})));
 }
 
 async fn owners(nats_url: &str) -> BTreeMap<u32, String> {

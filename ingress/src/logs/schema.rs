@@ -1,17 +1,14 @@
 //! The LogIngestRequest JSON Schema: compiled once, used to validate every request, and served
 //! unchanged inside `/openapi.json`.
 
-use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::Value;
 
 use crate::error::Issue;
+use crate::validation;
 
 /// The schema document (JSON Schema 2020-12).
 pub const LOG_INGEST_REQUEST_SCHEMA: &str = include_str!("log_ingest_request.schema.json");
-
-/// Most characters of one issue message (values inside messages can be large).
-const MAX_MESSAGE_CHARS: usize = 300;
 
 /// The compiled schema.
 pub struct LogSchema {
@@ -21,36 +18,12 @@ pub struct LogSchema {
 impl LogSchema {
     /// Compiles the schema with format assertion on (`date-time`, `uuid` are checked).
     pub fn compile() -> Result<Self, String> {
-        let schema = schema_document()?;
-        let validator = jsonschema::draft202012::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .map_err(|e| e.to_string())?;
-        Ok(Self { validator })
+        Ok(Self { validator: validation::compile(&schema_document()?)? })
     }
 
     /// Every problem of `instance`, each with the JSON pointer of the offending value.
     pub fn issues(&self, instance: &Value) -> Vec<Issue> {
-        let mut issues: Vec<Issue> = self
-            .validator
-            .iter_errors(instance)
-            .map(|error| {
-                let mut pointer = error.instance_path().as_str().to_owned();
-                if let ValidationErrorKind::Required { property } = error.kind() {
-                    if let Some(name) = property.as_str() {
-                        pointer.push('/');
-                        pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
-                    }
-                }
-                let mut message = error.to_string();
-                if message.chars().count() > MAX_MESSAGE_CHARS {
-                    message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
-                }
-                Issue { pointer, message }
-            })
-            .collect();
-        issues.dedup();
-        issues
+        validation::issues(&self.validator, instance)
     }
 }
 

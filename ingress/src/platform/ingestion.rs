@@ -171,6 +171,18 @@ pub fn router() -> Router<AppState> {
     router.route(INSTANT_ORDER.path, post(instant_order))
 }
 
+/// Checks the route's auth, then its body: the caller and the body, or the refusal to send.
+async fn authorized(
+    state: &AppState,
+    spec: &EnqueueRoute,
+    headers: &HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Result<(Caller, Value), Response> {
+    let caller = check(state, spec.auth, headers).await?;
+    let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
+    Ok((caller, body))
+}
+
 async fn enqueue_route(
     spec: EnqueueRoute,
     State(state): State<AppState>,
@@ -178,13 +190,9 @@ async fn enqueue_route(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let caller = match check(&state, spec.auth, &headers).await {
-        Ok(caller) => caller,
+    let (caller, body) = match authorized(&state, &spec, &headers, body).await {
+        Ok(accepted) => accepted,
         Err(refusal) => return refusal,
-    };
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(error) => return error.into_response(),
     };
     match enqueue(&state, &spec, &caller, body, &trace.0).await {
         Ok(_) => Json(json!({"status": 1})).into_response(),
@@ -236,13 +244,9 @@ pub async fn instant_order(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let caller = match check(&state, INSTANT_ORDER.auth, &headers).await {
-        Ok(caller) => caller,
+    let (caller, body) = match authorized(&state, &INSTANT_ORDER, &headers, body).await {
+        Ok(accepted) => accepted,
         Err(refusal) => return refusal,
-    };
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(error) => return error.into_response(),
     };
     let envelope = match enqueue(&state, &INSTANT_ORDER, &caller, body, &trace.0).await {
         Ok(envelope) => envelope,

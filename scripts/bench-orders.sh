@@ -68,9 +68,11 @@ run_engage() { # mode run
   [ -z "${non2xx:-}" ] || { echo "$mode: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
   ingested=$(metric "$port" engage_ingested_total)
   start=$(date +%s.%N)
+  local deadline=$((SECONDS + 300))
   while :; do
     processed=$(metric "$port" engage_events_processed_total)
     [ "$processed" -ge "$ingested" ] && break
+    [ "$SECONDS" -lt "$deadline" ] || { echo "$mode: only $processed of $ingested orders processed after 300 s" >&2; exit 1; }
     sleep 0.05
   done
   drain=$(python3 -c "print(f'{($(date +%s.%N) - $start) * 1000:.0f}')")

@@ -113,3 +113,26 @@ async fn unprocessed_orders_survive_a_restart() {
     assert_eq!(view["lifetime_value"], json!(10.0));
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passivated_tenant_reloads_its_state_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 2));
+    let engine = Engine::new(
+        Repo::new(store),
+        bus.clone(),
+        None,
+        EngineConfig { partitions: 2, passivate_after: Duration::from_millis(200), fault_panic_order_id: None },
+    );
+    engine.set_owned(&(0..2).collect::<BTreeSet<u32>>()).await;
+    let gateway = TenantGateway::new(Some(engine.clone()), None, 2);
+    bus.publish(&order("brand-d", "1", "9000000003", 12.5)).await.unwrap();
+    wait_orders(&gateway, "brand-d", "9000000003", 1).await;
+    // idle well past the passivation time: the actor is stopped and its cache gone
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    bus.publish(&order("brand-d", "2", "9000000003", 7.5)).await.unwrap();
+    let view = wait_orders(&gateway, "brand-d", "9000000003", 2).await;
+    assert_eq!(view["lifetime_value"], json!(20.0), "the new actor started from the stored aggregate");
+    engine.shutdown().await;
+}

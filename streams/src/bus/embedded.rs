@@ -2,13 +2,18 @@
 //!
 //! Table `bus_orders`, partition `p<n>`, clustering a sequence number (big-endian), value the
 //! envelope as JSON. `publish` returns after the row is synced to disk, so an HTTP ack means the
-//! order survives `kill -9`. A consumer scans its partition in order; `ack` deletes the row;
-//! `nak` rewinds the consumer so the row is read again. Unacked rows are read again after a
-//! restart.
+//! order survives `kill -9`. `ack` deletes the row; `nak` hides it from the consumer until its
+//! delay has passed. Unacked rows are read again after a restart.
+//!
+//! A consumer scans its partition **from the start** on every batch. Concurrent publishers take
+//! sequence numbers in one order but may land their rows in another, so a cursor could pass over a
+//! row that lands late; the engine settles every delivery of a batch before asking for the next,
+//! so the rows at the start of the partition are exactly the unsettled ones.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -75,8 +80,7 @@ impl Bus for EmbeddedBus {
             store: self.store.clone(),
             partition_key: partition_key(partition),
             wakeup,
-            cursor: None,
-            rewind: Arc::new(AtomicBool::new(false)),
+            delayed: Arc::new(Mutex::new(HashMap::new())),
         }))
     }
 
@@ -89,26 +93,26 @@ struct EmbeddedConsumer {
     store: Arc<dyn Store>,
     partition_key: String,
     wakeup: Arc<Notify>,
-    /// Last row handed out; the next scan starts after it.
-    cursor: Option<Vec<u8>>,
-    /// Set by a nak: the next scan starts from the beginning again.
-    rewind: Arc<AtomicBool>,
+    /// Nak'd rows and the time before which they are not delivered again.
+    delayed: Arc<Mutex<HashMap<Vec<u8>, Instant>>>,
 }
 
 impl EmbeddedConsumer {
     async fn scan(&mut self, max: usize) -> Result<Vec<Delivery>, BusError> {
-        if self.rewind.swap(false, Ordering::SeqCst) {
-            self.cursor = None;
-        }
-        let rows = self.store.scan(TABLE, &self.partition_key, self.cursor.as_deref(), max).await?;
-        let mut deliveries = Vec::with_capacity(rows.len());
-        for row in rows {
-            self.cursor = Some(row.clustering.clone());
+        let now = Instant::now();
+        let hidden = {
+            let mut delayed = self.delayed.lock().map_err(|_| BusError::Codec("delay table poisoned".into()))?;
+            delayed.retain(|_, until| *until > now);
+            delayed.clone()
+        };
+        let rows = self.store.scan(TABLE, &self.partition_key, None, max + hidden.len()).await?;
+        let mut deliveries = Vec::with_capacity(rows.len().min(max));
+        for row in rows.into_iter().filter(|row| !hidden.contains_key(&row.clustering)).take(max) {
             let ack = EmbeddedAck {
                 store: self.store.clone(),
                 partition_key: self.partition_key.clone(),
                 key: row.clustering,
-                rewind: self.rewind.clone(),
+                delayed: self.delayed.clone(),
                 wakeup: self.wakeup.clone(),
             };
             match serde_json::from_slice::<Envelope>(&row.value) {
@@ -145,7 +149,7 @@ pub(super) struct EmbeddedAck {
     store: Arc<dyn Store>,
     partition_key: String,
     key: Vec<u8>,
-    rewind: Arc<AtomicBool>,
+    delayed: Arc<Mutex<HashMap<Vec<u8>, Instant>>>,
     wakeup: Arc<Notify>,
 }
 
@@ -158,10 +162,13 @@ impl EmbeddedAck {
     }
 
     pub(super) fn nak(self, delay: Duration) {
+        if let Ok(mut delayed) = self.delayed.lock() {
+            delayed.insert(self.key, Instant::now() + delay);
+        }
+        let wakeup = self.wakeup;
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            self.rewind.store(true, Ordering::SeqCst);
-            self.wakeup.notify_one();
+            wakeup.notify_one();
         });
     }
 }
@@ -195,17 +202,41 @@ mod tests {
             assert_eq!(ids, vec!["0", "1", "2"]);
             let mut batch = batch.into_iter();
             batch.next().unwrap().ack().await.unwrap();
-            batch.next().unwrap().nak(Duration::from_millis(1)).await;
+            batch.next().unwrap().nak(Duration::from_millis(50)).await;
             // the third is neither acked nor nak'd: a crash now leaves it for the restart
+            drop(batch);
+            let ids_of = |batch: &[Delivery]| -> Vec<String> {
+                batch.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect()
+            };
+            let now = consumer.next_batch(10, Duration::ZERO).await.unwrap();
+            assert_eq!(ids_of(&now), vec!["2"], "the nak'd row is hidden during its delay");
+            drop(now);
+            tokio::time::sleep(Duration::from_millis(60)).await;
             let again = consumer.next_batch(10, Duration::from_secs(2)).await.unwrap();
-            let ids: Vec<String> =
-                again.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().to_owned()).collect();
-            assert_eq!(ids, vec!["1", "2"], "the nak'd row comes again (and the unsettled one after it)");
+            assert_eq!(ids_of(&again), vec!["1", "2"], "the nak'd row comes again after its delay");
         }
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
         let bus = EmbeddedBus::new(store, 4);
         let mut consumer = bus.consumer(partition).await.unwrap();
         let batch = consumer.next_batch(10, Duration::from_millis(10)).await.unwrap();
         assert_eq!(batch.len(), 2, "unacked rows survive a restart");
+    }
+
+    #[tokio::test]
+    async fn a_row_that_lands_late_is_still_delivered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let bus = EmbeddedBus::new(store.clone(), 1);
+        let mut consumer = bus.consumer(0).await.unwrap();
+        // two publishers took sequence numbers 3 and 5; 5 lands first and is consumed
+        let row = |n: u32| serde_json::to_vec(&envelope("t", n)).unwrap();
+        store.put(TABLE, "p0", &5u64.to_be_bytes(), row(5)).await.unwrap();
+        for delivery in consumer.next_batch(10, Duration::ZERO).await.unwrap() {
+            delivery.ack().await.unwrap();
+        }
+        store.put(TABLE, "p0", &3u64.to_be_bytes(), row(3)).await.unwrap();
+        let late = consumer.next_batch(10, Duration::ZERO).await.unwrap();
+        assert_eq!(late.len(), 1, "the late row behind an acked one is delivered");
+        assert_eq!(late[0].envelope.payload["orderId"], "3");
     }
 }

@@ -439,6 +439,7 @@ async fn a_killed_node_loses_its_partitions_within_the_lease_and_nothing_acked_i
     // node-a's partitions move to node-b within the lease (3 s) plus one renewal round
     wait_owners(&nats.url, 16, |o| o.values().all(|n| n == "node-b"), Duration::from_secs(15)).await;
     let moved_after = killed_at.elapsed();
+    eprintln!("partitions of the killed node moved after {moved_after:?}");
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     producer.await.unwrap();
     let acked = acked.lock().unwrap().clone();

@@ -7,6 +7,8 @@
 //! | `crm_queue` | `tenant|YYYY-MM-DD` (IST day) | `received_at|id` | [`QueueRecord`] |
 //! | `businesses` | tenant | outlet id | merged business facts (status, merchant data, tokens, last-order hit) |
 //! | `checkins` | `tenant|phone` | envelope id | the check-in payload |
+//! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
+//! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 
 use std::sync::Arc;
 
@@ -27,6 +29,10 @@ pub const CRM_QUEUE: &str = "crm_queue";
 pub const BUSINESSES: &str = "businesses";
 /// `checkins`.
 pub const CHECKINS: &str = "checkins";
+/// `loyalty_rules`: partition tenant, clustering `rules`.
+pub const LOYALTY_RULES: &str = "loyalty_rules";
+/// `loyalty_ledger`: partition `tenant|phone`, clustering the customer's ledger sequence number.
+pub const LOYALTY_LEDGER: &str = "loyalty_ledger";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;
@@ -113,6 +119,13 @@ impl Repo {
     ) -> Result<Option<Value>, StoreError> {
         let Some(bytes) = self.store.get(table, partition, clustering).await? else { return Ok(None) };
         Ok(serde_json::from_slice(&bytes).ok())
+    }
+
+    /// A page of a customer's ledger, oldest first: entries `offset..offset + limit`.
+    pub async fn ledger(&self, tenant: &str, phone: &str, offset: u64, limit: usize) -> Result<Vec<Value>, StoreError> {
+        let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
+        let rows = self.store.scan(LOYALTY_LEDGER, &format!("{tenant}|{phone}"), after.as_deref(), limit).await?;
+        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
     }
 
     /// Queue records of a tenant's IST day, oldest first.

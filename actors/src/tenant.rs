@@ -19,10 +19,14 @@ use serde_json::{json, Value};
 use engage_storage::{StoreError, WriteOp};
 use engage_streams::{Envelope, EventKind};
 
-use crate::domain::customer::{Applied, Customer};
-use crate::domain::order::OrderFacts;
+use crate::domain::customer::{Applied, Customer, Redemption};
+use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
+use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
-use crate::repo::{QueueRecord, Repo, BUSINESSES, CHECKINS, CRM_QUEUE, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE};
+use crate::repo::{
+    QueueRecord, Repo, BUSINESSES, CHECKINS, CRM_QUEUE, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, STATUS_PROCESSED,
+    STATUS_UNPROCESSABLE,
+};
 
 /// What every tenant actor shares.
 pub struct EngineContext {
@@ -62,6 +66,47 @@ pub enum TenantQuery {
         /// The envelope, already published.
         envelope: Envelope,
     },
+    /// Replace the brand's loyalty rules (milestones are kept).
+    SetRules {
+        /// The new rules.
+        rules: LoyaltyRules,
+    },
+    /// Replace the brand's milestones.
+    SetMilestones {
+        /// The milestones.
+        milestones: Vec<Milestone>,
+    },
+    /// The brand's rules.
+    GetRules,
+    /// A customer's points, and how many are redeemable on `bill` (decimal text) when given.
+    Loyalty {
+        /// Customer phone.
+        phone: String,
+        /// Bill amount, when known.
+        bill: Option<String>,
+    },
+    /// Redeem points for an order (once per order: a retry answers the first redemption).
+    Redeem {
+        /// Customer phone.
+        phone: String,
+        /// Points to redeem.
+        points: i64,
+        /// The order paid with them.
+        order_id: String,
+        /// The outlet.
+        outlet_id: Option<String>,
+        /// Bill amount (decimal text), when known: caps points by the bill share.
+        bill: Option<String>,
+    },
+    /// A page of a customer's points ledger.
+    Ledger {
+        /// Customer phone.
+        phone: String,
+        /// Page number, from 1.
+        page: u64,
+        /// Entries per page.
+        page_size: u64,
+    },
 }
 
 /// Why a query failed.
@@ -79,6 +124,9 @@ pub enum QueryError {
     /// The store failed.
     #[error("failed: {0}")]
     Failed(String),
+    /// A redemption was refused.
+    #[error("refused: {0}")]
+    Redeem(RedeemError),
 }
 
 /// Answer to a query.
@@ -132,6 +180,8 @@ pub struct TenantState {
     tenant: String,
     ctx: Arc<EngineContext>,
     customers: HashMap<String, Customer>,
+    /// The brand's loyalty rules, once loaded.
+    rules: Option<LoyaltyRules>,
 }
 
 impl Actor for TenantActor {
@@ -145,7 +195,7 @@ impl Actor for TenantActor {
         args: TenantArgs,
     ) -> Result<TenantState, ActorProcessingErr> {
         metrics::gauge!("engage_tenant_actors").increment(1.0);
-        Ok(TenantState { tenant: args.tenant, ctx: args.ctx, customers: HashMap::new() })
+        Ok(TenantState { tenant: args.tenant, ctx: args.ctx, customers: HashMap::new(), rules: None })
     }
 
     async fn post_stop(
@@ -180,6 +230,16 @@ impl Actor for TenantActor {
     }
 }
 
+fn parse_bill(bill: Option<&str>) -> Result<Option<Decimal>, QueryError> {
+    match bill {
+        None => Ok(None),
+        Some(text) => decimal(&Value::String(text.to_owned()))
+            .filter(|d| !d.is_sign_negative())
+            .map(Some)
+            .ok_or_else(|| QueryError::Invalid(format!("bill amount {text:?} is not a non-negative number"))),
+    }
+}
+
 fn number(value: Decimal) -> Value {
     value.to_f64().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::Null)
 }
@@ -198,7 +258,128 @@ pub fn customer_view(customer: &Customer, now: DateTime<Utc>) -> Value {
     })
 }
 
+fn digest(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Adds points to the customer's balance and returns the ledger row that records it. The row's
+/// key is the customer's next ledger sequence number, kept in the customer row.
+fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> WriteOp {
+    customer.loyalty_points += entry.points;
+    let seq = customer.ledger_seq;
+    customer.ledger_seq += 1;
+    let row = LedgerEntry {
+        txn_id: entry.txn_id,
+        kind: entry.kind.to_owned(),
+        points: entry.points,
+        balance_after: customer.loyalty_points,
+        order_id: entry.order_id,
+        outlet_id: entry.outlet_id,
+        at: entry.at,
+        expires_at: entry.expires_at,
+        status: 1,
+    };
+    Repo::put_json(LOYALTY_LEDGER, format!("{tenant}|{}", customer.phone), &seq.to_be_bytes(), &row)
+}
+
+/// What a ledger row says, before it gets its balance and key.
+struct LedgerDraft {
+    txn_id: String,
+    kind: &'static str,
+    points: i64,
+    order_id: Option<String>,
+    outlet_id: Option<String>,
+    at: String,
+    expires_at: Option<String>,
+}
+
 impl TenantState {
+    async fn rules(&mut self) -> Result<LoyaltyRules, StoreError> {
+        if let Some(rules) = &self.rules {
+            return Ok(rules.clone());
+        }
+        let rules = match self.ctx.repo.store().get(LOYALTY_RULES, &self.tenant, b"rules").await? {
+            Some(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt rules: {e}")))?
+            }
+            None => LoyaltyRules::default(),
+        };
+        self.rules = Some(rules.clone());
+        Ok(rules)
+    }
+
+    async fn save_rules(&mut self, rules: LoyaltyRules) -> Result<(), StoreError> {
+        self.ctx.repo.store().batch(vec![Repo::put_json(LOYALTY_RULES, self.tenant.clone(), b"rules", &rules)]).await?;
+        self.rules = Some(rules);
+        Ok(())
+    }
+
+    /// Earns (or adjusts) the order's points and awards milestones; returns the ledger rows.
+    async fn earn(
+        &mut self,
+        customer: &mut Customer,
+        facts: &OrderFacts,
+        envelope: &Envelope,
+        applied: Applied,
+    ) -> Result<Vec<WriteOp>, StoreError> {
+        let rules = self.rules().await?;
+        let mut ops = Vec::new();
+        let received = DateTime::parse_from_rfc3339(&envelope.received_at)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|_| Utc::now());
+        let expires = (received + chrono::Duration::days(i64::from(rules.points_expiry_days))).to_rfc3339();
+        if matches!(applied, Applied::New | Applied::Updated) {
+            let key = facts.key();
+            let before = customer.orders.get(&key).map_or(0, |c| c.points);
+            let after = rules.points_for(facts.amount);
+            // an update may take points back, but never below a zero balance
+            let delta = (after - before).max(-customer.loyalty_points);
+            if let Some(contribution) = customer.orders.get_mut(&key) {
+                contribution.points = before + delta;
+            }
+            if delta != 0 {
+                let kind = if applied == Applied::New { "earn" } else { "adjust" };
+                ops.push(ledger_entry(
+                    &self.tenant,
+                    customer,
+                    LedgerDraft {
+                        txn_id: format!("E-{}", &envelope.id[..envelope.id.len().min(16)]),
+                        kind,
+                        points: delta,
+                        order_id: Some(facts.order_id.clone()),
+                        outlet_id: Some(facts.business_id.clone()),
+                        at: envelope.received_at.clone(),
+                        expires_at: (delta > 0).then(|| expires.clone()),
+                    },
+                ));
+            }
+        }
+        let orders = u32::try_from(customer.total_orders()).unwrap_or(u32::MAX);
+        for milestone in rules.milestones_reached(orders, &customer.milestones_awarded) {
+            customer.milestones_awarded.insert(milestone.orders);
+            ops.push(ledger_entry(
+                &self.tenant,
+                customer,
+                LedgerDraft {
+                    txn_id: format!("B-{}", digest(&[&self.tenant, &customer.phone, &milestone.orders.to_string()])),
+                    kind: "bonus",
+                    points: milestone.bonus_points,
+                    order_id: Some(facts.order_id.clone()),
+                    outlet_id: Some(facts.business_id.clone()),
+                    at: envelope.received_at.clone(),
+                    expires_at: Some(expires.clone()),
+                },
+            ));
+        }
+        Ok(ops)
+    }
+
     async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
         if let Some(customer) = self.customers.get(phone) {
             return Ok(Some(customer.clone()));
@@ -242,6 +423,7 @@ impl TenantState {
                     }
                     let mut customer = self.customer_or_new(&facts.phone, now).await?;
                     let applied = customer.apply_order(&facts, &version);
+                    ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
                     if matches!(applied, Applied::New | Applied::Updated) {
                         ops.push(Repo::put_json(
                             ORDERS,
@@ -389,6 +571,83 @@ impl TenantState {
                 Some(customer) => Ok(customer_view(&customer, now)),
                 None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
             },
+            TenantQuery::SetRules { rules } => {
+                let milestones = self.rules().await.map_err(failed)?.milestones;
+                let rules = LoyaltyRules { milestones, ..rules };
+                self.save_rules(rules.clone()).await.map_err(failed)?;
+                Ok(json!(rules))
+            }
+            TenantQuery::SetMilestones { mut milestones } => {
+                milestones.sort_by_key(|m| m.orders);
+                milestones.dedup_by_key(|m| m.orders);
+                let rules = LoyaltyRules { milestones, ..self.rules().await.map_err(failed)? };
+                self.save_rules(rules.clone()).await.map_err(failed)?;
+                Ok(json!(rules))
+            }
+            TenantQuery::GetRules => Ok(json!(self.rules().await.map_err(failed)?)),
+            TenantQuery::Loyalty { phone, bill } => {
+                let rules = self.rules().await.map_err(failed)?;
+                let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let bill = parse_bill(bill.as_deref())?;
+                Ok(json!({
+                    "customer_number": customer.phone,
+                    "loyalty_points": customer.loyalty_points,
+                    "redeemable_points": rules.redeemable(customer.loyalty_points, bill),
+                    "point_value": number(rules.point_value),
+                    "min_redeem_points": rules.min_redeem_points,
+                    "max_redeem_percent": number(rules.max_redeem_percent),
+                }))
+            }
+            TenantQuery::Redeem { phone, points, order_id, outlet_id, bill } => {
+                let rules = self.rules().await.map_err(failed)?;
+                let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                if let Some(done) = customer.redemptions.get(&order_id) {
+                    // a retry: answer what was done, change nothing
+                    return Ok(
+                        json!({"redeemed": done.points, "wallet_balance": customer.loyalty_points, "txn_id": done.txn_id, "replayed": true}),
+                    );
+                }
+                let bill = parse_bill(bill.as_deref())?;
+                rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
+                let txn_id = format!("R-{}", digest(&[&self.tenant, &phone, &order_id]));
+                let ledger = ledger_entry(
+                    &self.tenant,
+                    &mut customer,
+                    LedgerDraft {
+                        txn_id: txn_id.clone(),
+                        kind: "redeem",
+                        points: -points,
+                        order_id: Some(order_id.clone()),
+                        outlet_id,
+                        at: now.to_rfc3339(),
+                        expires_at: None,
+                    },
+                );
+                customer.redemptions.insert(order_id, Redemption { txn_id: txn_id.clone(), points });
+                metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
+                self.ctx.repo.store().batch(vec![ledger, Repo::put_customer(&self.tenant, &customer)]).await.map_err(
+                    |e| {
+                        self.customers.remove(&phone);
+                        failed(e)
+                    },
+                )?;
+                let balance = customer.loyalty_points;
+                self.customers.insert(phone, customer);
+                Ok(json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id}))
+            }
+            TenantQuery::Ledger { phone, page, page_size } => {
+                let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let page = page.max(1);
+                let page_size = page_size.clamp(1, 100);
+                let entries = self
+                    .ctx
+                    .repo
+                    .ledger(&self.tenant, &phone, (page - 1) * page_size, page_size as usize)
+                    .await
+                    .map_err(failed)?;
+                Ok(json!({"data": entries, "page": page, "page_size": page_size, "total": customer.ledger_seq,
+                          "loyalty_points": customer.loyalty_points}))
+            }
         }
     }
 }

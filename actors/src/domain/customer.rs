@@ -25,6 +25,18 @@ pub struct Contribution {
     /// `orderTime` of that version, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_time: Option<String>,
+    /// Loyalty points this order earned.
+    #[serde(default)]
+    pub points: i64,
+}
+
+/// A redemption, remembered per order so that a retried redemption is not applied twice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Redemption {
+    /// Its ledger transaction id.
+    pub txn_id: String,
+    /// Points redeemed.
+    pub points: i64,
 }
 
 /// A customer of one brand (keyed by brand + phone).
@@ -62,6 +74,16 @@ pub struct Customer {
     /// First time seen (RFC 3339).
     #[serde(default)]
     pub created_at: Option<String>,
+    /// Milestones (order counts) already awarded.
+    #[serde(default)]
+    pub milestones_awarded: std::collections::BTreeSet<u32>,
+    /// Redemptions by order id.
+    #[serde(default)]
+    pub redemptions: BTreeMap<String, Redemption>,
+    /// Number of ledger entries written; the next entry's key. Kept in this row so that a retried
+    /// write reuses the same ledger key.
+    #[serde(default)]
+    pub ledger_seq: u64,
 }
 
 /// What applying an order did.
@@ -106,8 +128,13 @@ impl Customer {
         if let Some(name) = &facts.name {
             self.name = Some(name.clone());
         }
-        let contribution =
-            Contribution { amount: facts.amount, version: version.to_owned(), order_time: facts.order_time.clone() };
+        let points = self.orders.get(&facts.key()).map_or(0, |c| c.points);
+        let contribution = Contribution {
+            amount: facts.amount,
+            version: version.to_owned(),
+            order_time: facts.order_time.clone(),
+            points,
+        };
         let applied = match self.orders.get_mut(&facts.key()) {
             None => Applied::New,
             Some(existing) if existing.version == version => return Applied::Unchanged,

@@ -1,5 +1,6 @@
 //! Pure domain logic: plain data and functions, no I/O. Actors wrap it.
 
 pub mod customer;
+pub mod loyalty;
 pub mod order;
 pub mod time;

@@ -3,7 +3,7 @@
 //! Form bodies become a JSON object: `a=1` is `{"a": "1"}`; one level of brackets nests
 //! (`customer[phone]=98…` is `{"customer": {"phone": "98…"}}`); a value that is itself a JSON
 //! array or object (`items=[{…}]`) is parsed as JSON; the numeric fields `amount`, `qty`, `price`,
-//! `status` are converted to numbers. Everything else stays a string (phone numbers keep their
+//! `status` and the loyalty routes' numeric fields are converted to numbers. Everything else stays a string (phone numbers keep their
 //! leading `+` and zeros).
 
 use axum::body::Bytes;
@@ -16,7 +16,24 @@ use super::errors::IntegrationError;
 /// Largest platform request body.
 pub const MAX_BODY: usize = 1024 * 1024;
 
-const NUMERIC: &[&str] = &["amount", "qty", "price", "status"];
+const NUMERIC: &[&str] = &[
+    "amount",
+    "qty",
+    "price",
+    "status",
+    "points",
+    "bill_amount",
+    "page",
+    "page_size",
+    "earn_percent",
+    "min_bill",
+    "point_value",
+    "points_expiry_days",
+    "max_redeem_percent",
+    "min_redeem_points",
+    "orders",
+    "bonus_points",
+];
 
 /// A parsed platform body.
 #[derive(Debug)]

@@ -5,6 +5,7 @@
 //! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
+//! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded) and their schemas | [`body`], [`schemas`] |
@@ -16,6 +17,7 @@ pub mod chat;
 pub mod customers;
 pub mod errors;
 pub mod ingestion;
+pub mod loyalty;
 pub mod schemas;
 pub mod tokens;
 
@@ -46,7 +48,12 @@ pub struct PlatformState {
 
 /// Every platform route.
 pub fn router() -> Router<AppState> {
-    Router::new().merge(ingestion::router()).merge(customers::router()).merge(chat::router()).merge(admin::router())
+    Router::new()
+        .merge(ingestion::router())
+        .merge(customers::router())
+        .merge(chat::router())
+        .merge(loyalty::router())
+        .merge(admin::router())
 }
 
 fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
@@ -117,6 +124,18 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     paths.insert("/chat/send".to_owned(), json!({"post": operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, "ChatEvent", ack.clone())}));
     paths.insert("/chat/receipts".to_owned(), json!({"post": operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack)}));
 
+    let object = json!({"type": "object"});
+    for (path, auth, schema, summary) in [
+        ("/crm_api/add_edit_rules", Auth::Staff, "LoyaltyRulesRequest", "Add or edit the brand's loyalty rules (fields left out keep their value)"),
+        ("/crm_api/add_edit_milestone", Auth::Staff, "MilestonesRequest", "Replace the brand's milestone bonuses"),
+        ("/integration/v1/configure_points", Auth::Integration, "LoyaltyRulesRequest", "Configure the token's brand's loyalty rules"),
+        ("/integration/v1/redeem_points", Auth::Integration, "RedeemPointsRequest", "Redeem points for an order: {status, redeemed, wallet_balance, txn_id}; xE_105 insufficient, xE_106 below minimum, xE_107 over the bill share"),
+        ("/integration/v1/get_user_loyalty", Auth::Integration, "CustomerLoyaltyRequest", "A customer's points and redeemable points"),
+        ("/api/checkLoyaltyRewards", Auth::Integration, "CustomerLoyaltyRequest", "A customer's points and redeemable points (POS)"),
+        ("/integration/v1/get_wallet_ledger", Auth::Integration, "CustomerLoyaltyRequest", "A page of the customer's points ledger, oldest first"),
+    ] {
+        paths.insert(path.to_owned(), json!({"post": operation(summary, auth, schema, object.clone())}));
+    }
     let mut schemas: Map<String, Value> =
         schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
     schemas.insert(

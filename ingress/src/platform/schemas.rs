@@ -21,6 +21,10 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("ChatEvent", include_str!("schemas/chat_event.json")),
     ("CustomerDetailsRequest", include_str!("schemas/customer_details.json")),
     ("UpdateCustomerRequest", include_str!("schemas/update_customer.json")),
+    ("LoyaltyRulesRequest", include_str!("schemas/loyalty_rules.json")),
+    ("MilestonesRequest", include_str!("schemas/milestones.json")),
+    ("RedeemPointsRequest", include_str!("schemas/redeem_points.json")),
+    ("CustomerLoyaltyRequest", include_str!("schemas/customer_loyalty.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -1,0 +1,287 @@
+//! Loyalty routes (spec "Integration routes", "Legacy routes" loyalty rewards, "Ingestion and POS
+//! routes" loyalty): rules and milestones, points balance, redemption, ledger. Every answer comes
+//! from the brand's tenant actor, which serialises all balance changes: concurrent redemptions
+//! can never overspend.
+//!
+//! | Route | Auth | Body |
+//! |---|---|---|
+//! | `/crm_api/add_edit_rules` | staff token | LoyaltyRulesRequest (+ `parent_business_id`) |
+//! | `/crm_api/add_edit_milestone` | staff token | MilestonesRequest |
+//! | `/integration/v1/configure_points` | integration token | LoyaltyRulesRequest |
+//! | `/integration/v1/redeem_points` | integration token | RedeemPointsRequest |
+//! | `/integration/v1/get_user_loyalty`, `/api/checkLoyaltyRewards` | integration token | CustomerLoyaltyRequest |
+//! | `/integration/v1/get_wallet_ledger` | integration token | CustomerLoyaltyRequest (`page`, `page_size` ≤ 100) |
+//!
+//! Redemption refusals (integration family, HTTP 400): `xE_105` insufficient points, `xE_106`
+//! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, RedeemError};
+use engage_actors::domain::order::decimal;
+use engage_actors::{QueryError, TenantQuery};
+
+use super::auth::{check, Auth, Caller};
+use super::body::PlatformBody;
+use super::errors::{IntegrationError, StaffError};
+use crate::error::Issue;
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/crm_api/add_edit_rules", post(add_edit_rules))
+        .route("/crm_api/add_edit_milestone", post(add_edit_milestone))
+        .route("/integration/v1/configure_points", post(configure_points))
+        .route("/integration/v1/redeem_points", post(redeem_points))
+        .route("/integration/v1/get_user_loyalty", post(get_user_loyalty))
+        .route("/api/checkLoyaltyRewards", post(get_user_loyalty))
+        .route("/integration/v1/get_wallet_ledger", post(get_wallet_ledger))
+}
+
+/// Auth, body and schema: the caller, the body, or the refusal in the route's family.
+async fn accept(
+    state: &AppState,
+    auth: Auth,
+    headers: &HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    schema: &str,
+) -> Result<(Caller, Value), Response> {
+    let caller = check(state, auth, headers).await?;
+    let staff = auth == Auth::Staff;
+    let body = match body {
+        Ok(PlatformBody(body)) => body,
+        Err(_) if staff => {
+            return Err(StaffError::invalid(vec![Issue {
+                pointer: String::new(),
+                message: "the body is not JSON".into(),
+            }])
+            .into_response())
+        }
+        Err(error) => return Err(error.into_response()),
+    };
+    let issues = state.platform.schemas.issues(schema, &body);
+    if !issues.is_empty() {
+        return Err(if staff {
+            StaffError::invalid(issues).into_response()
+        } else {
+            IntegrationError::invalid(issues).into_response()
+        });
+    }
+    Ok((caller, body))
+}
+
+/// The brand a staff caller acts for: the body's `parent_business_id`, which must be the token's.
+fn staff_brand(caller: &Caller, body: &Value) -> Result<String, Response> {
+    let brand = body.get("parent_business_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    match caller {
+        Caller::Token(grant) if grant.parent == brand && !brand.is_empty() => Ok(brand),
+        _ => Err(StaffError::forbidden_business().into_response()),
+    }
+}
+
+fn integration_brand(caller: &Caller) -> Result<String, Response> {
+    caller.integration_parent().map(str::to_owned).ok_or_else(|| IntegrationError::auth_failed().into_response())
+}
+
+/// Current rules with the body's fields applied.
+async fn merged_rules(state: &AppState, brand: &str, body: &Value) -> Result<LoyaltyRules, QueryError> {
+    let current: LoyaltyRules = serde_json::from_value(state.platform.gateway.ask(brand, TenantQuery::GetRules).await?)
+        .map_err(|e| QueryError::Failed(e.to_string()))?;
+    let dec = |name: &str, current| body.get(name).and_then(decimal).unwrap_or(current);
+    let int = |name: &str| body.get(name).and_then(Value::as_i64);
+    Ok(LoyaltyRules {
+        earn_percent: dec("earn_percent", current.earn_percent),
+        min_bill: dec("min_bill", current.min_bill),
+        point_value: dec("point_value", current.point_value),
+        points_expiry_days: int("points_expiry_days")
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(current.points_expiry_days),
+        max_redeem_percent: dec("max_redeem_percent", current.max_redeem_percent),
+        min_redeem_points: int("min_redeem_points").unwrap_or(current.min_redeem_points),
+        milestones: current.milestones,
+    })
+}
+
+fn integration_failure(error: QueryError) -> Response {
+    let (status, code, message) = match &error {
+        QueryError::NotFound => return IntegrationError::not_found("customer").into_response(),
+        QueryError::Invalid(message) => return IntegrationError::invalid_message("", message.clone()).into_response(),
+        QueryError::Redeem(RedeemError::NotPositive) => (StatusCode::BAD_REQUEST, "xE_102", error.to_string()),
+        QueryError::Redeem(RedeemError::Insufficient { .. }) => (StatusCode::BAD_REQUEST, "xE_105", error.to_string()),
+        QueryError::Redeem(RedeemError::BelowMinimum { .. }) => (StatusCode::BAD_REQUEST, "xE_106", error.to_string()),
+        QueryError::Redeem(RedeemError::OverBillShare { .. }) => (StatusCode::BAD_REQUEST, "xE_107", error.to_string()),
+        QueryError::Unavailable(_) | QueryError::Failed(_) => {
+            return IntegrationError::unavailable(error).into_response()
+        }
+    };
+    let message = message.trim_start_matches("refused: ").to_owned();
+    (status, Json(json!({"status": 0, "error_code": code, "error_message": message}))).into_response()
+}
+
+async fn add_edit_rules(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Staff, &headers, body, "LoyaltyRulesRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match staff_brand(&caller, &body) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let saved = match merged_rules(&state, &brand, &body).await {
+        Ok(rules) => state.platform.gateway.ask(&brand, TenantQuery::SetRules { rules }).await,
+        Err(error) => Err(error),
+    };
+    match saved {
+        Ok(rules) => Json(json!({"status": true, "message": "loyalty rules saved", "rules": rules})).into_response(),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+async fn add_edit_milestone(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Staff, &headers, body, "MilestonesRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match staff_brand(&caller, &body) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let milestones: Vec<Milestone> = serde_json::from_value(body["milestones"].clone()).unwrap_or_default();
+    match state.platform.gateway.ask(&brand, TenantQuery::SetMilestones { milestones }).await {
+        Ok(rules) => Json(json!({"status": true, "message": "milestones saved", "rules": rules})).into_response(),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+async fn configure_points(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "LoyaltyRulesRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    if body.get("parent_business_id").and_then(Value::as_str).is_some_and(|given| given != brand) {
+        return IntegrationError::tenant_mismatch().into_response();
+    }
+    let saved = match merged_rules(&state, &brand, &body).await {
+        Ok(rules) => state.platform.gateway.ask(&brand, TenantQuery::SetRules { rules }).await,
+        Err(error) => Err(error),
+    };
+    match saved {
+        Ok(rules) => Json(json!({"status": 1, "rules": rules})).into_response(),
+        Err(error) => integration_failure(error),
+    }
+}
+
+fn text(body: &Value, name: &str) -> Option<String> {
+    match body.get(name)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// `{status: 1, redeemed, wallet_balance, txn_id}` (spec shape; `wallet_balance` is the points
+/// balance after the redemption).
+async fn redeem_points(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "RedeemPointsRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let query = TenantQuery::Redeem {
+        phone: text(&body, "customer_number").unwrap_or_default(),
+        points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
+        order_id: text(&body, "order_id").unwrap_or_default(),
+        outlet_id: text(&body, "outlet_id"),
+        bill: text(&body, "bill_amount"),
+    };
+    match state.platform.gateway.ask(&brand, query).await {
+        Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]}))
+            .into_response(),
+        Err(error) => integration_failure(error),
+    }
+}
+
+/// `{status: 1, customer_number, loyalty_points, redeemable_points, point_value, min_redeem_points,
+/// max_redeem_percent}`; `redeemable_points` honours `bill_amount` when given.
+async fn get_user_loyalty(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let query = TenantQuery::Loyalty {
+        phone: text(&body, "customer_number").unwrap_or_default(),
+        bill: text(&body, "bill_amount"),
+    };
+    match state.platform.gateway.ask(&brand, query).await {
+        Ok(mut answer) => {
+            answer["status"] = json!(1);
+            Json(answer).into_response()
+        }
+        Err(error) => integration_failure(error),
+    }
+}
+
+/// `{status: 1, data: [ledger entries, oldest first], page, page_size, total, loyalty_points}`.
+async fn get_wallet_ledger(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let query = TenantQuery::Ledger {
+        phone: text(&body, "customer_number").unwrap_or_default(),
+        page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
+        page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
+    };
+    match state.platform.gateway.ask(&brand, query).await {
+        Ok(mut answer) => {
+            answer["status"] = json!(1);
+            Json(answer).into_response()
+        }
+        Err(error) => integration_failure(error),
+    }
+}

@@ -9,5 +9,6 @@ mod cloudwatch;
 mod cluster;
 mod jwt;
 mod logs_api;
+mod loyalty;
 mod ops;
 mod platform;

@@ -225,7 +225,8 @@ impl Application {
         let platform = PlatformState {
             bus,
             gateway: TenantGateway::new(engine.clone(), nats.clone(), settings.partitions),
-            tokens: TokenStore::new(platform_store),
+            tokens: TokenStore::new(platform_store.clone()),
+            repo: Repo::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             admin_key: admin_key(&settings)?,
         };

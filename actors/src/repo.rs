@@ -7,6 +7,9 @@
 //! | `crm_queue` | `tenant|YYYY-MM-DD` (IST day) | `received_at|id` | [`QueueRecord`] |
 //! | `businesses` | tenant | outlet id | merged business facts (status, merchant data, tokens, last-order hit) |
 //! | `checkins` | `tenant|phone` | envelope id | the check-in payload |
+//! | `fraud_config` | tenant | `velocity` / `alerts` | velocity limits / alert settings |
+//! | `fraud_blocklist` | tenant | phone | `{contact_number, source, created_at}` |
+//! | `fraud_flags` | tenant | flag id (`F<millis>-<digest>`) | [`crate::domain::fraud::FraudFlag`] |
 //! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 
@@ -29,6 +32,12 @@ pub const CRM_QUEUE: &str = "crm_queue";
 pub const BUSINESSES: &str = "businesses";
 /// `checkins`.
 pub const CHECKINS: &str = "checkins";
+/// `fraud_config`: partition tenant, clustering `velocity` or `alerts`.
+pub const FRAUD_CONFIG: &str = "fraud_config";
+/// `fraud_blocklist`: partition tenant, clustering phone.
+pub const BLOCKLIST: &str = "fraud_blocklist";
+/// `fraud_flags`: partition tenant, clustering flag id (time-ordered).
+pub const FRAUD_FLAGS: &str = "fraud_flags";
 /// `loyalty_rules`: partition tenant, clustering `rules`.
 pub const LOYALTY_RULES: &str = "loyalty_rules";
 /// `loyalty_ledger`: partition `tenant|phone`, clustering the customer's ledger sequence number.
@@ -126,6 +135,19 @@ impl Repo {
         let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
         let rows = self.store.scan(LOYALTY_LEDGER, &format!("{tenant}|{phone}"), after.as_deref(), limit).await?;
         Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
+    }
+
+    /// Every row of a tenant-scoped table, decoded as JSON, in clustering order.
+    pub async fn all_json(&self, table: &'static str, partition: &str) -> Result<Vec<Value>, StoreError> {
+        let mut out = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let rows = self.store.scan(table, partition, after.as_deref(), 1000).await?;
+            let Some(last) = rows.last() else { break };
+            after = Some(last.clustering.clone());
+            out.extend(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()));
+        }
+        Ok(out)
     }
 
     /// Queue records of a tenant's IST day, oldest first.

@@ -20,12 +20,16 @@ use engage_storage::{StoreError, WriteOp};
 use engage_streams::{Envelope, EventKind};
 
 use crate::domain::customer::{Applied, Customer, Redemption};
+use crate::domain::fraud::{
+    breaches, count_in_period, prune, transition, FlagAction, FlagState, FraudFlag, RecentTxn, TransitionRefused,
+    VelocityRules, POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
+};
 use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::repo::{
-    QueueRecord, Repo, BUSINESSES, CHECKINS, CRM_QUEUE, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, STATUS_PROCESSED,
-    STATUS_UNPROCESSABLE,
+    QueueRecord, Repo, BLOCKLIST, BUSINESSES, CHECKINS, CRM_QUEUE, FRAUD_CONFIG, FRAUD_FLAGS, LOYALTY_LEDGER,
+    LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
 };
 
 /// What every tenant actor shares.
@@ -98,6 +102,29 @@ pub enum TenantQuery {
         /// Bill amount (decimal text), when known: caps points by the bill share.
         bill: Option<String>,
     },
+    /// Replace the brand's velocity limits.
+    SetVelocity {
+        /// The limits.
+        rules: VelocityRules,
+    },
+    /// The brand's velocity limits.
+    GetVelocity,
+    /// Staff act on a contact's open fraud flags (block, unblock, resolve).
+    Flag {
+        /// Customer phone.
+        contact: String,
+        /// What to do.
+        action: FlagAction,
+        /// Staff comment.
+        comment: Option<String>,
+        /// Who acts.
+        submitted_by: String,
+    },
+    /// Blocked state, open flags and velocity counts of a contact.
+    Evaluate {
+        /// Customer phone.
+        contact: String,
+    },
     /// A page of a customer's points ledger.
     Ledger {
         /// Customer phone.
@@ -127,6 +154,20 @@ pub enum QueryError {
     /// A redemption was refused.
     #[error("refused: {0}")]
     Redeem(RedeemError),
+    /// The customer is blocked (blocklist or a block by staff): loyalty actions are denied.
+    #[error("the customer is blocked")]
+    Blocked,
+    /// A velocity limit was breached: a flag was raised and the action denied.
+    #[error("{fraud_type} breached; flag {flag_id} raised")]
+    Fraud {
+        /// Which limit.
+        fraud_type: String,
+        /// The flag raised (or already open).
+        flag_id: String,
+    },
+    /// A flag transition was refused.
+    #[error("{0}")]
+    Transition(TransitionRefused),
 }
 
 /// Answer to a query.
@@ -182,6 +223,8 @@ pub struct TenantState {
     customers: HashMap<String, Customer>,
     /// The brand's loyalty rules, once loaded.
     rules: Option<LoyaltyRules>,
+    /// The brand's velocity limits, once loaded.
+    velocity: Option<VelocityRules>,
 }
 
 impl Actor for TenantActor {
@@ -195,7 +238,7 @@ impl Actor for TenantActor {
         args: TenantArgs,
     ) -> Result<TenantState, ActorProcessingErr> {
         metrics::gauge!("engage_tenant_actors").increment(1.0);
-        Ok(TenantState { tenant: args.tenant, ctx: args.ctx, customers: HashMap::new(), rules: None })
+        Ok(TenantState { tenant: args.tenant, ctx: args.ctx, customers: HashMap::new(), rules: None, velocity: None })
     }
 
     async fn post_stop(
@@ -314,6 +357,55 @@ impl TenantState {
         Ok(rules)
     }
 
+    async fn velocity(&mut self) -> Result<VelocityRules, StoreError> {
+        if let Some(rules) = &self.velocity {
+            return Ok(rules.clone());
+        }
+        let rules = match self.ctx.repo.store().get(FRAUD_CONFIG, &self.tenant, b"velocity").await? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt velocity rules: {e}")))?,
+            None => VelocityRules::default(),
+        };
+        self.velocity = Some(rules.clone());
+        Ok(rules)
+    }
+
+    /// Blocked: by staff (a flag), or on the brand's blocklist.
+    async fn is_blocked(&self, customer: &Customer) -> Result<bool, StoreError> {
+        Ok(customer.is_blocked || self.ctx.repo.store().get(BLOCKLIST, &self.tenant, customer.phone.as_bytes()).await?.is_some())
+    }
+
+    /// Raises a flag for a breach unless one of that type is already open; returns its id and the
+    /// write of the new flag (if any).
+    fn raise_flag(&self, customer: &mut Customer, fraud_type: &str, outlet: Option<String>, at: DateTime<Utc>) -> (String, Option<WriteOp>) {
+        let open = customer.flags.iter().find_map(|(id, state)| (*state == FlagState::Flagged).then_some(id.clone()));
+        if let Some(id) = open.filter(|id| id.ends_with(&digest(&[fraud_type]))) {
+            return (id, None);
+        }
+        let flag_id = format!("F{:013}-{}", at.timestamp_millis(), digest(&[fraud_type]));
+        let flag = FraudFlag {
+            flag_id: flag_id.clone(),
+            contact: customer.phone.clone(),
+            name: customer.name.clone(),
+            fraud_type: fraud_type.to_owned(),
+            parent_business_id: self.tenant.clone(),
+            child_business_id: outlet,
+            block_reason: format!("{fraud_type} exceeded"),
+            blocked_by: "System".to_owned(),
+            status: FlagState::Flagged.status(),
+            state: FlagState::Flagged,
+            comment: None,
+            resolved_comment: None,
+            submitted_by: None,
+            created_at: at.to_rfc3339(),
+            updated_at: at.to_rfc3339(),
+        };
+        customer.flags.insert(flag_id.clone(), FlagState::Flagged);
+        metrics::counter!("engage_fraud_flags_total", "fraud_type" => fraud_type.to_owned()).increment(1);
+        tracing::warn!(tenant = %self.tenant, fraud_type, flag_id, "velocity limit breached: flag raised");
+        let op = Repo::put_json(FRAUD_FLAGS, self.tenant.clone(), flag_id.as_bytes(), &flag);
+        (flag_id, Some(op))
+    }
+
     async fn save_rules(&mut self, rules: LoyaltyRules) -> Result<(), StoreError> {
         self.ctx.repo.store().batch(vec![Repo::put_json(LOYALTY_RULES, self.tenant.clone(), b"rules", &rules)]).await?;
         self.rules = Some(rules);
@@ -334,10 +426,26 @@ impl TenantState {
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_else(|_| Utc::now());
         let expires = (received + chrono::Duration::days(i64::from(rules.points_expiry_days))).to_rfc3339();
+        // Blocked customers earn nothing (the order itself still counts).
+        if self.is_blocked(customer).await? {
+            return Ok(ops);
+        }
         if matches!(applied, Applied::New | Applied::Updated) {
             let key = facts.key();
             let before = customer.orders.get(&key).map_or(0, |c| c.points);
-            let after = rules.points_for(facts.amount);
+            let mut after = rules.points_for(facts.amount);
+            if applied == Applied::New && after > 0 {
+                let velocity = self.velocity().await?;
+                prune(&mut customer.recent, received);
+                let already = count_in_period(&customer.recent, TXN_EARN, velocity.points_earning_limit_period, received);
+                if breaches(velocity.points_earning_limit_value, already) {
+                    let (_, flag) = self.raise_flag(customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
+                    ops.extend(flag);
+                    after = 0;
+                } else {
+                    customer.recent.push(RecentTxn { txn_type: TXN_EARN, at: received.to_rfc3339() });
+                }
+            }
             // an update may take points back, but never below a zero balance
             let delta = (after - before).max(-customer.loyalty_points);
             if let Some(contribution) = customer.orders.get_mut(&key) {
@@ -607,8 +715,25 @@ impl TenantState {
                         json!({"redeemed": done.points, "wallet_balance": customer.loyalty_points, "txn_id": done.txn_id, "replayed": true}),
                     );
                 }
+                if self.is_blocked(&customer).await.map_err(failed)? {
+                    metrics::counter!("engage_fraud_denials_total", "reason" => "blocked").increment(1);
+                    return Err(QueryError::Blocked);
+                }
                 let bill = parse_bill(bill.as_deref())?;
                 rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
+                let velocity = self.velocity().await.map_err(failed)?;
+                prune(&mut customer.recent, now);
+                let already = count_in_period(&customer.recent, TXN_REDEEM, velocity.redemption_limit_period, now);
+                if breaches(velocity.redemption_limit_value, already) {
+                    let (flag_id, flag) = self.raise_flag(&mut customer, REDEMPTION_FREQUENCY, outlet_id.clone(), now);
+                    let mut ops: Vec<WriteOp> = flag.into_iter().collect();
+                    ops.push(Repo::put_customer(&self.tenant, &customer));
+                    self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                    self.customers.insert(phone, customer);
+                    metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
+                    return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
+                }
+                customer.recent.push(RecentTxn { txn_type: TXN_REDEEM, at: now.to_rfc3339() });
                 let txn_id = format!("R-{}", digest(&[&self.tenant, &phone, &order_id]));
                 let ledger = ledger_entry(
                     &self.tenant,
@@ -634,6 +759,82 @@ impl TenantState {
                 let balance = customer.loyalty_points;
                 self.customers.insert(phone, customer);
                 Ok(json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id}))
+            }
+            TenantQuery::SetVelocity { rules } => {
+                self.ctx
+                    .repo
+                    .store()
+                    .batch(vec![Repo::put_json(FRAUD_CONFIG, self.tenant.clone(), b"velocity", &rules)])
+                    .await
+                    .map_err(failed)?;
+                self.velocity = Some(rules.clone());
+                Ok(json!(rules))
+            }
+            TenantQuery::GetVelocity => Ok(json!(self.velocity().await.map_err(failed)?)),
+            TenantQuery::Flag { contact, action, comment, submitted_by } => {
+                let mut customer = self.customer(&contact).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let wanted = if action == FlagAction::Unblock { FlagState::Blocked } else { FlagState::Flagged };
+                let targets: Vec<String> = customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
+                if targets.is_empty() {
+                    let state = customer.flags.values().next().copied().unwrap_or(if customer.is_blocked { FlagState::Blocked } else { FlagState::Resolved });
+                    return Err(QueryError::Transition(TransitionRefused { state, action }));
+                }
+                let mut ops = Vec::new();
+                let mut changed = Vec::new();
+                for id in targets {
+                    let state = customer.flags[&id];
+                    let next = transition(state, action).map_err(QueryError::Transition)?;
+                    let Some(mut flag) = self
+                        .ctx
+                        .repo
+                        .json(FRAUD_FLAGS, &self.tenant, id.as_bytes())
+                        .await
+                        .map_err(failed)?
+                        .and_then(|v| serde_json::from_value::<FraudFlag>(v).ok())
+                    else {
+                        continue;
+                    };
+                    flag.state = next;
+                    flag.status = next.status();
+                    flag.updated_at = now.to_rfc3339();
+                    flag.submitted_by = Some(submitted_by.clone());
+                    match action {
+                        FlagAction::Resolve => flag.resolved_comment = comment.clone(),
+                        _ => flag.comment = comment.clone(),
+                    }
+                    if matches!(next, FlagState::Blocked) {
+                        customer.flags.insert(id.clone(), next);
+                    } else {
+                        customer.flags.remove(&id);
+                    }
+                    ops.push(Repo::put_json(FRAUD_FLAGS, self.tenant.clone(), id.as_bytes(), &flag));
+                    changed.push(flag);
+                }
+                customer.is_blocked = customer.flags.values().any(|s| *s == FlagState::Blocked);
+                ops.push(Repo::put_customer(&self.tenant, &customer));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                let blocked = customer.is_blocked;
+                self.customers.insert(contact, customer);
+                Ok(json!({"flags": changed, "is_blocked": blocked}))
+            }
+            TenantQuery::Evaluate { contact } => {
+                let customer = self.customer(&contact).await.map_err(failed)?;
+                let velocity = self.velocity().await.map_err(failed)?;
+                let blocklisted =
+                    self.ctx.repo.store().get(BLOCKLIST, &self.tenant, contact.as_bytes()).await.map_err(failed)?.is_some();
+                let recent = customer.as_ref().map(|c| c.recent.clone()).unwrap_or_default();
+                let count = |txn, period| count_in_period(&recent, txn, period, now);
+                Ok(json!({
+                    "contact": contact,
+                    "known_customer": customer.is_some(),
+                    "blocklisted": blocklisted,
+                    "is_blocked": customer.as_ref().is_some_and(|c| c.is_blocked),
+                    "blocked": blocklisted || customer.as_ref().is_some_and(|c| c.is_blocked),
+                    "open_flags": customer.as_ref().map(|c| json!(c.flags)).unwrap_or_else(|| json!({})),
+                    "redemptions_in_period": count(TXN_REDEEM, velocity.redemption_limit_period),
+                    "allocations_in_period": count(TXN_EARN, velocity.points_earning_limit_period),
+                    "limits": velocity,
+                }))
             }
             TenantQuery::Ledger { phone, page, page_size } => {
                 let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;

@@ -80,6 +80,15 @@ pub struct Customer {
     /// Redemptions by order id.
     #[serde(default)]
     pub redemptions: BTreeMap<String, Redemption>,
+    /// Blocked by staff through a fraud flag.
+    #[serde(default)]
+    pub is_blocked: bool,
+    /// Recent wallet history (earns and redemptions of the last 8 days) for velocity checks.
+    #[serde(default)]
+    pub recent: Vec<super::fraud::RecentTxn>,
+    /// Open fraud flags (flagged or blocked) by flag id.
+    #[serde(default)]
+    pub flags: BTreeMap<String, super::fraud::FlagState>,
     /// Number of ledger entries written; the next entry's key. Kept in this row so that a retried
     /// write reuses the same ledger key.
     #[serde(default)]

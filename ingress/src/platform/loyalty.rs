@@ -13,7 +13,8 @@
 //! | `/integration/v1/get_wallet_ledger` | integration token | CustomerLoyaltyRequest (`page`, `page_size` ≤ 100) |
 //!
 //! Redemption refusals (integration family, HTTP 400): `xE_105` insufficient points, `xE_106`
-//! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`.
+//! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`. Fraud
+//! prevention denials are 403 with `fraud_detected` ([`fraud_denial`]).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -119,9 +120,31 @@ fn integration_failure(error: QueryError) -> Response {
         QueryError::Unavailable(_) | QueryError::Failed(_) => {
             return IntegrationError::unavailable(error).into_response()
         }
+        QueryError::Blocked | QueryError::Fraud { .. } => return fraud_denial(&error),
+        QueryError::Transition(refused) => (StatusCode::CONFLICT, "xE_110", refused.to_string()),
     };
     let message = message.trim_start_matches("refused: ").to_owned();
     (status, Json(json!({"status": 0, "error_code": code, "error_message": message}))).into_response()
+}
+
+/// A loyalty action denied by fraud prevention, answered inside the ordinary loyalty call:
+/// 403 `{status: 0, status_code: 403, fraud_detected: true, action_taken, error_code,
+/// error_message[, fraud_type, flag_id]}` — `xE_108` blocked customer, `xE_109` velocity breach.
+pub fn fraud_denial(error: &QueryError) -> Response {
+    let body = match error {
+        QueryError::Fraud { fraud_type, flag_id } => json!({
+            "status": 0, "status_code": 403, "fraud_detected": true,
+            "action_taken": "redemption denied and the customer flagged for review",
+            "fraud_type": fraud_type, "flag_id": flag_id,
+            "error_code": "xE_109", "error_message": error.to_string(),
+        }),
+        _ => json!({
+            "status": 0, "status_code": 403, "fraud_detected": true,
+            "action_taken": "denied: the customer is blocked",
+            "error_code": "xE_108", "error_message": "the customer is blocked",
+        }),
+    };
+    (StatusCode::FORBIDDEN, Json(body)).into_response()
 }
 
 async fn add_edit_rules(

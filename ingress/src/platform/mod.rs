@@ -6,6 +6,7 @@
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
+//! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded) and their schemas | [`body`], [`schemas`] |
@@ -16,6 +17,7 @@ pub mod body;
 pub mod chat;
 pub mod customers;
 pub mod errors;
+pub mod fraud;
 pub mod ingestion;
 pub mod loyalty;
 pub mod schemas;
@@ -44,6 +46,8 @@ pub struct PlatformState {
     pub schemas: schemas::PlatformSchemas,
     /// Key of the loopback admin routes.
     pub admin_key: String,
+    /// Direct table access for reads and brand configuration that need no tenant actor.
+    pub repo: engage_actors::repo::Repo,
 }
 
 /// Every platform route.
@@ -53,6 +57,7 @@ pub fn router() -> Router<AppState> {
         .merge(customers::router())
         .merge(chat::router())
         .merge(loyalty::router())
+        .merge(fraud::router())
         .merge(admin::router())
 }
 
@@ -133,9 +138,36 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/integration/v1/get_user_loyalty", Auth::Integration, "CustomerLoyaltyRequest", "A customer's points and redeemable points"),
         ("/api/checkLoyaltyRewards", Auth::Integration, "CustomerLoyaltyRequest", "A customer's points and redeemable points (POS)"),
         ("/integration/v1/get_wallet_ledger", Auth::Integration, "CustomerLoyaltyRequest", "A page of the customer's points ledger, oldest first"),
+        ("/crm_api/configure_fraud_wallet_rules", Auth::Staff, "FraudWalletRulesRequest", "Set velocity limits (L allowed per IST period; the L+1-th is a breach)"),
+        ("/crm_api/configure_fraud_alert_settings", Auth::Staff, "FraudAlertSettingsRequest", "Set fraud alert recipients, channel and template"),
+        ("/crm_api/get_fraud_configuration", Auth::Staff, "FraudQueryRequest", "Read velocity limits and alert settings"),
+        ("/crm_api/delete_blocklist_contacts", Auth::Staff, "FraudQueryRequest", "Delete blocklist entries (contacts[])"),
+        ("/crm_api/block_unblock_resolve_contacts", Auth::Staff, "FraudQueryRequest", "status 2 blocks (flagged -> blocked), 3 unblocks (blocked -> unblocked); 409 when refused"),
+        ("/crm_api/mark_resolve_contacts", Auth::Staff, "FraudQueryRequest", "Resolve flagged contacts (flagged -> resolved)"),
+        ("/crm_api/get_blocklist_contacts", Auth::Staff, "FraudQueryRequest", "Paginated blocklist"),
+        ("/crm_api/api/v1/fraud/evaluate-customer", Auth::Staff, "FraudQueryRequest", "Blocked state, open flags, velocity counts and limits of a contact"),
+        ("/crm_api/view_fraud_customers", Auth::Staff, "FraudQueryRequest", "Paginated flags, newest first, optionally by status"),
+        ("/crm_api/group_list_fraud_contacts", Auth::Staff, "FraudQueryRequest", "Flags grouped by contact"),
+        ("/crm_api/get_fraud_list_mis", Auth::Staff, "FraudQueryRequest", "Flag counts by fraud type and status between start and end"),
     ] {
         paths.insert(path.to_owned(), json!({"post": operation(summary, auth, schema, object.clone())}));
     }
+    let mut upload = operation(
+        "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",
+        Auth::Staff,
+        "FraudQueryRequest",
+        object.clone(),
+    );
+    upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
+        "required": ["parent_business_id", "file"],
+        "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
+    paths.insert("/crm_api/upload_blocklist_contacts".to_owned(), json!({"post": upload}));
+    let mut blocked = operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
+    blocked.as_object_mut().map(|o| o.remove("requestBody"));
+    blocked["parameters"] = json!([
+        {"name": "contact", "in": "query", "required": true, "schema": {"type": "string"}},
+        {"name": "parent_business_id", "in": "query", "required": true, "schema": {"type": "string"}}]);
+    paths.insert("/crm_api/fraud/check-customer-blocked".to_owned(), json!({"get": blocked}));
     let mut schemas: Map<String, Value> =
         schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
     schemas.insert(

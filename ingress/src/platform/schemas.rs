@@ -25,6 +25,9 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("MilestonesRequest", include_str!("schemas/milestones.json")),
     ("RedeemPointsRequest", include_str!("schemas/redeem_points.json")),
     ("CustomerLoyaltyRequest", include_str!("schemas/customer_loyalty.json")),
+    ("FraudWalletRulesRequest", include_str!("schemas/fraud_wallet_rules.json")),
+    ("FraudAlertSettingsRequest", include_str!("schemas/fraud_alert_settings.json")),
+    ("FraudQueryRequest", include_str!("schemas/fraud_query.json")),
 ];
 
 /// Compiled validators by schema name.

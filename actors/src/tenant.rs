@@ -362,7 +362,8 @@ impl TenantState {
             return Ok(rules.clone());
         }
         let rules = match self.ctx.repo.store().get(FRAUD_CONFIG, &self.tenant, b"velocity").await? {
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt velocity rules: {e}")))?,
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| StoreError::Backend(format!("corrupt velocity rules: {e}")))?,
             None => VelocityRules::default(),
         };
         self.velocity = Some(rules.clone());
@@ -371,12 +372,19 @@ impl TenantState {
 
     /// Blocked: by staff (a flag), or on the brand's blocklist.
     async fn is_blocked(&self, customer: &Customer) -> Result<bool, StoreError> {
-        Ok(customer.is_blocked || self.ctx.repo.store().get(BLOCKLIST, &self.tenant, customer.phone.as_bytes()).await?.is_some())
+        Ok(customer.is_blocked
+            || self.ctx.repo.store().get(BLOCKLIST, &self.tenant, customer.phone.as_bytes()).await?.is_some())
     }
 
     /// Raises a flag for a breach unless one of that type is already open; returns its id and the
     /// write of the new flag (if any).
-    fn raise_flag(&self, customer: &mut Customer, fraud_type: &str, outlet: Option<String>, at: DateTime<Utc>) -> (String, Option<WriteOp>) {
+    fn raise_flag(
+        &self,
+        customer: &mut Customer,
+        fraud_type: &str,
+        outlet: Option<String>,
+        at: DateTime<Utc>,
+    ) -> (String, Option<WriteOp>) {
         let open = customer.flags.iter().find_map(|(id, state)| (*state == FlagState::Flagged).then_some(id.clone()));
         if let Some(id) = open.filter(|id| id.ends_with(&digest(&[fraud_type]))) {
             return (id, None);
@@ -437,9 +445,11 @@ impl TenantState {
             if applied == Applied::New && after > 0 {
                 let velocity = self.velocity().await?;
                 prune(&mut customer.recent, received);
-                let already = count_in_period(&customer.recent, TXN_EARN, velocity.points_earning_limit_period, received);
+                let already =
+                    count_in_period(&customer.recent, TXN_EARN, velocity.points_earning_limit_period, received);
                 if breaches(velocity.points_earning_limit_value, already) {
-                    let (_, flag) = self.raise_flag(customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
+                    let (_, flag) =
+                        self.raise_flag(customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
                     ops.extend(flag);
                     after = 0;
                 } else {
@@ -774,9 +784,14 @@ impl TenantState {
             TenantQuery::Flag { contact, action, comment, submitted_by } => {
                 let mut customer = self.customer(&contact).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 let wanted = if action == FlagAction::Unblock { FlagState::Blocked } else { FlagState::Flagged };
-                let targets: Vec<String> = customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
+                let targets: Vec<String> =
+                    customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
                 if targets.is_empty() {
-                    let state = customer.flags.values().next().copied().unwrap_or(if customer.is_blocked { FlagState::Blocked } else { FlagState::Resolved });
+                    let state = customer.flags.values().next().copied().unwrap_or(if customer.is_blocked {
+                        FlagState::Blocked
+                    } else {
+                        FlagState::Resolved
+                    });
                     return Err(QueryError::Transition(TransitionRefused { state, action }));
                 }
                 let mut ops = Vec::new();
@@ -820,8 +835,14 @@ impl TenantState {
             TenantQuery::Evaluate { contact } => {
                 let customer = self.customer(&contact).await.map_err(failed)?;
                 let velocity = self.velocity().await.map_err(failed)?;
-                let blocklisted =
-                    self.ctx.repo.store().get(BLOCKLIST, &self.tenant, contact.as_bytes()).await.map_err(failed)?.is_some();
+                let blocklisted = self
+                    .ctx
+                    .repo
+                    .store()
+                    .get(BLOCKLIST, &self.tenant, contact.as_bytes())
+                    .await
+                    .map_err(failed)?
+                    .is_some();
                 let recent = customer.as_ref().map(|c| c.recent.clone()).unwrap_or_default();
                 let count = |txn, period| count_in_period(&recent, txn, period, now);
                 Ok(json!({

@@ -7,6 +7,7 @@ mod helpers;
 mod cli;
 mod cloudwatch;
 mod cluster;
+mod fraud;
 mod jwt;
 mod logs_api;
 mod loyalty;

@@ -94,7 +94,9 @@ pub fn breaches(limit: Option<u32>, already: u32) -> bool {
 
 /// Drops history older than 8 days (no period is longer than a week).
 pub fn prune(recent: &mut Vec<RecentTxn>, now: DateTime<Utc>) {
-    recent.retain(|t| DateTime::parse_from_rfc3339(&t.at).is_ok_and(|at| now - at.with_timezone(&Utc) < chrono::Duration::days(8)));
+    recent.retain(|t| {
+        DateTime::parse_from_rfc3339(&t.at).is_ok_and(|at| now - at.with_timezone(&Utc) < chrono::Duration::days(8))
+    });
 }
 
 /// A flag's state.
@@ -209,15 +211,20 @@ mod tests {
     #[test]
     fn the_limit_allows_exactly_l_per_period() {
         let now = at("2026-11-21T10:00:00Z");
-        let recent: Vec<RecentTxn> =
-            (0..3).map(|i| RecentTxn { txn_type: TXN_REDEEM, at: format!("2026-11-21T09:{:02}:00Z", i * 10) }).collect();
+        let recent: Vec<RecentTxn> = (0..3)
+            .map(|i| RecentTxn { txn_type: TXN_REDEEM, at: format!("2026-11-21T09:{:02}:00Z", i * 10) })
+            .collect();
         let already = count_in_period(&recent, TXN_REDEEM, Period::Day, now);
         assert_eq!(already, 3);
         assert!(!breaches(Some(4), already), "the 4th of a limit of 4 is allowed");
         assert!(breaches(Some(3), already), "the 4th of a limit of 3 is the breach");
         assert!(!breaches(None, 1000));
         assert_eq!(count_in_period(&recent, TXN_EARN, Period::Day, now), 0);
-        assert_eq!(count_in_period(&recent, TXN_REDEEM, Period::Hour, now), 0, "09:xx UTC is another IST hour than 10:00 UTC");
+        assert_eq!(
+            count_in_period(&recent, TXN_REDEEM, Period::Hour, now),
+            0,
+            "09:xx UTC is another IST hour than 10:00 UTC"
+        );
     }
 
     #[test]

@@ -88,7 +88,11 @@ async fn staff_request(
 ) -> Result<(String, String, Value), Response> {
     let caller = check(state, Auth::Staff, headers).await?;
     let Ok(PlatformBody(body)) = body else {
-        return Err(StaffError::invalid(vec![Issue { pointer: String::new(), message: "the body is not JSON".into() }]).into_response());
+        return Err(StaffError::invalid(vec![Issue {
+            pointer: String::new(),
+            message: "the body is not JSON".into(),
+        }])
+        .into_response());
     };
     let issues = state.platform.schemas.issues(schema, &body);
     if !issues.is_empty() {
@@ -116,8 +120,12 @@ fn authorize_brand(caller: &Caller, brand: Option<String>) -> Result<(String, St
 fn staff_failure(error: QueryError) -> Response {
     match error {
         QueryError::NotFound => StaffError::not_found("customer").into_response(),
-        QueryError::Transition(refused) => (StatusCode::CONFLICT, Json(json!({"message": refused.to_string()}))).into_response(),
-        QueryError::Invalid(message) => StaffError::invalid(vec![Issue { pointer: String::new(), message }]).into_response(),
+        QueryError::Transition(refused) => {
+            (StatusCode::CONFLICT, Json(json!({"message": refused.to_string()}))).into_response()
+        }
+        QueryError::Invalid(message) => {
+            StaffError::invalid(vec![Issue { pointer: String::new(), message }]).into_response()
+        }
         other => StaffError::unavailable(other).into_response(),
     }
 }
@@ -130,7 +138,11 @@ fn limit(body: &Value, name: &str) -> Option<u32> {
     body.get(name).and_then(Value::as_u64).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0)
 }
 
-async fn configure_wallet_rules(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn configure_wallet_rules(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudWalletRulesRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -142,12 +154,18 @@ async fn configure_wallet_rules(State(state): State<AppState>, headers: HeaderMa
         points_earning_limit_period: period(&body, "points_earning_limit_period"),
     };
     match state.platform.gateway.ask(&brand, TenantQuery::SetVelocity { rules }).await {
-        Ok(rules) => Json(json!({"status": true, "message": "fraud wallet rules saved", "rules": rules})).into_response(),
+        Ok(rules) => {
+            Json(json!({"status": true, "message": "fraud wallet rules saved", "rules": rules})).into_response()
+        }
         Err(error) => staff_failure(error),
     }
 }
 
-async fn configure_alert_settings(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn configure_alert_settings(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudAlertSettingsRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -162,12 +180,18 @@ async fn configure_alert_settings(State(state): State<AppState>, headers: Header
     });
     let op = engage_actors::repo::Repo::put_json(FRAUD_CONFIG, brand, b"alerts", &settings);
     match state.platform.repo.store().batch(vec![op]).await {
-        Ok(()) => Json(json!({"status": true, "message": "fraud alert settings saved", "settings": settings})).into_response(),
+        Ok(()) => {
+            Json(json!({"status": true, "message": "fraud alert settings saved", "settings": settings})).into_response()
+        }
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }
 
-async fn get_configuration(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn get_configuration(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, _) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -177,7 +201,9 @@ async fn get_configuration(State(state): State<AppState>, headers: HeaderMap, bo
         Err(error) => return staff_failure(error),
     };
     match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
-        Ok(alerts) => Json(json!({"status": true, "data": {"wallet_rules": rules, "alert_settings": alerts}})).into_response(),
+        Ok(alerts) => {
+            Json(json!({"status": true, "data": {"wallet_rules": rules, "alert_settings": alerts}})).into_response()
+        }
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }
@@ -192,16 +218,22 @@ async fn upload_blocklist(State(state): State<AppState>, headers: HeaderMap, mut
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
-    let invalid_request = |message: &str| StaffError::invalid(vec![Issue { pointer: String::new(), message: message.to_owned() }]).into_response();
+    let invalid_request = |message: &str| {
+        StaffError::invalid(vec![Issue { pointer: String::new(), message: message.to_owned() }]).into_response()
+    };
     let mut brand = None;
     let mut file: Option<Vec<u8>> = None;
     loop {
         match multipart.next_field().await {
             Ok(Some(field)) => {
                 let name = field.name().unwrap_or_default().to_owned();
-                let Ok(bytes) = field.bytes().await else { return invalid_request("a multipart field could not be read") };
+                let Ok(bytes) = field.bytes().await else {
+                    return invalid_request("a multipart field could not be read");
+                };
                 match name.as_str() {
-                    "parent_business_id" | "parentBusinessId" => brand = Some(String::from_utf8_lossy(&bytes).trim().to_owned()),
+                    "parent_business_id" | "parentBusinessId" => {
+                        brand = Some(String::from_utf8_lossy(&bytes).trim().to_owned())
+                    }
                     "file" => file = Some(bytes.to_vec()),
                     _ => {}
                 }
@@ -217,7 +249,8 @@ async fn upload_blocklist(State(state): State<AppState>, headers: HeaderMap, mut
     let Some(file) = file else { return invalid_request("the CSV file field \"file\" is missing") };
     let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(file.as_slice());
     let Ok(headers_row) = reader.headers().cloned() else { return invalid_request("the file is not CSV") };
-    let Some(column) = headers_row.iter().position(|h| h.trim_start_matches('\u{feff}').eq_ignore_ascii_case("phone")) else {
+    let Some(column) = headers_row.iter().position(|h| h.trim_start_matches('\u{feff}').eq_ignore_ascii_case("phone"))
+    else {
         return invalid_request("the CSV needs a column named Phone");
     };
     let existing: BTreeSet<String> = match state.platform.repo.all_json(BLOCKLIST, &brand).await {
@@ -267,14 +300,21 @@ async fn upload_blocklist(State(state): State<AppState>, headers: HeaderMap, mut
 }
 
 fn contacts(body: &Value) -> Vec<String> {
-    let mut out: Vec<String> = body["contacts"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default();
+    let mut out: Vec<String> = body["contacts"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
     if let Some(one) = body["contact"].as_str() {
         out.push(one.to_owned());
     }
     out
 }
 
-async fn delete_blocklist(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn delete_blocklist(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -286,7 +326,11 @@ async fn delete_blocklist(State(state): State<AppState>, headers: HeaderMap, bod
         match state.platform.repo.store().get(BLOCKLIST, &brand, contact.as_bytes()).await {
             Ok(Some(_)) => {
                 deleted += 1;
-                ops.push(WriteOp::Delete { table: BLOCKLIST, partition: brand.clone(), clustering: contact.as_bytes().to_vec() });
+                ops.push(WriteOp::Delete {
+                    table: BLOCKLIST,
+                    partition: brand.clone(),
+                    clustering: contact.as_bytes().to_vec(),
+                });
             }
             Ok(None) => {}
             Err(error) => return StaffError::unavailable(error).into_response(),
@@ -298,20 +342,38 @@ async fn delete_blocklist(State(state): State<AppState>, headers: HeaderMap, bod
     }
 }
 
-async fn flag_actions(state: &AppState, brand: &str, who: &str, list: Vec<String>, action: FlagAction, comment: Option<String>) -> Response {
+async fn flag_actions(
+    state: &AppState,
+    brand: &str,
+    who: &str,
+    list: Vec<String>,
+    action: FlagAction,
+    comment: Option<String>,
+) -> Response {
     if list.is_empty() {
-        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact or contacts is required".into() }]).into_response();
+        return StaffError::invalid(vec![Issue {
+            pointer: "/contact".into(),
+            message: "contact or contacts is required".into(),
+        }])
+        .into_response();
     }
     let mut results = Vec::new();
     let mut ok = 0;
     for contact in list {
-        let query = TenantQuery::Flag { contact: contact.clone(), action, comment: comment.clone(), submitted_by: who.to_owned() };
+        let query = TenantQuery::Flag {
+            contact: contact.clone(),
+            action,
+            comment: comment.clone(),
+            submitted_by: who.to_owned(),
+        };
         match state.platform.gateway.ask(brand, query).await {
             Ok(answer) => {
                 ok += 1;
                 results.push(json!({"contact": contact, "ok": true, "flags": answer["flags"], "is_blocked": answer["is_blocked"]}));
             }
-            Err(QueryError::Unavailable(reason)) | Err(QueryError::Failed(reason)) => return StaffError::unavailable(reason).into_response(),
+            Err(QueryError::Unavailable(reason)) | Err(QueryError::Failed(reason)) => {
+                return StaffError::unavailable(reason).into_response()
+            }
             Err(error) => results.push(json!({"contact": contact, "ok": false, "error": error.to_string()})),
         }
     }
@@ -319,7 +381,11 @@ async fn flag_actions(state: &AppState, brand: &str, who: &str, list: Vec<String
     (status, Json(json!({"status": ok > 0, "results": results}))).into_response()
 }
 
-async fn block_unblock_resolve(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn block_unblock_resolve(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, who, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -327,18 +393,29 @@ async fn block_unblock_resolve(State(state): State<AppState>, headers: HeaderMap
     let action = match body.get("status").and_then(Value::as_u64) {
         Some(2) => FlagAction::Block,
         Some(3) => FlagAction::Unblock,
-        _ => return StaffError::invalid(vec![Issue { pointer: "/status".into(), message: "status must be 2 (block) or 3 (unblock)".into() }]).into_response(),
+        _ => {
+            return StaffError::invalid(vec![Issue {
+                pointer: "/status".into(),
+                message: "status must be 2 (block) or 3 (unblock)".into(),
+            }])
+            .into_response()
+        }
     };
     let comment = body.get("comment").and_then(Value::as_str).map(str::to_owned);
     flag_actions(&state, &brand, &who, contacts(&body), action, comment).await
 }
 
-async fn mark_resolve(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn mark_resolve(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, who, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let comment = body.get("resolved_comment").or_else(|| body.get("comment")).and_then(Value::as_str).map(str::to_owned);
+    let comment =
+        body.get("resolved_comment").or_else(|| body.get("comment")).and_then(Value::as_str).map(str::to_owned);
     flag_actions(&state, &brand, &who, contacts(&body), FlagAction::Resolve, comment).await
 }
 
@@ -350,7 +427,11 @@ fn page(body: &Value, rows: Vec<Value>) -> Value {
     json!({"status": true, "data": data, "total": total, "page": page, "page_size": size})
 }
 
-async fn get_blocklist(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn get_blocklist(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -365,7 +446,11 @@ async fn evaluate(state: &AppState, brand: &str, contact: String) -> Result<Valu
     state.platform.gateway.ask(brand, TenantQuery::Evaluate { contact }).await.map_err(staff_failure)
 }
 
-async fn check_blocked(State(state): State<AppState>, headers: HeaderMap, Query(query): Query<BTreeMap<String, String>>) -> Response {
+async fn check_blocked(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Response {
     let caller = match check(&state, Auth::Staff, &headers).await {
         Ok(caller) => caller,
         Err(refusal) => return refusal,
@@ -376,7 +461,11 @@ async fn check_blocked(State(state): State<AppState>, headers: HeaderMap, Query(
         Err(refusal) => return refusal,
     };
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
-        return StaffError::invalid(vec![Issue { pointer: "contact".into(), message: "the contact query parameter is required".into() }]).into_response();
+        return StaffError::invalid(vec![Issue {
+            pointer: "contact".into(),
+            message: "the contact query parameter is required".into(),
+        }])
+        .into_response();
     };
     match evaluate(&state, &brand, contact.clone()).await {
         Ok(data) => Json(json!({"status": true, "contact": contact, "blocked": data["blocked"], "blocklisted": data["blocklisted"], "is_blocked": data["is_blocked"]}))
@@ -385,13 +474,18 @@ async fn check_blocked(State(state): State<AppState>, headers: HeaderMap, Query(
     }
 }
 
-async fn evaluate_customer(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn evaluate_customer(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
     let Some(contact) = body.get("contact").and_then(Value::as_str).map(str::to_owned) else {
-        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact is required".into() }]).into_response();
+        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact is required".into() }])
+            .into_response();
     };
     match evaluate(&state, &brand, contact).await {
         Ok(data) => Json(json!({"status": true, "data": data})).into_response(),
@@ -403,7 +497,11 @@ async fn flags(state: &AppState, brand: &str) -> Result<Vec<Value>, Response> {
     state.platform.repo.all_json(FRAUD_FLAGS, brand).await.map_err(|e| StaffError::unavailable(e).into_response())
 }
 
-async fn view_fraud_customers(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn view_fraud_customers(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -420,7 +518,11 @@ async fn view_fraud_customers(State(state): State<AppState>, headers: HeaderMap,
     }
 }
 
-async fn group_list(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn group_list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, _) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -445,7 +547,11 @@ async fn group_list(State(state): State<AppState>, headers: HeaderMap, body: Res
     }
 }
 
-async fn fraud_mis(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn fraud_mis(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -463,7 +569,11 @@ async fn fraud_mis(State(state): State<AppState>, headers: HeaderMap, body: Resu
                 }
                 total += 1;
                 let status = if flag["status"] == 1 { "pending" } else { "resolved" };
-                *by_type.entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned()).or_default().entry(status).or_default() += 1;
+                *by_type
+                    .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
+                    .or_default()
+                    .entry(status)
+                    .or_default() += 1;
             }
             Json(json!({"status": true, "data": {"total": total, "by_type": by_type}})).into_response()
         }

@@ -162,7 +162,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "required": ["parent_business_id", "file"],
         "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
     paths.insert("/crm_api/upload_blocklist_contacts".to_owned(), json!({"post": upload}));
-    let mut blocked = operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
+    let mut blocked =
+        operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
     blocked.as_object_mut().map(|o| o.remove("requestBody"));
     blocked["parameters"] = json!([
         {"name": "contact", "in": "query", "required": true, "schema": {"type": "string"}},

@@ -39,6 +39,39 @@ enum Command {
     },
     /// Print which node owns each partition.
     Partitions,
+    /// Recharge a business wallet or show its balance, through the running server.
+    Wallet {
+        #[command(subcommand)]
+        action: WalletAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum WalletAction {
+    /// Credit the wallet; prints the new balance.
+    Recharge {
+        /// The brand.
+        #[arg(long)]
+        parent: String,
+        /// The outlet whose wallet it is.
+        #[arg(long)]
+        business: String,
+        /// Amount (decimal, e.g. 500 or 99.50).
+        #[arg(long)]
+        amount: String,
+        /// Payment reference: a reference already applied changes nothing.
+        #[arg(long)]
+        reference: Option<String>,
+    },
+    /// Print the balance.
+    Balance {
+        /// The brand.
+        #[arg(long)]
+        parent: String,
+        /// The outlet.
+        #[arg(long)]
+        business: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -122,6 +155,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(partitions(settings))
         }
+        Command::Wallet { action } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(wallet(settings, action))
+        }
     }
 }
 
@@ -178,6 +215,32 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         }
         TokensAction::Revoke { id } => println!("revoked {id}"),
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn wallet(settings: Settings, action: WalletAction) -> Result<ExitCode, ExitCode> {
+    let key = engage::admin_key(&settings).map_err(fail)?;
+    let base = admin_base(&settings);
+    let (path, body) = match &action {
+        WalletAction::Recharge { parent, business, amount, reference } => {
+            let amount: serde_json::Number = amount.parse().map_err(|_| fail(format!("--amount {amount:?} is not a number")))?;
+            ("recharge", json!({"parent": parent, "business": business, "amount": amount, "reference": reference}))
+        }
+        WalletAction::Balance { parent, business } => ("balance", json!({"parent": parent, "business": business})),
+    };
+    let response = reqwest::Client::new()
+        .post(format!("{base}/admin/wallet/{path}"))
+        .header("x-admin-key", key)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(fail(format!("the server answered {status}: {answer}")));
+    }
+    println!("{}", answer["balance"].as_str().unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,10 @@
 //! | `fraud_config` | tenant | `velocity` / `alerts` | velocity limits / alert settings |
 //! | `fraud_blocklist` | tenant | phone | `{contact_number, source, created_at}` |
 //! | `fraud_flags` | tenant | flag id (`F<millis>-<digest>`) | [`crate::domain::fraud::FraudFlag`] |
+//! | `business_wallets` | tenant | business id | [`crate::domain::wallet::Wallet`] |
+//! | `wallet_txns` | `tenant|business` | transaction sequence (u64, big-endian) | a wallet transaction |
+//! | `wallet_refs` | `tenant|business` | recharge reference / send id | `{txn_id, seq}` (idempotency) |
+//! | `channel_queue` | `<sms|chat|push>_queue_<YYYYMMDD>` | `tenant|send id` | a queued send (SMS/push `processed: false`, chat `process_status: 0`) |
 //! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 
@@ -38,6 +42,14 @@ pub const FRAUD_CONFIG: &str = "fraud_config";
 pub const BLOCKLIST: &str = "fraud_blocklist";
 /// `fraud_flags`: partition tenant, clustering flag id (time-ordered).
 pub const FRAUD_FLAGS: &str = "fraud_flags";
+/// `business_wallets`: partition tenant, clustering business id.
+pub const BUSINESS_WALLETS: &str = "business_wallets";
+/// `wallet_txns`: partition `tenant|business`, clustering the wallet's transaction sequence.
+pub const WALLET_TXNS: &str = "wallet_txns";
+/// `wallet_refs`: partition `tenant|business`, clustering a recharge reference or send id.
+pub const WALLET_REFS: &str = "wallet_refs";
+/// `channel_queue`: partition `<sms|chat|push>_queue_<YYYYMMDD>`, clustering `tenant|send id`.
+pub const CHANNEL_QUEUE: &str = "channel_queue";
 /// `loyalty_rules`: partition tenant, clustering `rules`.
 pub const LOYALTY_RULES: &str = "loyalty_rules";
 /// `loyalty_ledger`: partition `tenant|phone`, clustering the customer's ledger sequence number.
@@ -148,6 +160,14 @@ impl Repo {
             out.extend(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()));
         }
         Ok(out)
+    }
+
+    /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a
+    /// sequence-keyed table.
+    pub async fn seq_page(&self, table: &'static str, partition: &str, offset: u64, limit: usize) -> Result<Vec<Value>, StoreError> {
+        let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
+        let rows = self.store.scan(table, partition, after.as_deref(), limit).await?;
+        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
     }
 
     /// Queue records of a tenant's IST day, oldest first.

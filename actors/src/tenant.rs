@@ -25,10 +25,11 @@ use crate::domain::fraud::{
     VelocityRules, POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
 };
 use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
+use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::repo::{
-    QueueRecord, Repo, BLOCKLIST, BUSINESSES, CHECKINS, CRM_QUEUE, FRAUD_CONFIG, FRAUD_FLAGS, LOYALTY_LEDGER,
+    QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, WALLET_REFS, WALLET_TXNS, CRM_QUEUE, FRAUD_CONFIG, FRAUD_FLAGS, LOYALTY_LEDGER,
     LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
 };
 
@@ -125,6 +126,50 @@ pub enum TenantQuery {
         /// Customer phone.
         contact: String,
     },
+    /// Credit a business wallet (idempotent per `reference`).
+    WalletRecharge {
+        /// The outlet.
+        business: String,
+        /// Amount, decimal text, positive.
+        amount: String,
+        /// Payment reference; a recharge with a reference already applied changes nothing.
+        reference: Option<String>,
+    },
+    /// A business wallet's balance.
+    WalletBalance {
+        /// The outlet.
+        business: String,
+    },
+    /// A page of a business wallet's transactions.
+    WalletTxns {
+        /// The outlet.
+        business: String,
+        /// Page, from 1.
+        page: u64,
+        /// Per page.
+        page_size: u64,
+    },
+    /// Debit the wallet for one send and queue it for delivery (idempotent per `send_id`).
+    Send {
+        /// The outlet paying.
+        business: String,
+        /// Channel.
+        channel: Channel,
+        /// Template category.
+        template_type: TemplateType,
+        /// Price table.
+        purpose: Purpose,
+        /// Recipient.
+        to: String,
+        /// Message text.
+        message: String,
+        /// Caller's id of this send.
+        send_id: String,
+        /// Delivery date, `YYYYMMDD` (the queue suffix).
+        delivery_date: String,
+        /// Campaign id (`auto_id`), when any.
+        auto_id: Option<String>,
+    },
     /// A page of a customer's points ledger.
     Ledger {
         /// Customer phone.
@@ -168,6 +213,9 @@ pub enum QueryError {
     /// A flag transition was refused.
     #[error("{0}")]
     Transition(TransitionRefused),
+    /// The wallet cannot pay for the send.
+    #[error("{0}")]
+    Insufficient(InsufficientBalance),
 }
 
 /// Answer to a query.
@@ -412,6 +460,37 @@ impl TenantState {
         tracing::warn!(tenant = %self.tenant, fraud_type, flag_id, "velocity limit breached: flag raised");
         let op = Repo::put_json(FRAUD_FLAGS, self.tenant.clone(), flag_id.as_bytes(), &flag);
         (flag_id, Some(op))
+    }
+
+    async fn wallet(&self, business: &str) -> Result<Wallet, StoreError> {
+        Ok(match self.ctx.repo.store().get(BUSINESS_WALLETS, &self.tenant, business.as_bytes()).await? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt wallet: {e}")))?,
+            None => Wallet::default(),
+        })
+    }
+
+    /// A reference already applied to `wallet` (its transaction is below the wallet's sequence).
+    async fn applied_reference(&self, business: &str, reference: &str, wallet: &Wallet) -> Result<Option<Value>, StoreError> {
+        let Some(row) = self.ctx.repo.json(WALLET_REFS, &format!("{}|{business}", self.tenant), reference.as_bytes()).await? else {
+            return Ok(None);
+        };
+        Ok(row["seq"].as_u64().filter(|seq| *seq < wallet.txn_seq).map(|_| row))
+    }
+
+    /// The writes of one wallet transaction: its row (keyed by the wallet's next sequence), the
+    /// reference row, and the wallet row last (the one that commits it).
+    fn wallet_txn(&self, business: &str, wallet: &mut Wallet, reference: &str, mut txn: Value) -> (String, Vec<WriteOp>) {
+        let seq = wallet.txn_seq;
+        wallet.txn_seq += 1;
+        let txn_id = format!("W-{}", digest(&[&self.tenant, business, reference]));
+        txn["txn_id"] = json!(txn_id);
+        txn["balance_after"] = json!(wallet.balance.to_string());
+        let partition = format!("{}|{business}", self.tenant);
+        let ops = vec![
+            Repo::put_json(WALLET_TXNS, partition.clone(), &seq.to_be_bytes(), &txn),
+            Repo::put_json(WALLET_REFS, partition, reference.as_bytes(), &json!({"txn_id": txn_id, "seq": seq})),
+        ];
+        (txn_id, ops)
     }
 
     async fn save_rules(&mut self, rules: LoyaltyRules) -> Result<(), StoreError> {
@@ -856,6 +935,68 @@ impl TenantState {
                     "allocations_in_period": count(TXN_EARN, velocity.points_earning_limit_period),
                     "limits": velocity,
                 }))
+            }
+            TenantQuery::WalletRecharge { business, amount, reference } => {
+                let amount = decimal(&Value::String(amount.clone()))
+                    .filter(|a| *a > Decimal::ZERO)
+                    .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
+                let mut wallet = self.wallet(&business).await.map_err(failed)?;
+                let reference = reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
+                if let Some(done) = self.applied_reference(&business, &reference, &wallet).await.map_err(failed)? {
+                    return Ok(json!({"txn_id": done["txn_id"], "balance": wallet.balance.to_string(), "replayed": true}));
+                }
+                wallet.credit(amount);
+                let txn = json!({"transaction_type": "credit", "amount": amount.to_string(), "reference": reference, "purpose": "recharge", "at": now.to_rfc3339(), "status": 1});
+                let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &reference, txn);
+                ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                Ok(json!({"txn_id": txn_id, "balance": wallet.balance.to_string()}))
+            }
+            TenantQuery::WalletBalance { business } => {
+                let wallet = self.wallet(&business).await.map_err(failed)?;
+                Ok(json!({"business_id": business, "balance": wallet.balance.to_string(), "transactions": wallet.txn_seq}))
+            }
+            TenantQuery::WalletTxns { business, page, page_size } => {
+                let wallet = self.wallet(&business).await.map_err(failed)?;
+                let page = page.max(1);
+                let page_size = page_size.clamp(1, 100);
+                let data = self
+                    .ctx
+                    .repo
+                    .seq_page(WALLET_TXNS, &format!("{}|{business}", self.tenant), (page - 1) * page_size, page_size as usize)
+                    .await
+                    .map_err(failed)?;
+                Ok(json!({"data": data, "page": page, "page_size": page_size, "total": wallet.txn_seq, "balance": wallet.balance.to_string()}))
+            }
+            TenantQuery::Send { business, channel, template_type, purpose, to, message, send_id, delivery_date, auto_id } => {
+                let mut wallet = self.wallet(&business).await.map_err(failed)?;
+                if let Some(done) = self.applied_reference(&business, &send_id, &wallet).await.map_err(failed)? {
+                    return Ok(json!({"txn_id": done["txn_id"], "balance": wallet.balance.to_string(), "replayed": true}));
+                }
+                let charge = price(purpose, channel, template_type);
+                if let Err(short) = wallet.debit(charge.total) {
+                    metrics::counter!("engage_sends_skipped_total", "reason" => "balance").increment(1);
+                    return Err(QueryError::Insufficient(short));
+                }
+                let seq = wallet.txn_seq;
+                let txn = json!({"transaction_type": "debit", "amount": charge.total.to_string(), "cost": charge.cost.to_string(),
+                                 "gst": charge.gst.to_string(), "purpose": purpose, "channel": channel, "auto_id": auto_id,
+                                 "send_id": send_id, "at": now.to_rfc3339(), "status": 1});
+                let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &send_id, txn);
+                let pending = if channel == Channel::Chat { json!({"process_status": 0}) } else { json!({"processed": false}) };
+                let mut row = json!({"send_id": send_id, "parent_business_id": self.tenant, "business_id": business, "channel": channel,
+                                     "to": to, "message": message, "template_type": template_type, "purpose": purpose, "auto_id": auto_id,
+                                     "cost": charge.cost.to_string(), "gst": charge.gst.to_string(), "total": charge.total.to_string(),
+                                     "txn_id": txn_id, "wallet_seq": seq, "delivery_date": delivery_date, "created_at": now.to_rfc3339()});
+                if let (Some(row), Value::Object(flags)) = (row.as_object_mut(), pending) {
+                    row.extend(flags);
+                }
+                ops.push(Repo::put_json(CHANNEL_QUEUE, format!("{}_{delivery_date}", channel.queue()), format!("{}|{send_id}", self.tenant).as_bytes(), &row));
+                ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                metrics::counter!("engage_sends_queued_total", "channel" => format!("{channel:?}").to_lowercase()).increment(1);
+                Ok(json!({"txn_id": txn_id, "balance": wallet.balance.to_string(), "charged": charge.total.to_string(),
+                          "queue": format!("{}_{delivery_date}", channel.queue())}))
             }
             TenantQuery::Ledger { phone, page, page_size } => {
                 let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;

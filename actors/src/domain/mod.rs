@@ -5,3 +5,4 @@ pub mod fraud;
 pub mod loyalty;
 pub mod order;
 pub mod time;
+pub mod wallet;

@@ -25,7 +25,38 @@ use crate::AppState;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/tokens", get(list).post(create)).route("/admin/tokens/{id}", delete(revoke))
+    Router::new()
+        .route("/admin/tokens", get(list).post(create))
+        .route("/admin/tokens/{id}", delete(revoke))
+        .route("/admin/wallet/recharge", axum::routing::post(|s, p, h, b| wallet(s, p, h, b, true)))
+        .route("/admin/wallet/balance", axum::routing::post(|s, p, h, b| wallet(s, p, h, b, false)))
+}
+
+/// `engage wallet recharge|balance`: `{parent, business, amount?, reference?}`.
+async fn wallet(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+    headers: HeaderMap,
+    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+    recharge: bool,
+) -> Response {
+    if !allowed(&state, peer.as_ref().ok(), &headers) {
+        return StaffError::invalid_credentials().into_response();
+    }
+    let Ok(Json(body)) = body else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"message": "body must be {parent, business, amount?, reference?}"}))).into_response();
+    };
+    let parent = body["parent"].as_str().unwrap_or_default().to_owned();
+    let request = json!({"business_id": body["business"], "amount": body["amount"], "reference": body.get("reference")});
+    let query = match super::wallet::wallet_query(&request, recharge) {
+        Ok(query) if !parent.is_empty() && body["business"].is_string() => query,
+        _ => return (StatusCode::BAD_REQUEST, Json(json!({"message": "parent, business and (for a recharge) amount are required"}))).into_response(),
+    };
+    match state.platform.gateway.ask(&parent, query).await {
+        Ok(answer) => Json(answer).into_response(),
+        Err(engage_actors::QueryError::Invalid(message)) => (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response(),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
 }
 
 fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, headers: &HeaderMap) -> bool {

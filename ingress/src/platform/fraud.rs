@@ -22,8 +22,13 @@
 //! CSV rules: the header must have a `Phone` column (case and surrounding spaces ignored); a value
 //! is valid when it is 10 digits not starting with 0–5; rows are stored in batches of 1000 with
 //! source `csv`; invalid rows are reported with their line numbers (the header is line 1); a
-//! number already on the blocklist or repeated in the file is a duplicate. `/send_fraud_alert` needs
-//! the business wallet and channel queues and is not built yet.
+//! number already on the blocklist or repeated in the file is a duplicate.
+//!
+//! `/send_fraud_alert` (`contact`, `business_id`): one message per alert recipient, on the
+//! configured channel, into today's (IST) channel queue; each debits `business_id`'s wallet the
+//! channel cost plus GST (digital-bill prices); a recipient the wallet cannot pay for is skipped.
+//! One alert per contact, recipient and day: sending again the same day charges nothing.
+//! Answer: `{status: true, queued, skipped[{recipient, reason}], charged}`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,6 +74,7 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/view_fraud_customers", post(view_fraud_customers))
         .route("/crm_api/group_list_fraud_contacts", post(group_list))
         .route("/crm_api/get_fraud_list_mis", post(fraud_mis))
+        .route("/crm_api/send_fraud_alert", post(send_fraud_alert))
 }
 
 fn id_text(value: Option<&Value>) -> Option<String> {
@@ -579,6 +585,52 @@ async fn fraud_mis(
         }
         Err(refusal) => refusal,
     }
+}
+
+async fn send_fraud_alert(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+    use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
+    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let (Some(contact), Some(business)) = (body["contact"].as_str(), body["business_id"].as_str()) else {
+        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact and business_id are required".into() }]).into_response();
+    };
+    let settings = match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
+        Ok(Some(settings)) => settings,
+        Ok(None) => return StaffError::invalid(vec![Issue { pointer: String::new(), message: "no fraud alert settings: configure them first".into() }]).into_response(),
+        Err(error) => return StaffError::unavailable(error).into_response(),
+    };
+    let channel: Channel = serde_json::from_value(settings["channel_type"].clone()).unwrap_or(Channel::Sms);
+    let template_type: TemplateType = serde_json::from_value(settings["template_type"].clone()).unwrap_or_default();
+    let message = settings["template"].as_str().unwrap_or_default().replace("{contact}", contact);
+    let today = engage_actors::domain::time::ist_day(chrono::Utc::now()).replace('-', "");
+    let (mut queued, mut skipped, mut charged) = (0, Vec::new(), rust_decimal::Decimal::ZERO);
+    for recipient in settings["alert_recipients"].as_array().cloned().unwrap_or_default() {
+        let recipient = recipient.as_str().unwrap_or_default().to_owned();
+        let query = TenantQuery::Send {
+            business: business.to_owned(),
+            channel,
+            template_type,
+            purpose: Purpose::FraudAlert,
+            to: recipient.clone(),
+            message: message.clone(),
+            send_id: format!("fraud-alert-{contact}-{recipient}-{today}"),
+            delivery_date: today.clone(),
+            auto_id: None,
+        };
+        match state.platform.gateway.ask(&brand, query).await {
+            Ok(answer) => {
+                queued += 1;
+                if let Some(amount) = answer["charged"].as_str().and_then(|a| a.parse::<rust_decimal::Decimal>().ok()) {
+                    charged += amount;
+                }
+            }
+            Err(QueryError::Insufficient(short)) => skipped.push(json!({"recipient": recipient, "reason": short.to_string()})),
+            Err(error) => return staff_failure(error),
+        }
+    }
+    Json(json!({"status": true, "queued": queued, "skipped": skipped, "charged": charged.to_string()})).into_response()
 }
 
 #[cfg(test)]

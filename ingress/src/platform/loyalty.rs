@@ -122,6 +122,7 @@ fn integration_failure(error: QueryError) -> Response {
         }
         QueryError::Blocked | QueryError::Fraud { .. } => return fraud_denial(&error),
         QueryError::Transition(refused) => (StatusCode::CONFLICT, "xE_110", refused.to_string()),
+        QueryError::Insufficient(short) => (StatusCode::BAD_REQUEST, "xE_111", short.to_string()),
     };
     let message = message.trim_start_matches("refused: ").to_owned();
     (status, Json(json!({"status": 0, "error_code": code, "error_message": message}))).into_response()

@@ -7,6 +7,7 @@
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
+//! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded) and their schemas | [`body`], [`schemas`] |
@@ -22,6 +23,7 @@ pub mod ingestion;
 pub mod loyalty;
 pub mod schemas;
 pub mod tokens;
+pub mod wallet;
 
 use std::sync::Arc;
 
@@ -58,6 +60,7 @@ pub fn router() -> Router<AppState> {
         .merge(chat::router())
         .merge(loyalty::router())
         .merge(fraud::router())
+        .merge(wallet::router())
         .merge(admin::router())
 }
 
@@ -149,6 +152,10 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/view_fraud_customers", Auth::Staff, "FraudQueryRequest", "Paginated flags, newest first, optionally by status"),
         ("/crm_api/group_list_fraud_contacts", Auth::Staff, "FraudQueryRequest", "Flags grouped by contact"),
         ("/crm_api/get_fraud_list_mis", Auth::Staff, "FraudQueryRequest", "Flag counts by fraud type and status between start and end"),
+        ("/crm_api/send_fraud_alert", Auth::Staff, "FraudQueryRequest", "Queue the fraud alert about `contact` to the alert recipients, debiting `business_id`'s wallet per message (skipped below the channel cost)"),
+        ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
+        ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
+        ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),
     ] {
         paths.insert(path.to_owned(), json!({"post": operation(summary, auth, schema, object.clone())}));
     }

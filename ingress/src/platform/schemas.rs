@@ -28,6 +28,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("FraudWalletRulesRequest", include_str!("schemas/fraud_wallet_rules.json")),
     ("FraudAlertSettingsRequest", include_str!("schemas/fraud_alert_settings.json")),
     ("FraudQueryRequest", include_str!("schemas/fraud_query.json")),
+    ("WalletRequest", include_str!("schemas/wallet.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -223,7 +223,8 @@ async fn wallet(settings: Settings, action: WalletAction) -> Result<ExitCode, Ex
     let base = admin_base(&settings);
     let (path, body) = match &action {
         WalletAction::Recharge { parent, business, amount, reference } => {
-            let amount: serde_json::Number = amount.parse().map_err(|_| fail(format!("--amount {amount:?} is not a number")))?;
+            let amount: serde_json::Number =
+                amount.parse().map_err(|_| fail(format!("--amount {amount:?} is not a number")))?;
             ("recharge", json!({"parent": parent, "business": business, "amount": amount, "reference": reference}))
         }
         WalletAction::Balance { parent, business } => ("balance", json!({"parent": parent, "business": business})),

@@ -164,7 +164,13 @@ impl Repo {
 
     /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a
     /// sequence-keyed table.
-    pub async fn seq_page(&self, table: &'static str, partition: &str, offset: u64, limit: usize) -> Result<Vec<Value>, StoreError> {
+    pub async fn seq_page(
+        &self,
+        table: &'static str,
+        partition: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Vec<Value>, StoreError> {
         let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
         let rows = self.store.scan(table, partition, after.as_deref(), limit).await?;
         Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())

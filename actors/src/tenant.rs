@@ -25,12 +25,13 @@ use crate::domain::fraud::{
     VelocityRules, POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
 };
 use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
-use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
+use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::repo::{
-    QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, WALLET_REFS, WALLET_TXNS, CRM_QUEUE, FRAUD_CONFIG, FRAUD_FLAGS, LOYALTY_LEDGER,
-    LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
+    QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
+    FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE, WALLET_REFS,
+    WALLET_TXNS,
 };
 
 /// What every tenant actor shares.
@@ -464,14 +465,23 @@ impl TenantState {
 
     async fn wallet(&self, business: &str) -> Result<Wallet, StoreError> {
         Ok(match self.ctx.repo.store().get(BUSINESS_WALLETS, &self.tenant, business.as_bytes()).await? {
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt wallet: {e}")))?,
+            Some(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(format!("corrupt wallet: {e}")))?
+            }
             None => Wallet::default(),
         })
     }
 
     /// A reference already applied to `wallet` (its transaction is below the wallet's sequence).
-    async fn applied_reference(&self, business: &str, reference: &str, wallet: &Wallet) -> Result<Option<Value>, StoreError> {
-        let Some(row) = self.ctx.repo.json(WALLET_REFS, &format!("{}|{business}", self.tenant), reference.as_bytes()).await? else {
+    async fn applied_reference(
+        &self,
+        business: &str,
+        reference: &str,
+        wallet: &Wallet,
+    ) -> Result<Option<Value>, StoreError> {
+        let Some(row) =
+            self.ctx.repo.json(WALLET_REFS, &format!("{}|{business}", self.tenant), reference.as_bytes()).await?
+        else {
             return Ok(None);
         };
         Ok(row["seq"].as_u64().filter(|seq| *seq < wallet.txn_seq).map(|_| row))
@@ -479,12 +489,18 @@ impl TenantState {
 
     /// The writes of one wallet transaction: its row (keyed by the wallet's next sequence), the
     /// reference row, and the wallet row last (the one that commits it).
-    fn wallet_txn(&self, business: &str, wallet: &mut Wallet, reference: &str, mut txn: Value) -> (String, Vec<WriteOp>) {
+    fn wallet_txn(
+        &self,
+        business: &str,
+        wallet: &mut Wallet,
+        reference: &str,
+        mut txn: Value,
+    ) -> (String, Vec<WriteOp>) {
         let seq = wallet.txn_seq;
         wallet.txn_seq += 1;
         let txn_id = format!("W-{}", digest(&[&self.tenant, business, reference]));
         txn["txn_id"] = json!(txn_id);
-        txn["balance_after"] = json!(wallet.balance.to_string());
+        txn["balance_after"] = json!(wallet.balance.normalize().to_string());
         let partition = format!("{}|{business}", self.tenant);
         let ops = vec![
             Repo::put_json(WALLET_TXNS, partition.clone(), &seq.to_be_bytes(), &txn),
@@ -941,20 +957,25 @@ impl TenantState {
                     .filter(|a| *a > Decimal::ZERO)
                     .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
                 let mut wallet = self.wallet(&business).await.map_err(failed)?;
-                let reference = reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
+                let reference =
+                    reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
                 if let Some(done) = self.applied_reference(&business, &reference, &wallet).await.map_err(failed)? {
-                    return Ok(json!({"txn_id": done["txn_id"], "balance": wallet.balance.to_string(), "replayed": true}));
+                    return Ok(
+                        json!({"txn_id": done["txn_id"], "balance": wallet.balance.normalize().to_string(), "replayed": true}),
+                    );
                 }
                 wallet.credit(amount);
-                let txn = json!({"transaction_type": "credit", "amount": amount.to_string(), "reference": reference, "purpose": "recharge", "at": now.to_rfc3339(), "status": 1});
+                let txn = json!({"transaction_type": "credit", "amount": amount.normalize().to_string(), "reference": reference, "purpose": "recharge", "at": now.to_rfc3339(), "status": 1});
                 let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &reference, txn);
                 ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
                 self.ctx.repo.store().batch(ops).await.map_err(failed)?;
-                Ok(json!({"txn_id": txn_id, "balance": wallet.balance.to_string()}))
+                Ok(json!({"txn_id": txn_id, "balance": wallet.balance.normalize().to_string()}))
             }
             TenantQuery::WalletBalance { business } => {
                 let wallet = self.wallet(&business).await.map_err(failed)?;
-                Ok(json!({"business_id": business, "balance": wallet.balance.to_string(), "transactions": wallet.txn_seq}))
+                Ok(
+                    json!({"business_id": business, "balance": wallet.balance.normalize().to_string(), "transactions": wallet.txn_seq}),
+                )
             }
             TenantQuery::WalletTxns { business, page, page_size } => {
                 let wallet = self.wallet(&business).await.map_err(failed)?;
@@ -963,15 +984,34 @@ impl TenantState {
                 let data = self
                     .ctx
                     .repo
-                    .seq_page(WALLET_TXNS, &format!("{}|{business}", self.tenant), (page - 1) * page_size, page_size as usize)
+                    .seq_page(
+                        WALLET_TXNS,
+                        &format!("{}|{business}", self.tenant),
+                        (page - 1) * page_size,
+                        page_size as usize,
+                    )
                     .await
                     .map_err(failed)?;
-                Ok(json!({"data": data, "page": page, "page_size": page_size, "total": wallet.txn_seq, "balance": wallet.balance.to_string()}))
+                Ok(
+                    json!({"data": data, "page": page, "page_size": page_size, "total": wallet.txn_seq, "balance": wallet.balance.normalize().to_string()}),
+                )
             }
-            TenantQuery::Send { business, channel, template_type, purpose, to, message, send_id, delivery_date, auto_id } => {
+            TenantQuery::Send {
+                business,
+                channel,
+                template_type,
+                purpose,
+                to,
+                message,
+                send_id,
+                delivery_date,
+                auto_id,
+            } => {
                 let mut wallet = self.wallet(&business).await.map_err(failed)?;
                 if let Some(done) = self.applied_reference(&business, &send_id, &wallet).await.map_err(failed)? {
-                    return Ok(json!({"txn_id": done["txn_id"], "balance": wallet.balance.to_string(), "replayed": true}));
+                    return Ok(
+                        json!({"txn_id": done["txn_id"], "balance": wallet.balance.normalize().to_string(), "replayed": true}),
+                    );
                 }
                 let charge = price(purpose, channel, template_type);
                 if let Err(short) = wallet.debit(charge.total) {
@@ -979,24 +1019,33 @@ impl TenantState {
                     return Err(QueryError::Insufficient(short));
                 }
                 let seq = wallet.txn_seq;
-                let txn = json!({"transaction_type": "debit", "amount": charge.total.to_string(), "cost": charge.cost.to_string(),
-                                 "gst": charge.gst.to_string(), "purpose": purpose, "channel": channel, "auto_id": auto_id,
+                let txn = json!({"transaction_type": "debit", "amount": charge.total.normalize().to_string(), "cost": charge.cost.normalize().to_string(),
+                                 "gst": charge.gst.normalize().to_string(), "purpose": purpose, "channel": channel, "auto_id": auto_id,
                                  "send_id": send_id, "at": now.to_rfc3339(), "status": 1});
                 let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &send_id, txn);
-                let pending = if channel == Channel::Chat { json!({"process_status": 0}) } else { json!({"processed": false}) };
+                let pending =
+                    if channel == Channel::Chat { json!({"process_status": 0}) } else { json!({"processed": false}) };
                 let mut row = json!({"send_id": send_id, "parent_business_id": self.tenant, "business_id": business, "channel": channel,
                                      "to": to, "message": message, "template_type": template_type, "purpose": purpose, "auto_id": auto_id,
-                                     "cost": charge.cost.to_string(), "gst": charge.gst.to_string(), "total": charge.total.to_string(),
+                                     "cost": charge.cost.normalize().to_string(), "gst": charge.gst.normalize().to_string(), "total": charge.total.normalize().to_string(),
                                      "txn_id": txn_id, "wallet_seq": seq, "delivery_date": delivery_date, "created_at": now.to_rfc3339()});
                 if let (Some(row), Value::Object(flags)) = (row.as_object_mut(), pending) {
                     row.extend(flags);
                 }
-                ops.push(Repo::put_json(CHANNEL_QUEUE, format!("{}_{delivery_date}", channel.queue()), format!("{}|{send_id}", self.tenant).as_bytes(), &row));
+                ops.push(Repo::put_json(
+                    CHANNEL_QUEUE,
+                    format!("{}_{delivery_date}", channel.queue()),
+                    format!("{}|{send_id}", self.tenant).as_bytes(),
+                    &row,
+                ));
                 ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
                 self.ctx.repo.store().batch(ops).await.map_err(failed)?;
-                metrics::counter!("engage_sends_queued_total", "channel" => format!("{channel:?}").to_lowercase()).increment(1);
-                Ok(json!({"txn_id": txn_id, "balance": wallet.balance.to_string(), "charged": charge.total.to_string(),
-                          "queue": format!("{}_{delivery_date}", channel.queue())}))
+                metrics::counter!("engage_sends_queued_total", "channel" => format!("{channel:?}").to_lowercase())
+                    .increment(1);
+                Ok(
+                    json!({"txn_id": txn_id, "balance": wallet.balance.normalize().to_string(), "charged": charge.total.normalize().to_string(),
+                          "queue": format!("{}_{delivery_date}", channel.queue())}),
+                )
             }
             TenantQuery::Ledger { phone, page, page_size } => {
                 let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;

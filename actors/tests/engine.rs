@@ -136,3 +136,57 @@ async fn a_passivated_tenant_reloads_its_state_from_the_store() {
     assert_eq!(view["lifetime_value"], json!(20.0), "the new actor started from the stored aggregate");
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_sends_never_take_a_wallet_below_zero() {
+    use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
+    let dir = tempfile::tempdir().unwrap();
+    let (_bus, engine, gateway) = start(dir.path(), None).await;
+    let recharge = TenantQuery::WalletRecharge {
+        business: "outlet-1".into(),
+        amount: "1.00".into(),
+        reference: Some("pay-1".into()),
+    };
+    gateway.ask("brand-w", recharge.clone()).await.unwrap();
+    // the same payment reference again changes nothing
+    assert_eq!(gateway.ask("brand-w", recharge).await.unwrap()["replayed"], true);
+    let sends = (0..50).map(|i| {
+        let gateway = gateway.clone();
+        async move {
+            gateway
+                .ask(
+                    "brand-w",
+                    TenantQuery::Send {
+                        business: "outlet-1".into(),
+                        channel: Channel::Sms,
+                        template_type: TemplateType::Utility,
+                        purpose: Purpose::DigitalBill,
+                        to: format!("98765{i:05}"),
+                        message: "your bill".into(),
+                        send_id: format!("bill-{i}"),
+                        delivery_date: "20261122".into(),
+                        auto_id: None,
+                    },
+                )
+                .await
+        }
+    });
+    let results = futures::future::join_all(sends).await;
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let refused = results.iter().filter(|r| matches!(r, Err(engage_actors::QueryError::Insufficient(_)))).count();
+    assert_eq!((ok, refused), (5, 45), "1.00 pays for five SMS at 0.1711");
+    let balance = gateway.ask("brand-w", TenantQuery::WalletBalance { business: "outlet-1".into() }).await.unwrap();
+    assert_eq!(balance["balance"], "0.1445");
+    let txns = gateway
+        .ask("brand-w", TenantQuery::WalletTxns { business: "outlet-1".into(), page: 1, page_size: 100 })
+        .await
+        .unwrap();
+    let data = txns["data"].as_array().unwrap();
+    assert_eq!(data.len(), 6, "one credit, five debits");
+    assert_eq!(
+        (data[1]["amount"].clone(), data[1]["cost"].clone(), data[1]["gst"].clone()),
+        (json!("0.1711"), json!("0.145"), json!("0.0261"))
+    );
+    assert_eq!(data[5]["balance_after"], "0.1445");
+    engine.shutdown().await;
+}

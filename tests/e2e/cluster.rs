@@ -219,6 +219,55 @@ async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engage_wallet_recharges_and_reads_through_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engage = Engage::start(&data, free_port(), &[]).await;
+    let run = |args: &[&str]| {
+        let output = Command::new(BIN)
+            .args(args)
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+            .env("ENGAGE_DATA_DIR", &data)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    assert_eq!(
+        run(&[
+            "wallet",
+            "recharge",
+            "--parent",
+            "brand-1",
+            "--business",
+            "o1",
+            "--amount",
+            "99.50",
+            "--reference",
+            "neft-7"
+        ]),
+        "99.5"
+    );
+    assert_eq!(
+        run(&[
+            "wallet",
+            "recharge",
+            "--parent",
+            "brand-1",
+            "--business",
+            "o1",
+            "--amount",
+            "99.50",
+            "--reference",
+            "neft-7"
+        ]),
+        "99.5"
+    );
+    assert_eq!(run(&["wallet", "recharge", "--parent", "brand-1", "--business", "o1", "--amount", "0.5"]), "100");
+    assert_eq!(run(&["wallet", "balance", "--parent", "brand-1", "--business", "o1"]), "100");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_tenant_actor_is_restarted_by_its_supervisor_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let engage =

@@ -13,3 +13,4 @@ mod logs_api;
 mod loyalty;
 mod ops;
 mod platform;
+mod wallet;

@@ -44,17 +44,30 @@ async fn wallet(
         return StaffError::invalid_credentials().into_response();
     }
     let Ok(Json(body)) = body else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"message": "body must be {parent, business, amount?, reference?}"}))).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"message": "body must be {parent, business, amount?, reference?}"})),
+        )
+            .into_response();
     };
     let parent = body["parent"].as_str().unwrap_or_default().to_owned();
-    let request = json!({"business_id": body["business"], "amount": body["amount"], "reference": body.get("reference")});
+    let request =
+        json!({"business_id": body["business"], "amount": body["amount"], "reference": body.get("reference")});
     let query = match super::wallet::wallet_query(&request, recharge) {
         Ok(query) if !parent.is_empty() && body["business"].is_string() => query,
-        _ => return (StatusCode::BAD_REQUEST, Json(json!({"message": "parent, business and (for a recharge) amount are required"}))).into_response(),
+        _ => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"message": "parent, business and (for a recharge) amount are required"})),
+            )
+                .into_response()
+        }
     };
     match state.platform.gateway.ask(&parent, query).await {
         Ok(answer) => Json(answer).into_response(),
-        Err(engage_actors::QueryError::Invalid(message)) => (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response(),
+        Err(engage_actors::QueryError::Invalid(message)) => {
+            (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response()
+        }
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }

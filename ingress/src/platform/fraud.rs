@@ -587,18 +587,32 @@ async fn fraud_mis(
     }
 }
 
-async fn send_fraud_alert(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn send_fraud_alert(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
     let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
     let (Some(contact), Some(business)) = (body["contact"].as_str(), body["business_id"].as_str()) else {
-        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact and business_id are required".into() }]).into_response();
+        return StaffError::invalid(vec![Issue {
+            pointer: "/contact".into(),
+            message: "contact and business_id are required".into(),
+        }])
+        .into_response();
     };
     let settings = match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
         Ok(Some(settings)) => settings,
-        Ok(None) => return StaffError::invalid(vec![Issue { pointer: String::new(), message: "no fraud alert settings: configure them first".into() }]).into_response(),
+        Ok(None) => {
+            return StaffError::invalid(vec![Issue {
+                pointer: String::new(),
+                message: "no fraud alert settings: configure them first".into(),
+            }])
+            .into_response()
+        }
         Err(error) => return StaffError::unavailable(error).into_response(),
     };
     let channel: Channel = serde_json::from_value(settings["channel_type"].clone()).unwrap_or(Channel::Sms);
@@ -626,7 +640,9 @@ async fn send_fraud_alert(State(state): State<AppState>, headers: HeaderMap, bod
                     charged += amount;
                 }
             }
-            Err(QueryError::Insufficient(short)) => skipped.push(json!({"recipient": recipient, "reason": short.to_string()})),
+            Err(QueryError::Insufficient(short)) => {
+                skipped.push(json!({"recipient": recipient, "reason": short.to_string()}))
+            }
             Err(error) => return staff_failure(error),
         }
     }

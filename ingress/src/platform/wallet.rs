@@ -46,19 +46,26 @@ fn text(body: &Value, name: &str) -> Option<String> {
 pub fn wallet_query(body: &Value, recharge: bool) -> Result<TenantQuery, Issue> {
     let business = text(body, "business_id").unwrap_or_default();
     if recharge {
-        let amount = text(body, "amount").ok_or(Issue { pointer: "/amount".into(), message: "amount is required".into() })?;
+        let amount =
+            text(body, "amount").ok_or(Issue { pointer: "/amount".into(), message: "amount is required".into() })?;
         return Ok(TenantQuery::WalletRecharge { business, amount, reference: text(body, "reference") });
     }
     Ok(TenantQuery::WalletBalance { business })
 }
 
-async fn wallet_route(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>, op: Op) -> Response {
+async fn wallet_route(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    op: Op,
+) -> Response {
     let caller = match check(&state, Auth::Staff, &headers).await {
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
     let Ok(PlatformBody(body)) = body else {
-        return StaffError::invalid(vec![Issue { pointer: String::new(), message: "the body is not JSON".into() }]).into_response();
+        return StaffError::invalid(vec![Issue { pointer: String::new(), message: "the body is not JSON".into() }])
+            .into_response();
     };
     let issues = state.platform.schemas.issues("WalletRequest", &body);
     if !issues.is_empty() {
@@ -84,7 +91,9 @@ async fn wallet_route(State(state): State<AppState>, headers: HeaderMap, body: R
             answer["status"] = json!(true);
             Json(answer).into_response()
         }
-        Err(QueryError::Invalid(message)) => StaffError::invalid(vec![Issue { pointer: "/amount".into(), message }]).into_response(),
+        Err(QueryError::Invalid(message)) => {
+            StaffError::invalid(vec![Issue { pointer: "/amount".into(), message }]).into_response()
+        }
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }

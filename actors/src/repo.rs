@@ -14,6 +14,7 @@
 //! | `wallet_txns` | `tenant|business` | transaction sequence (u64, big-endian) | a wallet transaction |
 //! | `wallet_refs` | `tenant|business` | recharge reference / send id | `{txn_id, seq}` (idempotency) |
 //! | `channel_queue` | `<sms|chat|push>_queue_<YYYYMMDD>` | `tenant|send id` | a queued send (SMS/push `processed: false`, chat `process_status: 0`) |
+//! | `pending_redemptions` | `due` | `expires_at|tenant|order id` | `{tenant, phone, order_id, expires_at}` |
 //! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 
@@ -50,6 +51,9 @@ pub const WALLET_TXNS: &str = "wallet_txns";
 pub const WALLET_REFS: &str = "wallet_refs";
 /// `channel_queue`: partition `<sms|chat|push>_queue_<YYYYMMDD>`, clustering `tenant|send id`.
 pub const CHANNEL_QUEUE: &str = "channel_queue";
+/// `pending_redemptions`: partition `due`, clustering `expires_at|tenant|order id`: POS
+/// redemptions waiting for their order, in the order the revoke job needs them.
+pub const PENDING_REDEMPTIONS: &str = "pending_redemptions";
 /// `loyalty_rules`: partition tenant, clustering `rules`.
 pub const LOYALTY_RULES: &str = "loyalty_rules";
 /// `loyalty_ledger`: partition `tenant|phone`, clustering the customer's ledger sequence number.

@@ -29,7 +29,7 @@ use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::repo::{
-    QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
+    QueueRecord, Repo, PENDING_REDEMPTIONS, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE, WALLET_REFS,
     WALLET_TXNS,
 };
@@ -103,6 +103,21 @@ pub enum TenantQuery {
         outlet_id: Option<String>,
         /// Bill amount (decimal text), when known: caps points by the bill share.
         bill: Option<String>,
+        /// For a POS redemption (`/api/redeemLoyalty`): minutes the redemption waits for its
+        /// order before the revoke job reverts it; `None` for a final redemption.
+        pending_minutes: Option<u64>,
+    },
+    /// Revert a pending POS redemption whose order never arrived (the revoke job, with its
+    /// clock), or any redemption of the order now (`force`, `/api/revokeLoyalty`).
+    Revoke {
+        /// Customer phone.
+        phone: String,
+        /// The order.
+        order_id: String,
+        /// The clock to judge expiry by (RFC 3339).
+        now: String,
+        /// Revoke even if not expired / not pending.
+        force: bool,
     },
     /// Replace the brand's velocity limits.
     SetVelocity {
@@ -637,6 +652,16 @@ impl TenantState {
                     let mut customer = self.customer_or_new(&facts.phone, now).await?;
                     let applied = customer.apply_order(&facts, &version);
                     ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
+                    // a POS redemption waiting for this order is final now
+                    if let Some(redemption) = customer.redemptions.get_mut(&facts.order_id) {
+                        if let Some(until) = redemption.pending_until.take() {
+                            ops.push(WriteOp::Delete {
+                                table: PENDING_REDEMPTIONS,
+                                partition: "due".into(),
+                                clustering: format!("{until}|{}|{}", self.tenant, facts.order_id).into_bytes(),
+                            });
+                        }
+                    }
                     if matches!(applied, Applied::New | Applied::Updated) {
                         ops.push(Repo::put_json(
                             ORDERS,
@@ -811,7 +836,7 @@ impl TenantState {
                     "max_redeem_percent": number(rules.max_redeem_percent),
                 }))
             }
-            TenantQuery::Redeem { phone, points, order_id, outlet_id, bill } => {
+            TenantQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes } => {
                 let rules = self.rules().await.map_err(failed)?;
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 if let Some(done) = customer.redemptions.get(&order_id) {
@@ -840,6 +865,8 @@ impl TenantState {
                 }
                 customer.recent.push(RecentTxn { txn_type: TXN_REDEEM, at: now.to_rfc3339() });
                 let txn_id = format!("R-{}", digest(&[&self.tenant, &phone, &order_id]));
+                let ledger_seq = customer.ledger_seq;
+                let pending_until = pending_minutes.map(|m| (now + chrono::Duration::minutes(m as i64)).to_rfc3339());
                 let ledger = ledger_entry(
                     &self.tenant,
                     &mut customer,
@@ -853,9 +880,22 @@ impl TenantState {
                         expires_at: None,
                     },
                 );
-                customer.redemptions.insert(order_id, Redemption { txn_id: txn_id.clone(), points });
+                let mut ops = vec![ledger];
+                if let Some(until) = &pending_until {
+                    ops.push(Repo::put_json(
+                        PENDING_REDEMPTIONS,
+                        "due".to_owned(),
+                        format!("{until}|{}|{order_id}", self.tenant).as_bytes(),
+                        &json!({"tenant": self.tenant, "phone": phone, "order_id": order_id, "expires_at": until}),
+                    ));
+                }
+                customer.redemptions.insert(
+                    order_id.clone(),
+                    Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq },
+                );
                 metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
-                self.ctx.repo.store().batch(vec![ledger, Repo::put_customer(&self.tenant, &customer)]).await.map_err(
+                ops.push(Repo::put_customer(&self.tenant, &customer));
+                self.ctx.repo.store().batch(ops).await.map_err(
                     |e| {
                         self.customers.remove(&phone);
                         failed(e)
@@ -863,7 +903,65 @@ impl TenantState {
                 )?;
                 let balance = customer.loyalty_points;
                 self.customers.insert(phone, customer);
-                Ok(json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id}))
+                Ok(json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id, "pending_until": pending_until}))
+            }
+            TenantQuery::Revoke { phone, order_id, now: clock, force } => {
+                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let Some(redemption) = customer.redemptions.get(&order_id).cloned() else {
+                    return Ok(json!({"reverted": false, "reason": "no redemption for this order"}));
+                };
+                let index_key = redemption.pending_until.as_ref().map(|until| format!("{until}|{}|{order_id}", self.tenant));
+                let mut ops = Vec::new();
+                let arrived = customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
+                let due = redemption
+                    .pending_until
+                    .as_deref()
+                    .and_then(|u| DateTime::parse_from_rfc3339(u).ok())
+                    .is_some_and(|u| u.with_timezone(&Utc) <= clock);
+                if !force && (redemption.pending_until.is_none() || arrived || !due) {
+                    if arrived && redemption.pending_until.is_some() {
+                        // the POS order came: the redemption is final
+                        if let Some(r) = customer.redemptions.get_mut(&order_id) {
+                            r.pending_until = None;
+                        }
+                        ops.extend(index_key.map(|k| WriteOp::Delete { table: PENDING_REDEMPTIONS, partition: "due".into(), clustering: k.into_bytes() }));
+                        ops.push(Repo::put_customer(&self.tenant, &customer));
+                        self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                        self.customers.insert(phone, customer);
+                        return Ok(json!({"reverted": false, "confirmed": true}));
+                    }
+                    return Ok(json!({"reverted": false, "reason": if due { "final" } else { "not due" }}));
+                }
+                // revert: the points come back, the redemption's ledger row is marked status 2
+                let ledger_partition = format!("{}|{phone}", self.tenant);
+                if let Some(mut row) = self
+                    .ctx
+                    .repo
+                    .json(LOYALTY_LEDGER, &ledger_partition, &redemption.ledger_seq.to_be_bytes())
+                    .await
+                    .map_err(failed)?
+                {
+                    row["status"] = json!(2);
+                    ops.push(Repo::put_json(LOYALTY_LEDGER, ledger_partition, &redemption.ledger_seq.to_be_bytes(), &row));
+                }
+                ops.push(ledger_entry(&self.tenant, &mut customer, LedgerDraft {
+                    txn_id: format!("V-{}", digest(&[&self.tenant, &phone, &order_id])),
+                    kind: "revoke",
+                    points: redemption.points,
+                    order_id: Some(order_id.clone()),
+                    outlet_id: None,
+                    at: clock.to_rfc3339(),
+                    expires_at: None,
+                }));
+                customer.redemptions.remove(&order_id);
+                ops.extend(index_key.map(|k| WriteOp::Delete { table: PENDING_REDEMPTIONS, partition: "due".into(), clustering: k.into_bytes() }));
+                ops.push(Repo::put_customer(&self.tenant, &customer));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                let balance = customer.loyalty_points;
+                self.customers.insert(phone, customer);
+                metrics::counter!("engage_redemptions_reverted_total").increment(1);
+                Ok(json!({"reverted": true, "restored": redemption.points, "wallet_balance": balance}))
             }
             TenantQuery::SetVelocity { rules } => {
                 self.ctx

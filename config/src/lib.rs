@@ -152,6 +152,27 @@ pub struct Settings {
     /// HS256 secret for internal JWTs (`Authorization: Bearer`); RS256 internal JWTs are verified
     /// with the JWKS of `jwks_url` (`ENGAGE_INTERNAL_JWT_SECRET`).
     pub internal_jwt_secret: Option<Secret>,
+    /// SMS provider endpoint the SMS queue drains POST to (`ENGAGE_SMS_PROVIDER_URL`).
+    pub sms_provider_url: Option<String>,
+    /// Chat provider endpoint (`ENGAGE_CHAT_PROVIDER_URL`).
+    pub chat_provider_url: Option<String>,
+    /// Push provider endpoint (`ENGAGE_PUSH_PROVIDER_URL`).
+    pub push_provider_url: Option<String>,
+    /// Bearer credential sent to the providers (`ENGAGE_PROVIDER_TOKEN`).
+    pub provider_token: Option<Secret>,
+    /// Cron (seconds first, IST) of the SMS queue drain (`ENGAGE_JOB_SMS_DRAIN`).
+    pub job_sms_drain: String,
+    /// Cron of the chat queue drain (`ENGAGE_JOB_CHAT_DRAIN`).
+    pub job_chat_drain: String,
+    /// Cron of the push queue drain (`ENGAGE_JOB_PUSH_DRAIN`).
+    pub job_push_drain: String,
+    /// Cron of the POS redemption revoke job (`ENGAGE_JOB_POS_REVOKE`).
+    pub job_pos_revoke: String,
+    /// Cron of the failed-chat refund job (`ENGAGE_JOB_CHAT_REFUND`).
+    pub job_chat_refund: String,
+    /// Minutes a POS redemption stays pending before the revoke job may revert it
+    /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
+    pub pos_redemption_ttl_minutes: u64,
     /// Testing only: the tenant actor panics once on the order with this `orderId`
     /// (`ENGAGE_FAULT_PANIC_ORDER_ID`). Used by the supervision tests.
     pub fault_panic_order_id: Option<String>,
@@ -191,6 +212,16 @@ impl Default for Settings {
             admin_key: None,
             internal_jwt_secret: None,
             fault_panic_order_id: None,
+            sms_provider_url: None,
+            chat_provider_url: None,
+            push_provider_url: None,
+            provider_token: None,
+            job_sms_drain: "0 */3 * * * *".to_owned(),
+            job_chat_drain: "30 */3 * * * *".to_owned(),
+            job_push_drain: "0 */5 * * * *".to_owned(),
+            job_pos_revoke: "15 */5 * * * *".to_owned(),
+            job_chat_refund: "0 0 0 * * *".to_owned(),
+            pos_redemption_ttl_minutes: 30,
         }
     }
 }
@@ -304,6 +335,26 @@ impl Settings {
         if self.node_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(['.', '*', '>', ' '])) {
             return Err(ConfigError::new("node_id", "must be non-empty without '.', '*', '>' or spaces"));
         }
+        for (key, cron) in [
+            ("job_sms_drain", &self.job_sms_drain),
+            ("job_chat_drain", &self.job_chat_drain),
+            ("job_push_drain", &self.job_push_drain),
+            ("job_pos_revoke", &self.job_pos_revoke),
+            ("job_chat_refund", &self.job_chat_refund),
+        ] {
+            if let Err(error) = cron.parse::<cron::Schedule>() {
+                return Err(ConfigError::new(key, format!("{cron:?} is not a cron expression (sec min hour day month weekday): {error}")));
+            }
+        }
+        for (key, url) in [
+            ("sms_provider_url", &self.sms_provider_url),
+            ("chat_provider_url", &self.chat_provider_url),
+            ("push_provider_url", &self.push_provider_url),
+        ] {
+            if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+                return Err(ConfigError::new(key, "must be an http(s) URL"));
+            }
+        }
         if self.cloudwatch_deadline_ms == 0 {
             return Err(ConfigError::new("cloudwatch_deadline_ms", "must be above 0"));
         }
@@ -408,6 +459,13 @@ mod tests {
         assert_eq!(err.env, "ENGAGE_ROLE");
         let err = Settings::load_with_env(None, &[("ENGAGE_PARTITIONS", "0")]).unwrap_err();
         assert_eq!(err.env, "ENGAGE_PARTITIONS");
+    }
+
+    #[test]
+    fn job_schedules_are_checked() {
+        let err = Settings::load_with_env(None, &[("ENGAGE_JOB_SMS_DRAIN", "every 3 minutes")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_JOB_SMS_DRAIN");
+        assert!(Settings::load_with_env(None, &[("ENGAGE_JOB_SMS_DRAIN", "0 */2 * * * *")]).is_ok());
     }
 
     #[test]

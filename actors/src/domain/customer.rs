@@ -37,6 +37,12 @@ pub struct Redemption {
     pub txn_id: String,
     /// Points redeemed.
     pub points: i64,
+    /// For a POS redemption still waiting for its order: when it may be revoked (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_until: Option<String>,
+    /// The ledger row of the redemption (to mark it reverted).
+    #[serde(default)]
+    pub ledger_seq: u64,
 }
 
 /// A customer of one brand (keyed by brand + phone).

@@ -246,6 +246,7 @@ async fn redeem_points(
         order_id: text(&body, "order_id").unwrap_or_default(),
         outlet_id: text(&body, "outlet_id"),
         bill: text(&body, "bill_amount"),
+        pending_minutes: None,
     };
     match state.platform.gateway.ask(&brand, query).await {
         Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]}))

@@ -47,6 +47,10 @@ struct Ownership {
     lease_task: Option<JoinHandle<()>>,
     /// Applies ownership changes to the engine.
     sync_task: Option<JoinHandle<()>>,
+    /// Stops the job scheduler.
+    stop_jobs: Option<watch::Sender<bool>>,
+    /// The scheduler's timers.
+    job_tasks: Vec<JoinHandle<()>>,
 }
 
 /// A built, bound, not yet running server.
@@ -159,7 +163,11 @@ impl Application {
                 },
             )
         });
-        let mut ownership = Ownership { stop_leases: None, lease_task: None, sync_task: None };
+        let job_claims = match &jetstream {
+            Some(js) if engine.is_some() => Some(lease_bucket(js, lease).await.map_err(anyhow::Error::msg).context("cannot open the lease bucket")?),
+            _ => None,
+        };
+        let mut ownership = Ownership { stop_leases: None, lease_task: None, sync_task: None, stop_jobs: None, job_tasks: Vec::new() };
         if let Some(engine) = &engine {
             match &jetstream {
                 Some(js) => {
@@ -181,8 +189,9 @@ impl Application {
                             }
                         }
                     });
-                    ownership =
-                        Ownership { stop_leases: Some(stop), lease_task: Some(lease_task), sync_task: Some(sync_task) };
+                    ownership.stop_leases = Some(stop);
+                    ownership.lease_task = Some(lease_task);
+                    ownership.sync_task = Some(sync_task);
                 }
                 None => engine.set_owned(&(0..settings.partitions).collect::<BTreeSet<u32>>()).await,
             }
@@ -222,6 +231,29 @@ impl Application {
                 }
             });
         }
+        let jobs = engine.as_ref().map(|engine| {
+            engage_actors::jobs::Jobs::new(
+                Repo::new(platform_store.clone()),
+                TenantGateway::new(Some(engine.clone()), nats.clone(), settings.partitions),
+                engage_actors::jobs::Providers {
+                    sms: settings.sms_provider_url.clone(),
+                    chat: settings.chat_provider_url.clone(),
+                    push: settings.push_provider_url.clone(),
+                    token: settings.provider_token.as_ref().map(|t| t.expose().to_owned()),
+                },
+                vec![
+                    (engage_actors::jobs::JobName::SmsDrain, settings.job_sms_drain.clone()),
+                    (engage_actors::jobs::JobName::ChatDrain, settings.job_chat_drain.clone()),
+                    (engage_actors::jobs::JobName::PushDrain, settings.job_push_drain.clone()),
+                    (engage_actors::jobs::JobName::PosRevoke, settings.job_pos_revoke.clone()),
+                    (engage_actors::jobs::JobName::ChatRefund, settings.job_chat_refund.clone()),
+                ],
+                job_claims.clone(),
+                settings.node_id(),
+            )
+        });
+        let (stop_jobs, stop_jobs_rx) = watch::channel(false);
+        let job_tasks = jobs.clone().map(|jobs| jobs.spawn_scheduler(stop_jobs_rx)).unwrap_or_default();
         let platform = PlatformState {
             bus,
             gateway: TenantGateway::new(engine.clone(), nats.clone(), settings.partitions),
@@ -229,12 +261,15 @@ impl Application {
             repo: Repo::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             admin_key: admin_key(&settings)?,
+            jobs,
         };
 
         let listener = TcpListener::bind(settings.http_addr)
             .await
             .with_context(|| format!("cannot bind ENGAGE_HTTP_ADDR {}", settings.http_addr))?;
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
+        ownership.stop_jobs = Some(stop_jobs);
+        ownership.job_tasks = job_tasks;
         let serve = if settings.role == Role::Node { Serve::OpsOnly } else { Serve::All };
         let state =
             AppState::new(settings, writer, shared_log_store, jwt, limiter, platform).map_err(anyhow::Error::msg)?;
@@ -275,6 +310,12 @@ impl Application {
         }
         if let Some(task) = ownership.sync_task {
             task.abort();
+        }
+        if let Some(stop) = ownership.stop_jobs {
+            let _ = stop.send(true);
+        }
+        for task in ownership.job_tasks {
+            let _ = task.await;
         }
         if let Some(engine) = &engine {
             engine.shutdown().await;

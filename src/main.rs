@@ -44,6 +44,25 @@ enum Command {
         #[command(subcommand)]
         action: WalletAction,
     },
+    /// List the scheduled jobs or run one now, on the running server.
+    Jobs {
+        #[command(subcommand)]
+        action: JobsAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum JobsAction {
+    /// Each job, its cron (IST) and its next run.
+    List,
+    /// Run a job now and print its outcome.
+    Run {
+        /// sms_drain, chat_drain, push_drain, pos_revoke or chat_refund.
+        name: String,
+        /// Run as of this time (RFC 3339) instead of now.
+        #[arg(long)]
+        now: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -155,6 +174,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(partitions(settings))
         }
+        Command::Jobs { action } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(jobs(settings, action))
+        }
         Command::Wallet { action } => {
             let settings = load(config, None)?;
             runtime()?.block_on(wallet(settings, action))
@@ -242,6 +265,40 @@ async fn wallet(settings: Settings, action: WalletAction) -> Result<ExitCode, Ex
         return Err(fail(format!("the server answered {status}: {answer}")));
     }
     println!("{}", answer["balance"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCode> {
+    let key = engage::admin_key(&settings).map_err(fail)?;
+    let base = admin_base(&settings);
+    let client = reqwest::Client::new();
+    let request = match &action {
+        JobsAction::List => client.get(format!("{base}/admin/jobs")),
+        JobsAction::Run { name, now } => client.post(format!("{base}/admin/jobs/run")).json(&json!({"name": name, "now": now})),
+    };
+    let response = request
+        .header("x-admin-key", key)
+        .send()
+        .await
+        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(fail(format!("the server answered {status}: {answer}")));
+    }
+    match action {
+        JobsAction::List => {
+            for job in answer["jobs"].as_array().cloned().unwrap_or_default() {
+                println!(
+                    "{}\t{}\tnext {}",
+                    job["job"].as_str().unwrap_or_default(),
+                    job["cron"].as_str().unwrap_or_default(),
+                    job["next"].as_str().unwrap_or("-")
+                );
+            }
+        }
+        JobsAction::Run { .. } => println!("{}", answer["outcome"]),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,10 +8,12 @@
 //! - [`tenant`]: `TenantActor`, one per brand; `TenantMsg`, `TenantQuery`.
 //! - [`supervisor`]: `PartitionSupervisor`: spawn on demand, restart with backoff, passivate.
 //! - [`engine`]: the node's partitions: pull, route, ack after store.
+//! - [`jobs`]: the scheduler and the drain, revoke and refund jobs; provider adapters.
 //! - [`rpc`]: NATS request-reply to the owning node; [`rpc::TenantGateway`] picks local or remote.
 
 pub mod domain;
 pub mod engine;
+pub mod jobs;
 pub mod repo;
 pub mod rpc;
 pub mod supervisor;

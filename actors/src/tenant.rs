@@ -150,6 +150,9 @@ pub enum TenantQuery {
         amount: String,
         /// Payment reference; a recharge with a reference already applied changes nothing.
         reference: Option<String>,
+        /// `recharge` (default) or `refund` (the failed-chat refund job).
+        #[serde(default)]
+        refund: bool,
     },
     /// A business wallet's balance.
     WalletBalance {
@@ -1050,7 +1053,7 @@ impl TenantState {
                     "limits": velocity,
                 }))
             }
-            TenantQuery::WalletRecharge { business, amount, reference } => {
+            TenantQuery::WalletRecharge { business, amount, reference, refund } => {
                 let amount = decimal(&Value::String(amount.clone()))
                     .filter(|a| *a > Decimal::ZERO)
                     .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
@@ -1063,7 +1066,7 @@ impl TenantState {
                     );
                 }
                 wallet.credit(amount);
-                let txn = json!({"transaction_type": "credit", "amount": amount.normalize().to_string(), "reference": reference, "purpose": "recharge", "at": now.to_rfc3339(), "status": 1});
+                let txn = json!({"transaction_type": "credit", "amount": amount.normalize().to_string(), "reference": reference, "purpose": if refund { "refund" } else { "recharge" }, "at": now.to_rfc3339(), "status": 1});
                 let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &reference, txn);
                 ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
                 self.ctx.repo.store().batch(ops).await.map_err(failed)?;

@@ -11,6 +11,8 @@
 //! | `/integration/v1/redeem_points` | integration token | RedeemPointsRequest |
 //! | `/integration/v1/get_user_loyalty`, `/api/checkLoyaltyRewards` | integration token | CustomerLoyaltyRequest |
 //! | `/integration/v1/get_wallet_ledger` | integration token | CustomerLoyaltyRequest (`page`, `page_size` ≤ 100) |
+//! | `/api/redeemLoyalty` | integration token | RedeemPointsRequest: a POS redemption, pending until its order arrives |
+//! | `/api/revokeLoyalty` | integration token | CustomerLoyaltyRequest with `order_id`: revoke that redemption now |
 //!
 //! Redemption refusals (integration family, HTTP 400): `xE_105` insufficient points, `xE_106`
 //! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`. Fraud
@@ -43,6 +45,8 @@ pub fn router() -> Router<AppState> {
         .route("/integration/v1/get_user_loyalty", post(get_user_loyalty))
         .route("/api/checkLoyaltyRewards", post(get_user_loyalty))
         .route("/integration/v1/get_wallet_ledger", post(get_wallet_ledger))
+        .route("/api/redeemLoyalty", post(redeem_loyalty))
+        .route("/api/revokeLoyalty", post(revoke_loyalty))
 }
 
 /// Auth, body and schema: the caller, the body, or the refusal in the route's family.
@@ -251,6 +255,62 @@ async fn redeem_points(
     match state.platform.gateway.ask(&brand, query).await {
         Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]}))
             .into_response(),
+        Err(error) => integration_failure(error),
+    }
+}
+
+/// `{status: 1, redeemed, wallet_balance, txn_id, expires_at}`: points are taken now; the
+/// redemption stays pending until a POS order with this `order_id` arrives, and the `pos_revoke`
+/// job reverts it after `ENGAGE_POS_REDEMPTION_TTL_MINUTES` otherwise.
+async fn redeem_loyalty(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "RedeemPointsRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let query = TenantQuery::Redeem {
+        phone: text(&body, "customer_number").unwrap_or_default(),
+        points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
+        order_id: text(&body, "order_id").unwrap_or_default(),
+        outlet_id: text(&body, "outlet_id"),
+        bill: text(&body, "bill_amount"),
+        pending_minutes: Some(state.settings.pos_redemption_ttl_minutes),
+    };
+    match state.platform.gateway.ask(&brand, query).await {
+        Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
+                                  "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]}))
+        .into_response(),
+        Err(error) => integration_failure(error),
+    }
+}
+
+/// `{status: 1, reverted, restored, wallet_balance}`.
+async fn revoke_loyalty(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match integration_brand(&caller) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let Some(order_id) = text(&body, "order_id") else {
+        return IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response();
+    };
+    let query = TenantQuery::Revoke {
+        phone: text(&body, "customer_number").unwrap_or_default(),
+        order_id,
+        now: chrono::Utc::now().to_rfc3339(),
+        force: true,
+    };
+    match state.platform.gateway.ask(&brand, query).await {
+        Ok(mut answer) => {
+            answer["status"] = json!(1);
+            Json(answer).into_response()
+        }
         Err(error) => integration_failure(error),
     }
 }

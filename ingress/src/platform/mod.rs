@@ -50,6 +50,8 @@ pub struct PlatformState {
     pub admin_key: String,
     /// Direct table access for reads and brand configuration that need no tenant actor.
     pub repo: engage_actors::repo::Repo,
+    /// The scheduled jobs, on processes that run the engine.
+    pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
 }
 
 /// Every platform route.
@@ -153,6 +155,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/group_list_fraud_contacts", Auth::Staff, "FraudQueryRequest", "Flags grouped by contact"),
         ("/crm_api/get_fraud_list_mis", Auth::Staff, "FraudQueryRequest", "Flag counts by fraud type and status between start and end"),
         ("/crm_api/send_fraud_alert", Auth::Staff, "FraudQueryRequest", "Queue the fraud alert about `contact` to the alert recipients, debiting `business_id`'s wallet per message (skipped below the channel cost)"),
+        ("/api/redeemLoyalty", Auth::Integration, "RedeemPointsRequest", "POS redemption: pending until its order arrives; the revoke job reverts it after ENGAGE_POS_REDEMPTION_TTL_MINUTES otherwise"),
+        ("/api/revokeLoyalty", Auth::Integration, "CustomerLoyaltyRequest", "Revoke the redemption of order_id now: points restored, ledger row status 2"),
         ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),

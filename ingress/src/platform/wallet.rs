@@ -48,7 +48,7 @@ pub fn wallet_query(body: &Value, recharge: bool) -> Result<TenantQuery, Issue> 
     if recharge {
         let amount =
             text(body, "amount").ok_or(Issue { pointer: "/amount".into(), message: "amount is required".into() })?;
-        return Ok(TenantQuery::WalletRecharge { business, amount, reference: text(body, "reference") });
+        return Ok(TenantQuery::WalletRecharge { business, amount, reference: text(body, "reference"), refund: false });
     }
     Ok(TenantQuery::WalletBalance { business })
 }

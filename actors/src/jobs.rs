@@ -1,0 +1,366 @@
+//! Scheduled jobs (spec "Scheduled jobs", IST): one scheduler per node; in distributed mode each
+//! occurrence of a job runs on one node only (it claims `job.<name>.<time>` in the lease bucket).
+//!
+//! | job | default cron (sec min hour day month weekday, IST) | what it does |
+//! |---|---|---|
+//! | `sms_drain` | `0 */3 * * * *` | delivers pending rows of yesterday's and today's `sms_queue_<YYYYMMDD>`, at most 8000 a run |
+//! | `chat_drain` | `30 */3 * * * *` | the same for `chat_queue_<YYYYMMDD>` (`process_status` 0 → 1 sent / 2 failed) |
+//! | `push_drain` | `0 */5 * * * *` | the same for `push_queue_<YYYYMMDD>` |
+//! | `pos_revoke` | `15 */5 * * * *` | reverts POS redemptions past their TTL whose order never arrived |
+//! | `chat_refund` | `0 0 0 * * *` | refunds failed chat sends of the last 7 days to the paying wallet (once each) |
+//!
+//! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
+//! `{send_id, to, message, channel, template_type, business_id}`; a 2xx answer is delivered (its
+//! JSON `id`, if any, is kept as `provider_message_id`); anything else is a failure, retried on
+//! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
+//! pending. `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use engage_storage::WriteOp;
+
+use crate::domain::time::{ist, ist_day};
+use crate::domain::wallet::Channel;
+use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS};
+use crate::rpc::TenantGateway;
+use crate::tenant::TenantQuery;
+
+/// Rows a drain delivers per run at most.
+pub const DRAIN_BATCH: usize = 8000;
+/// Deliveries in flight at once.
+const DRAIN_CONCURRENCY: usize = 16;
+/// Attempts before a send fails for good.
+pub const MAX_ATTEMPTS: u64 = 3;
+
+/// The jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobName {
+    /// SMS queue drain.
+    SmsDrain,
+    /// Chat queue drain.
+    ChatDrain,
+    /// Push queue drain.
+    PushDrain,
+    /// POS redemption revoke.
+    PosRevoke,
+    /// Failed chat refund.
+    ChatRefund,
+}
+
+impl JobName {
+    /// Every job.
+    pub const ALL: [JobName; 5] = [JobName::SmsDrain, JobName::ChatDrain, JobName::PushDrain, JobName::PosRevoke, JobName::ChatRefund];
+
+    /// The job's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobName::SmsDrain => "sms_drain",
+            JobName::ChatDrain => "chat_drain",
+            JobName::PushDrain => "push_drain",
+            JobName::PosRevoke => "pos_revoke",
+            JobName::ChatRefund => "chat_refund",
+        }
+    }
+
+    /// By name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|j| j.as_str() == name)
+    }
+}
+
+/// Provider endpoints.
+#[derive(Clone, Default)]
+pub struct Providers {
+    /// SMS provider URL.
+    pub sms: Option<String>,
+    /// Chat provider URL.
+    pub chat: Option<String>,
+    /// Push provider URL.
+    pub push: Option<String>,
+    /// Bearer token sent to them.
+    pub token: Option<String>,
+}
+
+/// What the jobs need.
+pub struct Jobs {
+    repo: Repo,
+    gateway: TenantGateway,
+    providers: Providers,
+    client: reqwest::Client,
+    schedules: Vec<(JobName, String)>,
+    claims: Option<async_nats::jetstream::kv::Store>,
+    node: String,
+}
+
+/// The cron schedule of `cron` (validated at start-up by the settings).
+fn schedule(cron: &str) -> Option<cron::Schedule> {
+    cron.parse().ok()
+}
+
+impl Jobs {
+    /// The jobs of a node. `claims` is the lease bucket in distributed mode.
+    pub fn new(
+        repo: Repo,
+        gateway: TenantGateway,
+        providers: Providers,
+        schedules: Vec<(JobName, String)>,
+        claims: Option<async_nats::jetstream::kv::Store>,
+        node: String,
+    ) -> Arc<Self> {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
+        Arc::new(Self { repo, gateway, providers, client, schedules, claims, node })
+    }
+
+    /// Each job with its cron and next run (IST).
+    pub fn list(&self) -> Vec<Value> {
+        self.schedules
+            .iter()
+            .map(|(job, cron)| {
+                let next = schedule(cron).and_then(|s| s.upcoming(ist()).next()).map(|t| t.to_rfc3339());
+                json!({"job": job.as_str(), "cron": cron, "next": next})
+            })
+            .collect()
+    }
+
+    /// Runs `job` now, as of `now`.
+    pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<Value, String> {
+        let started = Instant::now();
+        let outcome = match job {
+            JobName::SmsDrain => self.drain(Channel::Sms, now).await,
+            JobName::ChatDrain => self.drain(Channel::Chat, now).await,
+            JobName::PushDrain => self.drain(Channel::Push, now).await,
+            JobName::PosRevoke => self.revoke(now).await,
+            JobName::ChatRefund => self.refund(now).await,
+        };
+        let label = if outcome.is_ok() { "ok" } else { "error" };
+        metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
+        metrics::histogram!("engage_job_duration_seconds", "job" => job.as_str()).record(started.elapsed().as_secs_f64());
+        match &outcome {
+            Ok(result) => tracing::info!(job = job.as_str(), %result, "job ran"),
+            Err(error) => tracing::error!(job = job.as_str(), %error, "job failed"),
+        }
+        outcome
+    }
+
+    /// Starts one timer per job; stops when `stop` flips.
+    pub fn spawn_scheduler(self: Arc<Self>, stop: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+        self.schedules
+            .clone()
+            .into_iter()
+            .filter_map(|(job, cron)| schedule(&cron).map(|s| (job, s)))
+            .map(|(job, schedule)| {
+                let jobs = self.clone();
+                let mut stop = stop.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let Some(next) = schedule.upcoming(ist()).next() else { break };
+                        let wait = (next.with_timezone(&Utc) - Utc::now()).to_std().unwrap_or_default();
+                        tokio::select! {
+                            _ = tokio::time::sleep(wait) => {}
+                            _ = stop.wait_for(|s| *s) => break,
+                        }
+                        if jobs.claim(job, next.timestamp()).await {
+                            let _ = jobs.run(job, Utc::now()).await;
+                        }
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Whether this node runs the occurrence at `at` (always in embedded mode).
+    async fn claim(&self, job: JobName, at: i64) -> bool {
+        match &self.claims {
+            None => true,
+            Some(bucket) => bucket.create(format!("job.{}.{at}", job.as_str()), self.node.as_bytes().to_vec().into()).await.is_ok(),
+        }
+    }
+
+    fn provider(&self, channel: Channel) -> Option<&str> {
+        match channel {
+            Channel::Sms => self.providers.sms.as_deref(),
+            Channel::Chat => self.providers.chat.as_deref(),
+            Channel::Push => self.providers.push.as_deref(),
+        }
+    }
+
+    fn days(now: DateTime<Utc>, back: i64) -> Vec<String> {
+        (0..=back).rev().map(|d| ist_day(now - chrono::Duration::days(d)).replace('-', "")).collect()
+    }
+
+    async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<Value, String> {
+        let Some(url) = self.provider(channel).map(str::to_owned) else {
+            return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
+        };
+        let pending = |row: &Value| match channel {
+            Channel::Chat => row["process_status"] == 0,
+            _ => row["processed"] == false,
+        };
+        let (mut sent, mut failed, mut retrying, mut unpaid) = (0, 0, 0, 0);
+        let mut budget = DRAIN_BATCH;
+        for day in Self::days(now, 1) {
+            let partition = format!("{}_{day}", channel.queue());
+            let rows = self.repo.all_json(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let mut due = Vec::new();
+            for row in rows.into_iter().filter(|r| pending(r)) {
+                if due.len() >= budget {
+                    break;
+                }
+                // a send whose wallet debit was never committed (possible only on a store without
+                // atomic batches) is not delivered
+                if !self.paid(&row).await {
+                    unpaid += 1;
+                    continue;
+                }
+                due.push(row);
+            }
+            budget -= due.len();
+            let results: Vec<(Value, Result<Option<String>, String>)> = futures::stream::iter(due)
+                .map(|row| {
+                    let url = url.clone();
+                    async move {
+                        let outcome = self.deliver(&url, &row).await;
+                        (row, outcome)
+                    }
+                })
+                .buffer_unordered(DRAIN_CONCURRENCY)
+                .collect()
+                .await;
+            let mut ops = Vec::with_capacity(results.len());
+            for (mut row, outcome) in results {
+                let attempts = row["attempts"].as_u64().unwrap_or(0) + 1;
+                row["attempts"] = json!(attempts);
+                match outcome {
+                    Ok(provider_id) => {
+                        sent += 1;
+                        row["delivery_status"] = json!("sent");
+                        row["provider_message_id"] = json!(provider_id);
+                        row["sent_at"] = json!(Utc::now().to_rfc3339());
+                        mark(&mut row, channel, true);
+                    }
+                    Err(error) => {
+                        row["last_error"] = json!(error);
+                        if attempts >= MAX_ATTEMPTS {
+                            failed += 1;
+                            row["delivery_status"] = json!("failed");
+                            mark(&mut row, channel, false);
+                        } else {
+                            retrying += 1;
+                        }
+                    }
+                }
+                let key = format!("{}|{}", row["parent_business_id"].as_str().unwrap_or_default(), row["send_id"].as_str().unwrap_or_default());
+                ops.push(Repo::put_json(CHANNEL_QUEUE, partition.clone(), key.as_bytes(), &row));
+            }
+            for chunk in ops.chunks(500) {
+                self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+            }
+        }
+        metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
+        metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
+        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid}))
+    }
+
+    async fn paid(&self, row: &Value) -> bool {
+        let (Some(tenant), Some(business), Some(seq)) =
+            (row["parent_business_id"].as_str(), row["business_id"].as_str(), row["wallet_seq"].as_u64())
+        else {
+            return false;
+        };
+        match self.repo.json(BUSINESS_WALLETS, tenant, business.as_bytes()).await {
+            Ok(Some(wallet)) => wallet["txn_seq"].as_u64().is_some_and(|committed| committed > seq),
+            _ => false,
+        }
+    }
+
+    async fn deliver(&self, url: &str, row: &Value) -> Result<Option<String>, String> {
+        let body = json!({"send_id": row["send_id"], "to": row["to"], "message": row["message"], "channel": row["channel"],
+                          "template_type": row["template_type"], "business_id": row["business_id"]});
+        let mut request = self.client.post(url).json(&body);
+        if let Some(token) = &self.providers.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.map_err(|e| format!("provider unreachable: {e}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("provider answered {status}"));
+        }
+        let answer: Value = response.json().await.unwrap_or(Value::Null);
+        Ok(answer["id"].as_str().map(str::to_owned))
+    }
+
+    async fn revoke(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let rows = self.repo.all_json(PENDING_REDEMPTIONS, "due").await.map_err(|e| e.to_string())?;
+        let (mut reverted, mut confirmed, mut waiting) = (0, 0, 0);
+        for row in rows {
+            let expires = row["expires_at"].as_str().and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+            if expires.is_none_or(|t| t.with_timezone(&Utc) > now) {
+                waiting += 1;
+                continue;
+            }
+            let (Some(tenant), Some(phone), Some(order_id)) = (row["tenant"].as_str(), row["phone"].as_str(), row["order_id"].as_str()) else {
+                continue;
+            };
+            let query = TenantQuery::Revoke { phone: phone.to_owned(), order_id: order_id.to_owned(), now: now.to_rfc3339(), force: false };
+            match self.gateway.ask(tenant, query).await {
+                Ok(answer) if answer["reverted"] == true => reverted += 1,
+                Ok(answer) if answer["confirmed"] == true => confirmed += 1,
+                Ok(_) => waiting += 1,
+                Err(error) => tracing::warn!(tenant, order_id, %error, "revoke postponed"),
+            }
+        }
+        Ok(json!({"reverted": reverted, "confirmed": confirmed, "waiting": waiting}))
+    }
+
+    async fn refund(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
+        for day in Self::days(now, 7) {
+            let partition = format!("{}_{day}", Channel::Chat.queue());
+            let rows = self.repo.all_json(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let mut ops: Vec<WriteOp> = Vec::new();
+            for mut row in rows.into_iter().filter(|r| r["process_status"] == 2 && r["refunded"] != true) {
+                let text = |name: &str| row[name].as_str().map(str::to_owned);
+                let (Some(tenant), Some(business), Some(send_id), Some(total)) =
+                    (text("parent_business_id"), text("business_id"), text("send_id"), text("total"))
+                else {
+                    continue;
+                };
+                let query = TenantQuery::WalletRecharge {
+                    business,
+                    amount: total.clone(),
+                    reference: Some(format!("refund-{send_id}")),
+                    refund: true,
+                };
+                match self.gateway.ask(&tenant, query).await {
+                    Ok(answer) => {
+                        refunded += 1;
+                        amount += total.parse::<rust_decimal::Decimal>().unwrap_or_default();
+                        row["refunded"] = json!(true);
+                        row["refund_txn_id"] = answer["txn_id"].clone();
+                        let key = format!("{tenant}|{send_id}");
+                        ops.push(Repo::put_json(CHANNEL_QUEUE, partition.clone(), key.as_bytes(), &row));
+                    }
+                    Err(error) => tracing::warn!(tenant, send_id, %error, "refund postponed"),
+                }
+            }
+            self.repo.store().batch(ops).await.map_err(|e| e.to_string())?;
+        }
+        Ok(json!({"refunded": refunded, "amount": amount.normalize().to_string()}))
+    }
+}
+
+fn mark(row: &mut Value, channel: Channel, delivered: bool) {
+    match channel {
+        Channel::Chat => row["process_status"] = json!(if delivered { 1 } else { 2 }),
+        _ => row["processed"] = json!(true),
+    }
+}

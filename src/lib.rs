@@ -164,10 +164,13 @@ impl Application {
             )
         });
         let job_claims = match &jetstream {
-            Some(js) if engine.is_some() => Some(lease_bucket(js, lease).await.map_err(anyhow::Error::msg).context("cannot open the lease bucket")?),
+            Some(js) if engine.is_some() => Some(
+                lease_bucket(js, lease).await.map_err(anyhow::Error::msg).context("cannot open the lease bucket")?,
+            ),
             _ => None,
         };
-        let mut ownership = Ownership { stop_leases: None, lease_task: None, sync_task: None, stop_jobs: None, job_tasks: Vec::new() };
+        let mut ownership =
+            Ownership { stop_leases: None, lease_task: None, sync_task: None, stop_jobs: None, job_tasks: Vec::new() };
         if let Some(engine) = &engine {
             match &jetstream {
                 Some(js) => {

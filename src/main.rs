@@ -274,7 +274,9 @@ async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCo
     let client = reqwest::Client::new();
     let request = match &action {
         JobsAction::List => client.get(format!("{base}/admin/jobs")),
-        JobsAction::Run { name, now } => client.post(format!("{base}/admin/jobs/run")).json(&json!({"name": name, "now": now})),
+        JobsAction::Run { name, now } => {
+            client.post(format!("{base}/admin/jobs/run")).json(&json!({"name": name, "now": now}))
+        }
     };
     let response = request
         .header("x-admin-key", key)

@@ -58,7 +58,8 @@ pub enum JobName {
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 5] = [JobName::SmsDrain, JobName::ChatDrain, JobName::PushDrain, JobName::PosRevoke, JobName::ChatRefund];
+    pub const ALL: [JobName; 5] =
+        [JobName::SmsDrain, JobName::ChatDrain, JobName::PushDrain, JobName::PosRevoke, JobName::ChatRefund];
 
     /// The job's name.
     pub fn as_str(self) -> &'static str {
@@ -143,7 +144,8 @@ impl Jobs {
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
-        metrics::histogram!("engage_job_duration_seconds", "job" => job.as_str()).record(started.elapsed().as_secs_f64());
+        metrics::histogram!("engage_job_duration_seconds", "job" => job.as_str())
+            .record(started.elapsed().as_secs_f64());
         match &outcome {
             Ok(result) => tracing::info!(job = job.as_str(), %result, "job ran"),
             Err(error) => tracing::error!(job = job.as_str(), %error, "job failed"),
@@ -181,7 +183,9 @@ impl Jobs {
     async fn claim(&self, job: JobName, at: i64) -> bool {
         match &self.claims {
             None => true,
-            Some(bucket) => bucket.create(format!("job.{}.{at}", job.as_str()), self.node.as_bytes().to_vec().into()).await.is_ok(),
+            Some(bucket) => {
+                bucket.create(format!("job.{}.{at}", job.as_str()), self.node.as_bytes().to_vec().into()).await.is_ok()
+            }
         }
     }
 
@@ -258,7 +262,11 @@ impl Jobs {
                         }
                     }
                 }
-                let key = format!("{}|{}", row["parent_business_id"].as_str().unwrap_or_default(), row["send_id"].as_str().unwrap_or_default());
+                let key = format!(
+                    "{}|{}",
+                    row["parent_business_id"].as_str().unwrap_or_default(),
+                    row["send_id"].as_str().unwrap_or_default()
+                );
                 ops.push(Repo::put_json(CHANNEL_QUEUE, partition.clone(), key.as_bytes(), &row));
             }
             for chunk in ops.chunks(500) {
@@ -307,10 +315,17 @@ impl Jobs {
                 waiting += 1;
                 continue;
             }
-            let (Some(tenant), Some(phone), Some(order_id)) = (row["tenant"].as_str(), row["phone"].as_str(), row["order_id"].as_str()) else {
+            let (Some(tenant), Some(phone), Some(order_id)) =
+                (row["tenant"].as_str(), row["phone"].as_str(), row["order_id"].as_str())
+            else {
                 continue;
             };
-            let query = TenantQuery::Revoke { phone: phone.to_owned(), order_id: order_id.to_owned(), now: now.to_rfc3339(), force: false };
+            let query = TenantQuery::Revoke {
+                phone: phone.to_owned(),
+                order_id: order_id.to_owned(),
+                now: now.to_rfc3339(),
+                force: false,
+            };
             match self.gateway.ask(tenant, query).await {
                 Ok(answer) if answer["reverted"] == true => reverted += 1,
                 Ok(answer) if answer["confirmed"] == true => confirmed += 1,

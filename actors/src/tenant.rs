@@ -29,9 +29,9 @@ use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::repo::{
-    QueueRecord, Repo, PENDING_REDEMPTIONS, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
-    FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, STATUS_PROCESSED, STATUS_UNPROCESSABLE, WALLET_REFS,
-    WALLET_TXNS,
+    QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
+    FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
+    WALLET_REFS, WALLET_TXNS,
 };
 
 /// What every tenant actor shares.
@@ -898,15 +898,15 @@ impl TenantState {
                 );
                 metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
                 ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(
-                    |e| {
-                        self.customers.remove(&phone);
-                        failed(e)
-                    },
-                )?;
+                self.ctx.repo.store().batch(ops).await.map_err(|e| {
+                    self.customers.remove(&phone);
+                    failed(e)
+                })?;
                 let balance = customer.loyalty_points;
                 self.customers.insert(phone, customer);
-                Ok(json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id, "pending_until": pending_until}))
+                Ok(
+                    json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id, "pending_until": pending_until}),
+                )
             }
             TenantQuery::Revoke { phone, order_id, now: clock, force } => {
                 let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
@@ -914,9 +914,11 @@ impl TenantState {
                 let Some(redemption) = customer.redemptions.get(&order_id).cloned() else {
                     return Ok(json!({"reverted": false, "reason": "no redemption for this order"}));
                 };
-                let index_key = redemption.pending_until.as_ref().map(|until| format!("{until}|{}|{order_id}", self.tenant));
+                let index_key =
+                    redemption.pending_until.as_ref().map(|until| format!("{until}|{}|{order_id}", self.tenant));
                 let mut ops = Vec::new();
-                let arrived = customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
+                let arrived =
+                    customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
                 let due = redemption
                     .pending_until
                     .as_deref()
@@ -928,7 +930,11 @@ impl TenantState {
                         if let Some(r) = customer.redemptions.get_mut(&order_id) {
                             r.pending_until = None;
                         }
-                        ops.extend(index_key.map(|k| WriteOp::Delete { table: PENDING_REDEMPTIONS, partition: "due".into(), clustering: k.into_bytes() }));
+                        ops.extend(index_key.map(|k| WriteOp::Delete {
+                            table: PENDING_REDEMPTIONS,
+                            partition: "due".into(),
+                            clustering: k.into_bytes(),
+                        }));
                         ops.push(Repo::put_customer(&self.tenant, &customer));
                         self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                         self.customers.insert(phone, customer);
@@ -946,19 +952,32 @@ impl TenantState {
                     .map_err(failed)?
                 {
                     row["status"] = json!(2);
-                    ops.push(Repo::put_json(LOYALTY_LEDGER, ledger_partition, &redemption.ledger_seq.to_be_bytes(), &row));
+                    ops.push(Repo::put_json(
+                        LOYALTY_LEDGER,
+                        ledger_partition,
+                        &redemption.ledger_seq.to_be_bytes(),
+                        &row,
+                    ));
                 }
-                ops.push(ledger_entry(&self.tenant, &mut customer, LedgerDraft {
-                    txn_id: format!("V-{}", digest(&[&self.tenant, &phone, &order_id])),
-                    kind: "revoke",
-                    points: redemption.points,
-                    order_id: Some(order_id.clone()),
-                    outlet_id: None,
-                    at: clock.to_rfc3339(),
-                    expires_at: None,
-                }));
+                ops.push(ledger_entry(
+                    &self.tenant,
+                    &mut customer,
+                    LedgerDraft {
+                        txn_id: format!("V-{}", digest(&[&self.tenant, &phone, &order_id])),
+                        kind: "revoke",
+                        points: redemption.points,
+                        order_id: Some(order_id.clone()),
+                        outlet_id: None,
+                        at: clock.to_rfc3339(),
+                        expires_at: None,
+                    },
+                ));
                 customer.redemptions.remove(&order_id);
-                ops.extend(index_key.map(|k| WriteOp::Delete { table: PENDING_REDEMPTIONS, partition: "due".into(), clustering: k.into_bytes() }));
+                ops.extend(index_key.map(|k| WriteOp::Delete {
+                    table: PENDING_REDEMPTIONS,
+                    partition: "due".into(),
+                    clustering: k.into_bytes(),
+                }));
                 ops.push(Repo::put_customer(&self.tenant, &customer));
                 self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let balance = customer.loyalty_points;

@@ -146,6 +146,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
         business: "outlet-1".into(),
         amount: "1.00".into(),
         reference: Some("pay-1".into()),
+        refund: false,
     };
     gateway.ask("brand-w", recharge.clone()).await.unwrap();
     // the same payment reference again changes nothing

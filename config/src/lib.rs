@@ -343,7 +343,10 @@ impl Settings {
             ("job_chat_refund", &self.job_chat_refund),
         ] {
             if let Err(error) = cron.parse::<cron::Schedule>() {
-                return Err(ConfigError::new(key, format!("{cron:?} is not a cron expression (sec min hour day month weekday): {error}")));
+                return Err(ConfigError::new(
+                    key,
+                    format!("{cron:?} is not a cron expression (sec min hour day month weekday): {error}"),
+                ));
             }
         }
         for (key, url) in [

@@ -8,6 +8,7 @@ mod cli;
 mod cloudwatch;
 mod cluster;
 mod fraud;
+mod jobs;
 mod jwt;
 mod logs_api;
 mod loyalty;

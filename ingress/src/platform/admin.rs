@@ -34,7 +34,11 @@ pub fn router() -> Router<AppState> {
         .route("/admin/jobs/run", axum::routing::post(run_job))
 }
 
-async fn list_jobs(State(state): State<AppState>, peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>, headers: HeaderMap) -> Response {
+async fn list_jobs(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+    headers: HeaderMap,
+) -> Response {
     if !allowed(&state, peer.as_ref().ok(), &headers) {
         return StaffError::invalid_credentials().into_response();
     }
@@ -59,18 +63,22 @@ async fn run_job(
     };
     let body = body.map(|Json(b)| b).unwrap_or_default();
     let Some(job) = body["name"].as_str().and_then(engage_actors::jobs::JobName::parse) else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"message": "unknown job; see engage jobs list"}))).into_response();
+        return (StatusCode::BAD_REQUEST, Json(json!({"message": "unknown job; see engage jobs list"})))
+            .into_response();
     };
     let now = match body["now"].as_str() {
         None => chrono::Utc::now(),
         Some(text) => match chrono::DateTime::parse_from_rfc3339(text) {
             Ok(t) => t.with_timezone(&chrono::Utc),
-            Err(_) => return (StatusCode::BAD_REQUEST, Json(json!({"message": "now must be RFC 3339"}))).into_response(),
+            Err(_) => {
+                return (StatusCode::BAD_REQUEST, Json(json!({"message": "now must be RFC 3339"}))).into_response()
+            }
         },
     };
     match jobs.run(job, now).await {
         Ok(outcome) => Json(json!({"job": job.as_str(), "outcome": outcome})).into_response(),
-        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"message": format!("job failed: {error}")}))).into_response(),
+        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"message": format!("job failed: {error}")})))
+            .into_response(),
     }
 }
 

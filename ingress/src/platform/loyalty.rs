@@ -262,7 +262,11 @@ async fn redeem_points(
 /// `{status: 1, redeemed, wallet_balance, txn_id, expires_at}`: points are taken now; the
 /// redemption stays pending until a POS order with this `order_id` arrives, and the `pos_revoke`
 /// job reverts it after `ENGAGE_POS_REDEMPTION_TTL_MINUTES` otherwise.
-async fn redeem_loyalty(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn redeem_loyalty(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "RedeemPointsRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
@@ -280,15 +284,21 @@ async fn redeem_loyalty(State(state): State<AppState>, headers: HeaderMap, body:
         pending_minutes: Some(state.settings.pos_redemption_ttl_minutes),
     };
     match state.platform.gateway.ask(&brand, query).await {
-        Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
+        Ok(answer) => {
+            Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
                                   "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]}))
-        .into_response(),
+            .into_response()
+        }
         Err(error) => integration_failure(error),
     }
 }
 
 /// `{status: 1, reverted, restored, wallet_balance}`.
-async fn revoke_loyalty(State(state): State<AppState>, headers: HeaderMap, body: Result<PlatformBody, IntegrationError>) -> Response {
+async fn revoke_loyalty(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
     let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,

@@ -1,0 +1,231 @@
+//! Scheduled jobs: drains against a local HTTP provider that fails some sends, the failed-chat
+//! refund, the POS redemption revoke job with a controllable clock, and the scheduler running a
+//! drain by itself.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, TestApp};
+use crate::platform::{create_token, order, wait_customer};
+
+/// A provider on a loopback port: records every request; answers 500 for recipients in `failing`.
+#[derive(Clone)]
+struct Provider {
+    url: String,
+    received: Arc<Mutex<Vec<Value>>>,
+}
+
+async fn provider(failing: &[&str]) -> Provider {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let failing: Arc<Vec<String>> = Arc::new(failing.iter().map(|s| s.to_string()).collect());
+    type S = (Arc<Mutex<Vec<Value>>>, Arc<Vec<String>>);
+    async fn handle(State((received, failing)): State<S>, Json(body): Json<Value>) -> axum::response::Response {
+        received.lock().unwrap().push(body.clone());
+        if failing.iter().any(|f| body["to"] == f.as_str()) {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+        Json(json!({"id": format!("prov-{}", body["send_id"].as_str().unwrap_or_default())})).into_response()
+    }
+    let app = Router::new().route("/send", axum::routing::post(handle)).with_state((received.clone(), failing));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/send", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Provider { url, received }
+}
+
+async fn admin(app: &TestApp, path: &str, body: Value) -> Value {
+    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
+    let response = app
+        .client
+        .post(format!("{}{path}", app.base))
+        .header("x-admin-key", key.trim())
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+async fn staff_post(app: &TestApp, token: &str, path: &str, body: Value) -> Value {
+    let response =
+        app.client.post(format!("{}{path}", app.base)).header("token", token).json(&body).send().await.unwrap();
+    let (status, body) = crate::helpers::read(response).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body
+}
+
+/// Queues fraud alerts to three recipients on `channel`, paid by outlet-1's wallet.
+async fn queue_alerts(app: &TestApp, staff: &str, brand: &str, channel: &str) {
+    staff_post(app, staff, "/crm_api/configure_fraud_alert_settings", json!({"parent_business_id": brand,
+        "alert_recipients": ["9876500001", "9876500002", "9876500003"], "channel_type": channel, "template": "Check {contact}"})).await;
+    staff_post(
+        app,
+        staff,
+        "/crm_api/wallet/recharge",
+        json!({"parent_business_id": brand, "business_id": "outlet-1", "amount": 10}),
+    )
+    .await;
+    let sent = staff_post(
+        app,
+        staff,
+        "/crm_api/send_fraud_alert",
+        json!({"parent_business_id": brand, "business_id": "outlet-1", "contact": "9000000000"}),
+    )
+    .await;
+    assert_eq!(sent["queued"], 3);
+}
+
+#[tokio::test]
+async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_are_refunded() {
+    let sms = provider(&["9876500002"]).await;
+    let chat = provider(&["9876500003"]).await;
+    let app = spawn_app(&[
+        ("ENGAGE_SMS_PROVIDER_URL", &sms.url),
+        ("ENGAGE_CHAT_PROVIDER_URL", &chat.url),
+        ("ENGAGE_PROVIDER_TOKEN", "provider-secret"),
+    ])
+    .await;
+    let staff = create_token(&app, "staff", "brand-d").await;
+    queue_alerts(&app, &staff, "brand-d", "sms").await;
+    let first = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
+    assert_eq!(first["outcome"], json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0}));
+    assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["retrying"], 1);
+    assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["failed"], 1);
+    // nothing left: delivered rows are not sent twice
+    assert_eq!(
+        admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"],
+        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0})
+    );
+    let received = sms.received.lock().unwrap().clone();
+    assert_eq!(received.len(), 2 + 3, "two delivered once, the failing one tried three times");
+    assert_eq!(received[0]["message"], "Check 9000000000");
+
+    // chat: one fails for good, the refund job pays its cost back once
+    let staff_c = create_token(&app, "staff", "brand-c").await;
+    queue_alerts(&app, &staff_c, "brand-c", "chat").await;
+    async fn balance(app: &TestApp, staff: &str) -> String {
+        staff_post(
+            app,
+            staff,
+            "/crm_api/wallet/balance",
+            json!({"parent_business_id": "brand-c", "business_id": "outlet-1"}),
+        )
+        .await["balance"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+    assert_eq!(balance(&app, &staff_c).await, "9.115", "10 - 3 x (0.25 + 18%)");
+    for _ in 0..3 {
+        admin(&app, "/admin/jobs/run", json!({"name": "chat_drain"})).await;
+    }
+    let refund = admin(&app, "/admin/jobs/run", json!({"name": "chat_refund"})).await;
+    assert_eq!(refund["outcome"], json!({"refunded": 1, "amount": "0.295"}));
+    assert_eq!(balance(&app, &staff_c).await, "9.41");
+    assert_eq!(
+        admin(&app, "/admin/jobs/run", json!({"name": "chat_refund"})).await["outcome"]["refunded"],
+        0,
+        "refunded once"
+    );
+    let jobs = app
+        .client
+        .get(format!("{}/admin/jobs", app.base))
+        .header("x-admin-key", std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap().trim())
+        .send()
+        .await
+        .unwrap();
+    let jobs: Value = jobs.json().await.unwrap();
+    assert_eq!(jobs["jobs"].as_array().unwrap().len(), 5);
+}
+
+#[tokio::test]
+async fn the_scheduler_runs_a_drain_by_itself() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url), ("ENGAGE_JOB_SMS_DRAIN", "* * * * * *")]).await;
+    let staff = create_token(&app, "staff", "brand-s").await;
+    queue_alerts(&app, &staff, "brand-s", "sms").await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while sms.received.lock().unwrap().len() < 3 {
+        assert!(Instant::now() < deadline, "the scheduled drain never delivered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("engage_job_runs_total{job=\"sms_drain\",outcome=\"ok\"}"), "{metrics}");
+}
+
+#[tokio::test]
+async fn pos_redemptions_are_revoked_when_their_order_never_arrives() {
+    let app = spawn_app(&[("ENGAGE_POS_REDEMPTION_TTL_MINUTES", "30")]).await;
+    let staff = create_token(&app, "staff", "brand-p").await;
+    let integration = create_token(&app, "integration", "brand-p").await;
+    staff_post(
+        &app,
+        &staff,
+        "/crm_api/add_edit_rules",
+        json!({"parent_business_id": "brand-p", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1}),
+    )
+    .await;
+    let phone = "9876550000";
+    let post = |path: &'static str, body: Value| {
+        let request =
+            app.client.post(format!("{}{path}", app.base)).header("authorization", integration.as_str()).json(&body);
+        async move { crate::helpers::read(request.send().await.unwrap()).await }
+    };
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-p", "seed", phone, 1000.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    wait_customer(&app, "brand-p", phone, |c| c["loyalty_points"] == 100).await;
+    // two POS redemptions: the order of pos-1 never comes, the order of pos-2 does
+    for id in ["pos-1", "pos-2"] {
+        let (status, body) =
+            post("/api/redeemLoyalty", json!({"customer_number": phone, "points": 30, "order_id": id})).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body["expires_at"].is_string());
+    }
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-p", "pos-2", phone, 10.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let after_orders = wait_customer(&app, "brand-p", phone, |c| c["total_orders"] == 2).await;
+    assert_eq!(after_orders["loyalty_points"], 100 - 60 + 1);
+    let at = |minutes: i64| (chrono::Utc::now() + chrono::Duration::minutes(minutes)).to_rfc3339();
+    // 10 minutes later nothing is due
+    let early = admin(&app, "/admin/jobs/run", json!({"name": "pos_revoke", "now": at(10)})).await;
+    assert_eq!(early["outcome"]["reverted"], 0);
+    // 31 minutes later pos-1 is reverted; pos-2 stays (its order arrived)
+    let late = admin(&app, "/admin/jobs/run", json!({"name": "pos_revoke", "now": at(31)})).await;
+    assert_eq!(late["outcome"]["reverted"], 1, "{late}");
+    let customer = wait_customer(&app, "brand-p", phone, |_| true).await;
+    assert_eq!(customer["loyalty_points"], 100 - 30 + 1);
+    let (_, ledger) =
+        post("/integration/v1/get_wallet_ledger", json!({"customer_number": phone, "page_size": 100})).await;
+    let entries = ledger["data"].as_array().unwrap();
+    let redeem_1 = entries.iter().find(|e| e["kind"] == "redeem" && e["order_id"] == "pos-1").unwrap();
+    assert_eq!(redeem_1["status"], 2, "the reverted redemption's history row has status 2");
+    assert!(entries.iter().any(|e| e["kind"] == "revoke" && e["points"] == 30));
+    let sum: i64 = entries.iter().map(|e| e["points"].as_i64().unwrap()).sum();
+    assert_eq!(sum, 71, "the ledger sums to the balance");
+    // a manual revoke of pos-2 through /api/revokeLoyalty
+    let (status, body) = post("/api/revokeLoyalty", json!({"customer_number": phone, "order_id": "pos-2"})).await;
+    assert_eq!((status, body["reverted"].clone(), body["wallet_balance"].clone()), (200, json!(true), json!(101)));
+}

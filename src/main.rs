@@ -200,31 +200,43 @@ fn admin_base(settings: &Settings) -> String {
     format!("http://{addr}")
 }
 
-async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, ExitCode> {
-    let key = engage::admin_key(&settings).map_err(fail)?;
-    let base = admin_base(&settings);
-    let client = reqwest::Client::new();
-    let request = match &action {
-        TokensAction::Create { kind, parent, business } => client
-            .post(format!("{base}/admin/tokens"))
-            .json(&json!({"kind": kind, "parent": parent, "business": business})),
-        TokensAction::List => client.get(format!("{base}/admin/tokens")),
-        TokensAction::Revoke { id } => client.delete(format!("{base}/admin/tokens/{id}")),
-    };
+/// Calls the running server's loopback admin route with the admin key; the answer, or the exit
+/// code after saying what went wrong.
+async fn admin_call(
+    settings: &Settings,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> Result<Value, ExitCode> {
+    let key = engage::admin_key(settings).map_err(fail)?;
+    let base = admin_base(settings);
+    let mut request = reqwest::Client::new().request(method, format!("{base}{path}")).header("x-admin-key", key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
     let response = request
-        .header("x-admin-key", key)
         .send()
         .await
         .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
     let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
-        return Err(fail(format!("the server answered {status}: {body}")));
+        return Err(fail(format!("the server answered {status}: {answer}")));
     }
+    Ok(answer)
+}
+
+async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, ExitCode> {
+    use reqwest::Method;
     match action {
-        TokensAction::Create { .. } => println!("{}", body["token"].as_str().unwrap_or_default()),
+        TokensAction::Create { kind, parent, business } => {
+            let body = json!({"kind": kind, "parent": parent, "business": business});
+            let answer = admin_call(&settings, Method::POST, "/admin/tokens", Some(body)).await?;
+            println!("{}", answer["token"].as_str().unwrap_or_default());
+        }
         TokensAction::List => {
-            for token in body["tokens"].as_array().cloned().unwrap_or_default() {
+            let answer = admin_call(&settings, Method::GET, "/admin/tokens", None).await?;
+            for token in answer["tokens"].as_array().cloned().unwrap_or_default() {
                 println!(
                     "{}\t{}\tparent={}\tbusiness={}\tcreated={}\t{}",
                     token["id"].as_str().unwrap_or_default(),
@@ -236,60 +248,37 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
                 );
             }
         }
-        TokensAction::Revoke { id } => println!("revoked {id}"),
+        TokensAction::Revoke { id } => {
+            admin_call(&settings, Method::DELETE, &format!("/admin/tokens/{id}"), None).await?;
+            println!("revoked {id}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn wallet(settings: Settings, action: WalletAction) -> Result<ExitCode, ExitCode> {
-    let key = engage::admin_key(&settings).map_err(fail)?;
-    let base = admin_base(&settings);
     let (path, body) = match &action {
         WalletAction::Recharge { parent, business, amount, reference } => {
             let amount: serde_json::Number =
                 amount.parse().map_err(|_| fail(format!("--amount {amount:?} is not a number")))?;
-            ("recharge", json!({"parent": parent, "business": business, "amount": amount, "reference": reference}))
+            (
+                "/admin/wallet/recharge",
+                json!({"parent": parent, "business": business, "amount": amount, "reference": reference}),
+            )
         }
-        WalletAction::Balance { parent, business } => ("balance", json!({"parent": parent, "business": business})),
+        WalletAction::Balance { parent, business } => {
+            ("/admin/wallet/balance", json!({"parent": parent, "business": business}))
+        }
     };
-    let response = reqwest::Client::new()
-        .post(format!("{base}/admin/wallet/{path}"))
-        .header("x-admin-key", key)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        return Err(fail(format!("the server answered {status}: {answer}")));
-    }
+    let answer = admin_call(&settings, reqwest::Method::POST, path, Some(body)).await?;
     println!("{}", answer["balance"].as_str().unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }
 
 async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCode> {
-    let key = engage::admin_key(&settings).map_err(fail)?;
-    let base = admin_base(&settings);
-    let client = reqwest::Client::new();
-    let request = match &action {
-        JobsAction::List => client.get(format!("{base}/admin/jobs")),
-        JobsAction::Run { name, now } => {
-            client.post(format!("{base}/admin/jobs/run")).json(&json!({"name": name, "now": now}))
-        }
-    };
-    let response = request
-        .header("x-admin-key", key)
-        .send()
-        .await
-        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        return Err(fail(format!("the server answered {status}: {answer}")));
-    }
     match action {
         JobsAction::List => {
+            let answer = admin_call(&settings, reqwest::Method::GET, "/admin/jobs", None).await?;
             for job in answer["jobs"].as_array().cloned().unwrap_or_default() {
                 println!(
                     "{}\t{}\tnext {}",
@@ -299,7 +288,16 @@ async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCo
                 );
             }
         }
-        JobsAction::Run { .. } => println!("{}", answer["outcome"]),
+        JobsAction::Run { name, now } => {
+            let answer = admin_call(
+                &settings,
+                reqwest::Method::POST,
+                "/admin/jobs/run",
+                Some(json!({"name": name, "now": now})),
+            )
+            .await?;
+            println!("{}", answer["outcome"]);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -21,8 +21,8 @@ use engage_streams::{Envelope, EventKind};
 
 use crate::domain::customer::{Applied, Customer, Redemption};
 use crate::domain::fraud::{
-    breaches, count_in_period, record, transition, FlagAction, FlagState, FraudFlag, TransitionRefused,
-    VelocityRules, POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
+    breaches, count_in_period, record, transition, FlagAction, FlagState, FraudFlag, TransitionRefused, VelocityRules,
+    POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
 };
 use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
@@ -531,7 +531,9 @@ impl TenantState {
     /// The redemption of `order_id`, if the customer row committed it.
     async fn redemption(&self, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
         let partition = format!("{}|{}", self.tenant, customer.phone);
-        let Some(row) = self.ctx.repo.json(REDEMPTIONS, &partition, order_id.as_bytes()).await? else { return Ok(None) };
+        let Some(row) = self.ctx.repo.json(REDEMPTIONS, &partition, order_id.as_bytes()).await? else {
+            return Ok(None);
+        };
         Ok(serde_json::from_value::<Redemption>(row).ok().filter(|r| r.ledger_seq < customer.ledger_seq))
     }
 

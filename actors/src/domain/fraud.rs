@@ -96,7 +96,8 @@ pub fn record(counters: &mut Counters, txn_type: u8, at: DateTime<Utc>) {
     }
     counters.retain(|key, _| {
         let mut parts = key.splitn(3, '|');
-        let (_, name, bucket_of_key) = (parts.next(), parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+        let (_, name, bucket_of_key) =
+            (parts.next(), parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
         let period = match name {
             "hour" => Period::Hour,
             "day" => Period::Day,
@@ -233,7 +234,11 @@ mod tests {
         assert!(breaches(Some(3), already), "the 4th of a limit of 3 is the breach");
         assert!(!breaches(None, 1000));
         assert_eq!(count_in_period(&counters, TXN_EARN, Period::Day, now), 0);
-        assert_eq!(count_in_period(&counters, TXN_REDEEM, Period::Hour, now), 0, "09:xx UTC is another IST hour than 10:00 UTC");
+        assert_eq!(
+            count_in_period(&counters, TXN_REDEEM, Period::Hour, now),
+            0,
+            "09:xx UTC is another IST hour than 10:00 UTC"
+        );
         assert_eq!(count_in_period(&counters, TXN_REDEEM, Period::Week, now), 3);
     }
 

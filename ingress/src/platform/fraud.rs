@@ -503,25 +503,36 @@ async fn flags(state: &AppState, brand: &str) -> Result<Vec<Value>, Response> {
     state.platform.repo.all_json(FRAUD_FLAGS, brand).await.map_err(|e| StaffError::unavailable(e).into_response())
 }
 
+/// A report over the brand's flags: staff auth and body, then `report(body, flags)`.
+async fn flag_report(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    report: impl FnOnce(&Value, Vec<Value>) -> Value,
+) -> Response {
+    let (brand, _, body) = match staff_request(state, headers, body, "FraudQueryRequest").await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    match flags(state, &brand).await {
+        Ok(rows) => Json(report(&body, rows)).into_response(),
+        Err(refusal) => refusal,
+    }
+}
+
 async fn view_fraud_customers(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    match flags(&state, &brand).await {
-        Ok(mut rows) => {
-            if let Some(status) = body.get("status").and_then(Value::as_u64) {
-                rows.retain(|f| f["status"].as_u64() == Some(status));
-            }
-            rows.reverse(); // newest first
-            Json(page(&body, rows)).into_response()
+    flag_report(&state, &headers, body, |body, mut rows| {
+        if let Some(status) = body.get("status").and_then(Value::as_u64) {
+            rows.retain(|f| f["status"].as_u64() == Some(status));
         }
-        Err(refusal) => refusal,
-    }
+        rows.reverse(); // newest first
+        page(body, rows)
+    })
+    .await
 }
 
 async fn group_list(
@@ -529,28 +540,24 @@ async fn group_list(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (brand, _, _) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    match flags(&state, &brand).await {
-        Ok(rows) => {
-            let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
-            for flag in rows {
-                let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
-                let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
-                entry.1 += 1;
-                entry.2.insert(flag["fraud_type"].as_str().unwrap_or_default().to_owned());
-                entry.3 = entry.3.clone().max(flag["created_at"].as_str().unwrap_or_default().to_owned());
-            }
-            let data: Vec<Value> = groups
-                .into_iter()
-                .map(|(contact, (name, count, types, latest))| json!({"contact": contact, "name": name, "flags": count, "fraud_types": types, "latest": latest}))
-                .collect();
-            Json(json!({"status": true, "data": data})).into_response()
+    flag_report(&state, &headers, body, |_, rows| {
+        let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
+        for flag in rows {
+            let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
+            let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
+            entry.1 += 1;
+            entry.2.insert(flag["fraud_type"].as_str().unwrap_or_default().to_owned());
+            entry.3 = entry.3.clone().max(flag["created_at"].as_str().unwrap_or_default().to_owned());
         }
-        Err(refusal) => refusal,
-    }
+        let data: Vec<Value> = groups
+            .into_iter()
+            .map(|(contact, (name, count, types, latest))| {
+                json!({"contact": contact, "name": name, "flags": count, "fraud_types": types, "latest": latest})
+            })
+            .collect();
+        json!({"status": true, "data": data})
+    })
+    .await
 }
 
 async fn fraud_mis(
@@ -558,33 +565,27 @@ async fn fraud_mis(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let start = body.get("start").and_then(Value::as_str).unwrap_or("0000-00-00").to_owned();
-    let end = body.get("end").and_then(Value::as_str).unwrap_or("9999-12-31").to_owned();
-    match flags(&state, &brand).await {
-        Ok(rows) => {
-            let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
-            let mut total = 0;
-            for flag in rows {
-                let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
-                if day < start || day > end {
-                    continue;
-                }
-                total += 1;
-                let status = if flag["status"] == 1 { "pending" } else { "resolved" };
-                *by_type
-                    .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
-                    .or_default()
-                    .entry(status)
-                    .or_default() += 1;
+    flag_report(&state, &headers, body, |body, rows| {
+        let start = body.get("start").and_then(Value::as_str).unwrap_or("0000-00-00").to_owned();
+        let end = body.get("end").and_then(Value::as_str).unwrap_or("9999-12-31").to_owned();
+        let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
+        let mut total = 0;
+        for flag in rows {
+            let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
+            if day < start || day > end {
+                continue;
             }
-            Json(json!({"status": true, "data": {"total": total, "by_type": by_type}})).into_response()
+            total += 1;
+            let status = if flag["status"] == 1 { "pending" } else { "resolved" };
+            *by_type
+                .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
+                .or_default()
+                .entry(status)
+                .or_default() += 1;
         }
-        Err(refusal) => refusal,
-    }
+        json!({"status": true, "data": {"total": total, "by_type": by_type}})
+    })
+    .await
 }
 
 async fn send_fraud_alert(

@@ -229,14 +229,17 @@ fn text(body: &Value, name: &str) -> Option<String> {
     }
 }
 
-/// `{status: 1, redeemed, wallet_balance, txn_id}` (spec shape; `wallet_balance` is the points
-/// balance after the redemption).
-async fn redeem_points(
-    State(state): State<AppState>,
-    headers: HeaderMap,
+/// One integration-token loyalty call: auth, the body against `schema`, the token's brand, then the
+/// tenant's answer to `query(body)` shaped by `shape`, or the refusal in the integration family.
+async fn integration_call(
+    state: &AppState,
+    headers: &HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
+    schema: &str,
+    query: impl FnOnce(&Value) -> Result<TenantQuery, Response>,
+    shape: impl FnOnce(Value) -> Value,
 ) -> Response {
-    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "RedeemPointsRequest").await {
+    let (caller, body) = match accept(state, Auth::Integration, headers, body, schema).await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
@@ -244,19 +247,43 @@ async fn redeem_points(
         Ok(brand) => brand,
         Err(refusal) => return refusal,
     };
-    let query = TenantQuery::Redeem {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
-        order_id: text(&body, "order_id").unwrap_or_default(),
-        outlet_id: text(&body, "outlet_id"),
-        bill: text(&body, "bill_amount"),
-        pending_minutes: None,
+    let query = match query(&body) {
+        Ok(query) => query,
+        Err(refusal) => return refusal,
     };
     match state.platform.gateway.ask(&brand, query).await {
-        Ok(answer) => Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]}))
-            .into_response(),
+        Ok(answer) => Json(shape(answer)).into_response(),
         Err(error) => integration_failure(error),
     }
+}
+
+fn with_status(mut answer: Value) -> Value {
+    answer["status"] = json!(1);
+    answer
+}
+
+fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> TenantQuery {
+    TenantQuery::Redeem {
+        phone: text(body, "customer_number").unwrap_or_default(),
+        points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
+        order_id: text(body, "order_id").unwrap_or_default(),
+        outlet_id: text(body, "outlet_id"),
+        bill: text(body, "bill_amount"),
+        pending_minutes,
+    }
+}
+
+/// `{status: 1, redeemed, wallet_balance, txn_id}` (spec shape; `wallet_balance` is the points
+/// balance after the redemption).
+async fn redeem_points(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    integration_call(&state, &headers, body, "RedeemPointsRequest", |body| Ok(redeem_query(body, None)), |answer| {
+        json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]})
+    })
+    .await
 }
 
 /// `{status: 1, redeemed, wallet_balance, txn_id, expires_at}`: points are taken now; the
@@ -267,30 +294,19 @@ async fn redeem_loyalty(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "RedeemPointsRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let brand = match integration_brand(&caller) {
-        Ok(brand) => brand,
-        Err(refusal) => return refusal,
-    };
-    let query = TenantQuery::Redeem {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
-        order_id: text(&body, "order_id").unwrap_or_default(),
-        outlet_id: text(&body, "outlet_id"),
-        bill: text(&body, "bill_amount"),
-        pending_minutes: Some(state.settings.pos_redemption_ttl_minutes),
-    };
-    match state.platform.gateway.ask(&brand, query).await {
-        Ok(answer) => {
-            Json(json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
-                                  "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]}))
-            .into_response()
-        }
-        Err(error) => integration_failure(error),
-    }
+    let ttl = state.settings.pos_redemption_ttl_minutes;
+    integration_call(
+        &state,
+        &headers,
+        body,
+        "RedeemPointsRequest",
+        |body| Ok(redeem_query(body, Some(ttl))),
+        |answer| {
+            json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
+               "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]})
+        },
+    )
+    .await
 }
 
 /// `{status: 1, reverted, restored, wallet_balance}`.
@@ -299,30 +315,20 @@ async fn revoke_loyalty(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+    let query = |body: &Value| {
+        let Some(order_id) = text(body, "order_id") else {
+            return Err(
+                IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response()
+            );
+        };
+        Ok(TenantQuery::Revoke {
+            phone: text(body, "customer_number").unwrap_or_default(),
+            order_id,
+            now: chrono::Utc::now().to_rfc3339(),
+            force: true,
+        })
     };
-    let brand = match integration_brand(&caller) {
-        Ok(brand) => brand,
-        Err(refusal) => return refusal,
-    };
-    let Some(order_id) = text(&body, "order_id") else {
-        return IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response();
-    };
-    let query = TenantQuery::Revoke {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        order_id,
-        now: chrono::Utc::now().to_rfc3339(),
-        force: true,
-    };
-    match state.platform.gateway.ask(&brand, query).await {
-        Ok(mut answer) => {
-            answer["status"] = json!(1);
-            Json(answer).into_response()
-        }
-        Err(error) => integration_failure(error),
-    }
+    integration_call(&state, &headers, body, "CustomerLoyaltyRequest", query, with_status).await
 }
 
 /// `{status: 1, customer_number, loyalty_points, redeemable_points, point_value, min_redeem_points,
@@ -332,25 +338,13 @@ async fn get_user_loyalty(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+    let query = |body: &Value| {
+        Ok(TenantQuery::Loyalty {
+            phone: text(body, "customer_number").unwrap_or_default(),
+            bill: text(body, "bill_amount"),
+        })
     };
-    let brand = match integration_brand(&caller) {
-        Ok(brand) => brand,
-        Err(refusal) => return refusal,
-    };
-    let query = TenantQuery::Loyalty {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        bill: text(&body, "bill_amount"),
-    };
-    match state.platform.gateway.ask(&brand, query).await {
-        Ok(mut answer) => {
-            answer["status"] = json!(1);
-            Json(answer).into_response()
-        }
-        Err(error) => integration_failure(error),
-    }
+    integration_call(&state, &headers, body, "CustomerLoyaltyRequest", query, with_status).await
 }
 
 /// `{status: 1, data: [ledger entries, oldest first], page, page_size, total, loyalty_points}`.
@@ -359,24 +353,12 @@ async fn get_wallet_ledger(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let (caller, body) = match accept(&state, Auth::Integration, &headers, body, "CustomerLoyaltyRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+    let query = |body: &Value| {
+        Ok(TenantQuery::Ledger {
+            phone: text(body, "customer_number").unwrap_or_default(),
+            page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
+            page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
+        })
     };
-    let brand = match integration_brand(&caller) {
-        Ok(brand) => brand,
-        Err(refusal) => return refusal,
-    };
-    let query = TenantQuery::Ledger {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
-        page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
-    };
-    match state.platform.gateway.ask(&brand, query).await {
-        Ok(mut answer) => {
-            answer["status"] = json!(1);
-            Json(answer).into_response()
-        }
-        Err(error) => integration_failure(error),
-    }
+    integration_call(&state, &headers, body, "CustomerLoyaltyRequest", query, with_status).await
 }

@@ -8,6 +8,7 @@ mod cli;
 mod cloudwatch;
 mod cluster;
 mod fraud;
+mod integration_routes;
 mod jobs;
 mod jwt;
 mod logs_api;

@@ -221,7 +221,7 @@ async fn configure_points(
     }
 }
 
-fn text(body: &Value, name: &str) -> Option<String> {
+pub(super) fn text(body: &Value, name: &str) -> Option<String> {
     match body.get(name)? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -229,25 +229,41 @@ fn text(body: &Value, name: &str) -> Option<String> {
     }
 }
 
-/// One integration-token loyalty call: auth, the body against `schema`, the token's brand, then the
-/// tenant's answer to `query(body)` shaped by `shape`, or the refusal in the integration family.
-async fn integration_call(
+/// One tenant call in the integration family: auth (`Integration`: the brand is the token's;
+/// `None`: the open `/pos_e/v1` routes, the brand is the body's `parent_business_id`), the body
+/// against `schema`, then the tenant's answer to `query(brand, body)` shaped by `shape`, or the
+/// refusal.
+pub(super) async fn tenant_call(
     state: &AppState,
+    auth: Auth,
     headers: &HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
     schema: &str,
-    query: impl FnOnce(&Value) -> Result<TenantQuery, Response>,
+    query: impl FnOnce(&str, &Value) -> Result<TenantQuery, Response>,
     shape: impl FnOnce(Value) -> Value,
 ) -> Response {
-    let (caller, body) = match accept(state, Auth::Integration, headers, body, schema).await {
+    let (caller, body) = match accept(state, auth, headers, body, schema).await {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let brand = match integration_brand(&caller) {
-        Ok(brand) => brand,
-        Err(refusal) => return refusal,
+    let brand = if auth == Auth::Integration {
+        match integration_brand(&caller) {
+            Ok(brand) => brand,
+            Err(refusal) => return refusal,
+        }
+    } else {
+        match text(&body, "parent_business_id").filter(|b| !b.is_empty()) {
+            Some(brand) => brand,
+            None => {
+                return IntegrationError::invalid_message(
+                    "/parent_business_id",
+                    "\"parent_business_id\" is a required property",
+                )
+                .into_response()
+            }
+        }
     };
-    let query = match query(&body) {
+    let query = match query(&brand, &body) {
         Ok(query) => query,
         Err(refusal) => return refusal,
     };
@@ -257,12 +273,24 @@ async fn integration_call(
     }
 }
 
-fn with_status(mut answer: Value) -> Value {
+/// [`tenant_call`] with an integration token.
+async fn integration_call(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    schema: &str,
+    query: impl FnOnce(&Value) -> Result<TenantQuery, Response>,
+    shape: impl FnOnce(Value) -> Value,
+) -> Response {
+    tenant_call(state, Auth::Integration, headers, body, schema, |_, body| query(body), shape).await
+}
+
+pub(super) fn with_status(mut answer: Value) -> Value {
     answer["status"] = json!(1);
     answer
 }
 
-fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> TenantQuery {
+pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> TenantQuery {
     TenantQuery::Redeem {
         phone: text(body, "customer_number").unwrap_or_default(),
         points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),

@@ -6,6 +6,7 @@
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
+//! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
@@ -20,6 +21,7 @@ pub mod customers;
 pub mod errors;
 pub mod fraud;
 pub mod ingestion;
+pub mod integration;
 pub mod loyalty;
 pub mod schemas;
 pub mod tokens;
@@ -61,6 +63,7 @@ pub fn router() -> Router<AppState> {
         .merge(customers::router())
         .merge(chat::router())
         .merge(loyalty::router())
+        .merge(integration::router())
         .merge(fraud::router())
         .merge(wallet::router())
         .merge(admin::router())
@@ -157,6 +160,15 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/send_fraud_alert", Auth::Staff, "FraudQueryRequest", "Queue the fraud alert about `contact` to the alert recipients, debiting `business_id`'s wallet per message (skipped below the channel cost)"),
         ("/api/redeemLoyalty", Auth::Integration, "RedeemPointsRequest", "POS redemption: pending until its order arrives; the revoke job reverts it after ENGAGE_POS_REDEMPTION_TTL_MINUTES otherwise"),
         ("/api/revokeLoyalty", Auth::Integration, "CustomerLoyaltyRequest", "Revoke the redemption of order_id now: points restored, ledger row status 2"),
+        ("/integration/v1/create_user", Auth::Integration, "IntegrationUserRequest", "Create or update a customer of the token's brand"),
+        ("/integration/v1/get_user_profile", Auth::Integration, "IntegrationUserRequest", "A customer's profile and totals"),
+        ("/integration/v1/update_user_profile", Auth::Integration, "IntegrationUserRequest", "Update name, email, gender or dob"),
+        ("/integration/v1/fcm_token_ingestion", Auth::Integration, "IntegrationUserRequest", "Register a push token (fcm_token)"),
+        ("/integration/v1/deduct_wallet_points", Auth::Integration, "IntegrationUserRequest", "Deduct points once per reference: {status, deducted, wallet_balance, txn_id}"),
+        ("/pos_e/v1/get_loyalty_details", Auth::None, "IntegrationUserRequest", "A customer's points (brand in parent_business_id)"),
+        ("/pos_e/v1/redeem_loyalty_points", Auth::None, "IntegrationUserRequest", "POS redemption, pending until the order arrives"),
+        ("/pos_e/v1/revoke_loyalty_points", Auth::None, "IntegrationUserRequest", "Revoke the redemption of order_id"),
+        ("/pos_e/v1/update_pos_customer_details", Auth::None, "IntegrationUserRequest", "Create or update a customer (brand in parent_business_id)"),
         ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),

@@ -29,6 +29,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("FraudAlertSettingsRequest", include_str!("schemas/fraud_alert_settings.json")),
     ("FraudQueryRequest", include_str!("schemas/fraud_query.json")),
     ("WalletRequest", include_str!("schemas/wallet.json")),
+    ("IntegrationUserRequest", include_str!("schemas/integration_user.json")),
 ];
 
 /// Compiled validators by schema name.

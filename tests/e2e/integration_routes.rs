@@ -1,0 +1,163 @@
+//! `/integration/v1` customer routes and `/pos_e/v1` loyalty routes.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, TestApp};
+use crate::platform::{create_token, order, wait_customer};
+
+async fn post(app: &TestApp, path: &str, auth: Option<&str>, body: &Value) -> (u16, Value) {
+    let mut request = app.client.post(format!("{}{path}", app.base)).json(body);
+    if let Some(token) = auth {
+        request = request.header("authorization", token);
+    }
+    crate::helpers::read(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn integration_customer_routes() {
+    let app = spawn_app(&[]).await;
+    let token = create_token(&app, "integration", "brand-i").await;
+    let auth = Some(token.as_str());
+    let phone = "9876560001";
+    let (status, body) = post(
+        &app,
+        "/integration/v1/create_user",
+        auth,
+        &json!({"customer_number": phone, "name": "Isha", "email": "isha@example.com"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["customer"]["name"].clone(), body["customer"]["segment"].clone()),
+        (200, json!("Isha"), json!("prospect")),
+        "{body}"
+    );
+    let (status, body) =
+        post(&app, "/integration/v1/update_user_profile", auth, &json!({"customer_number": phone, "name": "Isha K"}))
+            .await;
+    assert_eq!((status, body["customer"]["name"].clone()), (200, json!("Isha K")));
+    let (status, body) = post(&app, "/integration/v1/get_user_profile", auth, &json!({"customer_number": phone})).await;
+    assert_eq!((status, body["customer"]["customer_number"].clone()), (200, json!(phone)));
+    let (status, body) = post(
+        &app,
+        "/integration/v1/fcm_token_ingestion",
+        auth,
+        &json!({"customer_number": phone, "fcm_token": "fcm-abcdefgh"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) =
+        post(&app, "/integration/v1/fcm_token_ingestion", auth, &json!({"customer_number": phone})).await;
+    assert_eq!((status, body["error_code"].clone()), (400, json!("xE_102")));
+    let (status, body) =
+        post(&app, "/integration/v1/get_user_profile", auth, &json!({"customer_number": "9000000001"})).await;
+    assert_eq!((status, body["error_code"].clone()), (404, json!("xE_404")));
+    let (status, body) = post(&app, "/integration/v1/get_user_profile", None, &json!({"customer_number": phone})).await;
+    assert_eq!((status, body["error_code"].clone()), (401, json!("xE_101")));
+    let (status, _) = post(&app, "/integration/v1/create_user", auth, &json!({"customer_number": "12"})).await;
+    assert_eq!(status, 400);
+
+    // deduct: once per reference
+    let staff = create_token(&app, "staff", "brand-i").await;
+    let rules = json!({"parent_business_id": "brand-i", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1});
+    let response = app
+        .client
+        .post(format!("{}/crm_api/add_edit_rules", app.base))
+        .header("token", &staff)
+        .json(&rules)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-i", "i1", phone, 500.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    wait_customer(&app, "brand-i", phone, |c| c["loyalty_points"] == 50).await;
+    let deduct = json!({"customer_number": phone, "points": 20, "reference": "adj-1", "reason": "goodwill reversal"});
+    let (status, first) = post(&app, "/integration/v1/deduct_wallet_points", auth, &deduct).await;
+    assert_eq!(
+        (status, first["deducted"].clone(), first["wallet_balance"].clone()),
+        (200, json!(20), json!(30)),
+        "{first}"
+    );
+    let (_, again) = post(&app, "/integration/v1/deduct_wallet_points", auth, &deduct).await;
+    assert_eq!((again["txn_id"].clone(), again["wallet_balance"].clone()), (first["txn_id"].clone(), json!(30)));
+    let (status, _) =
+        post(&app, "/integration/v1/deduct_wallet_points", auth, &json!({"customer_number": phone, "points": 5})).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn pos_e_loyalty_routes() {
+    let app = spawn_app(&[]).await;
+    let staff = create_token(&app, "staff", "brand-e").await;
+    let rules = json!({"parent_business_id": "brand-e", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1});
+    assert_eq!(
+        app.client
+            .post(format!("{}/crm_api/add_edit_rules", app.base))
+            .header("token", &staff)
+            .json(&rules)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let phone = "9876560002";
+    let (status, body) = post(
+        &app,
+        "/pos_e/v1/update_pos_customer_details",
+        None,
+        &json!({"parent_business_id": "brand-e", "customer_number": phone, "name": "Esha"}),
+    )
+    .await;
+    assert_eq!((status, body["customer"]["name"].clone()), (200, json!("Esha")));
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-e", "e1", phone, 300.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    wait_customer(&app, "brand-e", phone, |c| c["loyalty_points"] == 30).await;
+    let (status, body) = post(
+        &app,
+        "/pos_e/v1/get_loyalty_details",
+        None,
+        &json!({"parent_business_id": "brand-e", "customer_number": phone}),
+    )
+    .await;
+    assert_eq!((status, body["loyalty_points"].clone()), (200, json!(30)));
+    let (status, body) = post(&app, "/pos_e/v1/get_loyalty_details", None, &json!({"customer_number": phone})).await;
+    assert_eq!(
+        (status, body["error_code"].clone()),
+        (400, json!("xE_102")),
+        "the brand is required on the open routes"
+    );
+    let (status, body) = post(
+        &app,
+        "/pos_e/v1/redeem_loyalty_points",
+        None,
+        &json!({"parent_business_id": "brand-e", "customer_number": phone, "points": 10, "order_id": "pos-9"}),
+    )
+    .await;
+    assert_eq!((status, body["wallet_balance"].clone()), (200, json!(20)), "{body}");
+    assert!(body["expires_at"].is_string());
+    let (status, body) = post(
+        &app,
+        "/pos_e/v1/revoke_loyalty_points",
+        None,
+        &json!({"parent_business_id": "brand-e", "customer_number": phone, "order_id": "pos-9"}),
+    )
+    .await;
+    assert_eq!((status, body["reverted"].clone(), body["wallet_balance"].clone()), (200, json!(true), json!(30)));
+}

@@ -28,12 +28,12 @@ use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{ist_day, ist_timestamp};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
-use crate::repo::REDEMPTIONS;
 use crate::repo::{
     QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
     WALLET_REFS, WALLET_TXNS,
 };
+use crate::repo::{OTPS, REDEMPTIONS};
 
 /// What every tenant actor shares.
 pub struct EngineContext {
@@ -107,6 +107,23 @@ pub enum TenantQuery {
         /// For a POS redemption (`/api/redeemLoyalty`): minutes the redemption waits for its
         /// order before the revoke job reverts it; `None` for a final redemption.
         pending_minutes: Option<u64>,
+        /// The customer's one-time password, for brands with `otp_required` (POS redemptions).
+        #[serde(default)]
+        otp: Option<String>,
+    },
+    /// Create a one-time password and queue it by SMS, paid by `business`'s wallet.
+    GenerateOtp {
+        /// Customer phone.
+        phone: String,
+        /// The outlet whose wallet pays for the SMS.
+        business: String,
+    },
+    /// Check a one-time password; a correct one opens a 5-minute window for one POS redemption.
+    VerifyOtp {
+        /// Customer phone.
+        phone: String,
+        /// The password.
+        otp: String,
     },
     /// Revert a pending POS redemption whose order never arrived (the revoke job, with its
     /// clock), or any redemption of the order now (`force`, `/api/revokeLoyalty`).
@@ -236,6 +253,9 @@ pub enum QueryError {
     /// The wallet cannot pay for the send.
     #[error("{0}")]
     Insufficient(InsufficientBalance),
+    /// A one-time password is missing, wrong, expired or used up.
+    #[error("one-time password: {0}")]
+    Otp(String),
 }
 
 /// Answer to a query.
@@ -526,6 +546,63 @@ impl TenantState {
             Repo::put_json(WALLET_REFS, partition, reference.as_bytes(), &json!({"txn_id": txn_id, "seq": seq})),
         ];
         (txn_id, ops)
+    }
+
+    fn otp_hash(&self, phone: &str, otp: &str) -> String {
+        digest(&[&self.tenant, phone, "otp", otp])
+    }
+
+    async fn otp_row(&self, phone: &str) -> Result<Option<Value>, QueryError> {
+        self.ctx
+            .repo
+            .json(OTPS, &format!("{}|{phone}", self.tenant), b"otp")
+            .await
+            .map_err(|e| QueryError::Failed(e.to_string()))
+    }
+
+    fn put_otp(&self, phone: &str, row: &Value) -> WriteOp {
+        Repo::put_json(OTPS, format!("{}|{phone}", self.tenant), b"otp", row)
+    }
+
+    /// Checks `otp` (or an open verification window) for a redemption and returns the write that
+    /// uses it up.
+    async fn consume_otp(&self, phone: &str, otp: Option<&str>, now: DateTime<Utc>) -> Result<WriteOp, QueryError> {
+        let mut row =
+            self.otp_row(phone).await?.ok_or_else(|| QueryError::Otp("no one-time password was generated".into()))?;
+        let open = |field: &str| {
+            row[field]
+                .as_str()
+                .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                .is_some_and(|t| t.with_timezone(&Utc) > now)
+        };
+        if open("verified_until") {
+            row["verified_until"] = Value::Null;
+            return Ok(self.put_otp(phone, &row));
+        }
+        let otp = otp.ok_or_else(|| QueryError::Otp("required for this brand's POS redemptions".into()))?;
+        self.check_otp(phone, otp, &mut row, now)?;
+        row["hash"] = Value::Null;
+        Ok(self.put_otp(phone, &row))
+    }
+
+    /// Verifies `otp` against `row` (counting the attempt); at most 5 attempts per password.
+    fn check_otp(&self, phone: &str, otp: &str, row: &mut Value, now: DateTime<Utc>) -> Result<(), QueryError> {
+        let expired = row["expires_at"]
+            .as_str()
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .is_none_or(|t| t.with_timezone(&Utc) <= now);
+        let attempts = row["attempts"].as_u64().unwrap_or(0);
+        if row["hash"].is_null() || expired {
+            return Err(QueryError::Otp("expired or already used; generate a new one".into()));
+        }
+        if attempts >= 5 {
+            return Err(QueryError::Otp("too many attempts; generate a new one".into()));
+        }
+        row["attempts"] = json!(attempts + 1);
+        if row["hash"].as_str() != Some(self.otp_hash(phone, otp).as_str()) {
+            return Err(QueryError::Otp("incorrect".into()));
+        }
+        Ok(())
     }
 
     /// The redemption of `order_id`, if the customer row committed it.
@@ -853,7 +930,7 @@ impl TenantState {
                     "max_redeem_percent": number(rules.max_redeem_percent),
                 }))
             }
-            TenantQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes } => {
+            TenantQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes, otp } => {
                 let rules = self.rules().await.map_err(failed)?;
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 if let Some(done) = self.redemption(&customer, &order_id).await.map_err(failed)? {
@@ -868,6 +945,10 @@ impl TenantState {
                 }
                 let bill = parse_bill(bill.as_deref())?;
                 rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
+                let mut otp_ops = Vec::new();
+                if rules.otp_required && pending_minutes.is_some() {
+                    otp_ops.push(self.consume_otp(&phone, otp.as_deref(), now).await?);
+                }
                 let velocity = self.velocity().await.map_err(failed)?;
                 let already = count_in_period(&customer.velocity, TXN_REDEEM, velocity.redemption_limit_period, now);
                 if breaches(velocity.redemption_limit_value, already) {
@@ -897,6 +978,7 @@ impl TenantState {
                     },
                 );
                 let mut ops = vec![ledger];
+                ops.extend(otp_ops);
                 if let Some(until) = &pending_until {
                     ops.push(Repo::put_json(
                         PENDING_REDEMPTIONS,
@@ -1088,6 +1170,52 @@ impl TenantState {
                     "allocations_in_period": count(TXN_EARN, velocity.points_earning_limit_period),
                     "limits": velocity,
                 }))
+            }
+            TenantQuery::GenerateOtp { phone, business } => {
+                self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let random = uuid::Uuid::new_v4().as_u128();
+                let otp = format!("{:06}", random % 1_000_000);
+                let expires_at = (now + chrono::Duration::minutes(5)).to_rfc3339();
+                let row = json!({"hash": self.otp_hash(&phone, &otp), "expires_at": expires_at, "attempts": 0, "verified_until": null});
+                // the SMS is a paid send: the wallet debit, the queue row and the OTP row in one batch
+                let mut wallet = self.wallet(&business).await.map_err(failed)?;
+                let charge = price(Purpose::Campaign, Channel::Sms, TemplateType::Utility);
+                wallet.debit(charge.total).map_err(QueryError::Insufficient)?;
+                let send_id = format!("otp-{}", digest(&[&phone, &expires_at]));
+                let seq = wallet.txn_seq;
+                let txn = json!({"transaction_type": "debit", "amount": charge.total.normalize().to_string(), "cost": charge.cost.normalize().to_string(),
+                                 "gst": charge.gst.normalize().to_string(), "purpose": "otp", "channel": "sms", "send_id": send_id, "at": now.to_rfc3339(), "status": 1});
+                let (txn_id, mut ops) = self.wallet_txn(&business, &mut wallet, &send_id, txn);
+                let today = crate::domain::time::ist_day(now).replace('-', "");
+                let queued = json!({"send_id": send_id, "parent_business_id": self.tenant, "business_id": business, "channel": "sms",
+                                    "to": phone, "message": format!("Your loyalty redemption code is {otp}. It expires in 5 minutes."),
+                                    "template_type": "UTILITY", "purpose": "otp", "cost": charge.cost.normalize().to_string(),
+                                    "gst": charge.gst.normalize().to_string(), "total": charge.total.normalize().to_string(),
+                                    "txn_id": txn_id, "wallet_seq": seq, "delivery_date": today, "processed": false, "created_at": now.to_rfc3339()});
+                ops.push(Repo::put_json(
+                    CHANNEL_QUEUE,
+                    format!("{}_{today}", Channel::Sms.queue()),
+                    format!("{}|{send_id}", self.tenant).as_bytes(),
+                    &queued,
+                ));
+                ops.push(self.put_otp(&phone, &row));
+                ops.push(Repo::put_json(BUSINESS_WALLETS, self.tenant.clone(), business.as_bytes(), &wallet));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                Ok(json!({"expires_at": expires_at}))
+            }
+            TenantQuery::VerifyOtp { phone, otp } => {
+                let mut row = self
+                    .otp_row(&phone)
+                    .await?
+                    .ok_or_else(|| QueryError::Otp("no one-time password was generated".into()))?;
+                let checked = self.check_otp(&phone, &otp, &mut row, now);
+                if checked.is_ok() {
+                    row["hash"] = Value::Null;
+                    row["verified_until"] = json!((now + chrono::Duration::minutes(5)).to_rfc3339());
+                }
+                self.ctx.repo.store().batch(vec![self.put_otp(&phone, &row)]).await.map_err(failed)?;
+                checked?;
+                Ok(json!({"verified": true, "valid_until": row["verified_until"]}))
             }
             TenantQuery::WalletRecharge { business, amount, reference, refund } => {
                 let amount = decimal(&Value::String(amount.clone()))

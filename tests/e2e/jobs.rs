@@ -229,3 +229,84 @@ async fn pos_redemptions_are_revoked_when_their_order_never_arrives() {
     let (status, body) = post("/api/revokeLoyalty", json!({"customer_number": phone, "order_id": "pos-2"})).await;
     assert_eq!((status, body["reverted"].clone(), body["wallet_balance"].clone()), (200, json!(true), json!(101)));
 }
+
+#[tokio::test]
+async fn otp_confirmed_pos_redemptions() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let staff = create_token(&app, "staff", "brand-o").await;
+    let integration = create_token(&app, "integration", "brand-o").await;
+    staff_post(&app, &staff, "/crm_api/add_edit_rules",
+               json!({"parent_business_id": "brand-o", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1, "otp_required": true})).await;
+    staff_post(
+        &app,
+        &staff,
+        "/crm_api/wallet/recharge",
+        json!({"parent_business_id": "brand-o", "business_id": "outlet-1", "amount": 1}),
+    )
+    .await;
+    let phone = "9876570000";
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-o", "o-seed", phone, 1000.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    wait_customer(&app, "brand-o", phone, |c| c["loyalty_points"] == 100).await;
+    let call = |path: &'static str, body: Value| {
+        let request =
+            app.client.post(format!("{}{path}", app.base)).header("authorization", integration.as_str()).json(&body);
+        async move { crate::helpers::read(request.send().await.unwrap()).await }
+    };
+    let redeem = |order_id: &str, otp: Option<&str>| {
+        let mut body = json!({"customer_number": phone, "points": 5, "order_id": order_id});
+        if let Some(otp) = otp {
+            body["otp"] = json!(otp);
+        }
+        body
+    };
+    let (status, body) = call("/api/redeemLoyalty", redeem("o1", None)).await;
+    assert_eq!((status, body["error_code"].clone()), (403, json!("xE_112")), "{body}");
+    // generate: the code travels only by SMS
+    let (status, body) = call("/api/generateOTP", json!({"customer_number": phone, "business_id": "outlet-1"})).await;
+    assert_eq!(status, 200, "{body}");
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys, vec!["expires_at", "message", "status"], "the code is never in the answer");
+    admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
+    let message = sms.received.lock().unwrap().last().cloned().expect("the OTP SMS was delivered");
+    assert_eq!(message["to"], phone);
+    let code: String = message["message"].as_str().unwrap().chars().filter(char::is_ascii_digit).take(6).collect();
+    let wrong = if code == "000000" { "111111" } else { "000000" };
+    assert_eq!(call("/api/redeemLoyalty", redeem("o1", Some(wrong))).await.0, 403);
+    let (status, body) = call("/api/redeemLoyalty", redeem("o1", Some(&code))).await;
+    assert_eq!((status, body["wallet_balance"].clone()), (200, json!(95)), "{body}");
+    assert_eq!(call("/api/redeemLoyalty", redeem("o2", Some(&code))).await.0, 403, "a code is used once");
+    // POS flow: authenticate first, then one redemption without the code
+    call("/api/generateOTP", json!({"customer_number": phone, "business_id": "outlet-1"})).await;
+    admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
+    let message = sms.received.lock().unwrap().last().cloned().unwrap();
+    let code: String = message["message"].as_str().unwrap().chars().filter(char::is_ascii_digit).take(6).collect();
+    let pos = |body: Value| {
+        let request = app.client.post(format!("{}/pos_e/v1/{}", app.base, body["route"].as_str().unwrap())).json(&body);
+        async move { crate::helpers::read(request.send().await.unwrap()).await }
+    };
+    let (status, body) = pos(json!({"route": "authenticate_points_redemption", "parent_business_id": "brand-o", "customer_number": phone, "otp": code})).await;
+    assert_eq!((status, body["verified"].clone()), (200, json!(true)), "{body}");
+    let (status, _) = pos(json!({"route": "redeem_loyalty_points", "parent_business_id": "brand-o", "customer_number": phone, "points": 5, "order_id": "o3"})).await;
+    assert_eq!(status, 200);
+    let (status, body) = pos(json!({"route": "redeem_loyalty_points", "parent_business_id": "brand-o", "customer_number": phone, "points": 5, "order_id": "o4"})).await;
+    assert_eq!((status, body["error_code"].clone()), (403, json!("xE_112")), "the window admits one redemption");
+    // two OTP SMS debited the wallet: 1 - 2 x 0.1711
+    let balance = staff_post(
+        &app,
+        &staff,
+        "/crm_api/wallet/balance",
+        json!({"parent_business_id": "brand-o", "business_id": "outlet-1"}),
+    )
+    .await;
+    assert_eq!(balance["balance"], "0.6578");
+}

@@ -37,6 +37,10 @@ pub struct LoyaltyRules {
     pub max_redeem_percent: Decimal,
     /// Fewest points a redemption may use.
     pub min_redeem_points: i64,
+    /// POS redemptions need a one-time password first (`/api/generateOTP`, then the OTP in the
+    /// redemption or `/pos_e/v1/authenticate_points_redemption`).
+    #[serde(default)]
+    pub otp_required: bool,
     /// Milestone bonuses, by order count.
     #[serde(default)]
     pub milestones: Vec<Milestone>,
@@ -52,6 +56,7 @@ impl Default for LoyaltyRules {
             points_expiry_days: 365,
             max_redeem_percent: Decimal::ONE_HUNDRED,
             min_redeem_points: 1,
+            otp_required: false,
             milestones: Vec::new(),
         }
     }
@@ -181,6 +186,7 @@ mod tests {
             points_expiry_days: 365,
             max_redeem_percent: d("50"),
             min_redeem_points: 20,
+            otp_required: false,
             milestones: vec![Milestone { orders: 3, bonus_points: 50 }, Milestone { orders: 5, bonus_points: 100 }],
         }
     }

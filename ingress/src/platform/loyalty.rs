@@ -47,6 +47,52 @@ pub fn router() -> Router<AppState> {
         .route("/integration/v1/get_wallet_ledger", post(get_wallet_ledger))
         .route("/api/redeemLoyalty", post(redeem_loyalty))
         .route("/api/revokeLoyalty", post(revoke_loyalty))
+        .route("/api/generateOTP", post(generate_otp))
+        .route("/pos_e/v1/authenticate_points_redemption", post(authenticate_points_redemption))
+}
+
+/// `{status: 1, message, expires_at}`: a 6-digit one-time password, valid 5 minutes, sent by SMS
+/// to the customer and paid by `business_id`'s wallet (SMS price + GST); never in the answer.
+async fn generate_otp(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let query = |body: &Value| {
+        let Some(business) = text(body, "business_id") else {
+            return Err(IntegrationError::invalid_message(
+                "/business_id",
+                "business_id (the outlet paying for the SMS) is required",
+            )
+            .into_response());
+        };
+        Ok(TenantQuery::GenerateOtp { phone: text(body, "customer_number").unwrap_or_default(), business })
+    };
+    integration_call(
+        &state,
+        &headers,
+        body,
+        "IntegrationUserRequest",
+        query,
+        |answer| json!({"status": 1, "message": "one-time password sent by SMS", "expires_at": answer["expires_at"]}),
+    )
+    .await
+}
+
+/// `/pos_e/v1/authenticate_points_redemption` (open): `{status: 1, verified: true, valid_until}`;
+/// a correct password opens a 5-minute window for one POS redemption; 403 `xE_112` otherwise.
+async fn authenticate_points_redemption(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    let query = |_: &str, body: &Value| {
+        let Some(otp) = text(body, "otp") else {
+            return Err(IntegrationError::invalid_message("/otp", "\"otp\" is a required property").into_response());
+        };
+        Ok(TenantQuery::VerifyOtp { phone: text(body, "customer_number").unwrap_or_default(), otp })
+    };
+    tenant_call(&state, Auth::None, &headers, body, "IntegrationUserRequest", query, with_status).await
 }
 
 /// Auth, body and schema: the caller, the body, or the refusal in the route's family.
@@ -109,6 +155,7 @@ async fn merged_rules(state: &AppState, brand: &str, body: &Value) -> Result<Loy
             .unwrap_or(current.points_expiry_days),
         max_redeem_percent: dec("max_redeem_percent", current.max_redeem_percent),
         min_redeem_points: int("min_redeem_points").unwrap_or(current.min_redeem_points),
+        otp_required: body.get("otp_required").and_then(Value::as_bool).unwrap_or(current.otp_required),
         milestones: current.milestones,
     })
 }
@@ -127,6 +174,7 @@ fn integration_failure(error: QueryError) -> Response {
         QueryError::Blocked | QueryError::Fraud { .. } => return fraud_denial(&error),
         QueryError::Transition(refused) => (StatusCode::CONFLICT, "xE_110", refused.to_string()),
         QueryError::Insufficient(short) => (StatusCode::BAD_REQUEST, "xE_111", short.to_string()),
+        QueryError::Otp(reason) => (StatusCode::FORBIDDEN, "xE_112", format!("one-time password {reason}")),
     };
     let message = message.trim_start_matches("refused: ").to_owned();
     (status, Json(json!({"status": 0, "error_code": code, "error_message": message}))).into_response()
@@ -298,6 +346,7 @@ pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> Tenant
         outlet_id: text(body, "outlet_id"),
         bill: text(body, "bill_amount"),
         pending_minutes,
+        otp: text(body, "otp"),
     }
 }
 

@@ -165,6 +165,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/integration/v1/update_user_profile", Auth::Integration, "IntegrationUserRequest", "Update name, email, gender or dob"),
         ("/integration/v1/fcm_token_ingestion", Auth::Integration, "IntegrationUserRequest", "Register a push token (fcm_token)"),
         ("/integration/v1/deduct_wallet_points", Auth::Integration, "IntegrationUserRequest", "Deduct points once per reference: {status, deducted, wallet_balance, txn_id}"),
+        ("/api/generateOTP", Auth::Integration, "IntegrationUserRequest", "Send the customer a one-time password by SMS (business_id's wallet pays)"),
+        ("/pos_e/v1/authenticate_points_redemption", Auth::None, "IntegrationUserRequest", "Check a one-time password: opens a 5-minute window for one POS redemption"),
         ("/pos_e/v1/get_loyalty_details", Auth::None, "IntegrationUserRequest", "A customer's points (brand in parent_business_id)"),
         ("/pos_e/v1/redeem_loyalty_points", Auth::None, "IntegrationUserRequest", "POS redemption, pending until the order arrives"),
         ("/pos_e/v1/revoke_loyalty_points", Auth::None, "IntegrationUserRequest", "Revoke the redemption of order_id"),

@@ -14,6 +14,8 @@
 //! | `wallet_txns` | `tenant|business` | transaction sequence (u64, big-endian) | a wallet transaction |
 //! | `wallet_refs` | `tenant|business` | recharge reference / send id | `{txn_id, seq}` (idempotency) |
 //! | `channel_queue` | `<sms|chat|push>_queue_<YYYYMMDD>` | `tenant|send id` | a queued send (SMS/push `processed: false`, chat `process_status: 0`) |
+//! | `rewards` | tenant | reward id | `{reward_id, name, description, points_cost, valid_days, active}` |
+//! | `coupons` | tenant | coupon code | `{coupon_code, reward_id, customer_number, status, expires_at, …}` |
 //! | `loyalty_otps` | `tenant|phone` | `otp` | `{hash, expires_at, attempts, verified_until}` |
 //! | `loyalty_redemptions` | `tenant|phone` | order id | [`crate::domain::customer::Redemption`] |
 //! | `pending_redemptions` | `due` | `expires_at|tenant|order id` | `{tenant, phone, order_id, expires_at}` |
@@ -53,6 +55,10 @@ pub const WALLET_TXNS: &str = "wallet_txns";
 pub const WALLET_REFS: &str = "wallet_refs";
 /// `channel_queue`: partition `<sms|chat|push>_queue_<YYYYMMDD>`, clustering `tenant|send id`.
 pub const CHANNEL_QUEUE: &str = "channel_queue";
+/// `rewards`: partition tenant, clustering reward id: the brand's catalogue.
+pub const REWARDS: &str = "rewards";
+/// `coupons`: partition tenant, clustering coupon code.
+pub const COUPONS: &str = "coupons";
 /// `loyalty_otps`: partition `tenant|phone`, clustering `otp`: the customer's current one-time
 /// password (hashed), its expiry, attempts, and a verification window.
 pub const OTPS: &str = "loyalty_otps";

@@ -33,7 +33,7 @@ use crate::repo::{
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
     WALLET_REFS, WALLET_TXNS,
 };
-use crate::repo::{OTPS, REDEMPTIONS};
+use crate::repo::{COUPONS, OTPS, REDEMPTIONS, REWARDS};
 
 /// What every tenant actor shares.
 pub struct EngineContext {
@@ -110,6 +110,44 @@ pub enum TenantQuery {
         /// The customer's one-time password, for brands with `otp_required` (POS redemptions).
         #[serde(default)]
         otp: Option<String>,
+    },
+    /// Add or edit a reward of the brand's catalogue.
+    UpsertReward {
+        /// The reward (`reward_id`, `name`, `description`, `points_cost`, `valid_days`, `active`).
+        reward: Value,
+    },
+    /// The active rewards, with `affordable` for `phone` when given.
+    ListRewards {
+        /// Customer phone, optional.
+        phone: Option<String>,
+    },
+    /// Buy a reward with points: a coupon is issued (once per `reference` when given).
+    PurchaseReward {
+        /// Customer phone.
+        phone: String,
+        /// The reward.
+        reward_id: String,
+        /// Caller's reference for retries.
+        reference: Option<String>,
+    },
+    /// A coupon.
+    GetCoupon {
+        /// Its code.
+        code: String,
+    },
+    /// Use an issued coupon on an order.
+    UseCoupon {
+        /// Its code.
+        code: String,
+        /// The order.
+        order_id: String,
+    },
+    /// Revoke an issued (unused) coupon: its points come back.
+    RevokeCoupon {
+        /// Customer phone (must own the coupon).
+        phone: String,
+        /// Its code.
+        code: String,
     },
     /// Create a one-time password and queue it by SMS, paid by `business`'s wallet.
     GenerateOtp {
@@ -1170,6 +1208,184 @@ impl TenantState {
                     "allocations_in_period": count(TXN_EARN, velocity.points_earning_limit_period),
                     "limits": velocity,
                 }))
+            }
+            TenantQuery::UpsertReward { mut reward } => {
+                let id = reward["reward_id"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("RW-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]));
+                reward["reward_id"] = json!(id);
+                if reward.get("active").is_none_or(Value::is_null) {
+                    reward["active"] = json!(true);
+                }
+                self.ctx
+                    .repo
+                    .store()
+                    .batch(vec![Repo::put_json(REWARDS, self.tenant.clone(), id.as_bytes(), &reward)])
+                    .await
+                    .map_err(failed)?;
+                Ok(reward)
+            }
+            TenantQuery::ListRewards { phone } => {
+                let balance = match &phone {
+                    Some(phone) => {
+                        Some(self.customer(phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?.loyalty_points)
+                    }
+                    None => None,
+                };
+                let rewards: Vec<Value> = self
+                    .ctx
+                    .repo
+                    .all_json(REWARDS, &self.tenant)
+                    .await
+                    .map_err(failed)?
+                    .into_iter()
+                    .filter(|r| r["active"] == true)
+                    .map(|mut r| {
+                        if let Some(balance) = balance {
+                            r["affordable"] = json!(r["points_cost"].as_i64().is_some_and(|cost| cost <= balance));
+                        }
+                        r
+                    })
+                    .collect();
+                Ok(json!({"rewards": rewards, "loyalty_points": balance}))
+            }
+            TenantQuery::PurchaseReward { phone, reward_id, reference } => {
+                let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let reference = reference.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+                // a retry with the same reference answers the coupon already issued
+                let order_key = format!("reward:{reference}");
+                if let Some(done) = self.redemption(&customer, &order_key).await.map_err(failed)? {
+                    let code = done.txn_id.trim_start_matches("C-").to_owned();
+                    let coupon = self.ctx.repo.json(COUPONS, &self.tenant, code.as_bytes()).await.map_err(failed)?;
+                    return Ok(json!({"coupon": coupon, "loyalty_points": customer.loyalty_points, "replayed": true}));
+                }
+                let reward = self
+                    .ctx
+                    .repo
+                    .json(REWARDS, &self.tenant, reward_id.as_bytes())
+                    .await
+                    .map_err(failed)?
+                    .filter(|r| r["active"] == true)
+                    .ok_or_else(|| QueryError::Invalid(format!("no active reward {reward_id}")))?;
+                let cost = reward["points_cost"].as_i64().unwrap_or(0);
+                if self.is_blocked(&customer).await.map_err(failed)? {
+                    return Err(QueryError::Blocked);
+                }
+                if cost > customer.loyalty_points {
+                    return Err(QueryError::Redeem(RedeemError::Insufficient { balance: customer.loyalty_points }));
+                }
+                let code: String = uuid::Uuid::new_v4().simple().to_string()[..8].to_uppercase();
+                let expires_at =
+                    (now + chrono::Duration::days(reward["valid_days"].as_i64().unwrap_or(30))).to_rfc3339();
+                let ledger_seq = customer.ledger_seq;
+                let mut ops = vec![ledger_entry(
+                    &self.tenant,
+                    &mut customer,
+                    LedgerDraft {
+                        txn_id: format!("C-{code}"),
+                        kind: "reward_purchase",
+                        points: -cost,
+                        order_id: None,
+                        outlet_id: None,
+                        at: now.to_rfc3339(),
+                        expires_at: None,
+                    },
+                )];
+                let coupon = json!({"coupon_code": code, "reward_id": reward_id, "name": reward["name"], "customer_number": phone,
+                                    "points_cost": cost, "status": "issued", "issued_at": now.to_rfc3339(), "expires_at": expires_at,
+                                    "ledger_seq": ledger_seq});
+                ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
+                ops.push(self.put_redemption(
+                    &phone,
+                    &order_key,
+                    &Redemption { txn_id: format!("C-{code}"), points: cost, pending_until: None, ledger_seq },
+                ));
+                ops.push(Repo::put_customer(&self.tenant, &customer));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                let balance = customer.loyalty_points;
+                self.customers.insert(phone, customer);
+                Ok(json!({"coupon": coupon, "loyalty_points": balance}))
+            }
+            TenantQuery::GetCoupon { code } => self
+                .ctx
+                .repo
+                .json(COUPONS, &self.tenant, code.as_bytes())
+                .await
+                .map_err(failed)?
+                .ok_or(QueryError::NotFound),
+            TenantQuery::UseCoupon { code, order_id } => {
+                let mut coupon = self
+                    .ctx
+                    .repo
+                    .json(COUPONS, &self.tenant, code.as_bytes())
+                    .await
+                    .map_err(failed)?
+                    .ok_or(QueryError::NotFound)?;
+                if coupon["status"] == "redeemed" && coupon["order_id"] == order_id.as_str() {
+                    return Ok(coupon); // a retry
+                }
+                let expired = coupon["expires_at"]
+                    .as_str()
+                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                    .is_none_or(|t| t.with_timezone(&Utc) <= now);
+                if coupon["status"] != "issued" || expired {
+                    return Err(QueryError::Invalid(format!(
+                        "coupon {code} is {} and cannot be used",
+                        if expired { "expired" } else { coupon["status"].as_str().unwrap_or("unusable") }
+                    )));
+                }
+                coupon["status"] = json!("redeemed");
+                coupon["order_id"] = json!(order_id);
+                coupon["redeemed_at"] = json!(now.to_rfc3339());
+                self.ctx
+                    .repo
+                    .store()
+                    .batch(vec![Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon)])
+                    .await
+                    .map_err(failed)?;
+                Ok(coupon)
+            }
+            TenantQuery::RevokeCoupon { phone, code } => {
+                let mut coupon = self
+                    .ctx
+                    .repo
+                    .json(COUPONS, &self.tenant, code.as_bytes())
+                    .await
+                    .map_err(failed)?
+                    .ok_or(QueryError::NotFound)?;
+                if coupon["customer_number"] != phone.as_str() {
+                    return Err(QueryError::NotFound);
+                }
+                if coupon["status"] != "issued" {
+                    return Err(QueryError::Invalid(format!(
+                        "coupon {code} is {} and cannot be revoked",
+                        coupon["status"].as_str().unwrap_or("unusable")
+                    )));
+                }
+                let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
+                let cost = coupon["points_cost"].as_i64().unwrap_or(0);
+                let mut ops = vec![ledger_entry(
+                    &self.tenant,
+                    &mut customer,
+                    LedgerDraft {
+                        txn_id: format!("CV-{code}"),
+                        kind: "reward_revoke",
+                        points: cost,
+                        order_id: None,
+                        outlet_id: None,
+                        at: now.to_rfc3339(),
+                        expires_at: None,
+                    },
+                )];
+                coupon["status"] = json!("revoked");
+                coupon["revoked_at"] = json!(now.to_rfc3339());
+                ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
+                ops.push(Repo::put_customer(&self.tenant, &customer));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                let balance = customer.loyalty_points;
+                self.customers.insert(phone, customer);
+                Ok(json!({"coupon": coupon, "loyalty_points": balance}))
             }
             TenantQuery::GenerateOtp { phone, business } => {
                 self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;

@@ -161,3 +161,138 @@ async fn pos_e_loyalty_routes() {
     .await;
     assert_eq!((status, body["reverted"].clone(), body["wallet_balance"].clone()), (200, json!(true), json!(30)));
 }
+
+#[tokio::test]
+async fn rewards_are_bought_with_points_and_coupons_used_or_revoked() {
+    let app = spawn_app(&[]).await;
+    let staff = create_token(&app, "staff", "brand-r").await;
+    let token = create_token(&app, "integration", "brand-r").await;
+    let auth = Some(token.as_str());
+    let staff_post = |path: &'static str, body: Value| {
+        let request = app.client.post(format!("{}{path}", app.base)).header("token", staff.as_str()).json(&body);
+        async move { crate::helpers::read(request.send().await.unwrap()).await }
+    };
+    assert_eq!(
+        staff_post(
+            "/crm_api/add_edit_rules",
+            json!({"parent_business_id": "brand-r", "earn_percent": 10, "min_bill": 0})
+        )
+        .await
+        .0,
+        200
+    );
+    let (status, body) = staff_post(
+        "/crm_api/add_edit_reward",
+        json!({"parent_business_id": "brand-r", "name": "Free coffee", "points_cost": 40, "valid_days": 7}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let reward_id = body["reward"]["reward_id"].as_str().unwrap().to_owned();
+    let (status, _) =
+        staff_post("/crm_api/add_edit_reward", json!({"parent_business_id": "brand-r", "name": "x", "points_cost": 0}))
+            .await;
+    assert_eq!(status, 400);
+    let phone = "9876560003";
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-r", "r1", phone, 1000.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    wait_customer(&app, "brand-r", phone, |c| c["loyalty_points"] == 100).await;
+
+    let (_, rewards) = post(&app, "/integration/v1/get_rewards", auth, &json!({"customer_number": phone})).await;
+    assert_eq!(
+        (rewards["rewards"][0]["affordable"].clone(), rewards["loyalty_points"].clone()),
+        (json!(true), json!(100))
+    );
+    let buy = json!({"customer_number": phone, "reward_id": reward_id, "reference": "buy-1"});
+    let (status, first) = post(&app, "/integration/v1/purchase_rewards", auth, &buy).await;
+    assert_eq!(
+        (status, first["loyalty_points"].clone(), first["coupon"]["status"].clone()),
+        (200, json!(60), json!("issued")),
+        "{first}"
+    );
+    let code = first["coupon"]["coupon_code"].as_str().unwrap().to_owned();
+    let (_, again) = post(&app, "/integration/v1/purchase_rewards", auth, &buy).await;
+    assert_eq!(
+        (again["coupon"]["coupon_code"].clone(), again["loyalty_points"].clone()),
+        (json!(code), json!(60)),
+        "a retried purchase issues nothing new"
+    );
+    // use it at the POS (open route), then it cannot be used or revoked again
+    let (status, used) = post(
+        &app,
+        "/pos_e/v1/redeem_coupon_details",
+        None,
+        &json!({"parent_business_id": "brand-r", "coupon_code": code, "order_id": "pos-1"}),
+    )
+    .await;
+    assert_eq!((status, used["coupon"]["status"].clone()), (200, json!("redeemed")));
+    let (status, body) =
+        post(&app, "/integration/v1/redeem_rewards", auth, &json!({"coupon_code": code, "order_id": "pos-2"})).await;
+    assert_eq!((status, body["error_code"].clone()), (400, json!("xE_102")));
+    assert_eq!(
+        post(&app, "/integration/v1/revoke_reward", auth, &json!({"customer_number": phone, "coupon_code": code}))
+            .await
+            .0,
+        400
+    );
+    // a second coupon, revoked: points back
+    let (_, second) = post(
+        &app,
+        "/integration/v1/purchase_rewards",
+        auth,
+        &json!({"customer_number": phone, "reward_id": reward_id}),
+    )
+    .await;
+    let code2 = second["coupon"]["coupon_code"].as_str().unwrap().to_owned();
+    assert_eq!(second["loyalty_points"], 20);
+    let (status, revoked) =
+        post(&app, "/integration/v1/revoke_reward", auth, &json!({"customer_number": phone, "coupon_code": code2}))
+            .await;
+    assert_eq!(
+        (status, revoked["coupon"]["status"].clone(), revoked["loyalty_points"].clone()),
+        (200, json!("revoked"), json!(60))
+    );
+    let (status, details) = post(
+        &app,
+        "/pos_e/v1/get_coupon_details",
+        None,
+        &json!({"parent_business_id": "brand-r", "coupon_code": code2}),
+    )
+    .await;
+    assert_eq!((status, details["coupon"]["status"].clone()), (200, json!("revoked")));
+    // not enough points for a third
+    assert_eq!(
+        post(
+            &app,
+            "/integration/v1/purchase_rewards",
+            auth,
+            &json!({"customer_number": phone, "reward_id": reward_id})
+        )
+        .await
+        .0,
+        200
+    );
+    let (status, body) = post(
+        &app,
+        "/integration/v1/purchase_rewards",
+        auth,
+        &json!({"customer_number": phone, "reward_id": reward_id}),
+    )
+    .await;
+    assert_eq!((status, body["error_code"].clone()), (400, json!("xE_105")));
+    let (status, _) = post(
+        &app,
+        "/pos_e/v1/get_coupon_details",
+        None,
+        &json!({"parent_business_id": "brand-r", "coupon_code": "ZZZZZZZZ"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+}

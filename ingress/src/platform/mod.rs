@@ -7,6 +7,7 @@
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
 //! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
+//! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
@@ -23,6 +24,7 @@ pub mod fraud;
 pub mod ingestion;
 pub mod integration;
 pub mod loyalty;
+pub mod rewards;
 pub mod schemas;
 pub mod tokens;
 pub mod wallet;
@@ -64,6 +66,7 @@ pub fn router() -> Router<AppState> {
         .merge(chat::router())
         .merge(loyalty::router())
         .merge(integration::router())
+        .merge(rewards::router())
         .merge(fraud::router())
         .merge(wallet::router())
         .merge(admin::router())
@@ -171,6 +174,13 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/pos_e/v1/redeem_loyalty_points", Auth::None, "IntegrationUserRequest", "POS redemption, pending until the order arrives"),
         ("/pos_e/v1/revoke_loyalty_points", Auth::None, "IntegrationUserRequest", "Revoke the redemption of order_id"),
         ("/pos_e/v1/update_pos_customer_details", Auth::None, "IntegrationUserRequest", "Create or update a customer (brand in parent_business_id)"),
+        ("/crm_api/add_edit_reward", Auth::Staff, "RewardRequest", "Add or edit a reward of the brand's catalogue"),
+        ("/integration/v1/get_rewards", Auth::Integration, "CouponRequest", "Active rewards (affordable for customer_number when given)"),
+        ("/integration/v1/purchase_rewards", Auth::Integration, "CouponRequest", "Buy a reward with points: a coupon is issued"),
+        ("/integration/v1/redeem_rewards", Auth::Integration, "CouponRequest", "Use a coupon on an order"),
+        ("/integration/v1/revoke_reward", Auth::Integration, "CouponRequest", "Revoke an unused coupon: its points come back"),
+        ("/pos_e/v1/get_coupon_details", Auth::None, "CouponRequest", "A coupon (brand in parent_business_id)"),
+        ("/pos_e/v1/redeem_coupon_details", Auth::None, "CouponRequest", "Use a coupon on an order (brand in parent_business_id)"),
         ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),

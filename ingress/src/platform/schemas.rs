@@ -30,6 +30,8 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("FraudQueryRequest", include_str!("schemas/fraud_query.json")),
     ("WalletRequest", include_str!("schemas/wallet.json")),
     ("IntegrationUserRequest", include_str!("schemas/integration_user.json")),
+    ("RewardRequest", include_str!("schemas/reward.json")),
+    ("CouponRequest", include_str!("schemas/coupon.json")),
 ];
 
 /// Compiled validators by schema name.

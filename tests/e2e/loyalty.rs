@@ -182,3 +182,59 @@ async fn two_hundred_concurrent_redemptions_never_overspend() {
     assert_eq!(sum, balance, "the ledger sums to the balance");
     assert_eq!(total as i64, 1 + succeeded);
 }
+
+#[tokio::test]
+async fn legacy_staff_loyalty_routes() {
+    let app = spawn_app(&[]).await;
+    let (staff, integration) = configure(&app, "brand-g").await;
+    let phone = "9876544444";
+    assert_eq!(post(&app, "/injestion/platform", &[], &order("brand-g", "g1", phone, 500.0)).await.0, 200);
+    wait_customer(&app, "brand-g", phone, |c| c["loyalty_points"] == 50).await;
+    let s = [("token", staff.as_str())];
+    let (status, body) =
+        post(&app, "/crm_api/fetch_loyalty_details", &s, &json!({"parent_business_id": "brand-g"})).await;
+    assert_eq!((status, body["rules"]["min_redeem_points"].clone()), (200, json!(20)), "{body}");
+    let (status, body) = post(
+        &app,
+        "/crm_api/redeem_points",
+        &s,
+        &json!({"parent_business_id": "brand-g", "customer_number": phone, "points": 25, "order_id": "staff-1"}),
+    )
+    .await;
+    assert_eq!((status, body["wallet_balance"].clone()), (200, json!(25)), "{body}");
+    let (status, body) = post(
+        &app,
+        "/crm_api/redeem_points",
+        &s,
+        &json!({"parent_business_id": "brand-g", "customer_number": phone, "points": 10, "order_id": "staff-2"}),
+    )
+    .await;
+    assert_eq!((status, body["message"].as_str().unwrap().contains("at least 20")), (400, true), "{body}");
+    let (status, body) =
+        post(&app, "/crm_api/loyalty/ledger", &s, &json!({"parent_business_id": "brand-g", "customer_number": phone}))
+            .await;
+    assert_eq!((status, body["total"].clone()), (200, json!(2)));
+    let (status, body) =
+        post(&app, "/crm_api/get/loyalty/rules/details", &[("authorization", integration.as_str())], &json!({})).await;
+    assert_eq!(status, 400, "an empty body is refused: {body}");
+    let (status, body) = post(
+        &app,
+        "/crm_api/get/loyalty/rules/details",
+        &[("authorization", integration.as_str())],
+        &json!({"parent_business_id": "brand-g"}),
+    )
+    .await;
+    assert_eq!((status, body["rules"]["earn_percent"].clone()), (200, json!("10")), "{body}");
+    let other = create_token(&app, "staff", "brand-h").await;
+    assert_eq!(
+        post(
+            &app,
+            "/crm_api/loyalty/ledger",
+            &[("token", other.as_str())],
+            &json!({"parent_business_id": "brand-g", "customer_number": phone})
+        )
+        .await
+        .0,
+        403
+    );
+}

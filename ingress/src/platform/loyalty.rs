@@ -48,7 +48,101 @@ pub fn router() -> Router<AppState> {
         .route("/api/redeemLoyalty", post(redeem_loyalty))
         .route("/api/revokeLoyalty", post(revoke_loyalty))
         .route("/api/generateOTP", post(generate_otp))
+        .route("/crm_api/fetch_loyalty_details", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Details)))
+        .route("/crm_api/loyalty/ledger", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Ledger)))
+        .route("/crm_api/redeem_points", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Redeem)))
+        .route("/crm_api/get/loyalty/rules/details", post(rules_details))
         .route("/pos_e/v1/authenticate_points_redemption", post(authenticate_points_redemption))
+}
+
+/// What a legacy staff loyalty route does.
+#[derive(Clone, Copy)]
+enum StaffRead {
+    /// `/crm_api/fetch_loyalty_details`: the brand's rules and active rewards.
+    Details,
+    /// `/crm_api/loyalty/ledger`: a customer's ledger page.
+    Ledger,
+    /// `/crm_api/redeem_points`: a final redemption by staff.
+    Redeem,
+}
+
+/// The legacy staff loyalty routes (staff token of the brand in `parent_business_id`); answers
+/// `{status: true, …}`, staff-family errors.
+async fn staff_loyalty(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    read: StaffRead,
+) -> Response {
+    let schema = match read {
+        StaffRead::Details => "LoyaltyRulesRequest",
+        StaffRead::Ledger | StaffRead::Redeem => "IntegrationUserRequest",
+    };
+    let (caller, body) = match accept(&state, Auth::Staff, &headers, body, schema).await {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let brand = match staff_brand(&caller, &body) {
+        Ok(brand) => brand,
+        Err(refusal) => return refusal,
+    };
+    let answer = match read {
+        StaffRead::Details => {
+            let rules = state.platform.gateway.ask(&brand, TenantQuery::GetRules).await;
+            let rewards = state.platform.gateway.ask(&brand, TenantQuery::ListRewards { phone: None }).await;
+            rules.and_then(|rules| rewards.map(|rewards| json!({"rules": rules, "rewards": rewards["rewards"]})))
+        }
+        StaffRead::Ledger => {
+            let query = TenantQuery::Ledger {
+                phone: text(&body, "customer_number").unwrap_or_default(),
+                page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
+                page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
+            };
+            state.platform.gateway.ask(&brand, query).await
+        }
+        StaffRead::Redeem => {
+            if body.get("points").is_none() || text(&body, "order_id").is_none() {
+                return StaffError::invalid(vec![Issue {
+                    pointer: "/order_id".into(),
+                    message: "points and order_id are required".into(),
+                }])
+                .into_response();
+            }
+            state.platform.gateway.ask(&brand, redeem_query(&body, None)).await
+        }
+    };
+    match answer {
+        Ok(mut answer) => {
+            answer["status"] = json!(true);
+            Json(answer).into_response()
+        }
+        Err(QueryError::NotFound) => StaffError::not_found("customer").into_response(),
+        Err(
+            error @ (QueryError::Redeem(_) | QueryError::Blocked | QueryError::Fraud { .. } | QueryError::Invalid(_)),
+        ) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"message": error.to_string().trim_start_matches("refused: ").to_owned()})),
+        )
+            .into_response(),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+/// `/crm_api/get/loyalty/rules/details` (integration token): `{status: 1, rules}`.
+async fn rules_details(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    integration_call(
+        &state,
+        &headers,
+        body,
+        "LoyaltyRulesRequest",
+        |_| Ok(TenantQuery::GetRules),
+        |rules| json!({"status": 1, "rules": rules}),
+    )
+    .await
 }
 
 /// `{status: 1, message, expires_at}`: a 6-digit one-time password, valid 5 minutes, sent by SMS

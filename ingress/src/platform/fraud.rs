@@ -44,9 +44,10 @@ use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
 use engage_actors::{QueryError, TenantQuery};
 use engage_storage::WriteOp;
 
-use super::auth::{check, Auth, Caller};
+use super::auth::{check, Auth};
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
+use super::staff::{authorize_brand, staff_request};
 use crate::error::Issue;
 use crate::AppState;
 
@@ -75,52 +76,6 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/group_list_fraud_contacts", post(group_list))
         .route("/crm_api/get_fraud_list_mis", post(fraud_mis))
         .route("/crm_api/send_fraud_alert", post(send_fraud_alert))
-}
-
-fn id_text(value: Option<&Value>) -> Option<String> {
-    match value? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// Staff auth, JSON body against `schema`, and the brand (which must be the token's).
-async fn staff_request(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-    schema: &str,
-) -> Result<(String, String, Value), Response> {
-    let caller = check(state, Auth::Staff, headers).await?;
-    let Ok(PlatformBody(body)) = body else {
-        return Err(StaffError::invalid(vec![Issue {
-            pointer: String::new(),
-            message: "the body is not JSON".into(),
-        }])
-        .into_response());
-    };
-    let issues = state.platform.schemas.issues(schema, &body);
-    if !issues.is_empty() {
-        return Err(StaffError::invalid(issues).into_response());
-    }
-    let brand = id_text(body.get("parentBusinessId")).or_else(|| id_text(body.get("parent_business_id")));
-    let (brand, who) = authorize_brand(&caller, brand)?;
-    Ok((brand, who, body))
-}
-
-fn authorize_brand(caller: &Caller, brand: Option<String>) -> Result<(String, String), Response> {
-    let Some(brand) = brand else {
-        return Err(StaffError::invalid(vec![Issue {
-            pointer: "/parent_business_id".into(),
-            message: "parentBusinessId or parent_business_id is required".into(),
-        }])
-        .into_response());
-    };
-    match caller {
-        Caller::Token(grant) if grant.parent == brand => Ok((brand, grant.id.clone())),
-        _ => Err(StaffError::forbidden_business().into_response()),
-    }
 }
 
 fn staff_failure(error: QueryError) -> Response {

@@ -10,8 +10,7 @@
 //! | `/integration/v1/fcm_token_ingestion` (`fcm_token`) | `{status: 1, customer}` |
 //! | `/integration/v1/deduct_wallet_points` (`points`, `reference`) | `{status: 1, deducted, wallet_balance, txn_id}`: a final redemption keyed by `reference` (once per reference), under the same fraud and limit checks |
 //! | `/pos_e/v1/get_loyalty_details` | `{status: 1, loyalty_points, redeemable_points, …}` |
-//! | `/pos_e/v1/redeem_loyalty_points` (`points`, `order_id`) | as `/api/redeemLoyalty`: pending until the POS order arrives |
-//! | `/pos_e/v1/revoke_loyalty_points` (`order_id`) | as `/api/revokeLoyalty` |
+//! | `/pos_e/v1/redeem_loyalty_points`, `/pos_e/v1/revoke_loyalty_points` | the handlers of `/api/redeemLoyalty` and `/api/revokeLoyalty` (in [`super::loyalty`]), open |
 //! | `/pos_e/v1/update_pos_customer_details` | `{status: 1, customer}` (created or updated) |
 //!
 //! The open `/pos_e/v1` routes let anyone who can reach them redeem a customer's points: put them
@@ -48,8 +47,6 @@ pub fn router() -> Router<AppState> {
         .route("/integration/v1/fcm_token_ingestion", post(fcm_token_ingestion))
         .route("/integration/v1/deduct_wallet_points", post(deduct_wallet_points))
         .route("/pos_e/v1/get_loyalty_details", post(pos_loyalty_details))
-        .route("/pos_e/v1/redeem_loyalty_points", post(pos_redeem))
-        .route("/pos_e/v1/revoke_loyalty_points", post(pos_revoke))
 }
 
 fn customer_answer(customer: Value) -> Value {
@@ -168,48 +165,6 @@ async fn pos_loyalty_details(
         Ok(TenantQuery::Loyalty {
             phone: text(body, "customer_number").unwrap_or_default(),
             bill: text(body, "bill_amount"),
-        })
-    };
-    tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, with_status).await
-}
-
-async fn pos_redeem(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let ttl = state.settings.pos_redemption_ttl_minutes;
-    let query = |_: &str, body: &Value| {
-        if body.get("points").is_none() || text(body, "order_id").is_none() {
-            return Err(
-                IntegrationError::invalid_message("/order_id", "points and order_id are required").into_response()
-            );
-        }
-        Ok(redeem_query(body, Some(ttl)))
-    };
-    tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, |answer| {
-        json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
-               "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]})
-    })
-    .await
-}
-
-async fn pos_revoke(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        let Some(order_id) = text(body, "order_id") else {
-            return Err(
-                IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response()
-            );
-        };
-        Ok(TenantQuery::Revoke {
-            phone: text(body, "customer_number").unwrap_or_default(),
-            order_id,
-            now: chrono::Utc::now().to_rfc3339(),
-            force: true,
         })
     };
     tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, with_status).await

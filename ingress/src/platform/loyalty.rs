@@ -45,8 +45,10 @@ pub fn router() -> Router<AppState> {
         .route("/integration/v1/get_user_loyalty", post(get_user_loyalty))
         .route("/api/checkLoyaltyRewards", post(get_user_loyalty))
         .route("/integration/v1/get_wallet_ledger", post(get_wallet_ledger))
-        .route("/api/redeemLoyalty", post(redeem_loyalty))
-        .route("/api/revokeLoyalty", post(revoke_loyalty))
+        .route("/api/redeemLoyalty", post(|s, h, b| redeem_loyalty(s, h, b, Auth::Integration)))
+        .route("/pos_e/v1/redeem_loyalty_points", post(|s, h, b| redeem_loyalty(s, h, b, Auth::None)))
+        .route("/api/revokeLoyalty", post(|s, h, b| revoke_loyalty(s, h, b, Auth::Integration)))
+        .route("/pos_e/v1/revoke_loyalty_points", post(|s, h, b| revoke_loyalty(s, h, b, Auth::None)))
         .route("/api/generateOTP", post(generate_otp))
         .route("/crm_api/fetch_loyalty_details", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Details)))
         .route("/crm_api/loyalty/ledger", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Ledger)))
@@ -464,19 +466,14 @@ async fn redeem_loyalty(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
+    auth: Auth,
 ) -> Response {
     let ttl = state.settings.pos_redemption_ttl_minutes;
-    integration_call(
-        &state,
-        &headers,
-        body,
-        "RedeemPointsRequest",
-        |body| Ok(redeem_query(body, Some(ttl))),
-        |answer| {
-            json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
+    let query = |_: &str, body: &Value| Ok(redeem_query(body, Some(ttl)));
+    tenant_call(&state, auth, &headers, body, "RedeemPointsRequest", query, |answer| {
+        json!({"status": 1, "redeemed": answer["redeemed"], "wallet_balance": answer["wallet_balance"],
                "txn_id": answer["txn_id"], "expires_at": answer["pending_until"]})
-        },
-    )
+    })
     .await
 }
 
@@ -485,8 +482,9 @@ async fn revoke_loyalty(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
+    auth: Auth,
 ) -> Response {
-    let query = |body: &Value| {
+    let query = |_: &str, body: &Value| {
         let Some(order_id) = text(body, "order_id") else {
             return Err(
                 IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response()
@@ -499,7 +497,7 @@ async fn revoke_loyalty(
             force: true,
         })
     };
-    integration_call(&state, &headers, body, "CustomerLoyaltyRequest", query, with_status).await
+    tenant_call(&state, auth, &headers, body, "CustomerLoyaltyRequest", query, with_status).await
 }
 
 /// `{status: 1, customer_number, loyalty_points, redeemable_points, point_value, min_redeem_points,

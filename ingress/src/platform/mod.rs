@@ -26,6 +26,7 @@ pub mod integration;
 pub mod loyalty;
 pub mod rewards;
 pub mod schemas;
+pub mod staff;
 pub mod tokens;
 pub mod wallet;
 
@@ -171,8 +172,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/api/generateOTP", Auth::Integration, "IntegrationUserRequest", "Send the customer a one-time password by SMS (business_id's wallet pays)"),
         ("/pos_e/v1/authenticate_points_redemption", Auth::None, "IntegrationUserRequest", "Check a one-time password: opens a 5-minute window for one POS redemption"),
         ("/pos_e/v1/get_loyalty_details", Auth::None, "IntegrationUserRequest", "A customer's points (brand in parent_business_id)"),
-        ("/pos_e/v1/redeem_loyalty_points", Auth::None, "IntegrationUserRequest", "POS redemption, pending until the order arrives"),
-        ("/pos_e/v1/revoke_loyalty_points", Auth::None, "IntegrationUserRequest", "Revoke the redemption of order_id"),
+        ("/pos_e/v1/redeem_loyalty_points", Auth::None, "RedeemPointsRequest", "POS redemption, pending until the order arrives"),
+        ("/pos_e/v1/revoke_loyalty_points", Auth::None, "CustomerLoyaltyRequest", "Revoke the redemption of order_id"),
         ("/pos_e/v1/update_pos_customer_details", Auth::None, "IntegrationUserRequest", "Create or update a customer (brand in parent_business_id)"),
         ("/crm_api/fetch_loyalty_details", Auth::Staff, "LoyaltyRulesRequest", "The brand's loyalty rules and active rewards"),
         ("/crm_api/loyalty/ledger", Auth::Staff, "IntegrationUserRequest", "A customer's points ledger (parent_business_id, customer_number, page, page_size)"),

@@ -22,11 +22,11 @@ use serde_json::{json, Value};
 
 use engage_actors::TenantQuery;
 
-use super::auth::{check, Auth, Caller};
+use super::auth::Auth;
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
 use super::loyalty::{tenant_call, text, with_status};
-use crate::error::Issue;
+use super::staff::staff_request;
 use crate::AppState;
 
 const SCHEMA: &str = "CouponRequest";
@@ -48,22 +48,10 @@ async fn add_edit_reward(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let caller = match check(&state, Auth::Staff, &headers).await {
-        Ok(caller) => caller,
+    let (brand, _, body) = match staff_request(&state, &headers, body, "RewardRequest").await {
+        Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let Ok(PlatformBody(body)) = body else {
-        return StaffError::invalid(vec![Issue { pointer: String::new(), message: "the body is not JSON".into() }])
-            .into_response();
-    };
-    let issues = state.platform.schemas.issues("RewardRequest", &body);
-    if !issues.is_empty() {
-        return StaffError::invalid(issues).into_response();
-    }
-    let brand = text(&body, "parent_business_id").unwrap_or_default();
-    if !matches!(&caller, Caller::Token(grant) if grant.parent == brand) {
-        return StaffError::forbidden_business().into_response();
-    }
     let reward = json!({
         "reward_id": body.get("reward_id"), "name": body["name"], "description": body.get("description"),
         "points_cost": body["points_cost"], "valid_days": body.get("valid_days").cloned().unwrap_or(json!(30)),

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use engage_actors::{QueryError, TenantQuery};
 
-use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
+use super::staff::staff_request;
 use crate::error::Issue;
 use crate::AppState;
 
@@ -59,22 +59,10 @@ async fn wallet_route(
     body: Result<PlatformBody, IntegrationError>,
     op: Op,
 ) -> Response {
-    let caller = match check(&state, Auth::Staff, &headers).await {
-        Ok(caller) => caller,
+    let (brand, _, body) = match staff_request(&state, &headers, body, "WalletRequest").await {
+        Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let Ok(PlatformBody(body)) = body else {
-        return StaffError::invalid(vec![Issue { pointer: String::new(), message: "the body is not JSON".into() }])
-            .into_response();
-    };
-    let issues = state.platform.schemas.issues("WalletRequest", &body);
-    if !issues.is_empty() {
-        return StaffError::invalid(issues).into_response();
-    }
-    let brand = text(&body, "parent_business_id").unwrap_or_default();
-    if !matches!(&caller, Caller::Token(grant) if grant.parent == brand) {
-        return StaffError::forbidden_business().into_response();
-    }
     let query = match op {
         Op::Transactions => TenantQuery::WalletTxns {
             business: text(&body, "business_id").unwrap_or_default(),

@@ -163,8 +163,7 @@ impl Jobs {
                 let jobs = self.clone();
                 let mut stop = stop.clone();
                 tokio::spawn(async move {
-                    loop {
-                        let Some(next) = schedule.upcoming(ist()).next() else { break };
+                    while let Some(next) = schedule.upcoming(ist()).next() {
                         let wait = (next.with_timezone(&Utc) - Utc::now()).to_std().unwrap_or_default();
                         tokio::select! {
                             _ = tokio::time::sleep(wait) => {}

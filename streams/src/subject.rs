@@ -38,7 +38,7 @@ pub fn token(id: &str) -> String {
         }
     }
     if out.is_empty() {
-        out.push_str("~");
+        out.push('~');
     }
     out
 }

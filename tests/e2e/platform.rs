@@ -83,7 +83,8 @@ async fn every_route_accepts_its_body_and_refuses_bad_input() {
         n += 1;
         order(t, &format!("r{n}"), "9876500001", 10.0)
     };
-    let routes: Vec<(&str, &[(&str, &str)], Value)> = vec![
+    type Headers<'a> = &'a [(&'a str, &'a str)];
+    let routes: Vec<(&str, Headers, Value)> = vec![
         ("/injestion/platform", none, next_order()),
         ("/injestion/pos_a", none, next_order()),
         ("/injestion/pos_d", int, next_order()),

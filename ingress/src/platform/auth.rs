@@ -67,7 +67,7 @@ impl Caller {
     }
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: impl axum::http::header::AsHeaderName) -> Option<&'a str> {
+fn header(headers: &HeaderMap, name: impl axum::http::header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
 }
 

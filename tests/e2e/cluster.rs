@@ -496,3 +496,95 @@ async fn a_killed_node_loses_its_partitions_within_the_lease_and_nothing_acked_i
     wait_each_counted_once(&client, &ingress.base, &acked, Duration::from_secs(60)).await;
     assert!(moved_after < Duration::from_secs(10), "partitions moved after {moved_after:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
+    let nats = NatsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engage = Engage::start(&data, free_port(), &[("ENGAGE_NATS_URL", &nats.url), ("ENGAGE_PARTITIONS", "4")]).await;
+    let token = |kind: &str| {
+        let output = Command::new(BIN)
+            .args(["tokens", "create", "--kind", kind, "--parent", "brand-n"])
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+            .env("ENGAGE_DATA_DIR", &data)
+            .env("ENGAGE_NATS_URL", &nats.url)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let (staff, integration) = (token("staff"), token("integration"));
+    let client = reqwest::Client::new();
+    let rules = json!({"parent_business_id": "brand-n", "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1});
+    assert_eq!(
+        client
+            .post(format!("{}/crm_api/add_edit_rules", engage.base))
+            .header("token", &staff)
+            .json(&rules)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let phone = "9876580000";
+    assert_eq!(
+        client
+            .post(format!("{}/injestion/platform", engage.base))
+            .json(&order("brand-n", "n1", phone))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // the order above is worth 1: top up with a large one
+    let big = json!({"parentBusinessId": "brand-n", "businessId": "outlet-1", "orderId": "n2", "customer": {"phone": phone}, "amount": 10000, "orderTime": "2026-11-21 10:00:00"});
+    assert_eq!(
+        client.post(format!("{}/injestion/platform", engage.base)).json(&big).send().await.unwrap().status(),
+        200
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = details(&client, &engage.base, "brand-n", phone).await;
+        if status == 200 && body["customer"]["loyalty_points"] == 1000 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "points never arrived: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let attempts = (0..200).map(|i| {
+        let (client, base, integration) = (client.clone(), engage.base.clone(), integration.clone());
+        async move {
+            let body = json!({"customer_number": phone, "points": 23, "order_id": format!("pos-{i}")});
+            let response = client
+                .post(format!("{base}/integration/v1/redeem_points"))
+                .header("authorization", integration)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            crate::helpers::read(response).await
+        }
+    });
+    let answers = futures::future::join_all(attempts).await;
+    let succeeded = answers.iter().filter(|(status, _)| *status == 200).count() as i64;
+    let refused =
+        answers.iter().filter(|(status, body)| *status == 400 && body["error_code"] == "xE_105").count() as i64;
+    assert_eq!((succeeded, refused), (1000 / 23, 200 - 1000 / 23));
+    let response = client
+        .post(format!("{}/integration/v1/get_wallet_ledger", engage.base))
+        .header("authorization", &integration)
+        .json(&json!({"customer_number": phone, "page_size": 100}))
+        .send()
+        .await
+        .unwrap();
+    let (_, ledger) = crate::helpers::read(response).await;
+    let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
+    assert_eq!(
+        (sum, ledger["loyalty_points"].as_i64().unwrap()),
+        (1000 - 23 * succeeded, 1000 - 23 * succeeded),
+        "the ledger sums to the balance"
+    );
+}

@@ -97,8 +97,8 @@ enum WalletAction {
 enum TokensAction {
     /// Create a token and print it alone on stdout.
     Create {
-        /// staff, integration or ingestion.
-        #[arg(long, value_parser = ["staff", "integration", "ingestion"])]
+        /// staff, integration, ingestion or app (an app token's --business is the customer's number).
+        #[arg(long, value_parser = ["staff", "integration", "ingestion", "app"])]
         kind: String,
         /// The parent business (brand) the token acts for.
         #[arg(long)]

@@ -130,6 +130,11 @@ pub enum TenantQuery {
         /// Caller's reference for retries.
         reference: Option<String>,
     },
+    /// A customer's coupons.
+    CustomerCoupons {
+        /// Customer phone.
+        phone: String,
+    },
     /// A coupon.
     GetCoupon {
         /// Its code.
@@ -1306,6 +1311,28 @@ impl TenantState {
                 let balance = customer.loyalty_points;
                 self.customers.insert(phone, customer);
                 Ok(json!({"coupon": coupon, "loyalty_points": balance}))
+            }
+            TenantQuery::CustomerCoupons { phone } => {
+                let coupons: Vec<Value> = self
+                    .ctx
+                    .repo
+                    .all_json(COUPONS, &self.tenant)
+                    .await
+                    .map_err(failed)?
+                    .into_iter()
+                    .filter(|c| c["customer_number"] == phone.as_str())
+                    .map(|mut c| {
+                        let expired = c["expires_at"]
+                            .as_str()
+                            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                            .is_some_and(|t| t.with_timezone(&Utc) <= now);
+                        if expired && c["status"] == "issued" {
+                            c["status"] = json!("expired");
+                        }
+                        c
+                    })
+                    .collect();
+                Ok(json!({"coupons": coupons}))
             }
             TenantQuery::GetCoupon { code } => self
                 .ctx

@@ -5,6 +5,7 @@
 //! | staff token | `token: <token>` | 403 `{message: "invalid credentials"}`; 500 `{message: "authentication failed"}` when the check itself fails (fail closed) |
 //! | ingestion token | `token: <token>` (a token of kind `ingestion`) | same as staff (the ingestion middleware is a staff-family middleware) |
 //! | integration token | `Authorization: <token>` (raw, no `Bearer`); sets the parent business | 401 `{status: 0, error_code: "xE_101", error_message: "Authentication Failed"}` (500 `xE_500` when the check fails) |
+//! | app token | `token: <token>` with `source: mobile` (a token of kind `app`, whose `business` is the customer's number) | same as staff |
 //! | internal JWT | `Authorization: Bearer <JWT>`: HS256 with `ENGAGE_INTERNAL_JWT_SECRET`, or RS256 by the JWKS of `ENGAGE_JWKS_URL` | 401 `{message: "invalid token"}` with `WWW-Authenticate: Bearer` |
 
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
@@ -31,6 +32,8 @@ pub enum Auth {
     Integration,
     /// Internal JWT (`Authorization: Bearer`).
     InternalJwt,
+    /// App token (`token:` with `source: mobile`): a customer of the brand.
+    App,
 }
 
 impl Auth {
@@ -42,6 +45,7 @@ impl Auth {
             Auth::Ingestion => Some("ingestionToken"),
             Auth::Integration => Some("integrationToken"),
             Auth::InternalJwt => Some("internalJwt"),
+            Auth::App => Some("appToken"),
         }
     }
 }
@@ -80,8 +84,17 @@ pub async fn check(state: &AppState, auth: Auth, headers: &HeaderMap) -> Result<
     let tokens = &state.platform.tokens;
     match auth {
         Auth::None => Ok(Caller::Anonymous),
-        Auth::Staff | Auth::Ingestion => {
-            let kind = if auth == Auth::Staff { TokenKind::Staff } else { TokenKind::Ingestion };
+        Auth::Staff | Auth::Ingestion | Auth::App => {
+            let kind = match auth {
+                Auth::Staff => TokenKind::Staff,
+                Auth::Ingestion => TokenKind::Ingestion,
+                _ => TokenKind::App,
+            };
+            // authMiddleware's app branch is selected by `source: mobile`
+            if auth == Auth::App && header(headers, "source") != Some("mobile") {
+                count_failure("app");
+                return Err(StaffError::invalid_credentials().into_response());
+            }
             let Some(token) = header(headers, "token") else {
                 count_failure(kind.as_str());
                 return Err(StaffError::invalid_credentials().into_response());

@@ -89,7 +89,7 @@ fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
             responses["401"] = json!({"description": "xE_101 Authentication Failed", "content": {"application/json": {"schema": error}}});
             responses["403"] = json!({"description": "xE_103 parentBusinessId differs from the token's", "content": {"application/json": {"schema": error}}});
         }
-        Auth::Staff | Auth::Ingestion => {
+        Auth::Staff | Auth::Ingestion | Auth::App => {
             responses["403"] = json!({"description": "{message: \"invalid credentials\"}"});
             responses["500"] = json!({"description": "{message: \"authentication failed\"} (the check itself failed)"});
         }
@@ -183,6 +183,9 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/loyalty/ledger", Auth::Staff, "IntegrationUserRequest", "A customer's points ledger (parent_business_id, customer_number, page, page_size)"),
         ("/crm_api/redeem_points", Auth::Staff, "IntegrationUserRequest", "Redeem points by staff (customer_number, points, order_id)"),
         ("/crm_api/get/loyalty/rules/details", Auth::Integration, "LoyaltyRulesRequest", "The token's brand's loyalty rules"),
+        ("/crm_api/get/customer/loyalty/details", Auth::App, "CouponRequest", "The app user's customer record and loyalty (no body needed)"),
+        ("/crm_api/view/all/rewards", Auth::App, "CouponRequest", "The catalogue, with affordable for the app user (no body needed)"),
+        ("/crm_api/view/expired/redeemed/rewards", Auth::App, "CouponRequest", "The app user's coupons that are redeemed, revoked or expired (no body needed)"),
         ("/crm_api/add_edit_reward", Auth::Staff, "RewardRequest", "Add or edit a reward of the brand's catalogue"),
         ("/integration/v1/get_rewards", Auth::Integration, "CouponRequest", "Active rewards (affordable for customer_number when given)"),
         ("/integration/v1/purchase_rewards", Auth::Integration, "CouponRequest", "Buy a reward with points: a coupon is issued"),
@@ -240,6 +243,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "integrationToken".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "Authorization", "description": "the raw token, no Bearer"}),
     );
+    security.insert("appToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token", "description": "an app token, with the header source: mobile"}));
     security.insert("internalJwt".to_owned(), json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}));
     (paths, schemas, security)
 }

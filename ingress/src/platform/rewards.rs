@@ -11,6 +11,8 @@
 //! | `/pos_e/v1/get_coupon_details` (`coupon_code`) | open | `{status: 1, coupon}` |
 //! | `/pos_e/v1/redeem_coupon_details` (`coupon_code`, `order_id`) | open | `{status: 1, coupon}` |
 //!
+//! | `/crm_api/get/customer/loyalty/details`, `/crm_api/view/all/rewards`, `/crm_api/view/expired/redeemed/rewards` | app token (`token:` + `source: mobile`) | the token's customer's loyalty, the catalogue with `affordable`, the coupons no longer usable |
+//!
 //! An expired, used or revoked coupon cannot be used: 400 `xE_102`; an unknown one 404 `xE_404`.
 
 use axum::extract::State;
@@ -41,6 +43,55 @@ pub fn router() -> Router<AppState> {
         .route("/pos_e/v1/redeem_coupon_details", post(|s, h, b| use_coupon(s, h, b, Auth::None)))
         .route("/integration/v1/revoke_reward", post(revoke_reward))
         .route("/pos_e/v1/get_coupon_details", post(get_coupon_details))
+        .route("/crm_api/get/customer/loyalty/details", post(|s, h| app_read(s, h, AppRead::Loyalty)))
+        .route("/crm_api/view/all/rewards", post(|s, h| app_read(s, h, AppRead::Rewards)))
+        .route("/crm_api/view/expired/redeemed/rewards", post(|s, h| app_read(s, h, AppRead::Used)))
+}
+
+/// What an app-token route reads (for the token's customer).
+#[derive(Clone, Copy)]
+enum AppRead {
+    /// `/crm_api/get/customer/loyalty/details`: `{status: true, customer, loyalty}`.
+    Loyalty,
+    /// `/crm_api/view/all/rewards`: `{status: true, rewards[+affordable], loyalty_points}`.
+    Rewards,
+    /// `/crm_api/view/expired/redeemed/rewards`: `{status: true, coupons}` not usable any more.
+    Used,
+}
+
+/// The app-token routes: the customer is the token's, so they take no body.
+async fn app_read(State(state): State<AppState>, headers: HeaderMap, read: AppRead) -> Response {
+    let grant = match super::auth::check(&state, Auth::App, &headers).await {
+        Ok(super::auth::Caller::Token(grant)) => grant,
+        Ok(_) => return super::errors::StaffError::invalid_credentials().into_response(),
+        Err(refusal) => return refusal,
+    };
+    let (brand, phone) = (grant.parent.clone(), grant.business.clone().unwrap_or_default());
+    let gateway = &state.platform.gateway;
+    let answer = match read {
+        AppRead::Loyalty => match gateway.ask(&brand, TenantQuery::CustomerDetails { phone: phone.clone() }).await {
+            Ok(customer) => gateway
+                .ask(&brand, TenantQuery::Loyalty { phone, bill: None })
+                .await
+                .map(|loyalty| json!({"customer": customer, "loyalty": loyalty})),
+            Err(error) => Err(error),
+        },
+        AppRead::Rewards => gateway.ask(&brand, TenantQuery::ListRewards { phone: Some(phone) }).await,
+        AppRead::Used => gateway.ask(&brand, TenantQuery::CustomerCoupons { phone }).await.map(|mut all| {
+            if let Some(coupons) = all["coupons"].as_array_mut() {
+                coupons.retain(|c| c["status"] != "issued");
+            }
+            all
+        }),
+    };
+    match answer {
+        Ok(mut answer) => {
+            answer["status"] = json!(true);
+            Json(answer).into_response()
+        }
+        Err(engage_actors::QueryError::NotFound) => super::errors::StaffError::not_found("customer").into_response(),
+        Err(error) => super::errors::StaffError::unavailable(error).into_response(),
+    }
 }
 
 async fn add_edit_reward(

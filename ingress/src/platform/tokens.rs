@@ -25,6 +25,9 @@ pub enum TokenKind {
     Integration,
     /// `token:` header on the ingestion-token routes.
     Ingestion,
+    /// `token:` header with `source: mobile`: a customer's app session (the token's `business`
+    /// field holds the customer's number).
+    App,
 }
 
 impl TokenKind {
@@ -34,6 +37,7 @@ impl TokenKind {
             TokenKind::Staff => "staff",
             TokenKind::Integration => "integration",
             TokenKind::Ingestion => "ingestion",
+            TokenKind::App => "app",
         }
     }
 }

@@ -314,6 +314,16 @@ impl Jobs {
                 waiting += 1;
                 continue;
             }
+            if row["kind"] == "coupon" {
+                let (Some(tenant), Some(code)) = (row["tenant"].as_str(), row["code"].as_str()) else { continue };
+                let query = TenantQuery::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
+                match self.gateway.ask(tenant, query).await {
+                    Ok(answer) if answer["reverted"] == true => reverted += 1,
+                    Ok(_) => waiting += 1,
+                    Err(error) => tracing::warn!(tenant, code, %error, "coupon revoke postponed"),
+                }
+                continue;
+            }
             let (Some(tenant), Some(phone), Some(order_id)) =
                 (row["tenant"].as_str(), row["phone"].as_str(), row["order_id"].as_str())
             else {

@@ -15,6 +15,7 @@
 //! | `wallet_refs` | `tenant|business` | recharge reference / send id | `{txn_id, seq}` (idempotency) |
 //! | `channel_queue` | `<sms|chat|push>_queue_<YYYYMMDD>` | `tenant|send id` | a queued send (SMS/push `processed: false`, chat `process_status: 0`) |
 //! | `rewards` | tenant | reward id | `{reward_id, name, description, points_cost, valid_days, active}` |
+//! | `pending_coupons` | tenant | order id | `{code}` (a POS coupon use waiting for its order) |
 //! | `coupons` | tenant | coupon code | `{coupon_code, reward_id, customer_number, status, expires_at, …}` |
 //! | `loyalty_otps` | `tenant|phone` | `otp` | `{hash, expires_at, attempts, verified_until}` |
 //! | `loyalty_redemptions` | `tenant|phone` | order id | [`crate::domain::customer::Redemption`] |
@@ -57,6 +58,8 @@ pub const WALLET_REFS: &str = "wallet_refs";
 pub const CHANNEL_QUEUE: &str = "channel_queue";
 /// `rewards`: partition tenant, clustering reward id: the brand's catalogue.
 pub const REWARDS: &str = "rewards";
+/// `pending_coupons`: partition tenant, clustering order id: the coupon waiting for that order.
+pub const PENDING_COUPONS: &str = "pending_coupons";
 /// `coupons`: partition tenant, clustering coupon code.
 pub const COUPONS: &str = "coupons";
 /// `loyalty_otps`: partition `tenant|phone`, clustering `otp`: the customer's current one-time

@@ -33,7 +33,7 @@ use crate::repo::{
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
     WALLET_REFS, WALLET_TXNS,
 };
-use crate::repo::{COUPONS, OTPS, REDEMPTIONS, REWARDS};
+use crate::repo::{COUPONS, OTPS, PENDING_COUPONS, REDEMPTIONS, REWARDS};
 
 /// What every tenant actor shares.
 pub struct EngineContext {
@@ -146,6 +146,17 @@ pub enum TenantQuery {
         code: String,
         /// The order.
         order_id: String,
+        /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
+        /// back to `issued` after this many minutes otherwise. `None`: final at once.
+        #[serde(default)]
+        pending_minutes: Option<u64>,
+    },
+    /// Put a pending coupon back to `issued` when its order never arrived (the revoke job).
+    RevokePendingCoupon {
+        /// Its code.
+        code: String,
+        /// The job's clock (RFC 3339).
+        now: String,
     },
     /// Revoke an issued (unused) coupon: its points come back.
     RevokeCoupon {
@@ -788,6 +799,32 @@ impl TenantState {
                     let mut customer = self.customer_or_new(&facts.phone, now).await?;
                     let applied = customer.apply_order(&facts, &version);
                     ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
+                    // a POS coupon waiting for this order is final now
+                    if let Some(pending) =
+                        self.ctx.repo.json(PENDING_COUPONS, &self.tenant, facts.order_id.as_bytes()).await?
+                    {
+                        let code = pending["code"].as_str().unwrap_or_default().to_owned();
+                        if let Some(mut coupon) = self.ctx.repo.json(COUPONS, &self.tenant, code.as_bytes()).await? {
+                            if coupon["status"] == "pending" {
+                                let until = coupon["pending_until"].as_str().unwrap_or_default().to_owned();
+                                coupon["status"] = json!("redeemed");
+                                if let Some(object) = coupon.as_object_mut() {
+                                    object.remove("pending_until");
+                                }
+                                ops.push(WriteOp::Delete {
+                                    table: PENDING_REDEMPTIONS,
+                                    partition: "due".into(),
+                                    clustering: format!("{until}|{}|coupon:{code}", self.tenant).into_bytes(),
+                                });
+                                ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
+                            }
+                        }
+                        ops.push(WriteOp::Delete {
+                            table: PENDING_COUPONS,
+                            partition: self.tenant.clone(),
+                            clustering: facts.order_id.as_bytes().to_vec(),
+                        });
+                    }
                     // a POS redemption waiting for this order is final now
                     if let Some(mut redemption) = self.redemption(&customer, &facts.order_id).await? {
                         if let Some(until) = redemption.pending_until.take() {
@@ -1341,7 +1378,7 @@ impl TenantState {
                 .await
                 .map_err(failed)?
                 .ok_or(QueryError::NotFound),
-            TenantQuery::UseCoupon { code, order_id } => {
+            TenantQuery::UseCoupon { code, order_id, pending_minutes } => {
                 let mut coupon = self
                     .ctx
                     .repo
@@ -1349,7 +1386,9 @@ impl TenantState {
                     .await
                     .map_err(failed)?
                     .ok_or(QueryError::NotFound)?;
-                if coupon["status"] == "redeemed" && coupon["order_id"] == order_id.as_str() {
+                if (coupon["status"] == "redeemed" || coupon["status"] == "pending")
+                    && coupon["order_id"] == order_id.as_str()
+                {
                     return Ok(coupon); // a retry
                 }
                 let expired = coupon["expires_at"]
@@ -1365,13 +1404,63 @@ impl TenantState {
                 coupon["status"] = json!("redeemed");
                 coupon["order_id"] = json!(order_id);
                 coupon["redeemed_at"] = json!(now.to_rfc3339());
-                self.ctx
-                    .repo
-                    .store()
-                    .batch(vec![Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon)])
-                    .await
-                    .map_err(failed)?;
+                let mut ops = Vec::new();
+                if let Some(minutes) = pending_minutes {
+                    let until = (now + chrono::Duration::minutes(minutes as i64)).to_rfc3339();
+                    coupon["status"] = json!("pending");
+                    coupon["pending_until"] = json!(until);
+                    ops.push(Repo::put_json(
+                        PENDING_REDEMPTIONS,
+                        "due".to_owned(),
+                        format!("{until}|{}|coupon:{code}", self.tenant).as_bytes(),
+                        &json!({"tenant": self.tenant, "kind": "coupon", "code": code, "order_id": order_id, "expires_at": until}),
+                    ));
+                    ops.push(Repo::put_json(
+                        PENDING_COUPONS,
+                        self.tenant.clone(),
+                        order_id.as_bytes(),
+                        &json!({"code": code}),
+                    ));
+                }
+                ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 Ok(coupon)
+            }
+            TenantQuery::RevokePendingCoupon { code, now: clock } => {
+                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let Some(mut coupon) =
+                    self.ctx.repo.json(COUPONS, &self.tenant, code.as_bytes()).await.map_err(failed)?
+                else {
+                    return Ok(json!({"reverted": false, "reason": "no such coupon"}));
+                };
+                let until = coupon["pending_until"].as_str().unwrap_or_default().to_owned();
+                let due = DateTime::parse_from_rfc3339(&until).is_ok_and(|t| t.with_timezone(&Utc) <= clock);
+                if coupon["status"] != "pending" || !due {
+                    return Ok(json!({"reverted": false, "reason": "not pending or not due"}));
+                }
+                let order_id = coupon["order_id"].as_str().unwrap_or_default().to_owned();
+                coupon["status"] = json!("issued");
+                for field in ["order_id", "redeemed_at", "pending_until"] {
+                    if let Some(object) = coupon.as_object_mut() {
+                        object.remove(field);
+                    }
+                }
+                let ops = vec![
+                    WriteOp::Delete {
+                        table: PENDING_REDEMPTIONS,
+                        partition: "due".into(),
+                        clustering: format!("{until}|{}|coupon:{code}", self.tenant).into_bytes(),
+                    },
+                    WriteOp::Delete {
+                        table: PENDING_COUPONS,
+                        partition: self.tenant.clone(),
+                        clustering: order_id.into_bytes(),
+                    },
+                    Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon),
+                ];
+                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
+                metrics::counter!("engage_coupon_redemptions_reverted_total").increment(1);
+                Ok(json!({"reverted": true, "coupon": coupon}))
             }
             TenantQuery::RevokeCoupon { phone, code } => {
                 let mut coupon = self

@@ -232,7 +232,33 @@ async fn rewards_are_bought_with_points_and_coupons_used_or_revoked() {
         &json!({"parent_business_id": "brand-r", "coupon_code": code, "order_id": "pos-1"}),
     )
     .await;
-    assert_eq!((status, used["coupon"]["status"].clone()), (200, json!("redeemed")));
+    assert_eq!((status, used["coupon"]["status"].clone()), (200, json!("pending")), "{used}");
+    // the POS order arrives: the coupon is redeemed for good
+    assert_eq!(
+        app.client
+            .post(format!("{}/injestion/platform", app.base))
+            .json(&order("brand-r", "pos-1", phone, 1.0))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, details) = post(
+            &app,
+            "/pos_e/v1/get_coupon_details",
+            None,
+            &json!({"parent_business_id": "brand-r", "coupon_code": code}),
+        )
+        .await;
+        if details["coupon"]["status"] == "redeemed" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the POS order never confirmed the coupon: {details}");
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
     let (status, body) =
         post(&app, "/integration/v1/redeem_rewards", auth, &json!({"coupon_code": code, "order_id": "pos-2"})).await;
     assert_eq!((status, body["error_code"].clone()), (400, json!("xE_102")));
@@ -267,18 +293,45 @@ async fn rewards_are_bought_with_points_and_coupons_used_or_revoked() {
     )
     .await;
     assert_eq!((status, details["coupon"]["status"].clone()), (200, json!("revoked")));
-    // not enough points for a third
-    assert_eq!(
-        post(
-            &app,
-            "/integration/v1/purchase_rewards",
-            auth,
-            &json!({"customer_number": phone, "reward_id": reward_id})
-        )
-        .await
-        .0,
-        200
-    );
+    // a third coupon used at the POS whose order never comes goes back to issued (the revoke job)
+    let (status, third) = post(
+        &app,
+        "/integration/v1/purchase_rewards",
+        auth,
+        &json!({"customer_number": phone, "reward_id": reward_id}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let code3 = third["coupon"]["coupon_code"].as_str().unwrap().to_owned();
+    let (_, pending) = post(
+        &app,
+        "/pos_e/v1/redeem_coupon_details",
+        None,
+        &json!({"parent_business_id": "brand-r", "coupon_code": code3, "order_id": "pos-never"}),
+    )
+    .await;
+    assert_eq!(pending["coupon"]["status"], "pending");
+    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
+    let run_revoke = |minutes: i64| {
+        let now = (chrono::Utc::now() + chrono::Duration::minutes(minutes)).to_rfc3339();
+        let request = app
+            .client
+            .post(format!("{}/admin/jobs/run", app.base))
+            .header("x-admin-key", key.trim())
+            .json(&json!({"name": "pos_revoke", "now": now}));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    assert_eq!(run_revoke(5).await["outcome"]["reverted"], 0);
+    assert_eq!(run_revoke(31).await["outcome"]["reverted"], 1);
+    let (_, back) = post(
+        &app,
+        "/pos_e/v1/get_coupon_details",
+        None,
+        &json!({"parent_business_id": "brand-r", "coupon_code": code3}),
+    )
+    .await;
+    assert_eq!(back["coupon"]["status"], "issued");
+    // 20 points left: not enough for a fourth
     let (status, body) = post(
         &app,
         "/integration/v1/purchase_rewards",

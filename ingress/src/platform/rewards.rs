@@ -159,8 +159,14 @@ async fn use_coupon(
     body: Result<PlatformBody, IntegrationError>,
     auth: Auth,
 ) -> Response {
+    // POS use stays pending until the order arrives; the integration route is final at once
+    let pending_minutes = (auth == Auth::None).then_some(state.settings.pos_redemption_ttl_minutes);
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::UseCoupon { code: required(body, "coupon_code")?, order_id: required(body, "order_id")? })
+        Ok(TenantQuery::UseCoupon {
+            code: required(body, "coupon_code")?,
+            order_id: required(body, "order_id")?,
+            pending_minutes,
+        })
     };
     tenant_call(&state, auth, &headers, body, SCHEMA, query, |coupon| json!({"status": 1, "coupon": coupon})).await
 }

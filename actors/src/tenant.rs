@@ -473,6 +473,11 @@ fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> Wr
     Repo::put_json(LOYALTY_LEDGER, format!("{tenant}|{}", customer.phone), &seq.to_be_bytes(), &row)
 }
 
+/// Removes a pending POS redemption (points or coupon) from the revoke job's index.
+fn unindex_pending(key: String) -> WriteOp {
+    WriteOp::Delete { table: PENDING_REDEMPTIONS, partition: "due".into(), clustering: key.into_bytes() }
+}
+
 /// What a ledger row says, before it gets its balance and key.
 struct LedgerDraft {
     txn_id: String,
@@ -811,11 +816,7 @@ impl TenantState {
                                 if let Some(object) = coupon.as_object_mut() {
                                     object.remove("pending_until");
                                 }
-                                ops.push(WriteOp::Delete {
-                                    table: PENDING_REDEMPTIONS,
-                                    partition: "due".into(),
-                                    clustering: format!("{until}|{}|coupon:{code}", self.tenant).into_bytes(),
-                                });
+                                ops.push(unindex_pending(format!("{until}|{}|coupon:{code}", self.tenant)));
                                 ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
                             }
                         }
@@ -828,11 +829,7 @@ impl TenantState {
                     // a POS redemption waiting for this order is final now
                     if let Some(mut redemption) = self.redemption(&customer, &facts.order_id).await? {
                         if let Some(until) = redemption.pending_until.take() {
-                            ops.push(WriteOp::Delete {
-                                table: PENDING_REDEMPTIONS,
-                                partition: "due".into(),
-                                clustering: format!("{until}|{}|{}", self.tenant, facts.order_id).into_bytes(),
-                            });
+                            ops.push(unindex_pending(format!("{until}|{}|{}", self.tenant, facts.order_id)));
                             ops.push(self.put_redemption(&customer.phone, &facts.order_id, &redemption));
                         }
                     }
@@ -1105,11 +1102,7 @@ impl TenantState {
                         // the POS order came: the redemption is final
                         let confirmed = Redemption { pending_until: None, ..redemption.clone() };
                         ops.push(self.put_redemption(&phone, &order_id, &confirmed));
-                        ops.extend(index_key.map(|k| WriteOp::Delete {
-                            table: PENDING_REDEMPTIONS,
-                            partition: "due".into(),
-                            clustering: k.into_bytes(),
-                        }));
+                        ops.extend(index_key.map(unindex_pending));
                         ops.push(Repo::put_customer(&self.tenant, &customer));
                         self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                         self.customers.insert(phone, customer);
@@ -1152,11 +1145,7 @@ impl TenantState {
                     partition: format!("{}|{phone}", self.tenant),
                     clustering: order_id.as_bytes().to_vec(),
                 });
-                ops.extend(index_key.map(|k| WriteOp::Delete {
-                    table: PENDING_REDEMPTIONS,
-                    partition: "due".into(),
-                    clustering: k.into_bytes(),
-                }));
+                ops.extend(index_key.map(unindex_pending));
                 ops.push(Repo::put_customer(&self.tenant, &customer));
                 self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let balance = customer.loyalty_points;
@@ -1446,11 +1435,7 @@ impl TenantState {
                     }
                 }
                 let ops = vec![
-                    WriteOp::Delete {
-                        table: PENDING_REDEMPTIONS,
-                        partition: "due".into(),
-                        clustering: format!("{until}|{}|coupon:{code}", self.tenant).into_bytes(),
-                    },
+                    unindex_pending(format!("{until}|{}|coupon:{code}", self.tenant)),
                     WriteOp::Delete {
                         table: PENDING_COUPONS,
                         partition: self.tenant.clone(),

@@ -156,8 +156,15 @@ async fn the_scheduler_runs_a_drain_by_itself() {
         assert!(Instant::now() < deadline, "the scheduled drain never delivered");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("engage_job_runs_total{job=\"sms_drain\",outcome=\"ok\"}"), "{metrics}");
+    // the run is counted once it has finished (after the deliveries it made)
+    loop {
+        let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+        if metrics.contains("engage_job_runs_total{job=\"sms_drain\",outcome=\"ok\"}") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the scheduled run was never counted:\n{metrics}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test]

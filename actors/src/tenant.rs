@@ -664,6 +664,19 @@ impl TenantState {
         Ok(())
     }
 
+    /// Writes `ops` and then the customer row (last: on a store without multi-row atomicity it is
+    /// the row that commits the others) and caches the customer; on a failure the cached copy is
+    /// dropped so the next message reloads the stored one.
+    async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), QueryError> {
+        ops.push(Repo::put_customer(&self.tenant, &customer));
+        if let Err(error) = self.ctx.repo.store().batch(ops).await {
+            self.customers.remove(&customer.phone);
+            return Err(QueryError::Failed(error.to_string()));
+        }
+        self.customers.insert(customer.phone.clone(), customer);
+        Ok(())
+    }
+
     /// The redemption of `order_id`, if the customer row committed it.
     async fn redemption(&self, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
         let partition = format!("{}|{}", self.tenant, customer.phone);
@@ -1030,10 +1043,8 @@ impl TenantState {
                 let already = count_in_period(&customer.velocity, TXN_REDEEM, velocity.redemption_limit_period, now);
                 if breaches(velocity.redemption_limit_value, already) {
                     let (flag_id, flag) = self.raise_flag(&mut customer, REDEMPTION_FREQUENCY, outlet_id.clone(), now);
-                    let mut ops: Vec<WriteOp> = flag.into_iter().collect();
-                    ops.push(Repo::put_customer(&self.tenant, &customer));
-                    self.ctx.repo.store().batch(ops).await.map_err(failed)?;
-                    self.customers.insert(phone, customer);
+                    let ops: Vec<WriteOp> = flag.into_iter().collect();
+                    self.commit_customer(ops, customer).await?;
                     metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
                     return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
                 }
@@ -1070,13 +1081,8 @@ impl TenantState {
                     &Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq },
                 ));
                 metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
-                ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(|e| {
-                    self.customers.remove(&phone);
-                    failed(e)
-                })?;
                 let balance = customer.loyalty_points;
-                self.customers.insert(phone, customer);
+                self.commit_customer(ops, customer).await?;
                 Ok(
                     json!({"redeemed": points, "wallet_balance": balance, "txn_id": txn_id, "pending_until": pending_until}),
                 )
@@ -1103,9 +1109,7 @@ impl TenantState {
                         let confirmed = Redemption { pending_until: None, ..redemption.clone() };
                         ops.push(self.put_redemption(&phone, &order_id, &confirmed));
                         ops.extend(index_key.map(unindex_pending));
-                        ops.push(Repo::put_customer(&self.tenant, &customer));
-                        self.ctx.repo.store().batch(ops).await.map_err(failed)?;
-                        self.customers.insert(phone, customer);
+                        self.commit_customer(ops, customer).await?;
                         return Ok(json!({"reverted": false, "confirmed": true}));
                     }
                     return Ok(json!({"reverted": false, "reason": if due { "final" } else { "not due" }}));
@@ -1146,10 +1150,8 @@ impl TenantState {
                     clustering: order_id.as_bytes().to_vec(),
                 });
                 ops.extend(index_key.map(unindex_pending));
-                ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let balance = customer.loyalty_points;
-                self.customers.insert(phone, customer);
+                self.commit_customer(ops, customer).await?;
                 metrics::counter!("engage_redemptions_reverted_total").increment(1);
                 Ok(json!({"reverted": true, "restored": redemption.points, "wallet_balance": balance}))
             }
@@ -1209,10 +1211,8 @@ impl TenantState {
                     changed.push(flag);
                 }
                 customer.is_blocked = customer.flags.values().any(|s| *s == FlagState::Blocked);
-                ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let blocked = customer.is_blocked;
-                self.customers.insert(contact, customer);
+                self.commit_customer(ops, customer).await?;
                 Ok(json!({"flags": changed, "is_blocked": blocked}))
             }
             TenantQuery::Evaluate { contact } => {
@@ -1332,10 +1332,8 @@ impl TenantState {
                     &order_key,
                     &Redemption { txn_id: format!("C-{code}"), points: cost, pending_until: None, ledger_seq },
                 ));
-                ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let balance = customer.loyalty_points;
-                self.customers.insert(phone, customer);
+                self.commit_customer(ops, customer).await?;
                 Ok(json!({"coupon": coupon, "loyalty_points": balance}))
             }
             TenantQuery::CustomerCoupons { phone } => {
@@ -1482,10 +1480,8 @@ impl TenantState {
                 coupon["status"] = json!("revoked");
                 coupon["revoked_at"] = json!(now.to_rfc3339());
                 ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
-                ops.push(Repo::put_customer(&self.tenant, &customer));
-                self.ctx.repo.store().batch(ops).await.map_err(failed)?;
                 let balance = customer.loyalty_points;
-                self.customers.insert(phone, customer);
+                self.commit_customer(ops, customer).await?;
                 Ok(json!({"coupon": coupon, "loyalty_points": balance}))
             }
             TenantQuery::GenerateOtp { phone, business } => {

@@ -250,6 +250,7 @@ impl Application {
                     (engage_actors::jobs::JobName::PushDrain, settings.job_push_drain.clone()),
                     (engage_actors::jobs::JobName::PosRevoke, settings.job_pos_revoke.clone()),
                     (engage_actors::jobs::JobName::ChatRefund, settings.job_chat_refund.clone()),
+                    (engage_actors::jobs::JobName::PointsExpiry, settings.job_points_expiry.clone()),
                 ],
                 job_claims.clone(),
                 settings.node_id(),

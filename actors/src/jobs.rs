@@ -8,6 +8,7 @@
 //! | `push_drain` | `0 */5 * * * *` | the same for `push_queue_<YYYYMMDD>` |
 //! | `pos_revoke` | `15 */5 * * * *` | reverts POS redemptions past their TTL whose order never arrived |
 //! | `chat_refund` | `0 0 0 * * *` | refunds failed chat sends of the last 7 days to the paying wallet (once each) |
+//! | `points_expiry` | `0 5 0 * * *` | expires loyalty points whose expiry has passed (earned points are usable through the last IST day of their validity and expire at the following IST midnight) |
 //!
 //! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
 //! `{send_id, to, message, channel, template_type, business_id}`; a 2xx answer is delivered (its
@@ -29,7 +30,7 @@ use engage_storage::WriteOp;
 
 use crate::domain::time::{ist, ist_day};
 use crate::domain::wallet::Channel;
-use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS};
+use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
 use crate::tenant::TenantQuery;
 
@@ -54,12 +55,20 @@ pub enum JobName {
     PosRevoke,
     /// Failed chat refund.
     ChatRefund,
+    /// Loyalty points expiry.
+    PointsExpiry,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 5] =
-        [JobName::SmsDrain, JobName::ChatDrain, JobName::PushDrain, JobName::PosRevoke, JobName::ChatRefund];
+    pub const ALL: [JobName; 6] = [
+        JobName::SmsDrain,
+        JobName::ChatDrain,
+        JobName::PushDrain,
+        JobName::PosRevoke,
+        JobName::ChatRefund,
+        JobName::PointsExpiry,
+    ];
 
     /// The job's name.
     pub fn as_str(self) -> &'static str {
@@ -69,6 +78,7 @@ impl JobName {
             JobName::PushDrain => "push_drain",
             JobName::PosRevoke => "pos_revoke",
             JobName::ChatRefund => "chat_refund",
+            JobName::PointsExpiry => "points_expiry",
         }
     }
 
@@ -141,6 +151,7 @@ impl Jobs {
             JobName::PushDrain => self.drain(Channel::Push, now).await,
             JobName::PosRevoke => self.revoke(now).await,
             JobName::ChatRefund => self.refund(now).await,
+            JobName::PointsExpiry => self.expire_points(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -343,6 +354,62 @@ impl Jobs {
             }
         }
         Ok(json!({"reverted": reverted, "confirmed": confirmed, "waiting": waiting}))
+    }
+
+    /// Walks the expiry index in time order up to `now`; each customer's tenant actor expires
+    /// their due lots, then the index row goes. A failed tenant call leaves its row for the next
+    /// run.
+    async fn expire_points(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut customers, mut points, mut postponed) = (0u64, 0i64, 0u64);
+        let mut after: Option<Vec<u8>> = None;
+        'scan: loop {
+            let rows =
+                self.repo.store().scan(POINTS_EXPIRY, "due", after.as_deref(), 500).await.map_err(|e| e.to_string())?;
+            let Some(last) = rows.last() else { break };
+            after = Some(last.clustering.clone());
+            let mut done = Vec::new();
+            for row in rows {
+                let Ok(entry) = serde_json::from_slice::<Value>(&row.value) else { continue };
+                let due = entry["expires_at"]
+                    .as_str()
+                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+                    .is_some_and(|t| t.with_timezone(&Utc) <= now);
+                if !due {
+                    // the index is in time order: nothing after this is due either
+                    self.unindex(done).await?;
+                    break 'scan;
+                }
+                let (Some(tenant), Some(phone)) = (entry["tenant"].as_str(), entry["phone"].as_str()) else { continue };
+                let query = TenantQuery::ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
+                match self.gateway.ask(tenant, query).await {
+                    Ok(answer) => {
+                        let expired = answer["expired"].as_i64().unwrap_or(0);
+                        if expired > 0 {
+                            customers += 1;
+                            points += expired;
+                        }
+                        done.push(WriteOp::Delete {
+                            table: POINTS_EXPIRY,
+                            partition: "due".into(),
+                            clustering: row.clustering,
+                        });
+                    }
+                    Err(error) => {
+                        postponed += 1;
+                        tracing::warn!(tenant, %error, "points expiry postponed");
+                    }
+                }
+            }
+            self.unindex(done).await?;
+        }
+        Ok(json!({"customers": customers, "points": points, "postponed": postponed}))
+    }
+
+    async fn unindex(&self, ops: Vec<WriteOp>) -> Result<(), String> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.repo.store().batch(ops).await.map_err(|e| e.to_string())
     }
 
     async fn refund(&self, now: DateTime<Utc>) -> Result<Value, String> {

@@ -22,6 +22,8 @@
 //! | `pending_redemptions` | `due` | `expires_at|tenant|order id` | `{tenant, phone, order_id, expires_at}` |
 //! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
+//! | `loyalty_daily` | `tenant|YYYY-MM-DD` (IST day of the entry) | `phone|ledger sequence` | `{phone, kind, points}`: one row per ledger entry, for day-wise reports |
+//! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
 
@@ -74,6 +76,14 @@ pub const PENDING_REDEMPTIONS: &str = "pending_redemptions";
 pub const LOYALTY_RULES: &str = "loyalty_rules";
 /// `loyalty_ledger`: partition `tenant|phone`, clustering the customer's ledger sequence number.
 pub const LOYALTY_LEDGER: &str = "loyalty_ledger";
+
+/// `loyalty_daily`: partition `tenant|YYYY-MM-DD` (IST), clustering `phone|ledger sequence`: a
+/// copy of each ledger entry's kind and points under its day, so a day-wise report reads one
+/// partition per day. Keyed like the ledger row, so a retried write replaces itself.
+pub const LOYALTY_DAILY: &str = "loyalty_daily";
+/// `points_expiry`: partition `due`, clustering `expires_at|tenant|phone`: who holds points that
+/// expire when, in the order the expiry job needs them.
+pub const POINTS_EXPIRY: &str = "points_expiry";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

@@ -24,16 +24,16 @@ use crate::domain::fraud::{
     breaches, count_in_period, record, transition, FlagAction, FlagState, FraudFlag, TransitionRefused, VelocityRules,
     POINTS_EARNING, REDEMPTION_FREQUENCY, TXN_EARN, TXN_REDEEM,
 };
-use crate::domain::loyalty::{LedgerEntry, LoyaltyRules, Milestone, RedeemError};
+use crate::domain::loyalty::{DayFigures, LedgerEntry, Lot, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
-use crate::domain::time::{ist_day, ist_timestamp};
+use crate::domain::time::{end_of_ist_day_after, ist_day, ist_timestamp};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::repo::{
     QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
     FRAUD_FLAGS, LOYALTY_LEDGER, LOYALTY_RULES, ORDERS, PENDING_REDEMPTIONS, STATUS_PROCESSED, STATUS_UNPROCESSABLE,
     WALLET_REFS, WALLET_TXNS,
 };
-use crate::repo::{COUPONS, OTPS, PENDING_COUPONS, REDEMPTIONS, REWARDS};
+use crate::repo::{COUPONS, LOYALTY_DAILY, OTPS, PENDING_COUPONS, POINTS_EXPIRY, REDEMPTIONS, REWARDS};
 
 /// What every tenant actor shares.
 pub struct EngineContext {
@@ -261,6 +261,20 @@ pub enum TenantQuery {
         /// Campaign id (`auto_id`), when any.
         auto_id: Option<String>,
     },
+    /// Expire the customer's points whose expiry is at or before `now` (the expiry job).
+    ExpirePoints {
+        /// Customer phone.
+        phone: String,
+        /// The job's clock (RFC 3339).
+        now: String,
+    },
+    /// Day-wise loyalty figures of the IST days `from..=to` (`YYYY-MM-DD`).
+    DayWise {
+        /// First day.
+        from: String,
+        /// Last day.
+        to: String,
+    },
     /// A page of a customer's points ledger.
     Ledger {
         /// Customer phone.
@@ -440,6 +454,7 @@ pub fn customer_view(customer: &Customer, now: DateTime<Utc>) -> Value {
         "segment": customer.segment(now),
         "lifetime_value": number(customer.lifetime_value),
         "average_order_value": number(customer.average_order_value()),
+        "referred_by": customer.referred_by,
     })
 }
 
@@ -453,12 +468,48 @@ fn digest(parts: &[&str]) -> String {
     hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Adds points to the customer's balance and returns the ledger row that records it. The row's
-/// key is the customer's next ledger sequence number, kept in the customer row.
-fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> WriteOp {
+/// Adds points to the customer's balance (taking or giving back their expiry lots) and returns
+/// the writes that record it: the ledger row, keyed by the customer's next ledger sequence number
+/// (kept in the customer row); its row in the day's rollup (`loyalty_daily`); and, for points that
+/// expire, the expiry job's index row.
+fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> Vec<WriteOp> {
+    let mut ops = Vec::with_capacity(3);
     customer.loyalty_points += entry.points;
     let seq = customer.ledger_seq;
     customer.ledger_seq += 1;
+    let mut expires_at = None;
+    let lots = match entry.lots {
+        LotEffect::Grant(at) => {
+            let lot = Lot { expires_at: at.to_rfc3339(), points: entry.points };
+            expires_at = Some(lot.expires_at.clone());
+            vec![lot]
+        }
+        LotEffect::Consume => customer.point_lots.debit(-entry.points),
+        LotEffect::Restore(lots) => lots,
+        LotEffect::Expired(lots) => lots,
+    };
+    if entry.points > 0 {
+        for lot in &lots {
+            customer.point_lots.credit(lot);
+            let key = format!("{}|{tenant}|{}", lot.expires_at, customer.phone);
+            ops.push(Repo::put_json(
+                POINTS_EXPIRY,
+                "due".to_owned(),
+                key.as_bytes(),
+                &json!({"tenant": tenant, "phone": customer.phone, "expires_at": lot.expires_at}),
+            ));
+        }
+    }
+    let day = DateTime::parse_from_rfc3339(&entry.at).map_or_else(|_| ist_day(Utc::now()), |t| ist_day(t.to_utc()));
+    let mut daily_key = customer.phone.as_bytes().to_vec();
+    daily_key.push(b'|');
+    daily_key.extend_from_slice(&seq.to_be_bytes());
+    ops.push(Repo::put_json(
+        LOYALTY_DAILY,
+        format!("{tenant}|{day}"),
+        &daily_key,
+        &json!({"phone": customer.phone, "kind": entry.kind, "points": entry.points}),
+    ));
     let row = LedgerEntry {
         txn_id: entry.txn_id,
         kind: entry.kind.to_owned(),
@@ -467,10 +518,12 @@ fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> Wr
         order_id: entry.order_id,
         outlet_id: entry.outlet_id,
         at: entry.at,
-        expires_at: entry.expires_at,
+        expires_at,
         status: 1,
+        lots,
     };
-    Repo::put_json(LOYALTY_LEDGER, format!("{tenant}|{}", customer.phone), &seq.to_be_bytes(), &row)
+    ops.push(Repo::put_json(LOYALTY_LEDGER, format!("{tenant}|{}", customer.phone), &seq.to_be_bytes(), &row));
+    ops
 }
 
 /// Removes a pending POS redemption (points or coupon) from the revoke job's index.
@@ -486,7 +539,19 @@ struct LedgerDraft {
     order_id: Option<String>,
     outlet_id: Option<String>,
     at: String,
-    expires_at: Option<String>,
+    lots: LotEffect,
+}
+
+/// What a ledger entry does to the customer's expiry lots.
+enum LotEffect {
+    /// Earned points, expiring at this instant.
+    Grant(DateTime<Utc>),
+    /// Points taken: from the lots that expire first.
+    Consume,
+    /// Points given back: into the lots they were taken from.
+    Restore(Vec<Lot>),
+    /// Points expired: these lots, already removed.
+    Expired(Vec<Lot>),
 }
 
 impl TenantState {
@@ -686,6 +751,120 @@ impl TenantState {
         Ok(serde_json::from_value::<Redemption>(row).ok().filter(|r| r.ledger_seq < customer.ledger_seq))
     }
 
+    /// Day-wise figures of the IST days `from..=to`, and their totals (customers counted once
+    /// over the range).
+    async fn day_wise(&self, from: &str, to: &str) -> Result<Value, StoreError> {
+        let parse = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+        let (Some(first), Some(last)) = (parse(from), parse(to)) else {
+            return Err(StoreError::Backend("day-wise dates must be YYYY-MM-DD".into()));
+        };
+        let mut days = Vec::new();
+        let mut total = DayFigures::default();
+        for date in first.iter_days().take_while(|d| *d <= last) {
+            let date = date.format("%Y-%m-%d").to_string();
+            let mut day = DayFigures::default();
+            for row in self.ctx.repo.all_json(LOYALTY_DAILY, &format!("{}|{date}", self.tenant)).await? {
+                let (phone, kind) =
+                    (row["phone"].as_str().unwrap_or_default(), row["kind"].as_str().unwrap_or_default());
+                let points = row["points"].as_i64().unwrap_or(0);
+                day.add(phone, kind, points);
+                total.add(phone, kind, points);
+            }
+            let mut view = day.view();
+            view["date"] = json!(date);
+            days.push(view);
+        }
+        Ok(json!({"from": from, "to": to, "data": days, "totals": total.view()}))
+    }
+
+    /// Records `referrer` as the customer's referrer when the referral is acceptable: the
+    /// customer is new to the brand (no order yet) and has no referrer, and the referrer is
+    /// another existing customer of the brand. Otherwise it is ignored (logged and counted).
+    async fn refer(&mut self, customer: &mut Customer, referrer: &str) -> Result<(), StoreError> {
+        let refused = if customer.referred_by.is_some() {
+            Some("already referred")
+        } else if customer.total_orders() > 0 {
+            Some("not a new customer")
+        } else if referrer == customer.phone {
+            Some("self-referral")
+        } else if self.customer(referrer).await?.is_none() {
+            Some("unknown referrer")
+        } else {
+            None
+        };
+        match refused {
+            Some(reason) => {
+                metrics::counter!("engage_referrals_refused_total", "reason" => reason).increment(1);
+                tracing::info!(tenant = %self.tenant, reason, "referral ignored");
+            }
+            None => {
+                metrics::counter!("engage_referrals_total").increment(1);
+                customer.referred_by = Some(referrer.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// On a referred customer's first order of at least the programme's minimum: the referee's
+    /// and the referrer's points. The referrer's row is written before the referee's (which
+    /// commits the reward): a retry after a partial write finds the referee in the referrer's
+    /// `referrals_rewarded` and does not pay the referrer twice.
+    async fn reward_referral(
+        &mut self,
+        customer: &mut Customer,
+        facts: &OrderFacts,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<WriteOp>, StoreError> {
+        let rules = self.rules().await?;
+        let program = &rules.referral;
+        let Some(referrer_phone) = customer.referred_by.clone() else { return Ok(Vec::new()) };
+        if !program.enabled || customer.referral_rewarded || facts.amount < program.min_order_amount {
+            return Ok(Vec::new());
+        }
+        customer.referral_rewarded = true;
+        let expires = end_of_ist_day_after(at, rules.points_expiry_days);
+        let (tenant, referee) = (self.tenant.clone(), customer.phone.clone());
+        let draft = |phone: &str, points| LedgerDraft {
+            txn_id: format!("RF-{}", digest(&[&tenant, phone, &referee])),
+            kind: "referral",
+            points,
+            order_id: Some(facts.order_id.clone()),
+            outlet_id: Some(facts.business_id.clone()),
+            at: at.to_rfc3339(),
+            lots: LotEffect::Grant(expires),
+        };
+        let mut ops = Vec::new();
+        if let Some(mut referrer) = self.customer(&referrer_phone).await? {
+            let capped = program.max_referrals > 0
+                && referrer.referrals_rewarded.len() >= usize::try_from(program.max_referrals).unwrap_or(usize::MAX);
+            if !referrer.referrals_rewarded.contains(&customer.phone) && !capped && !self.is_blocked(&referrer).await? {
+                referrer.referrals_rewarded.insert(customer.phone.clone());
+                if program.referrer_points > 0 {
+                    ops.extend(ledger_entry(
+                        &self.tenant,
+                        &mut referrer,
+                        draft(&referrer_phone, program.referrer_points),
+                    ));
+                }
+                ops.push(Repo::put_customer(&self.tenant, &referrer));
+                // reloaded from the store next time: the batch may still fail
+                self.customers.remove(&referrer_phone);
+            }
+        }
+        if program.referee_points > 0 && !self.is_blocked(customer).await? {
+            let phone = customer.phone.clone();
+            ops.extend(ledger_entry(&self.tenant, customer, draft(&phone, program.referee_points)));
+        }
+        Ok(ops)
+    }
+
+    /// The lots a ledger row took points from (to give them back).
+    async fn ledger_lots(&self, phone: &str, seq: u64) -> Result<Vec<Lot>, StoreError> {
+        let partition = format!("{}|{phone}", self.tenant);
+        let row = self.ctx.repo.json(LOYALTY_LEDGER, &partition, &seq.to_be_bytes()).await?;
+        Ok(row.and_then(|row| serde_json::from_value(row["lots"].clone()).ok()).unwrap_or_default())
+    }
+
     fn put_redemption(&self, phone: &str, order_id: &str, redemption: &Redemption) -> WriteOp {
         Repo::put_json(REDEMPTIONS, format!("{}|{phone}", self.tenant), order_id.as_bytes(), redemption)
     }
@@ -709,7 +888,7 @@ impl TenantState {
         let received = DateTime::parse_from_rfc3339(&envelope.received_at)
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_else(|_| Utc::now());
-        let expires = (received + chrono::Duration::days(i64::from(rules.points_expiry_days))).to_rfc3339();
+        let expires = end_of_ist_day_after(received, rules.points_expiry_days);
         // Blocked customers earn nothing (the order itself still counts).
         if self.is_blocked(customer).await? {
             return Ok(ops);
@@ -738,7 +917,7 @@ impl TenantState {
             }
             if delta != 0 {
                 let kind = if applied == Applied::New { "earn" } else { "adjust" };
-                ops.push(ledger_entry(
+                ops.extend(ledger_entry(
                     &self.tenant,
                     customer,
                     LedgerDraft {
@@ -748,7 +927,7 @@ impl TenantState {
                         order_id: Some(facts.order_id.clone()),
                         outlet_id: Some(facts.business_id.clone()),
                         at: envelope.received_at.clone(),
-                        expires_at: (delta > 0).then(|| expires.clone()),
+                        lots: if delta > 0 { LotEffect::Grant(expires) } else { LotEffect::Consume },
                     },
                 ));
             }
@@ -756,7 +935,7 @@ impl TenantState {
         let orders = u32::try_from(customer.total_orders()).unwrap_or(u32::MAX);
         for milestone in rules.milestones_reached(orders, &customer.milestones_awarded) {
             customer.milestones_awarded.insert(milestone.orders);
-            ops.push(ledger_entry(
+            ops.extend(ledger_entry(
                 &self.tenant,
                 customer,
                 LedgerDraft {
@@ -766,7 +945,7 @@ impl TenantState {
                     order_id: Some(facts.order_id.clone()),
                     outlet_id: Some(facts.business_id.clone()),
                     at: envelope.received_at.clone(),
-                    expires_at: Some(expires.clone()),
+                    lots: LotEffect::Grant(expires),
                 },
             ));
         }
@@ -817,6 +996,9 @@ impl TenantState {
                     let mut customer = self.customer_or_new(&facts.phone, now).await?;
                     let applied = customer.apply_order(&facts, &version);
                     ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
+                    if applied == Applied::New {
+                        ops.extend(self.reward_referral(&mut customer, &facts, received).await?);
+                    }
                     // a POS coupon waiting for this order is final now
                     if let Some(pending) =
                         self.ctx.repo.json(PENDING_COUPONS, &self.tenant, facts.order_id.as_bytes()).await?
@@ -877,6 +1059,9 @@ impl TenantState {
                         if let Some(value) = text(field) {
                             *slot = Some(value);
                         }
+                    }
+                    if let Some(referrer) = text("referrer_number") {
+                        self.refer(&mut customer, &referrer).await?;
                     }
                     touched = Some(customer);
                 }
@@ -1018,6 +1203,7 @@ impl TenantState {
                     "point_value": number(rules.point_value),
                     "min_redeem_points": rules.min_redeem_points,
                     "max_redeem_percent": number(rules.max_redeem_percent),
+                    "next_expiry": customer.point_lots.next(),
                 }))
             }
             TenantQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes, otp } => {
@@ -1062,10 +1248,10 @@ impl TenantState {
                         order_id: Some(order_id.clone()),
                         outlet_id,
                         at: now.to_rfc3339(),
-                        expires_at: None,
+                        lots: LotEffect::Consume,
                     },
                 );
-                let mut ops = vec![ledger];
+                let mut ops = ledger;
                 ops.extend(otp_ops);
                 if let Some(until) = &pending_until {
                     ops.push(Repo::put_json(
@@ -1114,7 +1300,9 @@ impl TenantState {
                     }
                     return Ok(json!({"reverted": false, "reason": if due { "final" } else { "not due" }}));
                 }
-                // revert: the points come back, the redemption's ledger row is marked status 2
+                // revert: the points come back into the lots they came from, the redemption's
+                // ledger row is marked status 2
+                let mut restore: Vec<Lot> = Vec::new();
                 let ledger_partition = format!("{}|{phone}", self.tenant);
                 if let Some(mut row) = self
                     .ctx
@@ -1124,6 +1312,7 @@ impl TenantState {
                     .map_err(failed)?
                 {
                     row["status"] = json!(2);
+                    restore = serde_json::from_value(row["lots"].clone()).unwrap_or_default();
                     ops.push(Repo::put_json(
                         LOYALTY_LEDGER,
                         ledger_partition,
@@ -1131,7 +1320,7 @@ impl TenantState {
                         &row,
                     ));
                 }
-                ops.push(ledger_entry(
+                ops.extend(ledger_entry(
                     &self.tenant,
                     &mut customer,
                     LedgerDraft {
@@ -1141,7 +1330,7 @@ impl TenantState {
                         order_id: Some(order_id.clone()),
                         outlet_id: None,
                         at: clock.to_rfc3339(),
-                        expires_at: None,
+                        lots: LotEffect::Restore(restore),
                     },
                 ));
                 ops.push(WriteOp::Delete {
@@ -1310,7 +1499,7 @@ impl TenantState {
                 let expires_at =
                     (now + chrono::Duration::days(reward["valid_days"].as_i64().unwrap_or(30))).to_rfc3339();
                 let ledger_seq = customer.ledger_seq;
-                let mut ops = vec![ledger_entry(
+                let mut ops = ledger_entry(
                     &self.tenant,
                     &mut customer,
                     LedgerDraft {
@@ -1320,9 +1509,9 @@ impl TenantState {
                         order_id: None,
                         outlet_id: None,
                         at: now.to_rfc3339(),
-                        expires_at: None,
+                        lots: LotEffect::Consume,
                     },
-                )];
+                );
                 let coupon = json!({"coupon_code": code, "reward_id": reward_id, "name": reward["name"], "customer_number": phone,
                                     "points_cost": cost, "status": "issued", "issued_at": now.to_rfc3339(), "expires_at": expires_at,
                                     "ledger_seq": ledger_seq});
@@ -1464,7 +1653,11 @@ impl TenantState {
                 }
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 let cost = coupon["points_cost"].as_i64().unwrap_or(0);
-                let mut ops = vec![ledger_entry(
+                let restore = match coupon["ledger_seq"].as_u64() {
+                    Some(seq) => self.ledger_lots(&phone, seq).await.map_err(failed)?,
+                    None => Vec::new(),
+                };
+                let mut ops = ledger_entry(
                     &self.tenant,
                     &mut customer,
                     LedgerDraft {
@@ -1474,9 +1667,9 @@ impl TenantState {
                         order_id: None,
                         outlet_id: None,
                         at: now.to_rfc3339(),
-                        expires_at: None,
+                        lots: LotEffect::Restore(restore),
                     },
-                )];
+                );
                 coupon["status"] = json!("revoked");
                 coupon["revoked_at"] = json!(now.to_rfc3339());
                 ops.push(Repo::put_json(COUPONS, self.tenant.clone(), code.as_bytes(), &coupon));
@@ -1625,6 +1818,37 @@ impl TenantState {
                           "queue": format!("{}_{delivery_date}", channel.queue())}),
                 )
             }
+            TenantQuery::ExpirePoints { phone, now: clock } => {
+                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let Some(mut customer) = self.customer(&phone).await.map_err(failed)? else {
+                    return Ok(json!({"expired": 0}));
+                };
+                let lots = customer.point_lots.expire(clock);
+                // the lots never hold more than the balance; the clamp keeps it so for old rows
+                let points = lots.iter().map(|lot| lot.points).sum::<i64>().min(customer.loyalty_points);
+                if points <= 0 {
+                    return Ok(json!({"expired": 0, "loyalty_points": customer.loyalty_points}));
+                }
+                let last = lots.last().map(|lot| lot.expires_at.clone()).unwrap_or_default();
+                let ops = ledger_entry(
+                    &self.tenant,
+                    &mut customer,
+                    LedgerDraft {
+                        txn_id: format!("X-{}", digest(&[&self.tenant, &phone, &last])),
+                        kind: "expire",
+                        points: -points,
+                        order_id: None,
+                        outlet_id: None,
+                        at: clock.to_rfc3339(),
+                        lots: LotEffect::Expired(lots),
+                    },
+                );
+                let balance = customer.loyalty_points;
+                self.commit_customer(ops, customer).await?;
+                metrics::counter!("engage_points_expired_total").increment(points.unsigned_abs());
+                Ok(json!({"expired": points, "loyalty_points": balance}))
+            }
+            TenantQuery::DayWise { from, to } => self.day_wise(&from, &to).await.map_err(failed),
             TenantQuery::Ledger { phone, page, page_size } => {
                 let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 let page = page.max(1);

@@ -170,6 +170,8 @@ pub struct Settings {
     pub job_pos_revoke: String,
     /// Cron of the failed-chat refund job (`ENGAGE_JOB_CHAT_REFUND`).
     pub job_chat_refund: String,
+    /// Cron of the loyalty points expiry job (`ENGAGE_JOB_POINTS_EXPIRY`).
+    pub job_points_expiry: String,
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
     pub pos_redemption_ttl_minutes: u64,
@@ -221,6 +223,7 @@ impl Default for Settings {
             job_push_drain: "0 */5 * * * *".to_owned(),
             job_pos_revoke: "15 */5 * * * *".to_owned(),
             job_chat_refund: "0 0 0 * * *".to_owned(),
+            job_points_expiry: "0 5 0 * * *".to_owned(),
             pos_redemption_ttl_minutes: 30,
         }
     }
@@ -341,6 +344,7 @@ impl Settings {
             ("job_push_drain", &self.job_push_drain),
             ("job_pos_revoke", &self.job_pos_revoke),
             ("job_chat_refund", &self.job_chat_refund),
+            ("job_points_expiry", &self.job_points_expiry),
         ] {
             if let Err(error) = cron.parse::<cron::Schedule>() {
                 return Err(ConfigError::new(

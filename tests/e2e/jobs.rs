@@ -39,7 +39,7 @@ async fn provider(failing: &[&str]) -> Provider {
     Provider { url, received }
 }
 
-async fn admin(app: &TestApp, path: &str, body: Value) -> Value {
+pub(crate) async fn admin(app: &TestApp, path: &str, body: Value) -> Value {
     let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
     let response = app
         .client
@@ -142,7 +142,7 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
         .await
         .unwrap();
     let jobs: Value = jobs.json().await.unwrap();
-    assert_eq!(jobs["jobs"].as_array().unwrap().len(), 5);
+    assert_eq!(jobs["jobs"].as_array().unwrap().len(), 6);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::helpers::{spawn_app, TestApp};
 use crate::platform::{create_token, order, wait_customer};
 
-async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
+pub(crate) async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
     let mut request = app.client.post(format!("{}{path}", app.base)).json(body);
     for (name, value) in headers {
         request = request.header(*name, *value);
@@ -17,7 +17,7 @@ async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value)
 
 /// Sets rules (10% earned on bills of 100 or more, a point worth 0.5, at most 50% of a bill, at
 /// least 20 points per redemption) and milestones (3rd order +50, 5th +100) for `brand`.
-async fn configure(app: &TestApp, brand: &str) -> (String, String) {
+pub(crate) async fn configure(app: &TestApp, brand: &str) -> (String, String) {
     let staff = create_token(app, "staff", brand).await;
     let integration = create_token(app, "integration", brand).await;
     let rules = json!({"parent_business_id": brand, "earn_percent": 10, "min_bill": 100, "point_value": 0.5,
@@ -31,7 +31,7 @@ async fn configure(app: &TestApp, brand: &str) -> (String, String) {
     (staff, integration)
 }
 
-async fn ledger_sum(app: &TestApp, integration: &str, phone: &str) -> (i64, i64, u64) {
+pub(crate) async fn ledger_sum(app: &TestApp, integration: &str, phone: &str) -> (i64, i64, u64) {
     let mut page = 1;
     let mut sum = 0;
     let mut seen = 0;

@@ -13,6 +13,7 @@ mod jobs;
 mod jwt;
 mod logs_api;
 mod loyalty;
+mod loyalty_programme;
 mod ops;
 mod platform;
 mod wallet;

@@ -94,6 +94,18 @@ pub struct Customer {
     /// Open fraud flags (flagged or blocked) by flag id.
     #[serde(default)]
     pub flags: BTreeMap<String, super::fraud::FlagState>,
+    /// The customer who referred this one (a phone of the same brand), when one was named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referred_by: Option<String>,
+    /// Whether this customer's referral was rewarded (their first qualifying order came).
+    #[serde(default)]
+    pub referral_rewarded: bool,
+    /// Customers this one referred whose referral rewarded this one.
+    #[serde(default)]
+    pub referrals_rewarded: std::collections::BTreeSet<String>,
+    /// Earned points by expiry (see [`super::loyalty::Lots`]).
+    #[serde(default)]
+    pub point_lots: super::loyalty::Lots,
     /// Number of ledger entries written; the next entry's key. Kept in this row so that a retried
     /// write reuses the same ledger key.
     #[serde(default)]

@@ -44,6 +44,33 @@ pub struct LoyaltyRules {
     /// Milestone bonuses, by order count.
     #[serde(default)]
     pub milestones: Vec<Milestone>,
+    /// The refer-and-earn programme.
+    #[serde(default)]
+    pub referral: ReferralRules,
+}
+
+/// The refer-and-earn programme: a new customer names an existing customer of the brand as their
+/// referrer (`referrer_number` when the customer is created); on the new customer's first order
+/// of at least `min_order_amount`, the referee earns `referee_points` and the referrer
+/// `referrer_points` (at most `max_referrals` rewarded referrals per referrer; 0 = no cap). The
+/// points expire like earned points.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReferralRules {
+    /// Whether referrals are rewarded.
+    #[serde(default)]
+    pub enabled: bool,
+    /// Points for the referrer.
+    #[serde(default)]
+    pub referrer_points: i64,
+    /// Points for the new customer.
+    #[serde(default)]
+    pub referee_points: i64,
+    /// Smallest first order that rewards the referral.
+    #[serde(default)]
+    pub min_order_amount: Decimal,
+    /// Rewarded referrals per referrer at most; 0: no cap.
+    #[serde(default)]
+    pub max_referrals: u32,
 }
 
 impl Default for LoyaltyRules {
@@ -58,6 +85,7 @@ impl Default for LoyaltyRules {
             min_redeem_points: 1,
             otp_required: false,
             milestones: Vec::new(),
+            referral: ReferralRules::default(),
         }
     }
 }
@@ -143,6 +171,129 @@ impl LoyaltyRules {
     }
 }
 
+/// Points that expire together: a lot of earned points with its expiry instant (RFC 3339, UTC).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lot {
+    /// When these points expire.
+    pub expires_at: String,
+    /// How many.
+    pub points: i64,
+}
+
+/// The lots of a customer's balance, by expiry (RFC 3339 in UTC, so text order is time order).
+/// Their sum never exceeds the balance; points outside any lot (none are made any more) never
+/// expire.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Lots(pub std::collections::BTreeMap<String, i64>);
+
+impl Lots {
+    /// Adds `lot`.
+    pub fn credit(&mut self, lot: &Lot) {
+        if lot.points > 0 {
+            *self.0.entry(lot.expires_at.clone()).or_default() += lot.points;
+        }
+    }
+
+    /// Takes `points` from the lots that expire first; returns what was taken from which lot.
+    pub fn debit(&mut self, mut points: i64) -> Vec<Lot> {
+        let mut taken = Vec::new();
+        while points > 0 {
+            let Some(mut first) = self.0.first_entry() else { break };
+            let take = (*first.get()).min(points);
+            taken.push(Lot { expires_at: first.key().clone(), points: take });
+            points -= take;
+            *first.get_mut() -= take;
+            if *first.get() <= 0 {
+                first.remove();
+            }
+        }
+        taken
+    }
+
+    /// Removes and returns the lots that expire at or before `now`.
+    pub fn expire(&mut self, now: chrono::DateTime<chrono::Utc>) -> Vec<Lot> {
+        let due = |key: &str| chrono::DateTime::parse_from_rfc3339(key).is_ok_and(|t| t <= now);
+        let expired: Vec<Lot> = self
+            .0
+            .iter()
+            .filter(|(key, _)| due(key))
+            .map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
+            .collect();
+        for lot in &expired {
+            self.0.remove(&lot.expires_at);
+        }
+        expired
+    }
+
+    /// The earliest expiry and its points.
+    pub fn next(&self) -> Option<Lot> {
+        self.0.first_key_value().map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
+    }
+
+    /// Points in lots.
+    pub fn total(&self) -> i64 {
+        self.0.values().sum()
+    }
+}
+
+/// One day's (or a range's) loyalty figures, from the ledger entries of the day
+/// (`/crm_api/day/wise/data`). Redeemed and expired points are counted as positive numbers;
+/// `net_points` is the change of all balances.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DayFigures {
+    /// Earned on orders (updates of orders included, so it may shrink).
+    pub points_earned: i64,
+    /// Milestone bonuses.
+    pub bonus_points: i64,
+    /// Refer-and-earn points.
+    pub referral_points: i64,
+    /// Redeemed, on orders or for rewards.
+    pub points_redeemed: i64,
+    /// Given back by revoked redemptions and rewards.
+    pub points_restored: i64,
+    /// Expired.
+    pub points_expired: i64,
+    /// Sum of every entry.
+    pub net_points: i64,
+    /// Ledger entries.
+    pub transactions: u64,
+    earners: BTreeSet<String>,
+    redeemers: BTreeSet<String>,
+}
+
+impl DayFigures {
+    /// Counts one ledger entry of `kind` for `phone`.
+    pub fn add(&mut self, phone: &str, kind: &str, points: i64) {
+        self.transactions += 1;
+        self.net_points += points;
+        match kind {
+            "earn" | "adjust" => {
+                self.points_earned += points;
+                self.earners.insert(phone.to_owned());
+            }
+            "bonus" => self.bonus_points += points,
+            "referral" => self.referral_points += points,
+            "redeem" | "reward_purchase" => {
+                self.points_redeemed -= points;
+                self.redeemers.insert(phone.to_owned());
+            }
+            "revoke" | "reward_revoke" => self.points_restored += points,
+            "expire" => self.points_expired -= points,
+            _ => {}
+        }
+    }
+
+    /// The figures as JSON (customers who earned / redeemed counted once each).
+    pub fn view(&self) -> serde_json::Value {
+        serde_json::json!({"points_earned": self.points_earned, "bonus_points": self.bonus_points,
+               "referral_points": self.referral_points, "points_redeemed": self.points_redeemed,
+               "points_restored": self.points_restored, "points_expired": self.points_expired,
+               "net_points": self.net_points, "transactions": self.transactions,
+               "customers_earned": self.earners.len(), "customers_redeemed": self.redeemers.len()})
+    }
+}
+
 /// One row of a customer's points ledger.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerEntry {
@@ -167,6 +318,9 @@ pub struct LedgerEntry {
     pub expires_at: Option<String>,
     /// 1 active, 2 reverted.
     pub status: u8,
+    /// The lots this entry added (earned, restored) or took points from (redeemed, expired).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lots: Vec<Lot>,
 }
 
 #[cfg(test)]
@@ -188,6 +342,7 @@ mod tests {
             min_redeem_points: 20,
             otp_required: false,
             milestones: vec![Milestone { orders: 3, bonus_points: 50 }, Milestone { orders: 5, bonus_points: 100 }],
+            referral: ReferralRules::default(),
         }
     }
 
@@ -212,6 +367,48 @@ mod tests {
         assert_eq!(r.check_redeem(30, 0, None), Err(RedeemError::NotPositive));
         assert_eq!(r.redeemable(19, None), 0);
         assert_eq!(r.redeemable(500, Some(d("100"))), 100);
+    }
+
+    #[test]
+    fn debits_take_the_points_that_expire_first_and_expiry_takes_what_is_left() {
+        let lot = |expires_at: &str, points| Lot { expires_at: expires_at.into(), points };
+        let mut lots = Lots::default();
+        lots.credit(&lot("2027-01-02T00:00:00+00:00", 30));
+        lots.credit(&lot("2027-01-01T00:00:00+00:00", 10));
+        lots.credit(&lot("2027-01-02T00:00:00+00:00", 5));
+        assert_eq!(lots.total(), 45);
+        assert_eq!(lots.debit(15), vec![lot("2027-01-01T00:00:00+00:00", 10), lot("2027-01-02T00:00:00+00:00", 5)]);
+        assert_eq!(lots.total(), 30);
+        // at the expiry instant itself the lot is gone; a second before it is not
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
+        assert!(lots.expire(at("2027-01-01T23:59:59+00:00")).is_empty());
+        assert_eq!(lots.expire(at("2027-01-02T05:30:00+05:30")), vec![lot("2027-01-02T00:00:00+00:00", 30)]);
+        assert_eq!(lots.total(), 0);
+        // more than the lots hold: what the lots have is taken
+        lots.credit(&lot("2027-02-01T00:00:00+00:00", 3));
+        assert_eq!(lots.debit(10), vec![lot("2027-02-01T00:00:00+00:00", 3)]);
+        assert_eq!(lots.next(), None);
+    }
+
+    #[test]
+    fn day_figures_count_each_kind_and_each_customer_once() {
+        let mut day = DayFigures::default();
+        day.add("1", "earn", 10);
+        day.add("1", "earn", 5);
+        day.add("2", "bonus", 50);
+        day.add("2", "redeem", -20);
+        day.add("2", "revoke", 20);
+        day.add("3", "expire", -7);
+        day.add("3", "referral", 25);
+        let view = day.view();
+        assert_eq!(view["points_earned"], 15);
+        assert_eq!(view["points_redeemed"], 20);
+        assert_eq!(view["points_restored"], 20);
+        assert_eq!(view["points_expired"], 7);
+        assert_eq!(view["net_points"], 83);
+        assert_eq!(view["customers_earned"], 1);
+        assert_eq!(view["customers_redeemed"], 1);
+        assert_eq!(view["transactions"], 7);
     }
 
     #[test]

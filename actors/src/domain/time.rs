@@ -17,6 +17,15 @@ pub fn ist_day(at: DateTime<Utc>) -> String {
     at.with_timezone(&ist()).format("%Y-%m-%d").to_string()
 }
 
+/// The end of the IST day that is `days` days after `at`'s IST day: the start of the next IST day,
+/// in UTC. Points earned at `at` with an expiry of `days` days are usable through that whole day.
+pub fn end_of_ist_day_after(at: DateTime<Utc>, days: u32) -> DateTime<Utc> {
+    let date = at.with_timezone(&ist()).date_naive() + chrono::Days::new(u64::from(days) + 1);
+    date.and_hms_opt(0, 0, 0)
+        .and_then(|midnight| midnight.and_local_timezone(ist()).single())
+        .map_or(at, |t| t.with_timezone(&Utc))
+}
+
 /// Parses `YYYY-MM-DD HH:mm:ss` (an IST wall-clock time, as POS systems send `orderTime`).
 pub fn parse_ist(text: &str) -> Option<DateTime<Utc>> {
     let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").ok()?;
@@ -34,5 +43,8 @@ mod tests {
         assert_eq!(ist_day(at), "2026-11-22");
         assert_eq!(parse_ist("2026-11-22 01:30:00"), Some(at));
         assert_eq!(parse_ist("22/11/2026"), None);
+        // earned at 01:30 IST on the 22nd with 1 day: usable through the 23rd (IST)
+        assert_eq!(end_of_ist_day_after(at, 1).to_rfc3339(), "2026-11-23T18:30:00+00:00");
+        assert_eq!(end_of_ist_day_after(at, 0).to_rfc3339(), "2026-11-22T18:30:00+00:00");
     }
 }

@@ -59,7 +59,7 @@ fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Val
         "parentBusinessId": brand,
         "phone": text(body, "customer_number"),
     });
-    for field in ["name", "email", "gender", "dob", "fcm_token", "platform"] {
+    for field in ["name", "email", "gender", "dob", "fcm_token", "platform", "referrer_number"] {
         if let Some(value) = text(body, field) {
             payload[field] = json!(value);
         }

@@ -7,6 +7,8 @@
 //! |---|---|---|
 //! | `/crm_api/add_edit_rules` | staff token | LoyaltyRulesRequest (+ `parent_business_id`) |
 //! | `/crm_api/add_edit_milestone` | staff token | MilestonesRequest |
+//! | `/crm_api/day/wise/data` | staff token | DayWiseRequest: `{status: true, from, to, data: [{date, points_earned, bonus_points, referral_points, points_redeemed, points_restored, points_expired, net_points, transactions, customers_earned, customers_redeemed}], totals}` |
+//! | `/crm_api/get/referal/rules` | staff token | `parent_business_id`: `{status: true, referral: {enabled, referrer_points, referee_points, min_order_amount, max_referrals}}` |
 //! | `/integration/v1/configure_points` | integration token | LoyaltyRulesRequest |
 //! | `/integration/v1/redeem_points` | integration token | RedeemPointsRequest |
 //! | `/integration/v1/get_user_loyalty`, `/api/checkLoyaltyRewards` | integration token | CustomerLoyaltyRequest |
@@ -25,7 +27,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, RedeemError};
+use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, RedeemError, ReferralRules};
 use engage_actors::domain::order::decimal;
 use engage_actors::{QueryError, TenantQuery};
 
@@ -53,6 +55,8 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/fetch_loyalty_details", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Details)))
         .route("/crm_api/loyalty/ledger", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Ledger)))
         .route("/crm_api/redeem_points", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::Redeem)))
+        .route("/crm_api/day/wise/data", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::DayWise)))
+        .route("/crm_api/get/referal/rules", post(|s, h, b| staff_loyalty(s, h, b, StaffRead::ReferralRules)))
         .route("/crm_api/get/loyalty/rules/details", post(rules_details))
         .route("/pos_e/v1/authenticate_points_redemption", post(authenticate_points_redemption))
 }
@@ -66,6 +70,36 @@ enum StaffRead {
     Ledger,
     /// `/crm_api/redeem_points`: a final redemption by staff.
     Redeem,
+    /// `/crm_api/day/wise/data`: the brand's loyalty figures per IST day.
+    DayWise,
+    /// `/crm_api/get/referal/rules`: the refer-and-earn programme.
+    ReferralRules,
+}
+
+/// Longest range of `/crm_api/day/wise/data`, in days.
+const DAY_WISE_MAX_DAYS: i64 = 92;
+
+/// The day-wise query of a body: `start_date..=end_date` (default the 7 IST days up to today),
+/// or the staff-family refusal.
+fn day_wise_query(body: &Value) -> Result<TenantQuery, Response> {
+    let today = engage_actors::domain::time::ist_day(chrono::Utc::now());
+    let date = |name: &str, default: &str| {
+        chrono::NaiveDate::parse_from_str(&text(body, name).unwrap_or_else(|| default.to_owned()), "%Y-%m-%d")
+    };
+    let refuse = |pointer: &str, message: String| {
+        StaffError::invalid(vec![Issue { pointer: pointer.into(), message }]).into_response()
+    };
+    let to = date("end_date", &today).map_err(|e| refuse("/end_date", e.to_string()))?;
+    let week_before = (to - chrono::Days::new(6)).format("%Y-%m-%d").to_string();
+    let from = date("start_date", &week_before).map_err(|e| refuse("/start_date", e.to_string()))?;
+    let days = (to - from).num_days() + 1;
+    if days < 1 {
+        return Err(refuse("/start_date", "start_date is after end_date".into()));
+    }
+    if days > DAY_WISE_MAX_DAYS {
+        return Err(refuse("/end_date", format!("at most {DAY_WISE_MAX_DAYS} days at a time (asked for {days})")));
+    }
+    Ok(TenantQuery::DayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
 }
 
 /// The legacy staff loyalty routes (staff token of the brand in `parent_business_id`); answers
@@ -77,8 +111,9 @@ async fn staff_loyalty(
     read: StaffRead,
 ) -> Response {
     let schema = match read {
-        StaffRead::Details => "LoyaltyRulesRequest",
+        StaffRead::Details | StaffRead::ReferralRules => "LoyaltyRulesRequest",
         StaffRead::Ledger | StaffRead::Redeem => "IntegrationUserRequest",
+        StaffRead::DayWise => "DayWiseRequest",
     };
     let (caller, body) = match accept(&state, Auth::Staff, &headers, body, schema).await {
         Ok(accepted) => accepted,
@@ -112,6 +147,16 @@ async fn staff_loyalty(
             }
             state.platform.gateway.ask(&brand, redeem_query(&body, None)).await
         }
+        StaffRead::DayWise => match day_wise_query(&body) {
+            Ok(query) => state.platform.gateway.ask(&brand, query).await,
+            Err(refusal) => return refusal,
+        },
+        StaffRead::ReferralRules => state
+            .platform
+            .gateway
+            .ask(&brand, TenantQuery::GetRules)
+            .await
+            .map(|rules| json!({"referral": rules["referral"]})),
     };
     match answer {
         Ok(mut answer) => {
@@ -252,8 +297,22 @@ async fn merged_rules(state: &AppState, brand: &str, body: &Value) -> Result<Loy
         max_redeem_percent: dec("max_redeem_percent", current.max_redeem_percent),
         min_redeem_points: int("min_redeem_points").unwrap_or(current.min_redeem_points),
         otp_required: body.get("otp_required").and_then(Value::as_bool).unwrap_or(current.otp_required),
+        referral: merged_referral(current.referral, body.get("referral")),
         milestones: current.milestones,
     })
+}
+
+/// The referral programme with the body's `referral` fields applied.
+fn merged_referral(current: ReferralRules, patch: Option<&Value>) -> ReferralRules {
+    let Some(patch) = patch else { return current };
+    let int = |name: &str| patch.get(name).and_then(Value::as_i64);
+    ReferralRules {
+        enabled: patch.get("enabled").and_then(Value::as_bool).unwrap_or(current.enabled),
+        referrer_points: int("referrer_points").unwrap_or(current.referrer_points),
+        referee_points: int("referee_points").unwrap_or(current.referee_points),
+        min_order_amount: patch.get("min_order_amount").and_then(decimal).unwrap_or(current.min_order_amount),
+        max_referrals: int("max_referrals").and_then(|v| u32::try_from(v).ok()).unwrap_or(current.max_referrals),
+    }
 }
 
 fn integration_failure(error: QueryError) -> Response {

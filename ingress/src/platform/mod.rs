@@ -182,6 +182,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/fetch_loyalty_details", Auth::Staff, "LoyaltyRulesRequest", "The brand's loyalty rules and active rewards"),
         ("/crm_api/loyalty/ledger", Auth::Staff, "IntegrationUserRequest", "A customer's points ledger (parent_business_id, customer_number, page, page_size)"),
         ("/crm_api/redeem_points", Auth::Staff, "IntegrationUserRequest", "Redeem points by staff (customer_number, points, order_id)"),
+        ("/crm_api/day/wise/data", Auth::Staff, "DayWiseRequest", "Loyalty figures per IST day (earned, bonus, referral, redeemed, restored, expired, customers) and totals"),
+        ("/crm_api/get/referal/rules", Auth::Staff, "LoyaltyRulesRequest", "The brand's refer-and-earn programme"),
         ("/crm_api/get/loyalty/rules/details", Auth::Integration, "LoyaltyRulesRequest", "The token's brand's loyalty rules"),
         ("/crm_api/get/customer/loyalty/details", Auth::App, "CouponRequest", "The app user's customer record and loyalty (no body needed)"),
         ("/crm_api/view/all/rewards", Auth::App, "CouponRequest", "The catalogue, with affordable for the app user (no body needed)"),

@@ -32,6 +32,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("IntegrationUserRequest", include_str!("schemas/integration_user.json")),
     ("RewardRequest", include_str!("schemas/reward.json")),
     ("CouponRequest", include_str!("schemas/coupon.json")),
+    ("DayWiseRequest", include_str!("schemas/day_wise.json")),
 ];
 
 /// Compiled validators by schema name.

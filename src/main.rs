@@ -57,7 +57,7 @@ enum JobsAction {
     List,
     /// Run a job now and print its outcome.
     Run {
-        /// sms_drain, chat_drain, push_drain, pos_revoke or chat_refund.
+        /// sms_drain, chat_drain, push_drain, pos_revoke, chat_refund or points_expiry.
         name: String,
         /// Run as of this time (RFC 3339) instead of now.
         #[arg(long)]

@@ -4,7 +4,7 @@
 //!
 //! | Route | Answer |
 //! |---|---|
-//! | `/integration/v1/create_user` | `{status: 1, customer}` (created or updated) |
+//! | `/integration/v1/create_user` | `{status: 1, customer}` (created or updated; `referrer_number` names a new customer's referrer) |
 //! | `/integration/v1/get_user_profile` | `{status: 1, customer}`; 404 `xE_404` |
 //! | `/integration/v1/update_user_profile` | `{status: 1, customer}`; 404 `xE_404` |
 //! | `/integration/v1/fcm_token_ingestion` (`fcm_token`) | `{status: 1, customer}` |
@@ -14,9 +14,9 @@
 //! | `/pos_e/v1/update_pos_customer_details` | `{status: 1, customer}` (created or updated) |
 //!
 //! The open `/pos_e/v1` routes let anyone who can reach them redeem a customer's points: put them
-//! behind a network boundary (they are open in the spec). OTP authentication and coupons
-//! (`authenticate_points_redemption`, `get_coupon_details`, `redeem_coupon_details`) are not built
-//! yet.
+//! behind a network boundary (they are open in the spec). OTP authentication
+//! (`authenticate_points_redemption`) is in [`super::loyalty`], coupons (`get_coupon_details`,
+//! `redeem_coupon_details`) in [`super::rewards`].
 
 use axum::extract::State;
 use axum::http::HeaderMap;

@@ -5,7 +5,7 @@
 //! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts` | [`chat`] |
-//! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/checkLoyaltyRewards` | [`loyalty`] |
+//! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/crm_api/day/wise/data`, `/crm_api/get/referal/rules`, the legacy staff loyalty routes, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/*Loyalty*`, `/api/generateOTP` | [`loyalty`] |
 //! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |

@@ -420,6 +420,12 @@ impl Actor for TenantActor {
                 }
                 let _ = reply.send(outcome);
             }
+            TenantMsg::Query { query: TenantQuery::DayWise { from, to }, reply } => {
+                let (repo, tenant) = (state.ctx.repo.clone(), state.tenant.clone());
+                tokio::spawn(async move {
+                    let _ = reply.send(day_wise(repo, tenant, from, to).await);
+                });
+            }
             TenantMsg::Query { query, reply } => {
                 let answer = state.query(query).await;
                 let _ = reply.send(answer);
@@ -524,6 +530,44 @@ fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> Ve
     };
     ops.push(Repo::put_json(LOYALTY_LEDGER, format!("{tenant}|{}", customer.phone), &seq.to_be_bytes(), &row));
     ops
+}
+
+/// Day-wise figures of `tenant` for the IST days `from..=to`, and their totals (customers counted
+/// once over the range). A read of `loyalty_daily` only, run beside the actor (not in it), so a long
+/// report never holds up the brand's writes.
+async fn day_wise(repo: Repo, tenant: String, from: String, to: String) -> QueryReply {
+    let parse = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+    let (Some(first), Some(last)) = (parse(&from), parse(&to)) else {
+        return Err(QueryError::Invalid("day-wise dates must be YYYY-MM-DD".into()));
+    };
+    let mut days = Vec::new();
+    let mut total = DayFigures::default();
+    for date in first.iter_days().take_while(|d| *d <= last) {
+        let date = date.format("%Y-%m-%d").to_string();
+        let partition = format!("{tenant}|{date}");
+        let mut day = DayFigures::default();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let rows = repo
+                .store()
+                .scan(LOYALTY_DAILY, &partition, after.as_deref(), 1000)
+                .await
+                .map_err(|e| QueryError::Failed(e.to_string()))?;
+            let Some(last_row) = rows.last() else { break };
+            after = Some(last_row.clustering.clone());
+            for row in rows.iter().filter_map(|row| serde_json::from_slice::<Value>(&row.value).ok()) {
+                let (phone, kind) =
+                    (row["phone"].as_str().unwrap_or_default(), row["kind"].as_str().unwrap_or_default());
+                let points = row["points"].as_i64().unwrap_or(0);
+                day.add(phone, kind, points);
+                total.add(phone, kind, points);
+            }
+        }
+        let mut view = day.view();
+        view["date"] = json!(date);
+        days.push(view);
+    }
+    Ok(json!({"from": from, "to": to, "data": days, "totals": total.view()}))
 }
 
 /// Removes a pending POS redemption (points or coupon) from the revoke job's index.
@@ -749,32 +793,6 @@ impl TenantState {
             return Ok(None);
         };
         Ok(serde_json::from_value::<Redemption>(row).ok().filter(|r| r.ledger_seq < customer.ledger_seq))
-    }
-
-    /// Day-wise figures of the IST days `from..=to`, and their totals (customers counted once
-    /// over the range).
-    async fn day_wise(&self, from: &str, to: &str) -> Result<Value, StoreError> {
-        let parse = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
-        let (Some(first), Some(last)) = (parse(from), parse(to)) else {
-            return Err(StoreError::Backend("day-wise dates must be YYYY-MM-DD".into()));
-        };
-        let mut days = Vec::new();
-        let mut total = DayFigures::default();
-        for date in first.iter_days().take_while(|d| *d <= last) {
-            let date = date.format("%Y-%m-%d").to_string();
-            let mut day = DayFigures::default();
-            for row in self.ctx.repo.all_json(LOYALTY_DAILY, &format!("{}|{date}", self.tenant)).await? {
-                let (phone, kind) =
-                    (row["phone"].as_str().unwrap_or_default(), row["kind"].as_str().unwrap_or_default());
-                let points = row["points"].as_i64().unwrap_or(0);
-                day.add(phone, kind, points);
-                total.add(phone, kind, points);
-            }
-            let mut view = day.view();
-            view["date"] = json!(date);
-            days.push(view);
-        }
-        Ok(json!({"from": from, "to": to, "data": days, "totals": total.view()}))
     }
 
     /// Records `referrer` as the customer's referrer when the referral is acceptable: the
@@ -1848,7 +1866,7 @@ impl TenantState {
                 metrics::counter!("engage_points_expired_total").increment(points.unsigned_abs());
                 Ok(json!({"expired": points, "loyalty_points": balance}))
             }
-            TenantQuery::DayWise { from, to } => self.day_wise(&from, &to).await.map_err(failed),
+            TenantQuery::DayWise { from, to } => day_wise(self.ctx.repo.clone(), self.tenant.clone(), from, to).await,
             TenantQuery::Ledger { phone, page, page_size } => {
                 let customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 let page = page.max(1);

@@ -587,4 +587,38 @@ async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
         (1000 - 23 * succeeded, 1000 - 23 * succeeded),
         "the ledger sums to the balance"
     );
+
+    // the day's figures agree with the ledger (rows in NATS KV): one earn (the order worth 1
+    // earns nothing) and the redemptions
+    let response = client
+        .post(format!("{}/crm_api/day/wise/data", engage.base))
+        .header("token", &staff)
+        .json(&json!({"parent_business_id": "brand-n"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, days) = crate::helpers::read(response).await;
+    assert_eq!(status, 200, "{days}");
+    let totals = &days["totals"];
+    assert_eq!(
+        (totals["points_earned"].as_i64(), totals["points_redeemed"].as_i64(), totals["transactions"].as_i64()),
+        (Some(1000), Some(23 * succeeded), Some(1 + succeeded)),
+        "{days}"
+    );
+
+    // the expiry job, run by an operator as of 367 days from now (365-day expiry), walks the
+    // index in NATS KV and expires what is left
+    let later = (chrono::Utc::now() + chrono::Duration::days(367)).to_rfc3339();
+    let output = Command::new(BIN)
+        .args(["jobs", "run", "points_expiry", "--now", &later])
+        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+        .env("ENGAGE_DATA_DIR", &data)
+        .env("ENGAGE_NATS_URL", &nats.url)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let outcome: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(outcome["points"].as_i64(), Some(1000 - 23 * succeeded), "{outcome}");
+    let (_, body) = details(&client, &engage.base, "brand-n", phone).await;
+    assert_eq!(body["customer"]["loyalty_points"], 0, "{body}");
 }

@@ -191,3 +191,100 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     assert_eq!(data[5]["balance_after"], "0.1445");
     engine.shutdown().await;
 }
+
+/// A store that tears one batch like a crash in the middle of a non-atomic write would (NATS KV
+/// writes a batch key by key): the batch that writes `customer` gets every write but its last
+/// applied, then fails. Once.
+struct TornStore {
+    inner: EmbeddedStore,
+    customer: String,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl Store for TornStore {
+    async fn get(
+        &self,
+        table: &'static str,
+        partition: &str,
+        clustering: &[u8],
+    ) -> Result<Option<Vec<u8>>, engage_storage::StoreError> {
+        self.inner.get(table, partition, clustering).await
+    }
+
+    async fn scan(
+        &self,
+        table: &'static str,
+        partition: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<engage_storage::Row>, engage_storage::StoreError> {
+        self.inner.scan(table, partition, after, limit).await
+    }
+
+    async fn batch(&self, mut ops: Vec<engage_storage::WriteOp>) -> Result<(), engage_storage::StoreError> {
+        let last_is_customer = matches!(ops.last(), Some(engage_storage::WriteOp::Put { table: "customers", clustering, .. })
+            if clustering == self.customer.as_bytes());
+        let writes_ledger =
+            ops.iter().any(|op| matches!(op, engage_storage::WriteOp::Put { table: "loyalty_ledger", .. }));
+        if last_is_customer && writes_ledger && self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            ops.pop();
+            self.inner.batch(ops).await?;
+            return Err(engage_storage::StoreError::Backend("torn batch (test)".into()));
+        }
+        self.inner.batch(ops).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
+    let dir = tempfile::tempdir().unwrap();
+    let (referrer, referee) = ("9100000001", "9100000002");
+    let torn = Arc::new(TornStore {
+        inner: EmbeddedStore::open(dir.path()).unwrap(),
+        customer: referee.to_owned(),
+        armed: std::sync::atomic::AtomicBool::new(false),
+    });
+    let store: Arc<dyn Store> = torn.clone();
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
+    let engine = Engine::new(
+        Repo::new(store),
+        bus.clone(),
+        None,
+        EngineConfig { partitions: 4, passivate_after: Duration::from_secs(60), fault_panic_order_id: None },
+    );
+    engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
+    let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
+    let tenant = "brand-torn";
+    let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
+        "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,
+        "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": "0", "max_referrals": 0}}))
+    .unwrap();
+    gateway.ask(tenant, TenantQuery::SetRules { rules }).await.unwrap();
+    bus.publish(&order(tenant, "t1", referrer, 10.0)).await.unwrap();
+    wait_orders(&gateway, tenant, referrer, 1).await;
+    let create = Envelope::new(
+        EventKind::Customer,
+        "integration",
+        0,
+        tenant,
+        "trace",
+        json!({"parentBusinessId": tenant, "phone": referee, "referrer_number": referrer}),
+    );
+    let view = gateway.ask(tenant, TenantQuery::ApplyNow { envelope: create }).await.unwrap();
+    assert_eq!(view["referred_by"], referrer);
+
+    // the referee's first order: its first write is torn after the referrer's row landed
+    torn.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    bus.publish(&order(tenant, "t2", referee, 20.0)).await.unwrap();
+    let view = wait_orders(&gateway, tenant, referee, 1).await;
+    assert!(!torn.armed.load(std::sync::atomic::Ordering::SeqCst), "the batch was torn");
+    assert_eq!(view["loyalty_points"], 2 + 50, "the referee earns once");
+    let referrer_view = customer(&gateway, tenant, referrer).await.unwrap();
+    assert_eq!(referrer_view["loyalty_points"], 1 + 100, "the referrer is paid once: {referrer_view}");
+    let ledger =
+        gateway.ask(tenant, TenantQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 }).await.unwrap();
+    let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
+    assert_eq!(sum, 101, "the referrer's ledger sums to the balance: {ledger}");
+    engine.shutdown().await;
+}

@@ -2,10 +2,18 @@
 //!
 //! A row's fjall key is the partition key, length-prefixed (u16, big-endian) so that one
 //! partition's rows are one contiguous prefix, followed by the clustering key.
+//!
+//! Group commit: every [`Store::batch`] goes to one committer thread, which merges the batches
+//! waiting at that moment into one fjall batch and syncs it to disk once. Each caller's batch stays
+//! atomic (the merged batch is), is durable when its call returns, and is applied after the
+//! batches sent before it (a later write of the same key wins). Under concurrency the store pays
+//! one sync per group instead of one per batch; alone, a batch is committed at once.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use async_trait::async_trait;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
@@ -19,9 +27,37 @@ pub struct EmbeddedStore {
 }
 
 struct Inner {
+    shared: Arc<Shared>,
+    /// Batches for the committer; `None` once dropped (which stops it).
+    committer: Option<mpsc::Sender<Commit>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the store and its committer thread share.
+struct Shared {
     db: Database,
     /// Opened keyspaces by table name; std `Mutex` because it is never held across an await.
     tables: Mutex<HashMap<&'static str, Keyspace>>,
+}
+
+/// One caller's batch, and where its outcome goes.
+struct Commit {
+    ops: Vec<WriteOp>,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Most writes merged into one group commit.
+const MAX_GROUP_WRITES: usize = 20_000;
+
+impl Drop for Inner {
+    /// Stops the committer (it finishes the batches already sent) and waits for it, so the
+    /// database is closed when the last clone of the store is gone.
+    fn drop(&mut self) {
+        self.committer.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
@@ -48,25 +84,25 @@ impl EmbeddedStore {
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(backend)?;
         let db = Database::builder(dir.join("store")).open().map_err(backend)?;
-        Ok(Self { inner: Arc::new(Inner { db, tables: Mutex::new(HashMap::new()) }) })
+        let shared = Arc::new(Shared { db, tables: Mutex::new(HashMap::new()) });
+        let (sender, receiver) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("engage-store-commit".into())
+            .spawn({
+                let shared = shared.clone();
+                move || shared.commit_loop(&receiver)
+            })
+            .map_err(backend)?;
+        Ok(Self { inner: Arc::new(Inner { shared, committer: Some(sender), thread: Some(thread) }) })
     }
 
     fn table(&self, name: &'static str) -> Result<Keyspace, StoreError> {
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(StoreError::InvalidTable(name.to_owned()));
-        }
-        let mut tables = self.inner.tables.lock().map_err(|_| backend("table map poisoned"))?;
-        if let Some(keyspace) = tables.get(name) {
-            return Ok(keyspace.clone());
-        }
-        let keyspace = self.inner.db.keyspace(name, KeyspaceCreateOptions::default).map_err(backend)?;
-        tables.insert(name, keyspace.clone());
-        Ok(keyspace)
+        self.inner.shared.table(name)
     }
 
     /// Flushes the journal to disk (called on shutdown).
     pub fn persist(&self) -> Result<(), StoreError> {
-        self.inner.db.persist(PersistMode::SyncAll).map_err(backend)
+        self.inner.shared.db.persist(PersistMode::SyncAll).map_err(backend)
     }
 
     fn scan_blocking(
@@ -104,22 +140,103 @@ impl EmbeddedStore {
         }
         Ok(rows)
     }
+}
 
-    fn batch_blocking(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        let mut batch = self.inner.db.batch().durability(Some(PersistMode::SyncData));
-        for op in ops {
-            match op {
-                WriteOp::Put { table, partition, clustering, value } => {
-                    let keyspace = self.table(table)?;
-                    batch.insert(&keyspace, row_key(&partition, &clustering), value);
+impl Shared {
+    fn table(&self, name: &'static str) -> Result<Keyspace, StoreError> {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(StoreError::InvalidTable(name.to_owned()));
+        }
+        let mut tables = self.tables.lock().map_err(|_| backend("table map poisoned"))?;
+        if let Some(keyspace) = tables.get(name) {
+            return Ok(keyspace.clone());
+        }
+        let keyspace = self.db.keyspace(name, KeyspaceCreateOptions::default).map_err(backend)?;
+        tables.insert(name, keyspace.clone());
+        Ok(keyspace)
+    }
+
+    /// The committer: takes the first waiting batch, merges every batch already waiting behind it
+    /// (up to [`MAX_GROUP_WRITES`] writes), commits them with one sync, answers each caller. Ends
+    /// when the store is dropped.
+    fn commit_loop(&self, receiver: &mpsc::Receiver<Commit>) {
+        while let Ok(first) = receiver.recv() {
+            let mut group = vec![first];
+            let mut writes = group[0].ops.len();
+            while writes < MAX_GROUP_WRITES {
+                match receiver.try_recv() {
+                    Ok(next) => {
+                        writes += next.ops.len();
+                        group.push(next);
+                    }
+                    Err(_) => break,
                 }
-                WriteOp::Delete { table, partition, clustering } => {
-                    let keyspace = self.table(table)?;
-                    batch.remove(&keyspace, row_key(&partition, &clustering));
+            }
+            metrics::histogram!("engage_store_group_commit_batches").record(group.len() as f64);
+            // A panic inside the backend fails this group (its callers see the committer's
+            // answer dropped) but never stops the committer.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_group(group))).is_err() {
+                metrics::counter!("engage_store_commit_panics_total").increment(1);
+                tracing::error!("embedded store commit panicked; its batches failed");
+            }
+        }
+    }
+
+    fn commit_group(&self, group: Vec<Commit>) {
+        // A batch naming an invalid table fails alone; the others are merged, the last write of a
+        // key winning.
+        let mut merged: Vec<(Keyspace, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+        let mut position: HashMap<(&'static str, Vec<u8>), usize> = HashMap::new();
+        let mut waiting = Vec::with_capacity(group.len());
+        for commit in group {
+            let resolved: Result<Vec<_>, StoreError> = commit
+                .ops
+                .into_iter()
+                .map(|op| match op {
+                    WriteOp::Put { table, partition, clustering, value } => {
+                        Ok((table, self.table(table)?, row_key(&partition, &clustering), Some(value)))
+                    }
+                    WriteOp::Delete { table, partition, clustering } => {
+                        Ok((table, self.table(table)?, row_key(&partition, &clustering), None))
+                    }
+                })
+                .collect();
+            match resolved {
+                Err(error) => {
+                    let _ = commit.done.send(Err(error));
+                }
+                Ok(ops) => {
+                    for (table, keyspace, key, value) in ops {
+                        match position.get(&(table, key.clone())) {
+                            Some(&at) => merged[at].2 = value,
+                            None => {
+                                position.insert((table, key.clone()), merged.len());
+                                merged.push((keyspace, key, value));
+                            }
+                        }
+                    }
+                    waiting.push(commit.done);
                 }
             }
         }
-        batch.commit().map_err(backend)
+        if waiting.is_empty() {
+            return;
+        }
+        let outcome = if merged.is_empty() {
+            Ok(())
+        } else {
+            let mut batch = self.db.batch().durability(Some(PersistMode::SyncData));
+            for (keyspace, key, value) in merged {
+                match value {
+                    Some(value) => batch.insert(&keyspace, key, value),
+                    None => batch.remove(&keyspace, key),
+                }
+            }
+            batch.commit().map_err(|e| e.to_string())
+        };
+        for done in waiting {
+            let _ = done.send(outcome.clone().map_err(StoreError::Backend));
+        }
     }
 }
 
@@ -155,8 +272,10 @@ impl Store for EmbeddedStore {
         if ops.is_empty() {
             return Ok(());
         }
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || this.batch_blocking(ops)).await.map_err(backend)?
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let sender = self.inner.committer.as_ref().ok_or_else(|| backend("store closed"))?;
+        sender.send(Commit { ops, done }).map_err(|_| backend("store committer stopped"))?;
+        outcome.await.map_err(|_| backend("store committer stopped"))?
     }
 }
 
@@ -169,6 +288,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path()).unwrap();
         crate::store::conformance::run_all(&store).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn group_commit_keeps_each_batch_atomic_ordered_and_isolated() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        let put = |key: &[u8], value: &[u8]| WriteOp::Put {
+            table: "g",
+            partition: "p".into(),
+            clustering: key.to_vec(),
+            value: value.to_vec(),
+        };
+        for round in 0..50u8 {
+            // polled in order, so sent in order: the later batch's write of "k" wins; the batch
+            // naming a bad table fails alone
+            let bad = WriteOp::Put { table: "bad table", partition: "p".into(), clustering: vec![1], value: vec![1] };
+            let (first, second, third) = futures::join!(
+                store.batch(vec![put(b"k", &[round, 1]), put(&[b'a', round], b"x")]),
+                store.batch(vec![bad, put(&[b'b', round], b"y")]),
+                store.batch(vec![put(b"k", &[round, 3])]),
+            );
+            assert!(first.is_ok() && third.is_ok());
+            assert!(matches!(second, Err(StoreError::InvalidTable(_))));
+            assert_eq!(store.get("g", "p", b"k").await.unwrap(), Some(vec![round, 3]));
+            assert_eq!(store.get("g", "p", &[b'a', round]).await.unwrap(), Some(b"x".to_vec()));
+            assert_eq!(store.get("g", "p", &[b'b', round]).await.unwrap(), None, "the failed batch wrote nothing");
+        }
+        // 200 concurrent writers: every batch lands
+        let writes = (0..200u32).map(|i| {
+            let store = store.clone();
+            async move { store.batch(vec![put(&i.to_be_bytes(), b"v"), put(b"final", &i.to_be_bytes())]).await }
+        });
+        assert!(futures::future::join_all(writes).await.iter().all(Result::is_ok));
+        let rows = store.scan("g", "p", None, 1000).await.unwrap();
+        assert_eq!(rows.iter().filter(|r| r.clustering.len() == 4).count(), 200);
+        drop(store);
+        // durable: every write is there after reopening
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        assert_eq!(
+            store.scan("g", "p", None, 1000).await.unwrap().iter().filter(|r| r.clustering.len() == 4).count(),
+            200
+        );
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@ pub async fn run_all(store: &dyn Store) {
     scan_orders_and_pages(store).await;
     partitions_are_isolated(store).await;
     batches_apply_every_write(store).await;
+    a_later_write_of_a_row_in_a_batch_wins(store).await;
 }
 
 async fn get_put_delete(store: &dyn Store) {
@@ -64,4 +65,21 @@ async fn batches_apply_every_write(store: &dyn Store) {
         n
     };
     assert_eq!(total, 50);
+}
+
+async fn a_later_write_of_a_row_in_a_batch_wins(store: &dyn Store) {
+    let put = |key: &[u8], value: &[u8]| WriteOp::Put {
+        table: "conf_last",
+        partition: "p".into(),
+        clustering: key.to_vec(),
+        value: value.to_vec(),
+    };
+    let delete = |key: &[u8]| WriteOp::Delete { table: "conf_last", partition: "p".into(), clustering: key.to_vec() };
+    store
+        .batch(vec![put(b"k", b"1"), put(b"j", b"1"), delete(b"j"), put(b"k", b"2"), delete(b"m"), put(b"m", b"1")])
+        .await
+        .unwrap();
+    assert_eq!(store.get("conf_last", "p", b"k").await.unwrap(), Some(b"2".to_vec()));
+    assert_eq!(store.get("conf_last", "p", b"j").await.unwrap(), None);
+    assert_eq!(store.get("conf_last", "p", b"m").await.unwrap(), Some(b"1".to_vec()));
 }

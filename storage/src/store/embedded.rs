@@ -184,37 +184,16 @@ impl Shared {
 
     fn commit_group(&self, group: Vec<Commit>) {
         // A batch naming an invalid table fails alone; the others are merged, the last write of a
-        // key winning.
-        let mut merged: Vec<(Keyspace, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
-        let mut position: HashMap<(&'static str, Vec<u8>), usize> = HashMap::new();
+        // row winning.
+        let mut merged = Vec::new();
         let mut waiting = Vec::with_capacity(group.len());
         for commit in group {
-            let resolved: Result<Vec<_>, StoreError> = commit
-                .ops
-                .into_iter()
-                .map(|op| match op {
-                    WriteOp::Put { table, partition, clustering, value } => {
-                        Ok((table, self.table(table)?, row_key(&partition, &clustering), Some(value)))
-                    }
-                    WriteOp::Delete { table, partition, clustering } => {
-                        Ok((table, self.table(table)?, row_key(&partition, &clustering), None))
-                    }
-                })
-                .collect();
-            match resolved {
-                Err(error) => {
+            match commit.ops.iter().find_map(|op| self.table(op.row().0).err()) {
+                Some(error) => {
                     let _ = commit.done.send(Err(error));
                 }
-                Ok(ops) => {
-                    for (table, keyspace, key, value) in ops {
-                        match position.get(&(table, key.clone())) {
-                            Some(&at) => merged[at].2 = value,
-                            None => {
-                                position.insert((table, key.clone()), merged.len());
-                                merged.push((keyspace, key, value));
-                            }
-                        }
-                    }
+                None => {
+                    merged.extend(commit.ops);
                     waiting.push(commit.done);
                 }
             }
@@ -226,10 +205,18 @@ impl Shared {
             Ok(())
         } else {
             let mut batch = self.db.batch().durability(Some(PersistMode::SyncData));
-            for (keyspace, key, value) in merged {
-                match value {
-                    Some(value) => batch.insert(&keyspace, key, value),
-                    None => batch.remove(&keyspace, key),
+            for op in super::last_writes(merged) {
+                match op {
+                    WriteOp::Put { table, partition, clustering, value } => {
+                        if let Ok(keyspace) = self.table(table) {
+                            batch.insert(&keyspace, row_key(&partition, &clustering), value);
+                        }
+                    }
+                    WriteOp::Delete { table, partition, clustering } => {
+                        if let Ok(keyspace) = self.table(table) {
+                            batch.remove(&keyspace, row_key(&partition, &clustering));
+                        }
+                    }
                 }
             }
             batch.commit().map_err(|e| e.to_string())

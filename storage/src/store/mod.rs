@@ -59,6 +59,26 @@ pub enum WriteOp {
     },
 }
 
+impl WriteOp {
+    fn row(&self) -> (&'static str, &str, &[u8]) {
+        match self {
+            WriteOp::Put { table, partition, clustering, .. } | WriteOp::Delete { table, partition, clustering } => {
+                (table, partition, clustering)
+            }
+        }
+    }
+}
+
+/// The writes of a batch that decide its outcome: the last write of each row, in the order of
+/// those writes. Backends that cannot order two writes of one row inside a batch (a ScyllaDB
+/// batch gives them one timestamp; pipelined NATS KV puts race) send only these, so on every
+/// backend a later write of a row in a batch wins.
+pub(crate) fn last_writes(ops: Vec<WriteOp>) -> Vec<WriteOp> {
+    let last: std::collections::HashMap<_, usize> = ops.iter().enumerate().map(|(i, op)| (op.row(), i)).collect();
+    let keep: Vec<bool> = ops.iter().enumerate().map(|(i, op)| last.get(&op.row()) == Some(&i)).collect();
+    ops.into_iter().zip(keep).filter_map(|(op, keep)| keep.then_some(op)).collect()
+}
+
 /// A key-value store over `(table, partition, clustering)`.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {

@@ -8,9 +8,12 @@
 //! partitions small (day buckets, per-tenant keys).
 //!
 //! **Batches are not atomic here**: JetStream KV has no multi-key transaction (the server in use
-//! predates atomic batch publish). Puts are applied in order; a crash in the middle leaves a
-//! prefix applied. Repositories therefore keep every invariant inside one row (see
-//! `engage-actors`'s customer aggregate), which every backend writes atomically.
+//! predates atomic batch publish). A batch's writes except its last are sent together (pipelined
+//! on the connection: one round trip instead of one each), and the last one only after all of them
+//! succeeded; when a key appears twice only its last write is sent. A crash in the middle leaves
+//! any subset of the earlier writes applied but never the last without all of them. Repositories
+//! therefore keep every invariant inside one row (see `engage-actors`'s customer aggregate), which
+//! every backend writes atomically, and make that row the batch's last write: it commits the rest.
 
 use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::consumer::DeliverPolicy;
@@ -59,6 +62,14 @@ fn row_key(table: &str, partition: &str, clustering: &[u8]) -> String {
 }
 
 impl NatsKvStore {
+    /// Puts `value` under `key`, or deletes `key`.
+    async fn write(&self, key: String, value: Option<Bytes>) -> Result<(), StoreError> {
+        match value {
+            Some(value) => self.bucket.put(key, value).await.map(|_| ()).map_err(backend),
+            None => self.bucket.delete(key).await.map_err(backend),
+        }
+    }
+
     /// Opens (or creates) the bucket `name` (file storage, one value per key).
     pub async fn open(jetstream: &async_nats::jetstream::Context, name: &str) -> Result<Self, StoreError> {
         let bucket = match jetstream.get_key_value(name).await {
@@ -142,22 +153,26 @@ impl Store for NatsKvStore {
     }
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        for op in ops {
-            match op {
+        let mut writes: Vec<(String, Option<Bytes>)> = Vec::with_capacity(ops.len());
+        for op in super::last_writes(ops) {
+            let (key, value) = match op {
                 WriteOp::Put { table, partition, clustering, value } => {
                     check_table(table)?;
-                    self.bucket
-                        .put(row_key(table, &partition, &clustering), Bytes::from(value))
-                        .await
-                        .map_err(backend)?;
+                    (row_key(table, &partition, &clustering), Some(Bytes::from(value)))
                 }
                 WriteOp::Delete { table, partition, clustering } => {
                     check_table(table)?;
-                    self.bucket.delete(row_key(table, &partition, &clustering)).await.map_err(backend)?;
+                    (row_key(table, &partition, &clustering), None)
                 }
-            }
+            };
+            writes.push((key, value));
         }
-        Ok(())
+        let Some(last) = writes.pop() else { return Ok(()) };
+        let earlier = writes.into_iter().map(|(key, value)| self.write(key, value));
+        for outcome in futures::future::join_all(earlier).await {
+            outcome?;
+        }
+        self.write(last.0, last.1).await
     }
 }
 

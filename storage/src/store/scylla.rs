@@ -120,7 +120,7 @@ impl Store for ScyllaStore {
         }
         let mut batch = Batch::new(BatchType::Logged);
         let mut values: Vec<(Option<Vec<u8>>, &'static str, String, Vec<u8>)> = Vec::with_capacity(ops.len());
-        for op in ops {
+        for op in super::last_writes(ops) {
             batch.append_statement(self.write.clone());
             values.push(match op {
                 WriteOp::Put { table, partition, clustering, value } => (Some(value), table, partition, clustering),

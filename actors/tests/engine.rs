@@ -26,7 +26,11 @@ fn order(tenant: &str, order_id: &str, phone: &str, amount: f64) -> Envelope {
 }
 
 async fn start(dir: &std::path::Path, fault: Option<&str>) -> (Arc<dyn Bus>, Arc<Engine>, TenantGateway) {
-    let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir).unwrap());
+    start_on(Arc::new(EmbeddedStore::open(dir).unwrap()), fault).await
+}
+
+/// The engine (4 partitions, all owned) on the embedded bus over `store`.
+async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, Arc<Engine>, TenantGateway) {
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
     let engine = Engine::new(
         Repo::new(store),
@@ -245,16 +249,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         customer: referee.to_owned(),
         armed: std::sync::atomic::AtomicBool::new(false),
     });
-    let store: Arc<dyn Store> = torn.clone();
-    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
-    let engine = Engine::new(
-        Repo::new(store),
-        bus.clone(),
-        None,
-        EngineConfig { partitions: 4, passivate_after: Duration::from_secs(60), fault_panic_order_id: None },
-    );
-    engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
-    let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
+    let (bus, engine, gateway) = start_on(torn.clone(), None).await;
     let tenant = "brand-torn";
     let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,

@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
-use crate::domain::time::{ist, ist_day};
+use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::Channel;
 use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
@@ -320,8 +320,7 @@ impl Jobs {
         let rows = self.repo.all_json(PENDING_REDEMPTIONS, "due").await.map_err(|e| e.to_string())?;
         let (mut reverted, mut confirmed, mut waiting) = (0, 0, 0);
         for row in rows {
-            let expires = row["expires_at"].as_str().and_then(|t| DateTime::parse_from_rfc3339(t).ok());
-            if expires.is_none_or(|t| t.with_timezone(&Utc) > now) {
+            if !reached(row["expires_at"].as_str(), now) {
                 waiting += 1;
                 continue;
             }
@@ -370,11 +369,7 @@ impl Jobs {
             let mut done = Vec::new();
             for row in rows {
                 let Ok(entry) = serde_json::from_slice::<Value>(&row.value) else { continue };
-                let due = entry["expires_at"]
-                    .as_str()
-                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                    .is_some_and(|t| t.with_timezone(&Utc) <= now);
-                if !due {
+                if !reached(entry["expires_at"].as_str(), now) {
                     // the index is in time order: nothing after this is due either
                     self.unindex(done).await?;
                     break 'scan;

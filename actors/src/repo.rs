@@ -174,22 +174,32 @@ impl Repo {
 
     /// A page of a customer's ledger, oldest first: entries `offset..offset + limit`.
     pub async fn ledger(&self, tenant: &str, phone: &str, offset: u64, limit: usize) -> Result<Vec<Value>, StoreError> {
-        let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
-        let rows = self.store.scan(LOYALTY_LEDGER, &format!("{tenant}|{phone}"), after.as_deref(), limit).await?;
-        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
+        self.seq_page(LOYALTY_LEDGER, &format!("{tenant}|{phone}"), offset, limit).await
     }
 
     /// Every row of a tenant-scoped table, decoded as JSON, in clustering order.
     pub async fn all_json(&self, table: &'static str, partition: &str) -> Result<Vec<Value>, StoreError> {
         let mut out = Vec::new();
+        self.visit_json(table, partition, |row| out.push(row)).await?;
+        Ok(out)
+    }
+
+    /// Hands every row of a partition, decoded as JSON, to `visit`, in clustering order, a page
+    /// at a time (nothing is collected).
+    pub async fn visit_json(
+        &self,
+        table: &'static str,
+        partition: &str,
+        mut visit: impl FnMut(Value),
+    ) -> Result<(), StoreError> {
         let mut after: Option<Vec<u8>> = None;
         loop {
             let rows = self.store.scan(table, partition, after.as_deref(), 1000).await?;
             let Some(last) = rows.last() else { break };
             after = Some(last.clustering.clone());
-            out.extend(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()));
+            rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).for_each(&mut visit);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a

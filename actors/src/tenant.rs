@@ -26,7 +26,7 @@ use crate::domain::fraud::{
 };
 use crate::domain::loyalty::{DayFigures, LedgerEntry, Lot, LoyaltyRules, Milestone, RedeemError};
 use crate::domain::order::{decimal, OrderFacts};
-use crate::domain::time::{end_of_ist_day_after, ist_day, ist_timestamp};
+use crate::domain::time::{end_of_ist_day_after, ist_day, ist_timestamp, parse_instant, reached};
 use crate::domain::wallet::{price, Channel, InsufficientBalance, Purpose, TemplateType, Wallet};
 use crate::repo::{
     QueueRecord, Repo, BLOCKLIST, BUSINESSES, BUSINESS_WALLETS, CHANNEL_QUEUE, CHECKINS, CRM_QUEUE, FRAUD_CONFIG,
@@ -506,7 +506,7 @@ fn ledger_entry(tenant: &str, customer: &mut Customer, entry: LedgerDraft) -> Ve
             ));
         }
     }
-    let day = DateTime::parse_from_rfc3339(&entry.at).map_or_else(|_| ist_day(Utc::now()), |t| ist_day(t.to_utc()));
+    let day = ist_day(parse_instant(&entry.at).unwrap_or_else(Utc::now));
     let mut daily_key = customer.phone.as_bytes().to_vec();
     daily_key.push(b'|');
     daily_key.extend_from_slice(&seq.to_be_bytes());
@@ -546,23 +546,14 @@ async fn day_wise(repo: Repo, tenant: String, from: String, to: String) -> Query
         let date = date.format("%Y-%m-%d").to_string();
         let partition = format!("{tenant}|{date}");
         let mut day = DayFigures::default();
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let rows = repo
-                .store()
-                .scan(LOYALTY_DAILY, &partition, after.as_deref(), 1000)
-                .await
-                .map_err(|e| QueryError::Failed(e.to_string()))?;
-            let Some(last_row) = rows.last() else { break };
-            after = Some(last_row.clustering.clone());
-            for row in rows.iter().filter_map(|row| serde_json::from_slice::<Value>(&row.value).ok()) {
-                let (phone, kind) =
-                    (row["phone"].as_str().unwrap_or_default(), row["kind"].as_str().unwrap_or_default());
-                let points = row["points"].as_i64().unwrap_or(0);
-                day.add(phone, kind, points);
-                total.add(phone, kind, points);
-            }
-        }
+        repo.visit_json(LOYALTY_DAILY, &partition, |row| {
+            let (phone, kind) = (row["phone"].as_str().unwrap_or_default(), row["kind"].as_str().unwrap_or_default());
+            let points = row["points"].as_i64().unwrap_or(0);
+            day.add(phone, kind, points);
+            total.add(phone, kind, points);
+        })
+        .await
+        .map_err(|e| QueryError::Failed(e.to_string()))?;
         let mut view = day.view();
         view["date"] = json!(date);
         days.push(view);
@@ -737,13 +728,7 @@ impl TenantState {
     async fn consume_otp(&self, phone: &str, otp: Option<&str>, now: DateTime<Utc>) -> Result<WriteOp, QueryError> {
         let mut row =
             self.otp_row(phone).await?.ok_or_else(|| QueryError::Otp("no one-time password was generated".into()))?;
-        let open = |field: &str| {
-            row[field]
-                .as_str()
-                .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                .is_some_and(|t| t.with_timezone(&Utc) > now)
-        };
-        if open("verified_until") {
+        if row["verified_until"].as_str().and_then(parse_instant).is_some_and(|until| until > now) {
             row["verified_until"] = Value::Null;
             return Ok(self.put_otp(phone, &row));
         }
@@ -755,10 +740,7 @@ impl TenantState {
 
     /// Verifies `otp` against `row` (counting the attempt); at most 5 attempts per password.
     fn check_otp(&self, phone: &str, otp: &str, row: &mut Value, now: DateTime<Utc>) -> Result<(), QueryError> {
-        let expired = row["expires_at"]
-            .as_str()
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-            .is_none_or(|t| t.with_timezone(&Utc) <= now);
+        let expired = row["expires_at"].as_str().and_then(parse_instant).is_none_or(|t| t <= now);
         let attempts = row["attempts"].as_u64().unwrap_or(0);
         if row["hash"].is_null() || expired {
             return Err(QueryError::Otp("expired or already used; generate a new one".into()));
@@ -894,18 +876,17 @@ impl TenantState {
     }
 
     /// Earns (or adjusts) the order's points and awards milestones; returns the ledger rows.
+    /// `received` is the envelope's acceptance time, parsed once by the caller.
     async fn earn(
         &mut self,
         customer: &mut Customer,
         facts: &OrderFacts,
         envelope: &Envelope,
+        received: DateTime<Utc>,
         applied: Applied,
     ) -> Result<Vec<WriteOp>, StoreError> {
         let rules = self.rules().await?;
         let mut ops = Vec::new();
-        let received = DateTime::parse_from_rfc3339(&envelope.received_at)
-            .map(|t| t.with_timezone(&Utc))
-            .unwrap_or_else(|_| Utc::now());
         let expires = end_of_ist_day_after(received, rules.points_expiry_days);
         // Blocked customers earn nothing (the order itself still counts).
         if self.is_blocked(customer).await? {
@@ -993,8 +974,7 @@ impl TenantState {
     /// Applies one envelope; returns the customer it touched (if any).
     async fn apply(&mut self, envelope: &Envelope) -> Result<Option<Customer>, StoreError> {
         let now = Utc::now();
-        let received =
-            DateTime::parse_from_rfc3339(&envelope.received_at).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+        let received = parse_instant(&envelope.received_at).unwrap_or(now);
         metrics::histogram!("engage_processing_lag_seconds")
             .record((now - received).num_milliseconds().max(0) as f64 / 1000.0);
         let version = format!("{}|{}", envelope.received_at, envelope.id);
@@ -1013,7 +993,7 @@ impl TenantState {
                     }
                     let mut customer = self.customer_or_new(&facts.phone, now).await?;
                     let applied = customer.apply_order(&facts, &version);
-                    ops.extend(self.earn(&mut customer, &facts, envelope, applied).await?);
+                    ops.extend(self.earn(&mut customer, &facts, envelope, received, applied).await?);
                     if applied == Applied::New {
                         ops.extend(self.reward_referral(&mut customer, &facts, received).await?);
                     }
@@ -1292,7 +1272,7 @@ impl TenantState {
                 )
             }
             TenantQuery::Revoke { phone, order_id, now: clock, force } => {
-                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let clock = parse_instant(&clock).unwrap_or(now);
                 let mut customer = self.customer(&phone).await.map_err(failed)?.ok_or(QueryError::NotFound)?;
                 let Some(redemption) = self.redemption(&customer, &order_id).await.map_err(failed)? else {
                     return Ok(json!({"reverted": false, "reason": "no redemption for this order"}));
@@ -1302,11 +1282,7 @@ impl TenantState {
                 let mut ops = Vec::new();
                 let arrived =
                     customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
-                let due = redemption
-                    .pending_until
-                    .as_deref()
-                    .and_then(|u| DateTime::parse_from_rfc3339(u).ok())
-                    .is_some_and(|u| u.with_timezone(&Utc) <= clock);
+                let due = reached(redemption.pending_until.as_deref(), clock);
                 if !force && (redemption.pending_until.is_none() || arrived || !due) {
                     if arrived && redemption.pending_until.is_some() {
                         // the POS order came: the redemption is final
@@ -1553,10 +1529,7 @@ impl TenantState {
                     .into_iter()
                     .filter(|c| c["customer_number"] == phone.as_str())
                     .map(|mut c| {
-                        let expired = c["expires_at"]
-                            .as_str()
-                            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                            .is_some_and(|t| t.with_timezone(&Utc) <= now);
+                        let expired = reached(c["expires_at"].as_str(), now);
                         if expired && c["status"] == "issued" {
                             c["status"] = json!("expired");
                         }
@@ -1585,10 +1558,7 @@ impl TenantState {
                 {
                     return Ok(coupon); // a retry
                 }
-                let expired = coupon["expires_at"]
-                    .as_str()
-                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                    .is_none_or(|t| t.with_timezone(&Utc) <= now);
+                let expired = coupon["expires_at"].as_str().and_then(parse_instant).is_none_or(|t| t <= now);
                 if coupon["status"] != "issued" || expired {
                     return Err(QueryError::Invalid(format!(
                         "coupon {code} is {} and cannot be used",
@@ -1621,14 +1591,14 @@ impl TenantState {
                 Ok(coupon)
             }
             TenantQuery::RevokePendingCoupon { code, now: clock } => {
-                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let clock = parse_instant(&clock).unwrap_or(now);
                 let Some(mut coupon) =
                     self.ctx.repo.json(COUPONS, &self.tenant, code.as_bytes()).await.map_err(failed)?
                 else {
                     return Ok(json!({"reverted": false, "reason": "no such coupon"}));
                 };
                 let until = coupon["pending_until"].as_str().unwrap_or_default().to_owned();
-                let due = DateTime::parse_from_rfc3339(&until).is_ok_and(|t| t.with_timezone(&Utc) <= clock);
+                let due = reached(Some(&until), clock);
                 if coupon["status"] != "pending" || !due {
                     return Ok(json!({"reverted": false, "reason": "not pending or not due"}));
                 }
@@ -1837,7 +1807,7 @@ impl TenantState {
                 )
             }
             TenantQuery::ExpirePoints { phone, now: clock } => {
-                let clock = DateTime::parse_from_rfc3339(&clock).map(|t| t.with_timezone(&Utc)).unwrap_or(now);
+                let clock = parse_instant(&clock).unwrap_or(now);
                 let Some(mut customer) = self.customer(&phone).await.map_err(failed)? else {
                     return Ok(json!({"expired": 0}));
                 };

@@ -213,11 +213,10 @@ impl Lots {
 
     /// Removes and returns the lots that expire at or before `now`.
     pub fn expire(&mut self, now: chrono::DateTime<chrono::Utc>) -> Vec<Lot> {
-        let due = |key: &str| chrono::DateTime::parse_from_rfc3339(key).is_ok_and(|t| t <= now);
         let expired: Vec<Lot> = self
             .0
             .iter()
-            .filter(|(key, _)| due(key))
+            .filter(|(key, _)| super::time::reached(Some(key), now))
             .map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
             .collect();
         for lot in &expired {
@@ -229,11 +228,6 @@ impl Lots {
     /// The earliest expiry and its points.
     pub fn next(&self) -> Option<Lot> {
         self.0.first_key_value().map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
-    }
-
-    /// Points in lots.
-    pub fn total(&self) -> i64 {
-        self.0.values().sum()
     }
 }
 
@@ -376,14 +370,14 @@ mod tests {
         lots.credit(&lot("2027-01-02T00:00:00+00:00", 30));
         lots.credit(&lot("2027-01-01T00:00:00+00:00", 10));
         lots.credit(&lot("2027-01-02T00:00:00+00:00", 5));
-        assert_eq!(lots.total(), 45);
+        assert_eq!(lots.0.values().sum::<i64>(), 45);
         assert_eq!(lots.debit(15), vec![lot("2027-01-01T00:00:00+00:00", 10), lot("2027-01-02T00:00:00+00:00", 5)]);
-        assert_eq!(lots.total(), 30);
+        assert_eq!(lots.0.values().sum::<i64>(), 30);
         // at the expiry instant itself the lot is gone; a second before it is not
         let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
         assert!(lots.expire(at("2027-01-01T23:59:59+00:00")).is_empty());
         assert_eq!(lots.expire(at("2027-01-02T05:30:00+05:30")), vec![lot("2027-01-02T00:00:00+00:00", 30)]);
-        assert_eq!(lots.total(), 0);
+        assert_eq!(lots.0.values().sum::<i64>(), 0);
         // more than the lots hold: what the lots have is taken
         lots.credit(&lot("2027-02-01T00:00:00+00:00", 3));
         assert_eq!(lots.debit(10), vec![lot("2027-02-01T00:00:00+00:00", 3)]);

@@ -26,6 +26,17 @@ pub fn end_of_ist_day_after(at: DateTime<Utc>, days: u32) -> DateTime<Utc> {
         .map_or(at, |t| t.with_timezone(&Utc))
 }
 
+/// Parses an RFC 3339 instant (the form every stored timestamp has).
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// Whether the RFC 3339 instant `text` has come by `now` (at or before it); an absent or
+/// unreadable instant has not.
+pub fn reached(text: Option<&str>, now: DateTime<Utc>) -> bool {
+    text.and_then(parse_instant).is_some_and(|t| t <= now)
+}
+
 /// Parses `YYYY-MM-DD HH:mm:ss` (an IST wall-clock time, as POS systems send `orderTime`).
 pub fn parse_ist(text: &str) -> Option<DateTime<Utc>> {
     let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").ok()?;
@@ -43,6 +54,9 @@ mod tests {
         assert_eq!(ist_day(at), "2026-11-22");
         assert_eq!(parse_ist("2026-11-22 01:30:00"), Some(at));
         assert_eq!(parse_ist("22/11/2026"), None);
+        assert_eq!(parse_instant("2026-11-22T01:30:00+05:30"), Some(at));
+        assert!(reached(Some("2026-11-22T01:30:00+05:30"), at) && !reached(Some("2026-11-21T20:00:01Z"), at));
+        assert!(!reached(None, at) && !reached(Some("tomorrow"), at));
         // earned at 01:30 IST on the 22nd with 1 day: usable through the 23rd (IST)
         assert_eq!(end_of_ist_day_after(at, 1).to_rfc3339(), "2026-11-23T18:30:00+00:00");
         assert_eq!(end_of_ist_day_after(at, 0).to_rfc3339(), "2026-11-22T18:30:00+00:00");

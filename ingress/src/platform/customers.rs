@@ -65,13 +65,7 @@ pub async fn update_customer_details(
     };
     let body = match body {
         Ok(PlatformBody(body)) => body,
-        Err(_) => {
-            return StaffError::invalid(vec![crate::error::Issue {
-                pointer: String::new(),
-                message: "the body is not JSON".into(),
-            }])
-            .into_response()
-        }
+        Err(_) => return StaffError::invalid_message("", "the body is not JSON").into_response(),
     };
     let issues = state.platform.schemas.issues("UpdateCustomerRequest", &body);
     if !issues.is_empty() {

@@ -123,6 +123,11 @@ impl StaffError {
         Self { status: StatusCode::BAD_REQUEST, message: "invalid request".to_owned(), errors: Some(issues) }
     }
 
+    /// 400 with one problem.
+    pub fn invalid_message(pointer: &str, message: impl Into<String>) -> Self {
+        Self::invalid(vec![Issue { pointer: pointer.to_owned(), message: message.into() }])
+    }
+
     /// 404.
     pub fn not_found(what: &str) -> Self {
         Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None }

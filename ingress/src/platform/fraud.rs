@@ -48,7 +48,6 @@ use super::auth::{check, Auth};
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
 use super::staff::{authorize_brand, staff_request};
-use crate::error::Issue;
 use crate::AppState;
 
 /// CSV rows stored per batch.
@@ -84,9 +83,7 @@ fn staff_failure(error: QueryError) -> Response {
         QueryError::Transition(refused) => {
             (StatusCode::CONFLICT, Json(json!({"message": refused.to_string()}))).into_response()
         }
-        QueryError::Invalid(message) => {
-            StaffError::invalid(vec![Issue { pointer: String::new(), message }]).into_response()
-        }
+        QueryError::Invalid(message) => StaffError::invalid_message("", message).into_response(),
         other => StaffError::unavailable(other).into_response(),
     }
 }
@@ -179,9 +176,7 @@ async fn upload_blocklist(State(state): State<AppState>, headers: HeaderMap, mut
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
-    let invalid_request = |message: &str| {
-        StaffError::invalid(vec![Issue { pointer: String::new(), message: message.to_owned() }]).into_response()
-    };
+    let invalid_request = |message: &str| StaffError::invalid_message("", message).into_response();
     let mut brand = None;
     let mut file: Option<Vec<u8>> = None;
     loop {
@@ -312,11 +307,7 @@ async fn flag_actions(
     comment: Option<String>,
 ) -> Response {
     if list.is_empty() {
-        return StaffError::invalid(vec![Issue {
-            pointer: "/contact".into(),
-            message: "contact or contacts is required".into(),
-        }])
-        .into_response();
+        return StaffError::invalid_message("/contact", "contact or contacts is required").into_response();
     }
     let mut results = Vec::new();
     let mut ok = 0;
@@ -354,13 +345,7 @@ async fn block_unblock_resolve(
     let action = match body.get("status").and_then(Value::as_u64) {
         Some(2) => FlagAction::Block,
         Some(3) => FlagAction::Unblock,
-        _ => {
-            return StaffError::invalid(vec![Issue {
-                pointer: "/status".into(),
-                message: "status must be 2 (block) or 3 (unblock)".into(),
-            }])
-            .into_response()
-        }
+        _ => return StaffError::invalid_message("/status", "status must be 2 (block) or 3 (unblock)").into_response(),
     };
     let comment = body.get("comment").and_then(Value::as_str).map(str::to_owned);
     flag_actions(&state, &brand, &who, contacts(&body), action, comment).await
@@ -422,11 +407,7 @@ async fn check_blocked(
         Err(refusal) => return refusal,
     };
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
-        return StaffError::invalid(vec![Issue {
-            pointer: "contact".into(),
-            message: "the contact query parameter is required".into(),
-        }])
-        .into_response();
+        return StaffError::invalid_message("contact", "the contact query parameter is required").into_response();
     };
     match evaluate(&state, &brand, contact.clone()).await {
         Ok(data) => Json(json!({"status": true, "contact": contact, "blocked": data["blocked"], "blocklisted": data["blocklisted"], "is_blocked": data["is_blocked"]}))
@@ -445,8 +426,7 @@ async fn evaluate_customer(
         Err(refusal) => return refusal,
     };
     let Some(contact) = body.get("contact").and_then(Value::as_str).map(str::to_owned) else {
-        return StaffError::invalid(vec![Issue { pointer: "/contact".into(), message: "contact is required".into() }])
-            .into_response();
+        return StaffError::invalid_message("/contact", "contact is required").into_response();
     };
     match evaluate(&state, &brand, contact).await {
         Ok(data) => Json(json!({"status": true, "data": data})).into_response(),
@@ -554,20 +534,12 @@ async fn send_fraud_alert(
         Err(refusal) => return refusal,
     };
     let (Some(contact), Some(business)) = (body["contact"].as_str(), body["business_id"].as_str()) else {
-        return StaffError::invalid(vec![Issue {
-            pointer: "/contact".into(),
-            message: "contact and business_id are required".into(),
-        }])
-        .into_response();
+        return StaffError::invalid_message("/contact", "contact and business_id are required").into_response();
     };
     let settings = match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
         Ok(Some(settings)) => settings,
         Ok(None) => {
-            return StaffError::invalid(vec![Issue {
-                pointer: String::new(),
-                message: "no fraud alert settings: configure them first".into(),
-            }])
-            .into_response()
+            return StaffError::invalid_message("", "no fraud alert settings: configure them first").into_response()
         }
         Err(error) => return StaffError::unavailable(error).into_response(),
     };

@@ -34,7 +34,6 @@ use engage_actors::{QueryError, TenantQuery};
 use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
-use crate::error::Issue;
 use crate::AppState;
 
 /// Routes of this module.
@@ -86,9 +85,7 @@ fn day_wise_query(body: &Value) -> Result<TenantQuery, Response> {
     let date = |name: &str, default: &str| {
         chrono::NaiveDate::parse_from_str(&text(body, name).unwrap_or_else(|| default.to_owned()), "%Y-%m-%d")
     };
-    let refuse = |pointer: &str, message: String| {
-        StaffError::invalid(vec![Issue { pointer: pointer.into(), message }]).into_response()
-    };
+    let refuse = |pointer: &str, message: String| StaffError::invalid_message(pointer, message).into_response();
     let to = date("end_date", &today).map_err(|e| refuse("/end_date", e.to_string()))?;
     let week_before = (to - chrono::Days::new(6)).format("%Y-%m-%d").to_string();
     let from = date("start_date", &week_before).map_err(|e| refuse("/start_date", e.to_string()))?;
@@ -139,11 +136,7 @@ async fn staff_loyalty(
         }
         StaffRead::Redeem => {
             if body.get("points").is_none() || text(&body, "order_id").is_none() {
-                return StaffError::invalid(vec![Issue {
-                    pointer: "/order_id".into(),
-                    message: "points and order_id are required".into(),
-                }])
-                .into_response();
+                return StaffError::invalid_message("/order_id", "points and order_id are required").into_response();
             }
             state.platform.gateway.ask(&brand, redeem_query(&body, None)).await
         }
@@ -248,13 +241,7 @@ async fn accept(
     let staff = auth == Auth::Staff;
     let body = match body {
         Ok(PlatformBody(body)) => body,
-        Err(_) if staff => {
-            return Err(StaffError::invalid(vec![Issue {
-                pointer: String::new(),
-                message: "the body is not JSON".into(),
-            }])
-            .into_response())
-        }
+        Err(_) if staff => return Err(StaffError::invalid_message("", "the body is not JSON").into_response()),
         Err(error) => return Err(error.into_response()),
     };
     let issues = state.platform.schemas.issues(schema, &body);

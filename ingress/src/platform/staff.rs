@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
-use crate::error::Issue;
 use crate::AppState;
 
 fn id_text(value: Option<&Value>) -> Option<String> {
@@ -29,11 +28,7 @@ pub(super) async fn staff_request(
 ) -> Result<(String, String, Value), Response> {
     let caller = check(state, Auth::Staff, headers).await?;
     let Ok(PlatformBody(body)) = body else {
-        return Err(StaffError::invalid(vec![Issue {
-            pointer: String::new(),
-            message: "the body is not JSON".into(),
-        }])
-        .into_response());
+        return Err(StaffError::invalid_message("", "the body is not JSON").into_response());
     };
     let issues = state.platform.schemas.issues(schema, &body);
     if !issues.is_empty() {
@@ -46,10 +41,10 @@ pub(super) async fn staff_request(
 
 pub(super) fn authorize_brand(caller: &Caller, brand: Option<String>) -> Result<(String, String), Response> {
     let Some(brand) = brand else {
-        return Err(StaffError::invalid(vec![Issue {
-            pointer: "/parent_business_id".into(),
-            message: "parentBusinessId or parent_business_id is required".into(),
-        }])
+        return Err(StaffError::invalid_message(
+            "/parent_business_id",
+            "parentBusinessId or parent_business_id is required",
+        )
         .into_response());
     };
     match caller {

@@ -79,9 +79,7 @@ async fn wallet_route(
             answer["status"] = json!(true);
             Json(answer).into_response()
         }
-        Err(QueryError::Invalid(message)) => {
-            StaffError::invalid(vec![Issue { pointer: "/amount".into(), message }]).into_response()
-        }
+        Err(QueryError::Invalid(message)) => StaffError::invalid_message("/amount", message).into_response(),
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }

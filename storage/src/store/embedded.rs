@@ -182,6 +182,25 @@ impl Shared {
         }
     }
 
+    /// Writes `ops` as one fjall batch, synced.
+    fn write_group(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncData));
+        for op in ops {
+            match op {
+                WriteOp::Put { table, partition, clustering, value } => {
+                    batch.insert(&self.table(table)?, row_key(&partition, &clustering), value);
+                }
+                WriteOp::Delete { table, partition, clustering } => {
+                    batch.remove(&self.table(table)?, row_key(&partition, &clustering));
+                }
+            }
+        }
+        batch.commit().map_err(backend)
+    }
+
     fn commit_group(&self, group: Vec<Commit>) {
         // A batch naming an invalid table fails alone; the others are merged, the last write of a
         // row winning.
@@ -201,26 +220,7 @@ impl Shared {
         if waiting.is_empty() {
             return;
         }
-        let outcome = if merged.is_empty() {
-            Ok(())
-        } else {
-            let mut batch = self.db.batch().durability(Some(PersistMode::SyncData));
-            for op in super::last_writes(merged) {
-                match op {
-                    WriteOp::Put { table, partition, clustering, value } => {
-                        if let Ok(keyspace) = self.table(table) {
-                            batch.insert(&keyspace, row_key(&partition, &clustering), value);
-                        }
-                    }
-                    WriteOp::Delete { table, partition, clustering } => {
-                        if let Ok(keyspace) = self.table(table) {
-                            batch.remove(&keyspace, row_key(&partition, &clustering));
-                        }
-                    }
-                }
-            }
-            batch.commit().map_err(|e| e.to_string())
-        };
+        let outcome = self.write_group(super::last_writes(merged)).map_err(|e| e.to_string());
         for done in waiting {
             let _ = done.send(outcome.clone().map_err(StoreError::Backend));
         }

@@ -158,6 +158,8 @@ async fn day_wise_figures_sum_the_ledger_per_ist_day_and_refuse_bad_ranges() {
     for body in refused {
         let (status, answer) = day_wise(&app, &staff, body.clone()).await;
         assert_eq!(status, 400, "{body} → {answer}");
+        assert_eq!(answer["message"], "invalid request", "the staff family: {answer}");
+        assert!(answer["errors"][0]["pointer"].as_str().is_some_and(|p| p.ends_with("_date")), "{answer}");
     }
     // exactly 92 days is allowed
     let (status, _) = day_wise(
@@ -169,6 +171,22 @@ async fn day_wise_figures_sum_the_ledger_per_ist_day_and_refuse_bad_ranges() {
     assert_eq!(status, 200);
     let other = crate::platform::create_token(&app, "staff", "brand-other").await;
     assert_eq!(day_wise(&app, &other, json!({"parent_business_id": brand})).await.0, 403);
+
+    // both new routes are in /openapi.json with their body schema and the staff error family
+    let (status, doc) = app.get_json("/openapi.json").await;
+    assert_eq!(status, 200);
+    for (path, schema) in
+        [("/crm_api/day/wise/data", "DayWiseRequest"), ("/crm_api/get/referal/rules", "LoyaltyRulesRequest")]
+    {
+        let op = &doc["paths"][path]["post"];
+        let body = &op["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(body, &json!(format!("#/components/schemas/{schema}")), "{path}");
+        assert_eq!(
+            op["responses"]["400"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/StaffErrorBody"
+        );
+        assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
+    }
 }
 
 #[tokio::test]
@@ -202,6 +220,8 @@ async fn referrals_reward_both_customers_once_on_the_first_qualifying_order() {
     )
     .await;
     assert_eq!(status, 400, "negative referral points are refused");
+    let (status, body) = post(&app, "/crm_api/get/referal/rules", &[("token", &staff)], &json!({})).await;
+    assert_eq!((status, body["message"].clone()), (400, json!("invalid request")), "an empty body: {body}");
 
     let auth = [("authorization", integration.as_str())];
     let create = |phone: &str, referrer: &str| json!({"customer_number": phone, "referrer_number": referrer});

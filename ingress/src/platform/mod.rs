@@ -79,11 +79,21 @@ pub fn router() -> Router<AppState> {
 
 fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     let error = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
-    let mut responses = json!({
-        "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
-        "400": {"description": "xE_102 invalid request (body not JSON, schema violation, missing parentBusinessId)", "content": {"application/json": {"schema": error}}},
-        "503": {"description": "xE_503 the queue or the tenant's owner is unavailable; retry", "content": {"application/json": {"schema": error}}},
-    });
+    let mut responses = if matches!(auth, Auth::Staff | Auth::App) {
+        // the staff family: `{message[, errors]}`
+        let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
+        json!({
+            "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
+            "400": {"description": "{message: \"invalid request\", errors} (body not JSON, schema violation, bad field)", "content": {"application/json": {"schema": staff}}},
+            "503": {"description": "{message: \"temporarily unavailable; retry\"}: the tenant's owner is unavailable", "content": {"application/json": {"schema": staff}}},
+        })
+    } else {
+        json!({
+            "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
+            "400": {"description": "xE_102 invalid request (body not JSON, schema violation, missing parentBusinessId)", "content": {"application/json": {"schema": error}}},
+            "503": {"description": "xE_503 the queue or the tenant's owner is unavailable; retry", "content": {"application/json": {"schema": error}}},
+        })
+    };
     match auth {
         Auth::Integration => {
             responses["401"] = json!({"description": "xE_101 Authentication Failed", "content": {"application/json": {"schema": error}}});
@@ -225,6 +235,12 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         json!({"type": "object", "required": ["status", "error_code", "error_message"], "properties": {
             "status": {"const": 0}, "error_code": {"type": "string", "examples": ["xE_101", "xE_102"]},
             "error_message": {"type": "string"},
+            "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Issue"}}}}),
+    );
+    schemas.insert(
+        "StaffErrorBody".to_owned(),
+        json!({"type": "object", "required": ["message"], "properties": {
+            "message": {"type": "string"},
             "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Issue"}}}}),
     );
     schemas.insert(

@@ -260,7 +260,11 @@ impl Application {
         let job_tasks = jobs.clone().map(|jobs| jobs.spawn_scheduler(stop_jobs_rx)).unwrap_or_default();
         let platform = PlatformState {
             bus,
-            gateway: TenantGateway::new(engine.clone(), nats.clone(), settings.partitions),
+            gateway: TenantGateway::new(
+                engine.clone().map(|engine| engine as Arc<dyn engage_actors::rpc::LocalTenants>),
+                nats.clone(),
+                settings.partitions,
+            ),
             tokens: TokenStore::new(platform_store.clone()),
             repo: Repo::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,

@@ -15,7 +15,9 @@ use tokio::task::JoinHandle;
 use engage_streams::subject::partition_of;
 use engage_streams::Bus;
 
+use crate::reaction::OrderReaction;
 use crate::repo::Repo;
+use crate::rpc::LocalTenants;
 use crate::supervisor::{PartitionSupervisor, SupervisorArgs, SupervisorMsg};
 use crate::tenant::{EngineContext, QueryError, QueryReply, TenantMsg, TenantQuery};
 
@@ -56,8 +58,21 @@ pub struct Engine {
 impl Engine {
     /// An engine owning nothing yet; call [`Engine::set_owned`].
     pub fn new(repo: Repo, bus: Arc<dyn Bus>, nats: Option<async_nats::Client>, config: EngineConfig) -> Arc<Self> {
+        Self::with_reactions(repo, bus, nats, config, crate::capabilities::order_reactions())
+    }
+
+    /// An engine whose tenant actors run `reactions` on every applied order (instead of
+    /// [`crate::capabilities::order_reactions`]).
+    pub fn with_reactions(
+        repo: Repo,
+        bus: Arc<dyn Bus>,
+        nats: Option<async_nats::Client>,
+        config: EngineConfig,
+        reactions: Vec<Arc<dyn OrderReaction>>,
+    ) -> Arc<Self> {
         let ctx = Arc::new(EngineContext {
             repo,
+            reactions,
             fault_panic_order_id: config.fault_panic_order_id.clone(),
             fault_fired: AtomicBool::new(false),
         });
@@ -112,7 +127,10 @@ impl Engine {
         let rpc = self
             .nats
             .clone()
-            .map(|client| tokio::spawn(crate::rpc::serve_partition(client, partition, self.clone(), stop_rx)));
+            .map(|client| {
+                let local: Arc<dyn LocalTenants> = self.clone();
+                tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
+            });
         if let Ok(mut supervisors) = self.supervisors.write() {
             supervisors.insert(partition, supervisor.clone());
         }
@@ -160,6 +178,17 @@ impl Engine {
             Ok(Err(_)) => Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())),
             Err(_) => Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())),
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl LocalTenants for Engine {
+    fn owns(&self, partition: u32) -> bool {
+        Engine::owns(self, partition)
+    }
+
+    async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply {
+        Engine::ask_local(self, tenant, query, timeout).await
     }
 }
 

@@ -32,7 +32,10 @@ use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::Channel;
 use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
-use crate::tenant::TenantQuery;
+use crate::capabilities::loyalty::LoyaltyQuery;
+use crate::capabilities::redemption::RedemptionQuery;
+use crate::capabilities::rewards::RewardsQuery;
+use crate::capabilities::wallet::WalletQuery;
 
 /// Rows a drain delivers per run at most.
 pub const DRAIN_BATCH: usize = 8000;
@@ -326,7 +329,7 @@ impl Jobs {
             }
             if row["kind"] == "coupon" {
                 let (Some(tenant), Some(code)) = (row["tenant"].as_str(), row["code"].as_str()) else { continue };
-                let query = TenantQuery::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
+                let query = RewardsQuery::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
                 match self.gateway.ask(tenant, query).await {
                     Ok(answer) if answer["reverted"] == true => reverted += 1,
                     Ok(_) => waiting += 1,
@@ -339,7 +342,7 @@ impl Jobs {
             else {
                 continue;
             };
-            let query = TenantQuery::Revoke {
+            let query = RedemptionQuery::Revoke {
                 phone: phone.to_owned(),
                 order_id: order_id.to_owned(),
                 now: now.to_rfc3339(),
@@ -375,7 +378,7 @@ impl Jobs {
                     break 'scan;
                 }
                 let (Some(tenant), Some(phone)) = (entry["tenant"].as_str(), entry["phone"].as_str()) else { continue };
-                let query = TenantQuery::ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
+                let query = LoyaltyQuery::ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
                 match self.gateway.ask(tenant, query).await {
                     Ok(answer) => {
                         let expired = answer["expired"].as_i64().unwrap_or(0);
@@ -420,7 +423,7 @@ impl Jobs {
                 else {
                     continue;
                 };
-                let query = TenantQuery::WalletRecharge {
+                let query = WalletQuery::Recharge {
                     business,
                     amount: total.clone(),
                     reference: Some(format!("refund-{send_id}")),

@@ -1,19 +1,74 @@
 //! Domain logic and the ractor actors that own it.
 //!
 //! # Layout
+//! Imports run one way: [`tenant`] → [`capabilities`] → the shared pieces ([`brand`], [`query`],
+//! [`reaction`], [`keys`], [`repo`], [`domain`]).
 //! - [`domain`]: pure functions over plain data: the customer aggregate (LTV, LTO, AOV, segment),
-//!   order facts, IST time.
-//! - [`repo`]: typed tables over the Store (`customers`, `orders`, `crm_queue`, …) and the queue
-//!   status values.
-//! - [`tenant`]: `TenantActor`, one per brand; `TenantMsg`, `TenantQuery`.
+//!   order facts, loyalty arithmetic, fraud velocity, wallet prices, IST time.
+//! - [`repo`]: the tables over the Store and typed reads ([`repo::Repo::get`]); [`keys`]: one key
+//!   builder per table.
+//! - [`brand`]: a tenant actor's state as capabilities see it; [`query`]: errors and replies;
+//!   [`reaction`]: the order-reaction seam.
+//! - [`capabilities`]: orders, customers, loyalty, redemption, rewards, referral, OTP, fraud,
+//!   wallet (with [`capabilities::wallet::queue_send`], the one path of paid messages), each with
+//!   its typed queries and replies.
+//! - [`tenant`]: `TenantActor`, one per brand: lifecycle and dispatch only.
 //! - [`supervisor`]: `PartitionSupervisor`: spawn on demand, restart with backoff, passivate.
 //! - [`engine`]: the node's partitions: pull, route, ack after store.
 //! - [`jobs`]: the scheduler and the drain, revoke and refund jobs; provider adapters.
 //! - [`rpc`]: NATS request-reply to the owning node; [`rpc::TenantGateway`] picks local or remote.
+//!
+//! # Reacting to orders
+//! A capability that reacts to applied orders implements [`reaction::OrderReaction`] in its own
+//! file and adds one line to [`capabilities::order_reactions`]. Its writes join the order's
+//! atomic batch (the customer row is written last), and a replayed order must add nothing:
+//!
+//! ```
+//! use async_trait::async_trait;
+//! use engage_actors::brand::Brand;
+//! use engage_actors::domain::customer::Customer;
+//! use engage_actors::reaction::{OrderEvent, OrderReaction};
+//! use engage_storage::{StoreError, WriteOp};
+//!
+//! /// Remembers each outlet's last order.
+//! pub struct LastOrder;
+//!
+//! #[async_trait]
+//! impl OrderReaction for LastOrder {
+//!     fn name(&self) -> &'static str {
+//!         "last_order"
+//!     }
+//!
+//!     async fn react(
+//!         &self,
+//!         brand: &mut Brand,
+//!         order: &OrderEvent<'_>,
+//!         _customer: &mut Customer,
+//!         ops: &mut Vec<WriteOp>,
+//!     ) -> Result<(), StoreError> {
+//!         if order.changed() {
+//!             ops.push(WriteOp::Put {
+//!                 table: "last_orders",
+//!                 partition: brand.tenant.clone(),
+//!                 clustering: order.facts.business_id.as_bytes().to_vec(),
+//!                 value: order.facts.order_id.as_bytes().to_vec(),
+//!             });
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//! ```
+//!
+//! and in `capabilities/mod.rs`: `Arc::new(last_order::LastOrder),` in `order_reactions()`.
 
+pub mod brand;
+pub mod capabilities;
 pub mod domain;
 pub mod engine;
 pub mod jobs;
+pub mod keys;
+pub mod query;
+pub mod reaction;
 pub mod repo;
 pub mod rpc;
 pub mod supervisor;

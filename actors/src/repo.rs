@@ -23,6 +23,7 @@
 //! | `loyalty_rules` | tenant | `rules` | [`crate::domain::loyalty::LoyaltyRules`] |
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 //! | `loyalty_daily` | `tenant|YYYY-MM-DD` (IST day of the entry) | `phone|ledger sequence` | `{phone, kind, points}`: one row per ledger entry, for day-wise reports |
+//! | `wallet_pricing` | tenant | `pricing` | [`crate::domain::wallet::Pricing`]: the brand's prices of paid sends (spec defaults) |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -33,6 +34,11 @@ use serde_json::Value;
 use engage_storage::{Store, StoreError, WriteOp};
 
 use crate::domain::customer::Customer;
+use crate::keys::{self, Key};
+
+fn decode<T: serde::de::DeserializeOwned>(table: &'static str, key: impl FnOnce() -> String, bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt { table, key: key(), source })
+}
 
 /// `customers`.
 pub const CUSTOMERS: &str = "customers";
@@ -84,6 +90,9 @@ pub const LOYALTY_DAILY: &str = "loyalty_daily";
 /// `points_expiry`: partition `due`, clustering `expires_at|tenant|phone`: who holds points that
 /// expire when, in the order the expiry job needs them.
 pub const POINTS_EXPIRY: &str = "points_expiry";
+
+/// `wallet_pricing`: partition tenant, clustering `pricing`: the brand's price table.
+pub const WALLET_PRICING: &str = "wallet_pricing";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;
@@ -137,8 +146,14 @@ impl Repo {
 
     /// Loads a customer.
     pub async fn customer(&self, tenant: &str, phone: &str) -> Result<Option<Customer>, StoreError> {
-        let Some(bytes) = self.store.get(CUSTOMERS, tenant, phone.as_bytes()).await? else { return Ok(None) };
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| StoreError::Backend(format!("corrupt customer row: {e}")))
+        self.get(&keys::customer(tenant, phone)).await
+    }
+
+    /// Reads the row at `key` as `T`; a row that does not decode is [`StoreError::Corrupt`],
+    /// naming its table and key.
+    pub async fn get<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
+        let Some(bytes) = self.store.get(key.table, &key.partition, &key.clustering).await? else { return Ok(None) };
+        decode(key.table, || key.describe(), &bytes).map(Some)
     }
 
     /// A put of a customer row.
@@ -169,13 +184,10 @@ impl Repo {
         clustering: &[u8],
     ) -> Result<Option<Value>, StoreError> {
         let Some(bytes) = self.store.get(table, partition, clustering).await? else { return Ok(None) };
-        Ok(serde_json::from_slice(&bytes).ok())
+        let key = || format!("{partition}/{}", String::from_utf8_lossy(clustering));
+        decode(table, key, &bytes).map(Some)
     }
 
-    /// A page of a customer's ledger, oldest first: entries `offset..offset + limit`.
-    pub async fn ledger(&self, tenant: &str, phone: &str, offset: u64, limit: usize) -> Result<Vec<Value>, StoreError> {
-        self.seq_page(LOYALTY_LEDGER, &format!("{tenant}|{phone}"), offset, limit).await
-    }
 
     /// Every row of a tenant-scoped table, decoded as JSON, in clustering order.
     pub async fn all_json(&self, table: &'static str, partition: &str) -> Result<Vec<Value>, StoreError> {
@@ -197,7 +209,9 @@ impl Repo {
             let rows = self.store.scan(table, partition, after.as_deref(), 1000).await?;
             let Some(last) = rows.last() else { break };
             after = Some(last.clustering.clone());
-            rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).for_each(&mut visit);
+            for row in &rows {
+                visit(decode(table, || row_key(partition, &row.clustering), &row.value)?);
+            }
         }
         Ok(())
     }
@@ -213,12 +227,17 @@ impl Repo {
     ) -> Result<Vec<Value>, StoreError> {
         let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
         let rows = self.store.scan(table, partition, after.as_deref(), limit).await?;
-        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
+        rows.iter().map(|row| decode(table, || row_key(partition, &row.clustering), &row.value)).collect()
     }
 
     /// Queue records of a tenant's IST day, oldest first.
     pub async fn queue_records(&self, tenant: &str, day: &str, limit: usize) -> Result<Vec<QueueRecord>, StoreError> {
-        let rows = self.store.scan(CRM_QUEUE, &format!("{tenant}|{day}"), None, limit).await?;
-        Ok(rows.iter().filter_map(|row| serde_json::from_slice(&row.value).ok()).collect())
+        let partition = format!("{tenant}|{day}");
+        let rows = self.store.scan(CRM_QUEUE, &partition, None, limit).await?;
+        rows.iter().map(|row| decode(CRM_QUEUE, || row_key(&partition, &row.clustering), &row.value)).collect()
     }
+}
+
+fn row_key(partition: &str, clustering: &[u8]) -> String {
+    format!("{partition}/{}", String::from_utf8_lossy(clustering))
 }

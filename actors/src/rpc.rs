@@ -12,8 +12,17 @@ use tokio::sync::watch;
 
 use engage_streams::subject::{partition_of, token};
 
-use crate::engine::Engine;
 use crate::tenant::{QueryError, QueryReply, TenantQuery};
+
+/// The tenants this node runs: what the RPC side needs of the engine (which implements it), so
+/// that this module does not depend on the engine that starts it.
+#[async_trait::async_trait]
+pub trait LocalTenants: Send + Sync {
+    /// Whether `partition` is processed here.
+    fn owns(&self, partition: u32) -> bool;
+    /// Asks the tenant's actor on this node.
+    async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply;
+}
 
 /// Longest time an RPC may take.
 pub const RPC_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,7 +41,7 @@ fn subject(partition: u32, tenant: &str) -> String {
 pub async fn serve_partition(
     client: async_nats::Client,
     partition: u32,
-    engine: Arc<Engine>,
+    engine: Arc<dyn LocalTenants>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut subscription =
@@ -68,19 +77,29 @@ pub async fn serve_partition(
 /// NATS request-reply.
 #[derive(Clone)]
 pub struct TenantGateway {
-    engine: Option<Arc<Engine>>,
+    engine: Option<Arc<dyn LocalTenants>>,
     nats: Option<async_nats::Client>,
     partitions: u32,
 }
 
 impl TenantGateway {
     /// A gateway; an ingress-only node has no engine, an embedded node no NATS.
-    pub fn new(engine: Option<Arc<Engine>>, nats: Option<async_nats::Client>, partitions: u32) -> Self {
+    pub fn new(engine: Option<Arc<dyn LocalTenants>>, nats: Option<async_nats::Client>, partitions: u32) -> Self {
         Self { engine, nats, partitions }
     }
 
-    /// Asks `tenant`'s actor wherever it runs.
-    pub async fn ask(&self, tenant: &str, query: TenantQuery) -> QueryReply {
+    /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type).
+    pub async fn ask_as<T: serde::de::DeserializeOwned>(
+        &self,
+        tenant: &str,
+        query: impl Into<TenantQuery>,
+    ) -> Result<T, QueryError> {
+        crate::query::read_reply(self.ask(tenant, query).await)
+    }
+
+    /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
+    pub async fn ask(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
+        let query = query.into();
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {
             if engine.owns(partition) || self.nats.is_none() {

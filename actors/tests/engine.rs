@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use engage_actors::repo::Repo;
-use engage_actors::{Engine, EngineConfig, TenantGateway, TenantQuery};
+use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::capabilities::loyalty::LoyaltyQuery;
+use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
+use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, Store};
 use engage_streams::bus::EmbeddedBus;
 use engage_streams::{Bus, Envelope, EventKind};
@@ -48,7 +51,7 @@ async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, 
 }
 
 async fn customer(gateway: &TenantGateway, tenant: &str, phone: &str) -> Option<Value> {
-    gateway.ask(tenant, TenantQuery::CustomerDetails { phone: phone.to_owned() }).await.ok()
+    gateway.ask(tenant, CustomersQuery::Details { phone: phone.to_owned() }).await.ok()
 }
 
 /// Waits (with a deadline) until the customer has `orders` orders.
@@ -146,7 +149,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
     let dir = tempfile::tempdir().unwrap();
     let (_bus, engine, gateway) = start(dir.path(), None).await;
-    let recharge = TenantQuery::WalletRecharge {
+    let recharge = WalletQuery::Recharge {
         business: "outlet-1".into(),
         amount: "1.00".into(),
         reference: Some("pay-1".into()),
@@ -161,7 +164,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
             gateway
                 .ask(
                     "brand-w",
-                    TenantQuery::Send {
+                    WalletQuery::Send(SendRequest {
                         business: "outlet-1".into(),
                         channel: Channel::Sms,
                         template_type: TemplateType::Utility,
@@ -171,7 +174,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
                         send_id: format!("bill-{i}"),
                         delivery_date: "20261122".into(),
                         auto_id: None,
-                    },
+                    }),
                 )
                 .await
         }
@@ -180,10 +183,10 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     let ok = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(engage_actors::QueryError::Insufficient(_)))).count();
     assert_eq!((ok, refused), (5, 45), "1.00 pays for five SMS at 0.1711");
-    let balance = gateway.ask("brand-w", TenantQuery::WalletBalance { business: "outlet-1".into() }).await.unwrap();
+    let balance = gateway.ask("brand-w", WalletQuery::Balance { business: "outlet-1".into() }).await.unwrap();
     assert_eq!(balance["balance"], "0.1445");
     let txns = gateway
-        .ask("brand-w", TenantQuery::WalletTxns { business: "outlet-1".into(), page: 1, page_size: 100 })
+        .ask("brand-w", WalletQuery::Txns { business: "outlet-1".into(), page: 1, page_size: 100 })
         .await
         .unwrap();
     let data = txns["data"].as_array().unwrap();
@@ -255,7 +258,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,
         "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": "0", "max_referrals": 0}}))
     .unwrap();
-    gateway.ask(tenant, TenantQuery::SetRules { rules }).await.unwrap();
+    gateway.ask(tenant, LoyaltyQuery::SetRules { rules }).await.unwrap();
     bus.publish(&order(tenant, "t1", referrer, 10.0)).await.unwrap();
     wait_orders(&gateway, tenant, referrer, 1).await;
     let create = Envelope::new(
@@ -266,7 +269,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "trace",
         json!({"parentBusinessId": tenant, "phone": referee, "referrer_number": referrer}),
     );
-    let view = gateway.ask(tenant, TenantQuery::ApplyNow { envelope: create }).await.unwrap();
+    let view = gateway.ask(tenant, CustomersQuery::ApplyNow { envelope: create }).await.unwrap();
     assert_eq!(view["referred_by"], referrer);
 
     // the referee's first order: its first write is torn after the referrer's row landed
@@ -278,8 +281,78 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
     let referrer_view = customer(&gateway, tenant, referrer).await.unwrap();
     assert_eq!(referrer_view["loyalty_points"], 1 + 100, "the referrer is paid once: {referrer_view}");
     let ledger =
-        gateway.ask(tenant, TenantQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 }).await.unwrap();
+        gateway.ask(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 }).await.unwrap();
     let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
     assert_eq!(sum, 101, "the referrer's ledger sums to the balance: {ledger}");
+    engine.shutdown().await;
+}
+
+/// A reaction registered by the test: records each call, and writes one row per changed order
+/// into the order's batch.
+struct RecordOrders {
+    calls: std::sync::Mutex<Vec<(String, engage_actors::domain::customer::Applied)>>,
+}
+
+#[async_trait::async_trait]
+impl engage_actors::reaction::OrderReaction for RecordOrders {
+    fn name(&self) -> &'static str {
+        "test_record_orders"
+    }
+
+    async fn react(
+        &self,
+        brand: &mut engage_actors::brand::Brand,
+        order: &engage_actors::reaction::OrderEvent<'_>,
+        customer: &mut engage_actors::domain::customer::Customer,
+        ops: &mut Vec<engage_storage::WriteOp>,
+    ) -> Result<(), engage_storage::StoreError> {
+        self.calls.lock().unwrap().push((order.facts.order_id.clone(), order.applied));
+        if order.changed() {
+            ops.push(engage_storage::WriteOp::Put {
+                table: "test_reactions",
+                partition: brand.tenant.clone(),
+                clustering: order.facts.order_id.as_bytes().to_vec(),
+                value: serde_json::to_vec(&json!({"orders_before": customer.total_orders() - 1})).unwrap(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
+    use engage_actors::domain::customer::Applied;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
+    let recorder = Arc::new(RecordOrders { calls: std::sync::Mutex::new(Vec::new()) });
+    let mut reactions = engage_actors::capabilities::order_reactions();
+    reactions.push(recorder.clone());
+    let config = EngineConfig { partitions: 4, passivate_after: Duration::from_secs(60), fault_panic_order_id: None };
+    let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
+    engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
+    let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
+
+    let first = order("brand-r", "r-1", "9876500001", 40.0);
+    bus.publish(&first).await.unwrap();
+    bus.publish(&order("brand-r", "r-2", "9876500001", 60.0)).await.unwrap();
+    wait_orders(&gateway, "brand-r", "9876500001", 2).await;
+    // a replay of the first envelope: the reaction sees it as such and writes nothing
+    bus.publish(&first).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while recorder.calls.lock().unwrap().len() < 3 {
+        assert!(Instant::now() < deadline, "the replay never reached the reaction");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let calls = recorder.calls.lock().unwrap().clone();
+    assert_eq!(calls[0], ("r-1".to_owned(), Applied::New));
+    assert_eq!(calls[1], ("r-2".to_owned(), Applied::New));
+    assert_eq!(calls[2].0, "r-1");
+    assert!(matches!(calls[2].1, Applied::Unchanged | Applied::Stale), "{calls:?}");
+    let rows = store.scan("test_reactions", "brand-r", None, 10).await.unwrap();
+    let written: Vec<Value> = rows.iter().map(|r| serde_json::from_slice(&r.value).unwrap()).collect();
+    assert_eq!(written, vec![json!({"orders_before": 0}), json!({"orders_before": 1})]);
+    // the default reactions still ran alongside (no rules configured: no points, but a ledger-free customer)
+    assert_eq!(customer(&gateway, "brand-r", "9876500001").await.unwrap()["loyalty_points"], 0);
     engine.shutdown().await;
 }

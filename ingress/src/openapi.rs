@@ -4,22 +4,10 @@
 
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ObjectBuilder, RefOr, Schema};
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::{Modify, OpenApi};
 
-use crate::logs::schema::schema_document;
+use crate::logs::schema::{schema_document, LogIngestRequest};
 
-/// Placeholder type for the request body; its real schema is [`schema_document`], swapped in by
-/// [`document`].
-pub struct LogIngestRequest;
-
-impl PartialSchema for LogIngestRequest {
-    fn schema() -> RefOr<Schema> {
-        RefOr::T(Schema::Object(ObjectBuilder::new().description(Some("replaced by the JSON Schema")).build()))
-    }
-}
-
-impl ToSchema for LogIngestRequest {}
 
 struct BearerAuth;
 

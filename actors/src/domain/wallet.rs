@@ -1,11 +1,13 @@
 //! The business wallet and what sends cost (spec "Wallet pricing configuration", Limits).
 //!
-//! Prices: digital bills SMS 0.145, chat 0.92 (marketing) or 0.25 (utility); feedback SMS 0.14,
-//! chat 0.17 (utility) or 0.91 (marketing); GST 18% on each. Fraud alerts and other sends use the
-//! digital-bill table (the wallet pricing configuration's fields are the digital-bill ones). Push
-//! has no price in the spec and costs nothing. A debit is cost + cost × GST / 100, exact in
-//! decimal (0.145 + 18% = 0.1711), never rounded, never floating point; a wallet is never debited
-//! below zero.
+//! Prices come from the brand's [`Pricing`] table (stored per brand, table `wallet_pricing`), whose
+//! defaults are the spec's values: digital bills SMS 0.145 (`digital_bill_sms`), chat 0.92
+//! marketing (`digital_chat_cost`) or 0.25 utility (`digital_chat_cost_utility`); feedback SMS
+//! 0.14, chat 0.91 marketing or 0.17 utility; GST 18% (`sms_gst`, `chat_gst`). Fraud alerts,
+//! campaigns and one-time passwords have their own rows, which default to the digital-bill
+//! prices (the spec prices only bills and feedback). Push has no price in the spec and costs
+//! nothing by default. A debit is cost + cost × GST / 100, exact in decimal (0.145 + 18% =
+//! 0.1711), never rounded, never floating point; a wallet is never debited below zero.
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -56,6 +58,8 @@ pub enum Purpose {
     FraudAlert,
     /// Campaigns and journeys.
     Campaign,
+    /// One-time passwords for POS redemptions.
+    Otp,
 }
 
 /// What one send costs.
@@ -69,24 +73,126 @@ pub struct Charge {
     pub total: Decimal,
 }
 
-fn dec(mantissa: i64, scale: u32) -> Decimal {
-    Decimal::new(mantissa, scale)
+/// The prices of one purpose's sends: SMS, chat (marketing, utility) and push.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelPrices {
+    /// One SMS.
+    pub sms: Decimal,
+    /// One marketing chat message.
+    pub chat: Decimal,
+    /// One utility chat message.
+    pub chat_utility: Decimal,
+    /// One push notification.
+    #[serde(default)]
+    pub push: Decimal,
 }
 
-/// The price of one send.
-pub fn price(purpose: Purpose, channel: Channel, template: TemplateType) -> Charge {
-    let gst_percent = dec(18, 0);
-    let cost = match (purpose, channel, template) {
-        (_, Channel::Push, _) => Decimal::ZERO,
-        (Purpose::Feedback, Channel::Sms, _) => dec(14, 2),
-        (Purpose::Feedback, Channel::Chat, TemplateType::Utility) => dec(17, 2),
-        (Purpose::Feedback, Channel::Chat, TemplateType::Marketing) => dec(91, 2),
-        (_, Channel::Sms, _) => dec(145, 3),
-        (_, Channel::Chat, TemplateType::Marketing) => dec(92, 2),
-        (_, Channel::Chat, TemplateType::Utility) => dec(25, 2),
-    };
-    let gst = cost * gst_percent / Decimal::ONE_HUNDRED;
-    Charge { cost, gst, total: cost + gst }
+impl ChannelPrices {
+    const fn digital_bill() -> Self {
+        Self { sms: Decimal::from_parts(145, 0, 0, false, 3), chat: Decimal::from_parts(92, 0, 0, false, 2),
+               chat_utility: Decimal::from_parts(25, 0, 0, false, 2), push: Decimal::ZERO }
+    }
+}
+
+/// A brand's price table (spec "Wallet pricing configuration"; the spec's values by default).
+/// The five fields of the spec keep their names; feedback, alert, campaign and OTP prices are
+/// engage's additions. Every field may be left out of a stored or submitted table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pricing {
+    /// Digital bill by SMS (0.145).
+    pub digital_bill_sms: Decimal,
+    /// Digital bill by marketing chat (0.92).
+    pub digital_chat_cost: Decimal,
+    /// Digital bill by utility chat (0.25).
+    pub digital_chat_cost_utility: Decimal,
+    /// GST on SMS, percent (18).
+    pub sms_gst: Decimal,
+    /// GST on chat, percent (18).
+    pub chat_gst: Decimal,
+    /// Feedback requests (SMS 0.14, chat 0.91 marketing / 0.17 utility).
+    pub feedback: ChannelPrices,
+    /// Fraud alerts to the merchant (the digital-bill prices).
+    pub fraud_alert: ChannelPrices,
+    /// Campaigns and journeys (the digital-bill prices).
+    pub campaign: ChannelPrices,
+    /// One-time passwords (the digital-bill prices).
+    pub otp: ChannelPrices,
+}
+
+impl Default for Pricing {
+    fn default() -> Self {
+        let bill = ChannelPrices::digital_bill();
+        Self {
+            digital_bill_sms: bill.sms,
+            digital_chat_cost: bill.chat,
+            digital_chat_cost_utility: bill.chat_utility,
+            sms_gst: Decimal::from(18),
+            chat_gst: Decimal::from(18),
+            feedback: ChannelPrices {
+                sms: Decimal::new(14, 2),
+                chat: Decimal::new(91, 2),
+                chat_utility: Decimal::new(17, 2),
+                push: Decimal::ZERO,
+            },
+            fraud_alert: bill,
+            campaign: bill,
+            otp: bill,
+        }
+    }
+}
+
+impl Pricing {
+    /// The price list of `purpose`.
+    fn prices(&self, purpose: Purpose) -> ChannelPrices {
+        match purpose {
+            Purpose::DigitalBill => ChannelPrices {
+                sms: self.digital_bill_sms,
+                chat: self.digital_chat_cost,
+                chat_utility: self.digital_chat_cost_utility,
+                push: Decimal::ZERO,
+            },
+            Purpose::Feedback => self.feedback,
+            Purpose::FraudAlert => self.fraud_alert,
+            Purpose::Campaign => self.campaign,
+            Purpose::Otp => self.otp,
+        }
+    }
+
+    /// The price of one send.
+    pub fn price(&self, purpose: Purpose, channel: Channel, template: TemplateType) -> Charge {
+        let prices = self.prices(purpose);
+        let (cost, gst_percent) = match (channel, template) {
+            (Channel::Push, _) => (prices.push, Decimal::ZERO),
+            (Channel::Sms, _) => (prices.sms, self.sms_gst),
+            (Channel::Chat, TemplateType::Marketing) => (prices.chat, self.chat_gst),
+            (Channel::Chat, TemplateType::Utility) => (prices.chat_utility, self.chat_gst),
+        };
+        let gst = cost * gst_percent / Decimal::ONE_HUNDRED;
+        Charge { cost, gst, total: cost + gst }
+    }
+
+    /// Refuses negative prices and GST outside 0..=100.
+    pub fn check(&self) -> Result<(), String> {
+        let lists = [("feedback", self.feedback), ("fraud_alert", self.fraud_alert), ("campaign", self.campaign), ("otp", self.otp)];
+        let mut prices = vec![
+            ("digital_bill_sms", self.digital_bill_sms),
+            ("digital_chat_cost", self.digital_chat_cost),
+            ("digital_chat_cost_utility", self.digital_chat_cost_utility),
+        ];
+        for (name, list) in lists {
+            prices.extend([(name, list.sms), (name, list.chat), (name, list.chat_utility), (name, list.push)]);
+        }
+        if let Some((name, _)) = prices.iter().find(|(_, p)| p.is_sign_negative()) {
+            return Err(format!("{name}: prices cannot be negative"));
+        }
+        for (name, gst) in [("sms_gst", self.sms_gst), ("chat_gst", self.chat_gst)] {
+            if gst.is_sign_negative() || gst > Decimal::ONE_HUNDRED {
+                return Err(format!("{name}: GST is a percentage from 0 to 100"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A refused debit.
@@ -149,10 +255,20 @@ mod tests {
             (Campaign, Push, Marketing, "0"),
         ];
         for (purpose, channel, template, total) in cases {
-            assert_eq!(price(purpose, channel, template).total, d(total), "{purpose:?} {channel:?} {template:?}");
+            assert_eq!(Pricing::default().price(purpose, channel, template).total, d(total), "{purpose:?} {channel:?} {template:?}");
         }
-        let sms = price(DigitalBill, Sms, Utility);
+        let sms = Pricing::default().price(DigitalBill, Sms, Utility);
         assert_eq!((sms.cost, sms.gst), (d("0.145"), d("0.0261")));
+    }
+
+    #[test]
+    fn a_brand_table_overrides_the_defaults() {
+        let pricing: Pricing = serde_json::from_str(r#"{"digital_bill_sms": "0.2", "sms_gst": "0", "feedback": {"sms": "0.1", "chat": "1", "chat_utility": "0.5"}}"#).unwrap();
+        assert_eq!(pricing.price(Purpose::DigitalBill, Channel::Sms, TemplateType::Utility).total, d("0.2"));
+        assert_eq!(pricing.price(Purpose::Feedback, Channel::Chat, TemplateType::Utility).total, d("0.59"));
+        assert_eq!(pricing.price(Purpose::DigitalBill, Channel::Chat, TemplateType::Marketing).total, d("1.0856"));
+        assert!(Pricing { sms_gst: d("101"), ..Pricing::default() }.check().is_err());
+        assert!(Pricing { digital_chat_cost: d("-1"), ..Pricing::default() }.check().is_err());
     }
 
     #[test]

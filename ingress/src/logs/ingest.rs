@@ -22,7 +22,7 @@ use engage_storage::logs::{BatchReport, EventFate, SinkEvent, WriteReport};
 use super::naming::{log_group, log_stream};
 use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
-use crate::openapi::LogIngestRequest;
+use super::schema::LogIngestRequest;
 use crate::AppState;
 
 /// Most events in one request.

@@ -9,7 +9,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::{QueryError, TenantQuery};
+use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::QueryError;
 
 use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
@@ -45,7 +46,7 @@ pub async fn get_customer_details(
         return IntegrationError::invalid_message("", "parent_business_id and customer_number are required")
             .into_response();
     };
-    match state.platform.gateway.ask(&tenant, TenantQuery::CustomerDetails { phone }).await {
+    match state.platform.gateway.ask(&tenant, CustomersQuery::Details { phone }).await {
         Ok(customer) => Json(json!({"status": 1, "customer": customer})).into_response(),
         Err(QueryError::NotFound) => IntegrationError::not_found("customer").into_response(),
         Err(QueryError::Invalid(message)) => IntegrationError::invalid_message("", message).into_response(),
@@ -78,7 +79,7 @@ pub async fn update_customer_details(
             return StaffError::forbidden_business().into_response();
         }
     }
-    let query = TenantQuery::UpdateCustomer {
+    let query = CustomersQuery::Update {
         phone: text(&body, "customer_number").unwrap_or_default(),
         name: text(&body, "name"),
         email: text(&body, "email"),

@@ -39,9 +39,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+use engage_actors::capabilities::fraud::FraudQuery;
 use engage_actors::domain::fraud::{FlagAction, Period, VelocityRules};
 use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
-use engage_actors::{QueryError, TenantQuery};
+use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
+use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
 use super::auth::{check, Auth};
@@ -111,7 +113,7 @@ async fn configure_wallet_rules(
         points_earning_limit_value: limit(&body, "points_earning_limit_value"),
         points_earning_limit_period: period(&body, "points_earning_limit_period"),
     };
-    match state.platform.gateway.ask(&brand, TenantQuery::SetVelocity { rules }).await {
+    match state.platform.gateway.ask(&brand, FraudQuery::SetVelocity { rules }).await {
         Ok(rules) => {
             Json(json!({"status": true, "message": "fraud wallet rules saved", "rules": rules})).into_response()
         }
@@ -154,7 +156,7 @@ async fn get_configuration(
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let rules = match state.platform.gateway.ask(&brand, TenantQuery::GetVelocity).await {
+    let rules = match state.platform.gateway.ask(&brand, FraudQuery::GetVelocity).await {
         Ok(rules) => rules,
         Err(error) => return staff_failure(error),
     };
@@ -312,7 +314,7 @@ async fn flag_actions(
     let mut results = Vec::new();
     let mut ok = 0;
     for contact in list {
-        let query = TenantQuery::Flag {
+        let query = FraudQuery::Flag {
             contact: contact.clone(),
             action,
             comment: comment.clone(),
@@ -389,7 +391,7 @@ async fn get_blocklist(
 }
 
 async fn evaluate(state: &AppState, brand: &str, contact: String) -> Result<Value, Response> {
-    state.platform.gateway.ask(brand, TenantQuery::Evaluate { contact }).await.map_err(staff_failure)
+    state.platform.gateway.ask(brand, FraudQuery::Evaluate { contact }).await.map_err(staff_failure)
 }
 
 async fn check_blocked(
@@ -550,7 +552,7 @@ async fn send_fraud_alert(
     let (mut queued, mut skipped, mut charged) = (0, Vec::new(), rust_decimal::Decimal::ZERO);
     for recipient in settings["alert_recipients"].as_array().cloned().unwrap_or_default() {
         let recipient = recipient.as_str().unwrap_or_default().to_owned();
-        let query = TenantQuery::Send {
+        let query = WalletQuery::Send(SendRequest {
             business: business.to_owned(),
             channel,
             template_type,
@@ -560,7 +562,7 @@ async fn send_fraud_alert(
             send_id: format!("fraud-alert-{contact}-{recipient}-{today}"),
             delivery_date: today.clone(),
             auto_id: None,
-        };
+        });
         match state.platform.gateway.ask(&brand, query).await {
             Ok(answer) => {
                 queued += 1;

@@ -13,7 +13,7 @@ use axum::routing::post;
 use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::TenantQuery;
+use engage_actors::capabilities::customers::CustomersQuery;
 use engage_streams::envelope::source_id;
 use engage_streams::{Envelope, EventKind};
 
@@ -253,7 +253,7 @@ pub async fn instant_order(
         Err(error) => return error.into_response(),
     };
     let tenant = envelope.tenant.clone();
-    match state.platform.gateway.ask(&tenant, TenantQuery::ApplyNow { envelope }).await {
+    match state.platform.gateway.ask(&tenant, CustomersQuery::ApplyNow { envelope }).await {
         Ok(customer) => Json(json!({"status": 1, "processed": true, "customer": customer})).into_response(),
         // Enqueued durably: it will be processed; say so instead of failing the producer.
         Err(error) => {

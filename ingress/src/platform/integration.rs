@@ -25,7 +25,8 @@ use axum::routing::post;
 use axum::{Extension, Router};
 use serde_json::{json, Value};
 
-use engage_actors::TenantQuery;
+use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::capabilities::loyalty::LoyaltyQuery;
 use engage_streams::{Envelope, EventKind};
 
 use super::auth::Auth;
@@ -54,7 +55,7 @@ fn customer_answer(customer: Value) -> Value {
 }
 
 /// Applies a customer event at once through the actor (no bus: the answer carries the result).
-fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Value) -> TenantQuery {
+fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Value) -> CustomersQuery {
     let mut payload = json!({
         "parentBusinessId": brand,
         "phone": text(body, "customer_number"),
@@ -67,7 +68,7 @@ fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Val
     if let Some(business) = text(body, "business_id") {
         payload["businessId"] = json!(business);
     }
-    TenantQuery::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
+    CustomersQuery::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
 }
 
 async fn upsert_customer(
@@ -96,7 +97,7 @@ async fn get_user_profile(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::CustomerDetails { phone: text(body, "customer_number").unwrap_or_default() })
+        Ok(CustomersQuery::Details { phone: text(body, "customer_number").unwrap_or_default() })
     };
     tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, customer_answer).await
 }
@@ -107,7 +108,7 @@ async fn update_user_profile(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::UpdateCustomer {
+        Ok(CustomersQuery::Update {
             phone: text(body, "customer_number").unwrap_or_default(),
             name: text(body, "name"),
             email: text(body, "email"),
@@ -162,7 +163,7 @@ async fn pos_loyalty_details(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::Loyalty {
+        Ok(LoyaltyQuery::Balance {
             phone: text(body, "customer_number").unwrap_or_default(),
             bill: text(body, "bill_amount"),
         })

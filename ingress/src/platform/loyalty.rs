@@ -27,6 +27,10 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+use engage_actors::capabilities::loyalty::LoyaltyQuery;
+use engage_actors::capabilities::otp::OtpQuery;
+use engage_actors::capabilities::redemption::RedemptionQuery;
+use engage_actors::capabilities::rewards::RewardsQuery;
 use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, RedeemError, ReferralRules};
 use engage_actors::domain::order::decimal;
 use engage_actors::{QueryError, TenantQuery};
@@ -80,7 +84,7 @@ const DAY_WISE_MAX_DAYS: i64 = 92;
 
 /// The day-wise query of a body: `start_date..=end_date` (default the 7 IST days up to today),
 /// or the staff-family refusal.
-fn day_wise_query(body: &Value) -> Result<TenantQuery, Response> {
+fn day_wise_query(body: &Value) -> Result<LoyaltyQuery, Response> {
     let today = engage_actors::domain::time::ist_day(chrono::Utc::now());
     let date = |name: &str, default: &str| {
         chrono::NaiveDate::parse_from_str(&text(body, name).unwrap_or_else(|| default.to_owned()), "%Y-%m-%d")
@@ -96,7 +100,7 @@ fn day_wise_query(body: &Value) -> Result<TenantQuery, Response> {
     if days > DAY_WISE_MAX_DAYS {
         return Err(refuse("/end_date", format!("at most {DAY_WISE_MAX_DAYS} days at a time (asked for {days})")));
     }
-    Ok(TenantQuery::DayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
+    Ok(LoyaltyQuery::DayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
 }
 
 /// The legacy staff loyalty routes (staff token of the brand in `parent_business_id`); answers
@@ -122,12 +126,12 @@ async fn staff_loyalty(
     };
     let answer = match read {
         StaffRead::Details => {
-            let rules = state.platform.gateway.ask(&brand, TenantQuery::GetRules).await;
-            let rewards = state.platform.gateway.ask(&brand, TenantQuery::ListRewards { phone: None }).await;
+            let rules = state.platform.gateway.ask(&brand, LoyaltyQuery::GetRules).await;
+            let rewards = state.platform.gateway.ask(&brand, RewardsQuery::ListRewards { phone: None }).await;
             rules.and_then(|rules| rewards.map(|rewards| json!({"rules": rules, "rewards": rewards["rewards"]})))
         }
         StaffRead::Ledger => {
-            let query = TenantQuery::Ledger {
+            let query = LoyaltyQuery::Ledger {
                 phone: text(&body, "customer_number").unwrap_or_default(),
                 page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
                 page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
@@ -147,7 +151,7 @@ async fn staff_loyalty(
         StaffRead::ReferralRules => state
             .platform
             .gateway
-            .ask(&brand, TenantQuery::GetRules)
+            .ask(&brand, LoyaltyQuery::GetRules)
             .await
             .map(|rules| json!({"referral": rules["referral"]})),
     };
@@ -179,7 +183,7 @@ async fn rules_details(
         &headers,
         body,
         "LoyaltyRulesRequest",
-        |_| Ok(TenantQuery::GetRules),
+        |_| Ok(LoyaltyQuery::GetRules),
         |rules| json!({"status": 1, "rules": rules}),
     )
     .await
@@ -200,7 +204,7 @@ async fn generate_otp(
             )
             .into_response());
         };
-        Ok(TenantQuery::GenerateOtp { phone: text(body, "customer_number").unwrap_or_default(), business })
+        Ok(OtpQuery::Generate { phone: text(body, "customer_number").unwrap_or_default(), business })
     };
     integration_call(
         &state,
@@ -224,7 +228,7 @@ async fn authenticate_points_redemption(
         let Some(otp) = text(body, "otp") else {
             return Err(IntegrationError::invalid_message("/otp", "\"otp\" is a required property").into_response());
         };
-        Ok(TenantQuery::VerifyOtp { phone: text(body, "customer_number").unwrap_or_default(), otp })
+        Ok(OtpQuery::Verify { phone: text(body, "customer_number").unwrap_or_default(), otp })
     };
     tenant_call(&state, Auth::None, &headers, body, "IntegrationUserRequest", query, with_status).await
 }
@@ -270,7 +274,7 @@ fn integration_brand(caller: &Caller) -> Result<String, Response> {
 
 /// Current rules with the body's fields applied.
 async fn merged_rules(state: &AppState, brand: &str, body: &Value) -> Result<LoyaltyRules, QueryError> {
-    let current: LoyaltyRules = serde_json::from_value(state.platform.gateway.ask(brand, TenantQuery::GetRules).await?)
+    let current: LoyaltyRules = serde_json::from_value(state.platform.gateway.ask(brand, LoyaltyQuery::GetRules).await?)
         .map_err(|e| QueryError::Failed(e.to_string()))?;
     let dec = |name: &str, current| body.get(name).and_then(decimal).unwrap_or(current);
     let int = |name: &str| body.get(name).and_then(Value::as_i64);
@@ -356,7 +360,7 @@ async fn add_edit_rules(
         Err(refusal) => return refusal,
     };
     let saved = match merged_rules(&state, &brand, &body).await {
-        Ok(rules) => state.platform.gateway.ask(&brand, TenantQuery::SetRules { rules }).await,
+        Ok(rules) => state.platform.gateway.ask(&brand, LoyaltyQuery::SetRules { rules }).await,
         Err(error) => Err(error),
     };
     match saved {
@@ -379,7 +383,7 @@ async fn add_edit_milestone(
         Err(refusal) => return refusal,
     };
     let milestones: Vec<Milestone> = serde_json::from_value(body["milestones"].clone()).unwrap_or_default();
-    match state.platform.gateway.ask(&brand, TenantQuery::SetMilestones { milestones }).await {
+    match state.platform.gateway.ask(&brand, LoyaltyQuery::SetMilestones { milestones }).await {
         Ok(rules) => Json(json!({"status": true, "message": "milestones saved", "rules": rules})).into_response(),
         Err(error) => StaffError::unavailable(error).into_response(),
     }
@@ -402,7 +406,7 @@ async fn configure_points(
         return IntegrationError::tenant_mismatch().into_response();
     }
     let saved = match merged_rules(&state, &brand, &body).await {
-        Ok(rules) => state.platform.gateway.ask(&brand, TenantQuery::SetRules { rules }).await,
+        Ok(rules) => state.platform.gateway.ask(&brand, LoyaltyQuery::SetRules { rules }).await,
         Err(error) => Err(error),
     };
     match saved {
@@ -423,13 +427,13 @@ pub(super) fn text(body: &Value, name: &str) -> Option<String> {
 /// `None`: the open `/pos_e/v1` routes, the brand is the body's `parent_business_id`), the body
 /// against `schema`, then the tenant's answer to `query(brand, body)` shaped by `shape`, or the
 /// refusal.
-pub(super) async fn tenant_call(
+pub(super) async fn tenant_call<Q: Into<TenantQuery>>(
     state: &AppState,
     auth: Auth,
     headers: &HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
     schema: &str,
-    query: impl FnOnce(&str, &Value) -> Result<TenantQuery, Response>,
+    query: impl FnOnce(&str, &Value) -> Result<Q, Response>,
     shape: impl FnOnce(Value) -> Value,
 ) -> Response {
     let (caller, body) = match accept(state, auth, headers, body, schema).await {
@@ -464,12 +468,12 @@ pub(super) async fn tenant_call(
 }
 
 /// [`tenant_call`] with an integration token.
-async fn integration_call(
+async fn integration_call<Q: Into<TenantQuery>>(
     state: &AppState,
     headers: &HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
     schema: &str,
-    query: impl FnOnce(&Value) -> Result<TenantQuery, Response>,
+    query: impl FnOnce(&Value) -> Result<Q, Response>,
     shape: impl FnOnce(Value) -> Value,
 ) -> Response {
     tenant_call(state, Auth::Integration, headers, body, schema, |_, body| query(body), shape).await
@@ -480,8 +484,8 @@ pub(super) fn with_status(mut answer: Value) -> Value {
     answer
 }
 
-pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> TenantQuery {
-    TenantQuery::Redeem {
+pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> RedemptionQuery {
+    RedemptionQuery::Redeem {
         phone: text(body, "customer_number").unwrap_or_default(),
         points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
         order_id: text(body, "order_id").unwrap_or_default(),
@@ -536,7 +540,7 @@ async fn revoke_loyalty(
                 IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property").into_response()
             );
         };
-        Ok(TenantQuery::Revoke {
+        Ok(RedemptionQuery::Revoke {
             phone: text(body, "customer_number").unwrap_or_default(),
             order_id,
             now: chrono::Utc::now().to_rfc3339(),
@@ -554,7 +558,7 @@ async fn get_user_loyalty(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |body: &Value| {
-        Ok(TenantQuery::Loyalty {
+        Ok(LoyaltyQuery::Balance {
             phone: text(body, "customer_number").unwrap_or_default(),
             bill: text(body, "bill_amount"),
         })
@@ -569,7 +573,7 @@ async fn get_wallet_ledger(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |body: &Value| {
-        Ok(TenantQuery::Ledger {
+        Ok(LoyaltyQuery::Ledger {
             phone: text(body, "customer_number").unwrap_or_default(),
             page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
             page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),

@@ -22,7 +22,9 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::TenantQuery;
+use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::capabilities::loyalty::LoyaltyQuery;
+use engage_actors::capabilities::rewards::{RewardDraft, RewardsQuery};
 
 use super::auth::Auth;
 use super::body::PlatformBody;
@@ -69,15 +71,15 @@ async fn app_read(State(state): State<AppState>, headers: HeaderMap, read: AppRe
     let (brand, phone) = (grant.parent.clone(), grant.business.clone().unwrap_or_default());
     let gateway = &state.platform.gateway;
     let answer = match read {
-        AppRead::Loyalty => match gateway.ask(&brand, TenantQuery::CustomerDetails { phone: phone.clone() }).await {
+        AppRead::Loyalty => match gateway.ask(&brand, CustomersQuery::Details { phone: phone.clone() }).await {
             Ok(customer) => gateway
-                .ask(&brand, TenantQuery::Loyalty { phone, bill: None })
+                .ask(&brand, LoyaltyQuery::Balance { phone, bill: None })
                 .await
                 .map(|loyalty| json!({"customer": customer, "loyalty": loyalty})),
             Err(error) => Err(error),
         },
-        AppRead::Rewards => gateway.ask(&brand, TenantQuery::ListRewards { phone: Some(phone) }).await,
-        AppRead::Used => gateway.ask(&brand, TenantQuery::CustomerCoupons { phone }).await.map(|mut all| {
+        AppRead::Rewards => gateway.ask(&brand, RewardsQuery::ListRewards { phone: Some(phone) }).await,
+        AppRead::Used => gateway.ask(&brand, RewardsQuery::CustomerCoupons { phone }).await.map(|mut all| {
             if let Some(coupons) = all["coupons"].as_array_mut() {
                 coupons.retain(|c| c["status"] != "issued");
             }
@@ -103,12 +105,15 @@ async fn add_edit_reward(
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let reward = json!({
-        "reward_id": body.get("reward_id"), "name": body["name"], "description": body.get("description"),
-        "points_cost": body["points_cost"], "valid_days": body.get("valid_days").cloned().unwrap_or(json!(30)),
-        "active": body.get("active"),
-    });
-    match state.platform.gateway.ask(&brand, TenantQuery::UpsertReward { reward }).await {
+    let reward = RewardDraft {
+        reward_id: text(&body, "reward_id"),
+        name: text(&body, "name").unwrap_or_default(),
+        description: text(&body, "description"),
+        points_cost: body.get("points_cost").and_then(Value::as_i64).unwrap_or_default(),
+        valid_days: body.get("valid_days").and_then(Value::as_i64),
+        active: body.get("active").and_then(Value::as_bool),
+    };
+    match state.platform.gateway.ask(&brand, RewardsQuery::UpsertReward { reward }).await {
         Ok(reward) => Json(json!({"status": true, "reward": reward})).into_response(),
         Err(error) => StaffError::unavailable(error).into_response(),
     }
@@ -132,7 +137,7 @@ async fn get_rewards(
         &headers,
         body,
         SCHEMA,
-        |_, body| Ok(TenantQuery::ListRewards { phone: text(body, "customer_number") }),
+        |_, body| Ok(RewardsQuery::ListRewards { phone: text(body, "customer_number") }),
         with_status,
     )
     .await
@@ -144,7 +149,7 @@ async fn purchase_rewards(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::PurchaseReward {
+        Ok(RewardsQuery::PurchaseReward {
             phone: required(body, "customer_number")?,
             reward_id: required(body, "reward_id")?,
             reference: text(body, "reference"),
@@ -162,7 +167,7 @@ async fn use_coupon(
     // POS use stays pending until the order arrives; the integration route is final at once
     let pending_minutes = (auth == Auth::None).then_some(state.settings.pos_redemption_ttl_minutes);
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::UseCoupon {
+        Ok(RewardsQuery::UseCoupon {
             code: required(body, "coupon_code")?,
             order_id: required(body, "order_id")?,
             pending_minutes,
@@ -177,7 +182,7 @@ async fn revoke_reward(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
     let query = |_: &str, body: &Value| {
-        Ok(TenantQuery::RevokeCoupon {
+        Ok(RewardsQuery::RevokeCoupon {
             phone: required(body, "customer_number")?,
             code: required(body, "coupon_code")?,
         })
@@ -190,7 +195,7 @@ async fn get_coupon_details(
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    let query = |_: &str, body: &Value| Ok(TenantQuery::GetCoupon { code: required(body, "coupon_code")? });
+    let query = |_: &str, body: &Value| Ok(RewardsQuery::GetCoupon { code: required(body, "coupon_code")? });
     tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, |coupon| json!({"status": 1, "coupon": coupon}))
         .await
 }

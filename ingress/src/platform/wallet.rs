@@ -11,7 +11,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::{QueryError, TenantQuery};
+use engage_actors::capabilities::wallet::WalletQuery;
+use engage_actors::QueryError;
 
 use super::body::PlatformBody;
 use super::errors::{IntegrationError, StaffError};
@@ -43,14 +44,14 @@ fn text(body: &Value, name: &str) -> Option<String> {
 }
 
 /// The query a wallet request asks for.
-pub fn wallet_query(body: &Value, recharge: bool) -> Result<TenantQuery, Issue> {
+pub fn wallet_query(body: &Value, recharge: bool) -> Result<WalletQuery, Issue> {
     let business = text(body, "business_id").unwrap_or_default();
     if recharge {
         let amount =
             text(body, "amount").ok_or(Issue { pointer: "/amount".into(), message: "amount is required".into() })?;
-        return Ok(TenantQuery::WalletRecharge { business, amount, reference: text(body, "reference"), refund: false });
+        return Ok(WalletQuery::Recharge { business, amount, reference: text(body, "reference"), refund: false });
     }
-    Ok(TenantQuery::WalletBalance { business })
+    Ok(WalletQuery::Balance { business })
 }
 
 async fn wallet_route(
@@ -64,7 +65,7 @@ async fn wallet_route(
         Err(refusal) => return refusal,
     };
     let query = match op {
-        Op::Transactions => TenantQuery::WalletTxns {
+        Op::Transactions => WalletQuery::Txns {
             business: text(&body, "business_id").unwrap_or_default(),
             page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
             page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),

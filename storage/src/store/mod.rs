@@ -23,6 +23,17 @@ pub enum StoreError {
     /// A table name the backend cannot hold.
     #[error("invalid table name {0:?}: use ASCII letters, digits and '_'")]
     InvalidTable(String),
+    /// A stored row does not decode as its table's type.
+    #[error("corrupt row in {table} at {key}")]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// The row's key, `partition / clustering` (clustering bytes shown lossily).
+        key: String,
+        /// Why it does not decode.
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// One row of a partition, as returned by [`Store::scan`].

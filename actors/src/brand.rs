@@ -1,0 +1,105 @@
+//! [`Brand`]: the state one tenant actor keeps for its brand, as the capabilities see it (the
+//! cached customers and configurations, the store), and [`EngineContext`], what every tenant actor
+//! shares. Both sit below the capabilities: `tenant.rs` → capabilities → this module.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use engage_storage::{StoreError, WriteOp};
+
+use crate::domain::customer::Customer;
+use crate::domain::fraud::VelocityRules;
+use crate::domain::loyalty::LoyaltyRules;
+use crate::domain::wallet::Pricing;
+use crate::keys;
+use crate::query::QueryError;
+use crate::reaction::OrderReaction;
+use crate::repo::Repo;
+
+/// What every tenant actor shares.
+pub struct EngineContext {
+    /// Typed store access.
+    pub repo: Repo,
+    /// What applying an order runs, in order (see [`crate::reaction`]).
+    pub reactions: Vec<Arc<dyn OrderReaction>>,
+    /// Testing only: panic once on this order id (`ENGAGE_FAULT_PANIC_ORDER_ID`).
+    pub fault_panic_order_id: Option<String>,
+    /// Whether the fault fired already (once per process).
+    pub fault_fired: AtomicBool,
+}
+
+/// One brand's state inside its tenant actor. Only the actor touches it, one message at a time.
+pub struct Brand {
+    /// The brand (`parent_business_id`).
+    pub tenant: String,
+    /// Shared context.
+    pub ctx: Arc<EngineContext>,
+    customers: HashMap<String, Customer>,
+    /// The brand's loyalty rules, once loaded.
+    pub rules: Option<LoyaltyRules>,
+    /// The brand's velocity limits, once loaded.
+    pub velocity: Option<VelocityRules>,
+    /// The brand's price table, once loaded.
+    pub pricing: Option<Pricing>,
+}
+
+impl Brand {
+    /// A brand with nothing cached.
+    pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
+        Self { tenant, ctx, customers: HashMap::new(), rules: None, velocity: None, pricing: None }
+    }
+
+    /// Typed store access.
+    pub fn repo(&self) -> &Repo {
+        &self.ctx.repo
+    }
+
+    /// Writes `ops` as one atomic batch.
+    pub async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.ctx.repo.store().batch(ops).await
+    }
+
+    /// A customer, from the cache or the store.
+    pub async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
+        if let Some(customer) = self.customers.get(phone) {
+            return Ok(Some(customer.clone()));
+        }
+        self.ctx.repo.customer(&self.tenant, phone).await
+    }
+
+    /// A customer that must exist ([`QueryError::NotFound`] otherwise).
+    pub async fn known_customer(&mut self, phone: &str) -> Result<Customer, QueryError> {
+        self.customer(phone).await?.ok_or(QueryError::NotFound)
+    }
+
+    /// A customer, or a new one first seen `now`.
+    pub async fn customer_or_new(&mut self, phone: &str, now: DateTime<Utc>) -> Result<Customer, StoreError> {
+        Ok(self.customer(phone).await?.unwrap_or_else(|| Customer::new(phone, now)))
+    }
+
+    /// Drops a cached customer (the next read reloads the stored row).
+    pub fn forget_customer(&mut self, phone: &str) {
+        self.customers.remove(phone);
+    }
+
+    /// The write of a customer row.
+    pub fn put_customer(&self, customer: &Customer) -> WriteOp {
+        keys::customer(&self.tenant, &customer.phone).put(customer)
+    }
+
+    /// Writes `ops` and then the customer row (last: on a store without multi-row atomicity it is
+    /// the row that commits the others) and caches the customer; on a failure the cached copy is
+    /// dropped so the next message reloads the stored one.
+    pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
+        ops.push(self.put_customer(&customer));
+        if let Err(error) = self.batch(ops).await {
+            self.customers.remove(&customer.phone);
+            return Err(error);
+        }
+        self.customers.insert(customer.phone.clone(), customer);
+        Ok(())
+    }
+}

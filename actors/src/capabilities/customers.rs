@@ -1,0 +1,109 @@
+//! Customers: details as `get/customer/details` shows them, staff updates, and instant orders
+//! (an envelope applied at once, answering the customer).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use engage_streams::Envelope;
+
+use super::loyalty::number;
+use super::orders::apply;
+use crate::brand::Brand;
+use crate::domain::customer::Customer;
+use crate::query::{reply, QueryError, QueryReply};
+
+/// Customer queries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum CustomersQuery {
+    /// `get/customer/details`: a [`CustomerView`].
+    Details {
+        /// Customer phone.
+        phone: String,
+    },
+    /// `update/customer/details`: the [`CustomerView`] after it.
+    Update {
+        /// Customer phone.
+        phone: String,
+        /// New name.
+        name: Option<String>,
+        /// New email.
+        email: Option<String>,
+        /// New gender.
+        gender: Option<String>,
+        /// New date of birth.
+        dob: Option<String>,
+    },
+    /// Process an envelope now and answer with the customer (instant orders): a [`CustomerView`].
+    /// Idempotent with the bus delivery of the same envelope.
+    ApplyNow {
+        /// The envelope, already published.
+        envelope: Envelope,
+    },
+}
+
+/// The customer as `get/customer/details` shows it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CustomerView {
+    /// Phone.
+    pub customer_number: String,
+    /// Name ("" when unknown).
+    pub name: String,
+    /// Orders counted.
+    pub total_orders: usize,
+    /// IST day of the last order.
+    pub last_order: Option<String>,
+    /// Points balance.
+    pub loyalty_points: i64,
+    /// `prospect`, `new`, `repeat`, `loyal`, `lapsed`.
+    pub segment: String,
+    /// LTV.
+    pub lifetime_value: Option<f64>,
+    /// AOV.
+    pub average_order_value: Option<f64>,
+    /// Referrer.
+    pub referred_by: Option<String>,
+}
+
+/// The view of `customer` at `now`.
+pub fn view(customer: &Customer, now: DateTime<Utc>) -> CustomerView {
+    CustomerView {
+        customer_number: customer.phone.clone(),
+        name: customer.name.clone().unwrap_or_default(),
+        total_orders: customer.total_orders(),
+        last_order: customer.last_order().map(|t| t.get(..10).unwrap_or(t).to_owned()),
+        loyalty_points: customer.loyalty_points,
+        segment: customer.segment(now).to_owned(),
+        lifetime_value: number(customer.lifetime_value),
+        average_order_value: number(customer.average_order_value()),
+        referred_by: customer.referred_by.clone(),
+    }
+}
+
+/// Answers a customer query.
+pub async fn handle(brand: &mut Brand, query: CustomersQuery) -> QueryReply {
+    let now = Utc::now();
+    match query {
+        CustomersQuery::Details { phone } => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
+        CustomersQuery::Update { phone, name, email, gender, dob } => {
+            let mut customer = brand.known_customer(&phone).await?;
+            for (value, slot) in [
+                (name, &mut customer.name),
+                (email, &mut customer.email),
+                (gender, &mut customer.gender),
+                (dob, &mut customer.dob),
+            ] {
+                if value.is_some() {
+                    *slot = value;
+                }
+            }
+            let answer = view(&customer, now);
+            brand.commit_customer(Vec::new(), customer).await?;
+            reply(Ok(answer))
+        }
+        CustomersQuery::ApplyNow { envelope } => match apply(brand, &envelope).await? {
+            Some(customer) => reply(Ok(view(&customer, now))),
+            None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
+        },
+    }
+}

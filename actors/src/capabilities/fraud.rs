@@ -1,0 +1,220 @@
+//! Fraud prevention: velocity limits, flags raised on breaches, staff actions on flags, the
+//! blocklist check every loyalty action makes.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use engage_storage::{StoreError, WriteOp};
+
+use crate::brand::Brand;
+use crate::domain::customer::Customer;
+use crate::domain::fraud::{
+    count_in_period, transition, FlagAction, FlagState, FraudFlag, TransitionRefused, VelocityRules, TXN_EARN,
+    TXN_REDEEM,
+};
+use crate::keys::{self, digest};
+use crate::query::{reply, QueryError, QueryReply};
+
+/// Fraud queries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum FraudQuery {
+    /// Replace the brand's velocity limits; answers them.
+    SetVelocity {
+        /// The limits.
+        rules: VelocityRules,
+    },
+    /// The brand's velocity limits.
+    GetVelocity,
+    /// Staff act on a contact's open fraud flags (block, unblock, resolve): [`FlagOutcome`].
+    Flag {
+        /// Customer phone.
+        contact: String,
+        /// What to do.
+        action: FlagAction,
+        /// Staff comment.
+        comment: Option<String>,
+        /// Who acts.
+        submitted_by: String,
+    },
+    /// Blocked state, open flags and velocity counts of a contact: [`Evaluation`].
+    Evaluate {
+        /// Customer phone.
+        contact: String,
+    },
+}
+
+/// The flags a staff action changed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlagOutcome {
+    /// The flags, as written.
+    pub flags: Vec<FraudFlag>,
+    /// Whether the customer is blocked now.
+    pub is_blocked: bool,
+}
+
+/// A contact's fraud state.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// The contact.
+    pub contact: String,
+    /// Whether the brand knows the customer.
+    pub known_customer: bool,
+    /// On the brand's blocklist.
+    pub blocklisted: bool,
+    /// Blocked by staff.
+    pub is_blocked: bool,
+    /// Either.
+    pub blocked: bool,
+    /// Open flags by id.
+    pub open_flags: BTreeMap<String, FlagState>,
+    /// Redemptions in the current redemption period.
+    pub redemptions_in_period: u32,
+    /// Point allocations in the current earning period.
+    pub allocations_in_period: u32,
+    /// The limits.
+    pub limits: VelocityRules,
+}
+
+/// The brand's velocity limits (cached).
+pub async fn velocity(brand: &mut Brand) -> Result<VelocityRules, StoreError> {
+    if let Some(rules) = &brand.velocity {
+        return Ok(rules.clone());
+    }
+    let rules = brand.repo().get(&keys::fraud_config(&brand.tenant, "velocity")).await?.unwrap_or_default();
+    brand.velocity = Some(rules);
+    Ok(brand.velocity.clone().unwrap_or_default())
+}
+
+/// Whether the brand's blocklist holds `phone`.
+async fn blocklisted(brand: &Brand, phone: &str) -> Result<bool, StoreError> {
+    let key = keys::blocklist(&brand.tenant, phone);
+    Ok(brand.repo().store().get(key.table, &key.partition, &key.clustering).await?.is_some())
+}
+
+/// Blocked: by staff (a flag), or on the brand's blocklist.
+pub async fn is_blocked(brand: &Brand, customer: &Customer) -> Result<bool, StoreError> {
+    Ok(customer.is_blocked || blocklisted(brand, &customer.phone).await?)
+}
+
+/// Raises a flag for a breach unless one of that type is already open; returns its id and the
+/// write of the new flag (if any).
+pub fn raise_flag(
+    brand: &Brand,
+    customer: &mut Customer,
+    fraud_type: &str,
+    outlet: Option<String>,
+    at: DateTime<Utc>,
+) -> (String, Option<WriteOp>) {
+    let open = customer.flags.iter().find_map(|(id, state)| (*state == FlagState::Flagged).then_some(id.clone()));
+    if let Some(id) = open.filter(|id| id.ends_with(&digest(&[fraud_type]))) {
+        return (id, None);
+    }
+    let flag_id = format!("F{:013}-{}", at.timestamp_millis(), digest(&[fraud_type]));
+    let flag = FraudFlag {
+        flag_id: flag_id.clone(),
+        contact: customer.phone.clone(),
+        name: customer.name.clone(),
+        fraud_type: fraud_type.to_owned(),
+        parent_business_id: brand.tenant.clone(),
+        child_business_id: outlet,
+        block_reason: format!("{fraud_type} exceeded"),
+        blocked_by: "System".to_owned(),
+        status: FlagState::Flagged.status(),
+        state: FlagState::Flagged,
+        comment: None,
+        resolved_comment: None,
+        submitted_by: None,
+        created_at: at.to_rfc3339(),
+        updated_at: at.to_rfc3339(),
+    };
+    customer.flags.insert(flag_id.clone(), FlagState::Flagged);
+    metrics::counter!("engage_fraud_flags_total", "fraud_type" => fraud_type.to_owned()).increment(1);
+    tracing::warn!(tenant = %brand.tenant, fraud_type, flag_id, "velocity limit breached: flag raised");
+    let op = keys::fraud_flag(&brand.tenant, &flag_id).put(&flag);
+    (flag_id, Some(op))
+}
+
+/// Answers a fraud query.
+pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
+    let now = Utc::now();
+    match query {
+        FraudQuery::SetVelocity { rules } => {
+            brand.batch(vec![keys::fraud_config(&brand.tenant, "velocity").put(&rules)]).await?;
+            brand.velocity = Some(rules.clone());
+            reply(Ok(rules))
+        }
+        FraudQuery::GetVelocity => reply(Ok(velocity(brand).await?)),
+        FraudQuery::Flag { contact, action, comment, submitted_by } => {
+            reply(flag(brand, &contact, action, comment, submitted_by, now).await)
+        }
+        FraudQuery::Evaluate { contact } => {
+            let customer = brand.customer(&contact).await?;
+            let limits = velocity(brand).await?;
+            let blocklisted = blocklisted(brand, &contact).await?;
+            let counters = customer.as_ref().map(|c| c.velocity.clone()).unwrap_or_default();
+            let count = |txn, period| count_in_period(&counters, txn, period, now);
+            let is_blocked = customer.as_ref().is_some_and(|c| c.is_blocked);
+            reply(Ok(Evaluation {
+                known_customer: customer.is_some(),
+                blocklisted,
+                is_blocked,
+                blocked: blocklisted || is_blocked,
+                open_flags: customer.map(|c| c.flags).unwrap_or_default(),
+                redemptions_in_period: count(TXN_REDEEM, limits.redemption_limit_period),
+                allocations_in_period: count(TXN_EARN, limits.points_earning_limit_period),
+                limits,
+                contact,
+            }))
+        }
+    }
+}
+
+async fn flag(
+    brand: &mut Brand,
+    contact: &str,
+    action: FlagAction,
+    comment: Option<String>,
+    submitted_by: String,
+    now: DateTime<Utc>,
+) -> Result<FlagOutcome, QueryError> {
+    let mut customer = brand.known_customer(contact).await?;
+    let wanted = if action == FlagAction::Unblock { FlagState::Blocked } else { FlagState::Flagged };
+    let targets: Vec<String> =
+        customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
+    if targets.is_empty() {
+        let fallback = if customer.is_blocked { FlagState::Blocked } else { FlagState::Resolved };
+        let state = customer.flags.values().next().copied().unwrap_or(fallback);
+        return Err(QueryError::Transition(TransitionRefused { state, action }));
+    }
+    let mut ops = Vec::new();
+    let mut changed = Vec::new();
+    for id in targets {
+        let Some(state) = customer.flags.get(&id).copied() else { continue };
+        let next = transition(state, action).map_err(QueryError::Transition)?;
+        let Some(mut flag) = brand.repo().get::<FraudFlag>(&keys::fraud_flag(&brand.tenant, &id)).await? else {
+            continue;
+        };
+        flag.state = next;
+        flag.status = next.status();
+        flag.updated_at = now.to_rfc3339();
+        flag.submitted_by = Some(submitted_by.clone());
+        match action {
+            FlagAction::Resolve => flag.resolved_comment = comment.clone(),
+            _ => flag.comment = comment.clone(),
+        }
+        if matches!(next, FlagState::Blocked) {
+            customer.flags.insert(id.clone(), next);
+        } else {
+            customer.flags.remove(&id);
+        }
+        ops.push(keys::fraud_flag(&brand.tenant, &id).put(&flag));
+        changed.push(flag);
+    }
+    customer.is_blocked = customer.flags.values().any(|s| *s == FlagState::Blocked);
+    let is_blocked = customer.is_blocked;
+    brand.commit_customer(ops, customer).await?;
+    Ok(FlagOutcome { flags: changed, is_blocked })
+}

@@ -1,0 +1,41 @@
+//! The capabilities of a tenant actor, one module each: its typed queries and replies, its rows
+//! (through [`crate::keys`]), its order reactions, and its tests. They work on a
+//! [`crate::brand::Brand`]; `tenant.rs` only dispatches to them.
+//!
+//! | capability | queries | order reaction |
+//! |---|---|---|
+//! | [`orders`] | (bus events: [`orders::apply`]) | runs the reactions |
+//! | [`customers`] | [`customers::CustomersQuery`] | |
+//! | [`loyalty`] | [`loyalty::LoyaltyQuery`] | [`loyalty::EarnPoints`] |
+//! | [`redemption`] | [`redemption::RedemptionQuery`] | [`redemption::ConfirmPendingRedemption`] |
+//! | [`rewards`] | [`rewards::RewardsQuery`] | [`rewards::ConfirmPendingCoupon`] |
+//! | [`referral`] | (customer events) | [`referral::RewardReferral`] |
+//! | [`otp`] | [`otp::OtpQuery`] | |
+//! | [`fraud`] | [`fraud::FraudQuery`] | |
+//! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
+//! | [`ledger`] | (the points ledger the others write) | |
+
+use std::sync::Arc;
+
+use crate::reaction::OrderReaction;
+
+pub mod customers;
+pub mod fraud;
+pub mod ledger;
+pub mod loyalty;
+pub mod orders;
+pub mod otp;
+pub mod redemption;
+pub mod referral;
+pub mod rewards;
+pub mod wallet;
+
+/// What applying an order runs, in this order. A capability that reacts to orders adds one line.
+pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {
+    vec![
+        Arc::new(loyalty::EarnPoints),
+        Arc::new(referral::RewardReferral),
+        Arc::new(rewards::ConfirmPendingCoupon),
+        Arc::new(redemption::ConfirmPendingRedemption),
+    ]
+}

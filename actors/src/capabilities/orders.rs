@@ -1,0 +1,158 @@
+//! Orders and the other bus events: [`apply`] writes the queue record, upserts the customer and the
+//! order, runs the order reactions, and commits it all in one batch (customer row last).
+
+use std::sync::atomic::Ordering;
+
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_storage::{StoreError, WriteOp};
+use engage_streams::{Envelope, EventKind};
+
+use super::referral::refer;
+use crate::brand::Brand;
+use crate::domain::customer::Customer;
+use crate::domain::order::OrderFacts;
+use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
+use crate::keys;
+use crate::reaction::OrderEvent;
+use crate::repo::{QueueRecord, STATUS_PROCESSED, STATUS_UNPROCESSABLE};
+
+async fn merge_business(brand: &Brand, business_id: &str, patch: Value) -> Result<WriteOp, StoreError> {
+    let key = keys::business(&brand.tenant, business_id);
+    let mut row: Value = brand.repo().get(&key).await?.unwrap_or_else(|| json!({}));
+    if let (Some(row), Value::Object(patch)) = (row.as_object_mut(), patch) {
+        row.extend(patch);
+    }
+    Ok(key.put(&row))
+}
+
+/// Applies an order: the customer's totals, then every order reaction, then the order row.
+async fn apply_order(
+    brand: &mut Brand,
+    envelope: &Envelope,
+    facts: &OrderFacts,
+    version: &str,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Customer, StoreError> {
+    let ctx = brand.ctx.clone();
+    if ctx.fault_panic_order_id.as_deref() == Some(facts.order_id.as_str()) && !ctx.fault_fired.swap(true, Ordering::SeqCst)
+    {
+        panic!("injected fault: ENGAGE_FAULT_PANIC_ORDER_ID={}", facts.order_id);
+    }
+    let now = Utc::now();
+    let received = parse_instant(&envelope.received_at).unwrap_or(now);
+    let mut customer = brand.customer_or_new(&facts.phone, now).await?;
+    let applied = customer.apply_order(facts, version);
+    let event = OrderEvent { facts, envelope, received, applied };
+    for reaction in &ctx.reactions {
+        reaction.react(brand, &event, &mut customer, ops).await?;
+    }
+    if event.changed() {
+        ops.push(keys::order(&brand.tenant, &facts.business_id, &facts.order_id).put(
+            &json!({"payload": envelope.payload, "version": version, "amount": facts.amount, "source": envelope.source_id}),
+        ));
+    }
+    metrics::counter!("engage_orders_applied_total", "outcome" => format!("{applied:?}").to_lowercase()).increment(1);
+    if envelope.api_source.as_deref() == Some("lambda") {
+        ops.push(merge_business(brand, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);
+    }
+    Ok(customer)
+}
+
+/// Applies one envelope; returns the customer it touched (if any). An event that cannot be
+/// processed is kept as a queue record with status 2 (not retried).
+pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Customer>, StoreError> {
+    let now = Utc::now();
+    let received = parse_instant(&envelope.received_at).unwrap_or(now);
+    metrics::histogram!("engage_processing_lag_seconds")
+        .record((now - received).num_milliseconds().max(0) as f64 / 1000.0);
+    let version = format!("{}|{}", envelope.received_at, envelope.id);
+    let text = |name: &str| envelope.payload.get(name).and_then(Value::as_str).map(str::to_owned);
+    let mut ops = Vec::new();
+    let mut touched: Option<Customer> = None;
+    let mut error = None;
+
+    match envelope.kind {
+        EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
+            Ok(facts) => touched = Some(apply_order(brand, envelope, &facts, &version, &mut ops).await?),
+            Err(not_an_order) => error = Some(not_an_order.to_string()),
+        },
+        EventKind::Customer => match text("phone") {
+            Some(phone) => {
+                let mut customer = brand.customer_or_new(&phone, now).await?;
+                for (field, slot) in [
+                    ("name", &mut customer.name),
+                    ("email", &mut customer.email),
+                    ("gender", &mut customer.gender),
+                    ("dob", &mut customer.dob),
+                ] {
+                    if let Some(value) = text(field) {
+                        *slot = Some(value);
+                    }
+                }
+                if let Some(referrer) = text("referrer_number") {
+                    refer(brand, &mut customer, &referrer).await?;
+                }
+                touched = Some(customer);
+            }
+            None => error = Some("phone missing".to_owned()),
+        },
+        EventKind::PushToken => match (text("phone"), text("fcm_token")) {
+            (Some(phone), Some(token)) => {
+                let mut customer = brand.customer_or_new(&phone, now).await?;
+                if !customer.push_tokens.contains(&token) {
+                    customer.push_tokens.push(token);
+                }
+                touched = Some(customer);
+            }
+            _ => error = Some("phone or fcm_token missing".to_owned()),
+        },
+        EventKind::Checkin => match text("phone") {
+            Some(phone) => {
+                ops.push(keys::checkin(&brand.tenant, &phone, &envelope.id).put(&envelope.payload));
+                let mut customer = brand.customer_or_new(&phone, now).await?;
+                customer.last_checkin = Some(envelope.received_at.clone());
+                touched = Some(customer);
+            }
+            None => error = Some("phone missing".to_owned()),
+        },
+        EventKind::BusinessStatus | EventKind::MerchantData | EventKind::CrmToken => match text("businessId") {
+            Some(business_id) => {
+                let patch = match envelope.kind {
+                    EventKind::BusinessStatus => {
+                        json!({"status": envelope.payload.get("status"), "status_updated_at": envelope.received_at})
+                    }
+                    EventKind::MerchantData => {
+                        json!({"merchant": envelope.payload, "merchant_updated_at": envelope.received_at})
+                    }
+                    _ => json!({"crm_token": envelope.payload.get("token"), "crm_token_updated_at": envelope.received_at}),
+                };
+                ops.push(merge_business(brand, &business_id, patch).await?);
+            }
+            None => error = Some("businessId missing".to_owned()),
+        },
+    }
+
+    let record = QueueRecord {
+        data: envelope.payload.clone(),
+        source: envelope.source_id,
+        inserted_at: ist_timestamp(received),
+        status: if error.is_some() { STATUS_UNPROCESSABLE } else { STATUS_PROCESSED },
+        api_source: envelope.api_source.clone(),
+        id: envelope.id.clone(),
+        kind: serde_json::to_value(envelope.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+        error: error.clone(),
+    };
+    if let Some(error) = &error {
+        tracing::warn!(tenant = %brand.tenant, id = %envelope.id, trace_id = %envelope.trace_id, error, "unprocessable event kept with status 2");
+    }
+    ops.push(keys::queue_record(&brand.tenant, &ist_day(received), &envelope.received_at, &envelope.id).put(&record));
+    // The customer row last: it holds the totals, and on a store without multi-row atomicity a
+    // crash before it leaves the event to be applied again on redelivery.
+    match &touched {
+        Some(customer) => brand.commit_customer(ops, customer.clone()).await?,
+        None => brand.batch(ops).await?,
+    }
+    Ok(touched)
+}

@@ -1,0 +1,281 @@
+//! Points redemptions: final ones (integration and staff routes), POS ones that stay pending until
+//! their order arrives (the [`ConfirmPendingRedemption`] order reaction makes them final; the
+//! revoke job reverts them otherwise), and revocations.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use engage_storage::{StoreError, WriteOp};
+
+use super::fraud::{is_blocked, raise_flag, velocity};
+use super::ledger::{self, Draft, LotEffect};
+use super::loyalty::{parse_bill, rules};
+use super::otp;
+use crate::brand::Brand;
+use crate::domain::customer::{Customer, Redemption};
+use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUENCY, TXN_REDEEM};
+use crate::domain::time::{parse_instant, reached};
+use crate::keys::{self, digest};
+use crate::query::{reply, QueryError, QueryReply};
+use crate::reaction::{OrderEvent, OrderReaction};
+
+/// Redemption queries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum RedemptionQuery {
+    /// Redeem points for an order (once per order: a retry answers the first redemption):
+    /// [`Redeemed`].
+    Redeem {
+        /// Customer phone.
+        phone: String,
+        /// Points to redeem.
+        points: i64,
+        /// The order paid with them.
+        order_id: String,
+        /// The outlet.
+        outlet_id: Option<String>,
+        /// Bill amount (decimal text), when known: caps points by the bill share.
+        bill: Option<String>,
+        /// For a POS redemption (`/api/redeemLoyalty`): minutes the redemption waits for its
+        /// order before the revoke job reverts it; `None` for a final redemption.
+        pending_minutes: Option<u64>,
+        /// The customer's one-time password, for brands with `otp_required` (POS redemptions).
+        #[serde(default)]
+        otp: Option<String>,
+    },
+    /// Revert a pending POS redemption whose order never arrived (the revoke job, with its
+    /// clock), or any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
+    Revoke {
+        /// Customer phone.
+        phone: String,
+        /// The order.
+        order_id: String,
+        /// The clock to judge expiry by (RFC 3339).
+        now: String,
+        /// Revoke even if not expired / not pending.
+        force: bool,
+    },
+}
+
+/// A redemption's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Redeemed {
+    /// Points redeemed.
+    pub redeemed: i64,
+    /// The balance after it.
+    pub wallet_balance: i64,
+    /// Its ledger transaction.
+    pub txn_id: String,
+    /// A POS redemption's deadline for its order (RFC 3339).
+    pub pending_until: Option<String>,
+    /// True when it was done before (nothing changed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+}
+
+/// A revocation's answer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Revoked {
+    /// Whether points came back.
+    pub reverted: bool,
+    /// Why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The order came: the redemption is final now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<bool>,
+    /// Points restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<i64>,
+    /// The balance after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wallet_balance: Option<i64>,
+}
+
+impl Revoked {
+    fn not(reason: &str) -> Self {
+        Self { reason: Some(reason.to_owned()), ..Self::default() }
+    }
+}
+
+/// The redemption of `order_id`, if the customer row committed it.
+pub async fn committed(brand: &Brand, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
+    let row: Option<Redemption> = brand.repo().get(&keys::redemption(&brand.tenant, &customer.phone, order_id)).await?;
+    Ok(row.filter(|r| r.ledger_seq < customer.ledger_seq))
+}
+
+/// The write of a redemption row.
+pub fn put(brand: &Brand, phone: &str, order_id: &str, redemption: &Redemption) -> WriteOp {
+    keys::redemption(&brand.tenant, phone, order_id).put(redemption)
+}
+
+/// Answers a redemption query.
+pub async fn handle(brand: &mut Brand, query: RedemptionQuery) -> QueryReply {
+    let now = Utc::now();
+    match query {
+        RedemptionQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes, otp } => {
+            let request = RedeemRequest { phone, points, order_id, outlet_id, bill, pending_minutes, otp };
+            reply(redeem(brand, request, now).await)
+        }
+        RedemptionQuery::Revoke { phone, order_id, now: clock, force } => {
+            reply(revoke(brand, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
+        }
+    }
+}
+
+struct RedeemRequest {
+    phone: String,
+    points: i64,
+    order_id: String,
+    outlet_id: Option<String>,
+    bill: Option<String>,
+    pending_minutes: Option<u64>,
+    otp: Option<String>,
+}
+
+async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -> Result<Redeemed, QueryError> {
+    let RedeemRequest { phone, points, order_id, outlet_id, bill, pending_minutes, otp } = request;
+    let rules = rules(brand).await?;
+    let mut customer = brand.known_customer(&phone).await?;
+    if let Some(done) = committed(brand, &customer, &order_id).await? {
+        // a retry: answer what was done, change nothing
+        return Ok(Redeemed {
+            redeemed: done.points,
+            wallet_balance: customer.loyalty_points,
+            txn_id: done.txn_id,
+            pending_until: None,
+            replayed: true,
+        });
+    }
+    if is_blocked(brand, &customer).await? {
+        metrics::counter!("engage_fraud_denials_total", "reason" => "blocked").increment(1);
+        return Err(QueryError::Blocked);
+    }
+    let bill = parse_bill(bill.as_deref())?;
+    rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
+    let mut ops = Vec::new();
+    if rules.otp_required && pending_minutes.is_some() {
+        ops.push(otp::consume(brand, &phone, otp.as_deref(), now).await?);
+    }
+    let limits = velocity(brand).await?;
+    let already = count_in_period(&customer.velocity, TXN_REDEEM, limits.redemption_limit_period, now);
+    if breaches(limits.redemption_limit_value, already) {
+        let (flag_id, flag) = raise_flag(brand, &mut customer, REDEMPTION_FREQUENCY, outlet_id.clone(), now);
+        brand.commit_customer(flag.into_iter().collect(), customer).await?;
+        metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
+        return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
+    }
+    record(&mut customer.velocity, TXN_REDEEM, now);
+    let txn_id = format!("R-{}", digest(&[&brand.tenant, &phone, &order_id]));
+    let ledger_seq = customer.ledger_seq;
+    let pending_until = pending_minutes.map(|m| (now + Duration::minutes(m as i64)).to_rfc3339());
+    let mut entry = ledger::entry(
+        &brand.tenant,
+        &mut customer,
+        Draft {
+            txn_id: txn_id.clone(),
+            kind: "redeem",
+            points: -points,
+            order_id: Some(order_id.clone()),
+            outlet_id,
+            at: now.to_rfc3339(),
+            lots: LotEffect::Consume,
+        },
+    );
+    entry.append(&mut ops);
+    let mut ops = entry;
+    if let Some(until) = &pending_until {
+        ops.push(keys::pending_redemption(until, &brand.tenant, &order_id).put(
+            &serde_json::json!({"tenant": brand.tenant, "phone": phone, "order_id": order_id, "expires_at": until}),
+        ));
+    }
+    let redemption = Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq };
+    ops.push(put(brand, &phone, &order_id, &redemption));
+    metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
+    let balance = customer.loyalty_points;
+    brand.commit_customer(ops, customer).await?;
+    Ok(Redeemed { redeemed: points, wallet_balance: balance, txn_id, pending_until, replayed: false })
+}
+
+async fn revoke(
+    brand: &mut Brand,
+    phone: &str,
+    order_id: &str,
+    clock: DateTime<Utc>,
+    force: bool,
+) -> Result<Revoked, QueryError> {
+    let mut customer = brand.known_customer(phone).await?;
+    let Some(redemption) = committed(brand, &customer, order_id).await? else {
+        return Ok(Revoked::not("no redemption for this order"));
+    };
+    let index = redemption.pending_until.as_ref().map(|until| keys::pending_redemption(until, &brand.tenant, order_id));
+    let mut ops = Vec::new();
+    let arrived = customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
+    let due = reached(redemption.pending_until.as_deref(), clock);
+    if !force && (redemption.pending_until.is_none() || arrived || !due) {
+        if arrived && redemption.pending_until.is_some() {
+            // the POS order came: the redemption is final
+            let confirmed = Redemption { pending_until: None, ..redemption.clone() };
+            ops.push(put(brand, phone, order_id, &confirmed));
+            ops.extend(index.map(keys::Key::delete));
+            brand.commit_customer(ops, customer).await?;
+            return Ok(Revoked { confirmed: Some(true), ..Revoked::default() });
+        }
+        return Ok(Revoked::not(if due { "final" } else { "not due" }));
+    }
+    // revert: the points come back into the lots they came from, the redemption's ledger row is
+    // marked status 2
+    let mut restore = Vec::new();
+    if let Some(mut row) = ledger::row(brand, phone, redemption.ledger_seq).await? {
+        row.status = 2;
+        restore = row.lots.clone();
+        ops.push(keys::ledger(&brand.tenant, phone, redemption.ledger_seq).put(&row));
+    }
+    ops.extend(ledger::entry(
+        &brand.tenant,
+        &mut customer,
+        Draft {
+            txn_id: format!("V-{}", digest(&[&brand.tenant, phone, order_id])),
+            kind: "revoke",
+            points: redemption.points,
+            order_id: Some(order_id.to_owned()),
+            outlet_id: None,
+            at: clock.to_rfc3339(),
+            lots: LotEffect::Restore(restore),
+        },
+    ));
+    ops.push(keys::redemption(&brand.tenant, phone, order_id).delete());
+    ops.extend(index.map(keys::Key::delete));
+    let balance = customer.loyalty_points;
+    brand.commit_customer(ops, customer).await?;
+    metrics::counter!("engage_redemptions_reverted_total").increment(1);
+    Ok(Revoked { reverted: true, restored: Some(redemption.points), wallet_balance: Some(balance), ..Revoked::default() })
+}
+
+/// Order reaction: a POS redemption waiting for this order is final now.
+pub struct ConfirmPendingRedemption;
+
+#[async_trait]
+impl OrderReaction for ConfirmPendingRedemption {
+    fn name(&self) -> &'static str {
+        "pending_redemption_confirm"
+    }
+
+    async fn react(
+        &self,
+        brand: &mut Brand,
+        order: &OrderEvent<'_>,
+        customer: &mut Customer,
+        ops: &mut Vec<WriteOp>,
+    ) -> Result<(), StoreError> {
+        let order_id = &order.facts.order_id;
+        if let Some(mut redemption) = committed(brand, customer, order_id).await? {
+            if let Some(until) = redemption.pending_until.take() {
+                ops.push(keys::pending_redemption(&until, &brand.tenant, order_id).delete());
+                ops.push(put(brand, &customer.phone, order_id, &redemption));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,190 @@
+//! One key builder per table: every row's `(table, partition, clustering)` is spelled here once,
+//! and capabilities read and write rows through a [`Key`] (`Key::put`, `Key::delete`,
+//! [`crate::repo::Repo::get`]). The tables and their layout are listed in [`crate::repo`].
+
+use serde::Serialize;
+
+use engage_storage::WriteOp;
+
+use crate::repo::*;
+
+/// Where one row lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The table.
+    pub table: &'static str,
+    /// The partition key.
+    pub partition: String,
+    /// The clustering key.
+    pub clustering: Vec<u8>,
+}
+
+impl Key {
+    fn new(table: &'static str, partition: impl Into<String>, clustering: impl Into<Vec<u8>>) -> Self {
+        Self { table, partition: partition.into(), clustering: clustering.into() }
+    }
+
+    /// The write of `value` (as JSON) at this key.
+    pub fn put(self, value: &impl Serialize) -> WriteOp {
+        Repo::put_json(self.table, self.partition, &self.clustering, value)
+    }
+
+    /// The delete of this key.
+    pub fn delete(self) -> WriteOp {
+        WriteOp::Delete { table: self.table, partition: self.partition, clustering: self.clustering }
+    }
+
+    /// `table partition/clustering`, for error messages.
+    pub fn describe(&self) -> String {
+        format!("{}/{}", self.partition, String::from_utf8_lossy(&self.clustering))
+    }
+}
+
+/// A short stable digest of `parts` (16 hex characters): deterministic ids for retried writes.
+pub fn digest(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `customers`: a customer of the brand.
+pub fn customer(tenant: &str, phone: &str) -> Key {
+    Key::new(CUSTOMERS, tenant, phone.as_bytes())
+}
+
+/// `orders`: an order of an outlet.
+pub fn order(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(ORDERS, format!("{tenant}|{outlet}"), order_id.as_bytes())
+}
+
+/// `crm_queue`: the record of an envelope, under its IST acceptance day.
+pub fn queue_record(tenant: &str, ist_day: &str, received_at: &str, id: &str) -> Key {
+    Key::new(CRM_QUEUE, format!("{tenant}|{ist_day}"), format!("{received_at}|{id}").into_bytes())
+}
+
+/// `businesses`: an outlet's merged facts.
+pub fn business(tenant: &str, business_id: &str) -> Key {
+    Key::new(BUSINESSES, tenant, business_id.as_bytes())
+}
+
+/// `checkins`: one check-in of a customer.
+pub fn checkin(tenant: &str, phone: &str, envelope_id: &str) -> Key {
+    Key::new(CHECKINS, format!("{tenant}|{phone}"), envelope_id.as_bytes())
+}
+
+/// `fraud_config`: `velocity` or `alerts`.
+pub fn fraud_config(tenant: &str, which: &str) -> Key {
+    Key::new(FRAUD_CONFIG, tenant, which.as_bytes())
+}
+
+/// `fraud_blocklist`: a blocklisted contact.
+pub fn blocklist(tenant: &str, phone: &str) -> Key {
+    Key::new(BLOCKLIST, tenant, phone.as_bytes())
+}
+
+/// `fraud_flags`: a flag.
+pub fn fraud_flag(tenant: &str, flag_id: &str) -> Key {
+    Key::new(FRAUD_FLAGS, tenant, flag_id.as_bytes())
+}
+
+/// `business_wallets`: an outlet's wallet.
+pub fn wallet(tenant: &str, business: &str) -> Key {
+    Key::new(BUSINESS_WALLETS, tenant, business.as_bytes())
+}
+
+/// `wallet_txns`: the wallet's transaction number `seq`.
+pub fn wallet_txn(tenant: &str, business: &str, seq: u64) -> Key {
+    Key::new(WALLET_TXNS, format!("{tenant}|{business}"), seq.to_be_bytes())
+}
+
+/// The partition of an outlet's wallet transactions (for paging).
+pub fn wallet_txns_partition(tenant: &str, business: &str) -> String {
+    format!("{tenant}|{business}")
+}
+
+/// `wallet_refs`: the transaction a recharge reference or send id was applied as.
+pub fn wallet_ref(tenant: &str, business: &str, reference: &str) -> Key {
+    Key::new(WALLET_REFS, format!("{tenant}|{business}"), reference.as_bytes())
+}
+
+/// `wallet_pricing`: the brand's price table.
+pub fn pricing(tenant: &str) -> Key {
+    Key::new(WALLET_PRICING, tenant, b"pricing".to_vec())
+}
+
+/// `channel_queue`: a queued send in `<channel>_queue_<YYYYMMDD>`.
+pub fn queued_send(queue: &str, delivery_date: &str, tenant: &str, send_id: &str) -> Key {
+    Key::new(CHANNEL_QUEUE, format!("{queue}_{delivery_date}"), format!("{tenant}|{send_id}").into_bytes())
+}
+
+/// `rewards`: a reward of the catalogue.
+pub fn reward(tenant: &str, reward_id: &str) -> Key {
+    Key::new(REWARDS, tenant, reward_id.as_bytes())
+}
+
+/// `coupons`: a coupon.
+pub fn coupon(tenant: &str, code: &str) -> Key {
+    Key::new(COUPONS, tenant, code.as_bytes())
+}
+
+/// `pending_coupons`: the coupon waiting for an order.
+pub fn pending_coupon(tenant: &str, order_id: &str) -> Key {
+    Key::new(PENDING_COUPONS, tenant, order_id.as_bytes())
+}
+
+/// `loyalty_otps`: a customer's current one-time password.
+pub fn otp(tenant: &str, phone: &str) -> Key {
+    Key::new(OTPS, format!("{tenant}|{phone}"), b"otp".to_vec())
+}
+
+/// `loyalty_redemptions`: the redemption of an order (or `reward:<reference>`).
+pub fn redemption(tenant: &str, phone: &str, order_id: &str) -> Key {
+    Key::new(REDEMPTIONS, format!("{tenant}|{phone}"), order_id.as_bytes())
+}
+
+/// `pending_redemptions`: the revoke job's index row of a pending POS points redemption.
+pub fn pending_redemption(until: &str, tenant: &str, order_id: &str) -> Key {
+    Key::new(PENDING_REDEMPTIONS, "due", format!("{until}|{tenant}|{order_id}").into_bytes())
+}
+
+/// `pending_redemptions`: the revoke job's index row of a pending POS coupon use.
+pub fn pending_coupon_use(until: &str, tenant: &str, code: &str) -> Key {
+    Key::new(PENDING_REDEMPTIONS, "due", format!("{until}|{tenant}|coupon:{code}").into_bytes())
+}
+
+/// `loyalty_rules`: the brand's rules.
+pub fn loyalty_rules(tenant: &str) -> Key {
+    Key::new(LOYALTY_RULES, tenant, b"rules".to_vec())
+}
+
+/// `loyalty_ledger`: a customer's ledger row number `seq`.
+pub fn ledger(tenant: &str, phone: &str, seq: u64) -> Key {
+    Key::new(LOYALTY_LEDGER, format!("{tenant}|{phone}"), seq.to_be_bytes())
+}
+
+/// The partition of a customer's ledger (for paging).
+pub fn ledger_partition(tenant: &str, phone: &str) -> String {
+    format!("{tenant}|{phone}")
+}
+
+/// `loyalty_daily`: the copy of ledger row `seq` under its IST day.
+pub fn loyalty_daily(tenant: &str, ist_day: &str, phone: &str, seq: u64) -> Key {
+    let mut clustering = phone.as_bytes().to_vec();
+    clustering.push(b'|');
+    clustering.extend_from_slice(&seq.to_be_bytes());
+    Key::new(LOYALTY_DAILY, loyalty_daily_partition(tenant, ist_day), clustering)
+}
+
+/// The partition of a brand's IST day in `loyalty_daily`.
+pub fn loyalty_daily_partition(tenant: &str, ist_day: &str) -> String {
+    format!("{tenant}|{ist_day}")
+}
+
+/// `points_expiry`: the expiry job's index row of a customer's lot.
+pub fn points_expiry(expires_at: &str, tenant: &str, phone: &str) -> Key {
+    Key::new(POINTS_EXPIRY, "due", format!("{expires_at}|{tenant}|{phone}").into_bytes())
+}

@@ -1,0 +1,77 @@
+//! What every capability answers with: [`QueryError`] (why a query failed) and [`QueryReply`], the
+//! reply as it crosses the mailbox and the NATS request-reply (JSON). Capabilities build typed
+//! replies (structs) and turn them into a [`QueryReply`] with [`reply`]; callers that want the
+//! type back read it with [`read_reply`].
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use engage_storage::StoreError;
+
+use crate::domain::fraud::TransitionRefused;
+use crate::domain::loyalty::RedeemError;
+use crate::domain::wallet::InsufficientBalance;
+
+/// Why a query failed.
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error, PartialEq, Eq)]
+pub enum QueryError {
+    /// No such customer.
+    #[error("not found")]
+    NotFound,
+    /// The tenant cannot answer now (restarting, not owned here, time-out).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The request cannot be processed.
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// The store failed.
+    #[error("failed: {0}")]
+    Failed(String),
+    /// A redemption was refused.
+    #[error("refused: {0}")]
+    Redeem(RedeemError),
+    /// The customer is blocked (blocklist or a block by staff): loyalty actions are denied.
+    #[error("the customer is blocked")]
+    Blocked,
+    /// A velocity limit was breached: a flag was raised and the action denied.
+    #[error("{fraud_type} breached; flag {flag_id} raised")]
+    Fraud {
+        /// Which limit.
+        fraud_type: String,
+        /// The flag raised (or already open).
+        flag_id: String,
+    },
+    /// A flag transition was refused.
+    #[error("{0}")]
+    Transition(TransitionRefused),
+    /// The wallet cannot pay for the send.
+    #[error("{0}")]
+    Insufficient(InsufficientBalance),
+    /// A one-time password is missing, wrong, expired or used up.
+    #[error("one-time password: {0}")]
+    Otp(String),
+}
+
+impl From<StoreError> for QueryError {
+    fn from(error: StoreError) -> Self {
+        QueryError::Failed(error.to_string())
+    }
+}
+
+/// Answer to a query, as JSON: the form it takes over the mailbox and over NATS.
+pub type QueryReply = Result<Value, QueryError>;
+
+/// A typed answer as a [`QueryReply`].
+pub fn reply<T: Serialize>(answer: Result<T, QueryError>) -> QueryReply {
+    answer.and_then(|typed| {
+        serde_json::to_value(typed).map_err(|e| QueryError::Failed(format!("the reply cannot be encoded: {e}")))
+    })
+}
+
+/// Reads a typed answer back from a [`QueryReply`].
+pub fn read_reply<T: DeserializeOwned>(answer: QueryReply) -> Result<T, QueryError> {
+    answer.and_then(|value| {
+        serde_json::from_value(value).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
+    })
+}

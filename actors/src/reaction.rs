@@ -1,0 +1,54 @@
+//! The order-reaction seam. When the tenant actor applies an order it runs
+//! [`EngineContext::reactions`](crate::brand::EngineContext::reactions) in order; each
+//! [`OrderReaction`] gets the order's facts and the customer and adds write operations to the
+//! one atomic batch of that order (written with the customer row last). The default list is
+//! [`crate::capabilities::order_reactions`].
+//!
+//! A reaction must be idempotent by order id and version: [`OrderEvent::applied`] says whether the
+//! order is new, an update, or a replay of a version already applied (`Unchanged`, `Stale`), and a
+//! replay must add nothing that was not already written.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use engage_storage::{StoreError, WriteOp};
+use engage_streams::Envelope;
+
+use crate::brand::Brand;
+use crate::domain::customer::{Applied, Customer};
+use crate::domain::order::OrderFacts;
+
+/// An order the tenant actor is applying.
+pub struct OrderEvent<'a> {
+    /// The order's facts (outlet, order id, phone, amount, …).
+    pub facts: &'a OrderFacts,
+    /// The envelope it came in.
+    pub envelope: &'a Envelope,
+    /// When the ingress accepted it.
+    pub received: DateTime<Utc>,
+    /// What applying it to the customer did.
+    pub applied: Applied,
+}
+
+impl OrderEvent<'_> {
+    /// A new order or a newer version of one (not a replay).
+    pub fn changed(&self) -> bool {
+        matches!(self.applied, Applied::New | Applied::Updated)
+    }
+}
+
+/// Something that reacts to applied orders inside the order's batch.
+#[async_trait]
+pub trait OrderReaction: Send + Sync {
+    /// A short name, for logs and metrics.
+    fn name(&self) -> &'static str;
+
+    /// Adds this reaction's writes for `order` to `ops`; may change `customer` (written last).
+    async fn react(
+        &self,
+        brand: &mut Brand,
+        order: &OrderEvent<'_>,
+        customer: &mut Customer,
+        ops: &mut Vec<WriteOp>,
+    ) -> Result<(), StoreError>;
+}

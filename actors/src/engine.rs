@@ -124,13 +124,10 @@ impl Engine {
         let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
         let (stop, stop_rx) = watch::channel(false);
         let task = tokio::spawn(run_partition(partition, self.bus.clone(), supervisor.clone(), stop_rx.clone()));
-        let rpc = self
-            .nats
-            .clone()
-            .map(|client| {
-                let local: Arc<dyn LocalTenants> = self.clone();
-                tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
-            });
+        let rpc = self.nats.clone().map(|client| {
+            let local: Arc<dyn LocalTenants> = self.clone();
+            tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
+        });
         if let Ok(mut supervisors) = self.supervisors.write() {
             supervisors.insert(partition, supervisor.clone());
         }

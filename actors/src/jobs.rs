@@ -28,14 +28,14 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
-use crate::domain::time::{ist, ist_day, reached};
-use crate::domain::wallet::Channel;
-use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
-use crate::rpc::TenantGateway;
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::WalletQuery;
+use crate::domain::time::{ist, ist_day, reached};
+use crate::domain::wallet::Channel;
+use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::rpc::TenantGateway;
 
 /// Rows a drain delivers per run at most.
 pub const DRAIN_BATCH: usize = 8000;

@@ -36,7 +36,11 @@ use engage_storage::{Store, StoreError, WriteOp};
 use crate::domain::customer::Customer;
 use crate::keys::{self, Key};
 
-fn decode<T: serde::de::DeserializeOwned>(table: &'static str, key: impl FnOnce() -> String, bytes: &[u8]) -> Result<T, StoreError> {
+fn decode<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    key: impl FnOnce() -> String,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt { table, key: key(), source })
 }
 
@@ -187,7 +191,6 @@ impl Repo {
         let key = || format!("{partition}/{}", String::from_utf8_lossy(clustering));
         decode(table, key, &bytes).map(Some)
     }
-
 
     /// Every row of a tenant-scoped table, decoded as JSON, in clustering order.
     pub async fn all_json(&self, table: &'static str, partition: &str) -> Result<Vec<Value>, StoreError> {

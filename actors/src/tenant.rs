@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use engage_streams::Envelope;
 
-pub use crate::brand::EngineContext;
 use crate::brand::Brand;
+pub use crate::brand::EngineContext;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::fraud::FraudQuery;
 use crate::capabilities::loyalty::LoyaltyQuery;
@@ -25,8 +25,8 @@ use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{customers, fraud, loyalty, orders, otp, redemption, rewards, wallet};
-pub use crate::query::{QueryError, QueryReply};
 use crate::query::reply;
+pub use crate::query::{QueryError, QueryReply};
 
 /// A synchronous question or command for a tenant: a capability's query.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,16 +1,19 @@
 //! The engine on the embedded store and bus: orders flow from the bus to tenant actors, totals
 //! are exact, replays change nothing, and a panicking tenant actor loses no message.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use engage_actors::repo::Repo;
 use engage_actors::capabilities::customers::CustomersQuery;
 use engage_actors::capabilities::loyalty::LoyaltyQuery;
 use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
+use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, Store};
 use engage_streams::bus::EmbeddedBus;
@@ -280,8 +283,10 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
     assert_eq!(view["loyalty_points"], 2 + 50, "the referee earns once");
     let referrer_view = customer(&gateway, tenant, referrer).await.unwrap();
     assert_eq!(referrer_view["loyalty_points"], 1 + 100, "the referrer is paid once: {referrer_view}");
-    let ledger =
-        gateway.ask(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 }).await.unwrap();
+    let ledger = gateway
+        .ask(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 })
+        .await
+        .unwrap();
     let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
     assert_eq!(sum, 101, "the referrer's ledger sums to the balance: {ledger}");
     engine.shutdown().await;

@@ -8,7 +8,6 @@ use utoipa::{Modify, OpenApi};
 
 use crate::logs::schema::{schema_document, LogIngestRequest};
 
-
 struct BearerAuth;
 
 impl Modify for BearerAuth {
@@ -46,9 +45,9 @@ pub fn document() -> Result<String, String> {
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
         .ok_or("the generated document has no components.schemas")?;
-    let id = schema.get("$id").and_then(Value::as_str).unwrap_or_default().to_owned();
-    schemas.insert("LogIngestRequest".to_owned(), schema);
-    schemas.insert("LogEvent".to_owned(), json!({"$ref": format!("{id}#/$defs/LogEvent")}));
+    let (request, defs) = lift_defs(schema);
+    schemas.insert("LogIngestRequest".to_owned(), request);
+    schemas.extend(defs);
     let (paths, platform_schemas, security) = crate::platform::openapi();
     schemas.extend(platform_schemas);
     schemas.insert(
@@ -65,6 +64,41 @@ pub fn document() -> Result<String, String> {
     serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())
 }
 
+/// The validator's schema as OpenAPI components: its `$defs` become components of their own and
+/// its `#/$defs/NAME` references point at them (tools resolve those without the schema's `$id`);
+/// nothing else changes, so the document still describes exactly what the validator enforces.
+fn lift_defs(mut schema: Value) -> (Value, serde_json::Map<String, Value>) {
+    fn rewrite(value: &mut Value) {
+        match value {
+            Value::Object(object) => {
+                for (key, inner) in object.iter_mut() {
+                    match inner {
+                        Value::String(target) if key == "$ref" && target.starts_with("#/$defs/") => {
+                            *target = target.replacen("#/$defs/", "#/components/schemas/", 1);
+                        }
+                        _ => rewrite(inner),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let mut defs = serde_json::Map::new();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$id");
+        object.remove("$schema");
+        if let Some(Value::Object(found)) = object.remove("$defs") {
+            defs = found;
+        }
+    }
+    rewrite(&mut schema);
+    for def in defs.values_mut() {
+        rewrite(def);
+    }
+    (schema, defs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,7 +109,13 @@ mod tests {
         assert_eq!(doc["openapi"], "3.1.0");
         assert!(doc["paths"]["/v1/logs"]["post"].is_object());
         assert!(doc["paths"]["/v1/logs/ingest"]["post"].is_object());
-        assert_eq!(doc["components"]["schemas"]["LogIngestRequest"], schema_document().unwrap());
+        let (request, defs) = lift_defs(schema_document().unwrap());
+        assert_eq!(doc["components"]["schemas"]["LogIngestRequest"], request);
+        assert!(!defs.is_empty());
+        for (name, def) in defs {
+            assert_eq!(doc["components"]["schemas"][&name], def, "{name}");
+        }
+        assert!(!document().unwrap().contains("#/$defs/"), "every reference resolves inside the document");
         assert!(doc["components"]["schemas"]["LogIngestPartial"].is_object());
     }
 }

@@ -228,6 +228,16 @@ async fn csv_blocklist_upload_reports_rows_and_blocks_loyalty() {
     // a file without a Phone column
     let (status, _) = upload("Mobile\n9876540010\n".to_owned()).await;
     assert_eq!(status, 400);
+    // a body that is not multipart at all (found by schemathesis): the staff family's JSON 400
+    let (status, body) = post(
+        &app,
+        "/crm_api/upload_blocklist_contacts",
+        &[("token", &b.staff)],
+        &json!({"parent_business_id": b.name}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["message"], "invalid request");
     let (_, list) = post(
         &app,
         "/crm_api/get_blocklist_contacts",

@@ -2,6 +2,9 @@
 //! parts: moto_server as CloudWatch Logs (`ENGAGE_TEST_MOTO_URL`, started by `scripts/test.sh`), a
 //! local HTTP server serving a JWKS made from keys the test generates.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod helpers;
 
 mod cli;

@@ -346,3 +346,21 @@ async fn queue_records_follow_the_spec_table() {
     let outlet = repo.json(engage_actors::repo::BUSINESSES, t, b"outlet-1").await.unwrap().expect("business row");
     assert!(outlet["last_order_hit"].is_string(), "the serverless tier updates the last-order-hit marker: {outlet}");
 }
+
+/// Found by schemathesis: `orderTime` "0000-00-00 00:00:00" matched the pattern, was accepted, and
+/// the customer's `last_order` became "0000-00-00" (not a date). Now a 400 at the edge.
+#[tokio::test]
+async fn an_order_time_that_is_no_real_time_is_refused() {
+    let app = spawn_app(&[]).await;
+    for time in ["0000-00-00 00:00:00", "2026-02-30 10:00:00", "2026-11-21 25:00:00"] {
+        let order = json!({"parentBusinessId": "brand-t", "businessId": "o-1", "orderId": "t-1",
+                           "customer": {"phone": "9876543210"}, "amount": 10, "orderTime": time});
+        let (status, body) = post(&app, "/injestion/platform", &[], &order).await;
+        assert_eq!(status, 400, "{time}: {body}");
+        assert_eq!(body["error_code"], "xE_102");
+        assert_eq!(body["errors"][0]["pointer"], "/orderTime");
+    }
+    let good = json!({"parentBusinessId": "brand-t", "businessId": "o-1", "orderId": "t-1",
+                      "customer": {"phone": "9876543210"}, "amount": 10, "orderTime": "2026-11-21 10:00:00"});
+    assert_eq!(post(&app, "/injestion/platform", &[], &good).await.0, 200);
+}

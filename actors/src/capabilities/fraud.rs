@@ -182,8 +182,7 @@ async fn flag(
 ) -> Result<FlagOutcome, QueryError> {
     let mut customer = brand.known_customer(contact).await?;
     let wanted = if action == FlagAction::Unblock { FlagState::Blocked } else { FlagState::Flagged };
-    let targets: Vec<String> =
-        customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
+    let targets: Vec<String> = customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
     if targets.is_empty() {
         let fallback = if customer.is_blocked { FlagState::Blocked } else { FlagState::Resolved };
         let state = customer.flags.values().next().copied().unwrap_or(fallback);

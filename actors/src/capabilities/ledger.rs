@@ -64,9 +64,10 @@ pub fn entry(tenant: &str, customer: &mut Customer, draft: Draft) -> Vec<WriteOp
     if draft.points > 0 {
         for lot in &lots {
             customer.point_lots.credit(lot);
-            ops.push(keys::points_expiry(&lot.expires_at, tenant, &customer.phone).put(
-                &json!({"tenant": tenant, "phone": customer.phone, "expires_at": lot.expires_at}),
-            ));
+            ops.push(
+                keys::points_expiry(&lot.expires_at, tenant, &customer.phone)
+                    .put(&json!({"tenant": tenant, "phone": customer.phone, "expires_at": lot.expires_at})),
+            );
         }
     }
     let day = ist_day(parse_instant(&draft.at).unwrap_or_else(Utc::now));

@@ -195,7 +195,9 @@ pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
         LoyaltyQuery::ExpirePoints { phone, now: clock } => {
             reply(expire(brand, &phone, parse_instant(&clock).unwrap_or(now)).await)
         }
-        LoyaltyQuery::DayWise { from, to } => reply(day_wise(brand.repo().clone(), brand.tenant.clone(), from, to).await),
+        LoyaltyQuery::DayWise { from, to } => {
+            reply(day_wise(brand.repo().clone(), brand.tenant.clone(), from, to).await)
+        }
         LoyaltyQuery::Ledger { phone, page, page_size } => {
             let customer = brand.known_customer(&phone).await?;
             let page = page.max(1);
@@ -203,7 +205,13 @@ pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
             let partition = keys::ledger_partition(&brand.tenant, &phone);
             let data =
                 brand.repo().seq_page(LOYALTY_LEDGER, &partition, (page - 1) * page_size, page_size as usize).await?;
-            reply(Ok(LedgerPage { data, page, page_size, total: customer.ledger_seq, loyalty_points: customer.loyalty_points }))
+            reply(Ok(LedgerPage {
+                data,
+                page,
+                page_size,
+                total: customer.ledger_seq,
+                loyalty_points: customer.loyalty_points,
+            }))
         }
     }
 }
@@ -294,9 +302,11 @@ impl OrderReaction for EarnPoints {
             let mut after = rules.points_for(facts.amount);
             if order.applied == Applied::New && after > 0 {
                 let limits = velocity(brand).await?;
-                let already = count_in_period(&customer.velocity, TXN_EARN, limits.points_earning_limit_period, received);
+                let already =
+                    count_in_period(&customer.velocity, TXN_EARN, limits.points_earning_limit_period, received);
                 if breaches(limits.points_earning_limit_value, already) {
-                    let (_, flag) = raise_flag(brand, customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
+                    let (_, flag) =
+                        raise_flag(brand, customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
                     ops.extend(flag);
                     after = 0;
                 } else {

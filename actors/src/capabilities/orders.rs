@@ -1,8 +1,6 @@
 //! Orders and the other bus events: [`apply`] writes the queue record, upserts the customer and the
 //! order, runs the order reactions, and commits it all in one batch (customer row last).
 
-use std::sync::atomic::Ordering;
-
 use chrono::Utc;
 use serde_json::{json, Value};
 
@@ -36,7 +34,9 @@ async fn apply_order(
     ops: &mut Vec<WriteOp>,
 ) -> Result<Customer, StoreError> {
     let ctx = brand.ctx.clone();
-    if ctx.fault_panic_order_id.as_deref() == Some(facts.order_id.as_str()) && !ctx.fault_fired.swap(true, Ordering::SeqCst)
+    #[cfg(feature = "fault-injection")]
+    if ctx.fault_panic_order_id.as_deref() == Some(facts.order_id.as_str())
+        && !ctx.fault_fired.swap(true, std::sync::atomic::Ordering::SeqCst)
     {
         panic!("injected fault: ENGAGE_FAULT_PANIC_ORDER_ID={}", facts.order_id);
     }
@@ -126,7 +126,9 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
                     EventKind::MerchantData => {
                         json!({"merchant": envelope.payload, "merchant_updated_at": envelope.received_at})
                     }
-                    _ => json!({"crm_token": envelope.payload.get("token"), "crm_token_updated_at": envelope.received_at}),
+                    _ => {
+                        json!({"crm_token": envelope.payload.get("token"), "crm_token_updated_at": envelope.received_at})
+                    }
                 };
                 ops.push(merge_business(brand, &business_id, patch).await?);
             }

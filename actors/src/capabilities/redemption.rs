@@ -250,7 +250,12 @@ async fn revoke(
     let balance = customer.loyalty_points;
     brand.commit_customer(ops, customer).await?;
     metrics::counter!("engage_redemptions_reverted_total").increment(1);
-    Ok(Revoked { reverted: true, restored: Some(redemption.points), wallet_balance: Some(balance), ..Revoked::default() })
+    Ok(Revoked {
+        reverted: true,
+        restored: Some(redemption.points),
+        wallet_balance: Some(balance),
+        ..Revoked::default()
+    })
 }
 
 /// Order reaction: a POS redemption waiting for this order is final now.

@@ -85,7 +85,10 @@ impl OrderReaction for RewardReferral {
         if let Some(mut referrer) = brand.customer(&referrer_phone).await? {
             let capped = program.max_referrals > 0
                 && referrer.referrals_rewarded.len() >= usize::try_from(program.max_referrals).unwrap_or(usize::MAX);
-            if !referrer.referrals_rewarded.contains(&customer.phone) && !capped && !is_blocked(brand, &referrer).await? {
+            if !referrer.referrals_rewarded.contains(&customer.phone)
+                && !capped
+                && !is_blocked(brand, &referrer).await?
+            {
                 referrer.referrals_rewarded.insert(customer.phone.clone());
                 if program.referrer_points > 0 {
                     ops.extend(ledger::entry(&tenant, &mut referrer, draft(&referrer_phone, program.referrer_points)));

@@ -369,7 +369,8 @@ async fn purchase(
         revoked_at: None,
     };
     ops.push(put_coupon(brand, &coupon));
-    let redemption = Redemption { txn_id: format!("C-{code}"), points: reward.points_cost, pending_until: None, ledger_seq };
+    let redemption =
+        Redemption { txn_id: format!("C-{code}"), points: reward.points_cost, pending_until: None, ledger_seq };
     ops.push(redemption::put(brand, phone, &order_key, &redemption));
     let balance = customer.loyalty_points;
     brand.commit_customer(ops, customer).await?;

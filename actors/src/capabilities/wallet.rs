@@ -259,7 +259,13 @@ async fn applied_reference(
 
 /// The writes of one wallet transaction (its row, keyed by the wallet's next sequence, and the
 /// reference row); the caller writes the wallet row after them.
-fn record_txn(brand: &Brand, business: &str, wallet: &mut Wallet, reference: &str, mut txn: WalletTxn) -> (String, Vec<WriteOp>) {
+fn record_txn(
+    brand: &Brand,
+    business: &str,
+    wallet: &mut Wallet,
+    reference: &str,
+    mut txn: WalletTxn,
+) -> (String, Vec<WriteOp>) {
     let seq = wallet.txn_seq;
     wallet.txn_seq += 1;
     let txn_id = format!("W-{}", digest(&[&brand.tenant, business, reference]));
@@ -295,7 +301,8 @@ pub async fn queue_send(
         return Err(QueryError::Insufficient(short));
     }
     let seq = wallet.txn_seq;
-    let purpose = serde_json::to_value(send.purpose).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let purpose =
+        serde_json::to_value(send.purpose).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
     let txn = WalletTxn {
         txn_id: String::new(),
         transaction_type: "debit".to_owned(),
@@ -336,8 +343,15 @@ pub async fn queue_send(
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
     ops.push(keys::queued_send(send.channel.queue(), &send.delivery_date, &brand.tenant, &send.send_id).put(&row));
-    metrics::counter!("engage_sends_queued_total", "channel" => format!("{:?}", send.channel).to_lowercase()).increment(1);
-    Ok(Queued { txn_id, balance: text(wallet.balance), charged: Some(text(charge.total)), queue: Some(queue), replayed: false })
+    metrics::counter!("engage_sends_queued_total", "channel" => format!("{:?}", send.channel).to_lowercase())
+        .increment(1);
+    Ok(Queued {
+        txn_id,
+        balance: text(wallet.balance),
+        charged: Some(text(charge.total)),
+        queue: Some(queue),
+        replayed: false,
+    })
 }
 
 /// One send on its own: [`queue_send`], then `extra` writes (rows the send belongs with), then the

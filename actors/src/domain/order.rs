@@ -60,7 +60,8 @@ impl OrderFacts {
         if amount.is_sign_negative() {
             return Err(NotAnOrder("amount is negative".into()));
         }
-        let order_time = text(payload.get("orderTime"));
+        // an orderTime that is no real time (accepted before ingress checked it) counts as absent
+        let order_time = text(payload.get("orderTime")).filter(|t| super::time::parse_ist(t).is_some());
         Ok(Self { business_id, order_id, phone, name, amount, order_time })
     }
 

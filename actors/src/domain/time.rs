@@ -4,8 +4,14 @@ use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 
 /// The IST offset.
 pub fn ist() -> FixedOffset {
-    FixedOffset::east_opt(5 * 3600 + 30 * 60).unwrap_or_else(|| FixedOffset::east_opt(0).expect("zero offset"))
+    IST
 }
+
+// Checked when compiling: the offset is in range.
+const IST: FixedOffset = match FixedOffset::east_opt(5 * 3600 + 30 * 60) {
+    Some(offset) => offset,
+    None => panic!("the IST offset is out of range"),
+};
 
 /// `YYYY-MM-DD HH:mm:ss` in IST, the queue record's `insertedAt` format.
 pub fn ist_timestamp(at: DateTime<Utc>) -> String {

@@ -89,8 +89,12 @@ pub struct ChannelPrices {
 
 impl ChannelPrices {
     const fn digital_bill() -> Self {
-        Self { sms: Decimal::from_parts(145, 0, 0, false, 3), chat: Decimal::from_parts(92, 0, 0, false, 2),
-               chat_utility: Decimal::from_parts(25, 0, 0, false, 2), push: Decimal::ZERO }
+        Self {
+            sms: Decimal::from_parts(145, 0, 0, false, 3),
+            chat: Decimal::from_parts(92, 0, 0, false, 2),
+            chat_utility: Decimal::from_parts(25, 0, 0, false, 2),
+            push: Decimal::ZERO,
+        }
     }
 }
 
@@ -174,7 +178,12 @@ impl Pricing {
 
     /// Refuses negative prices and GST outside 0..=100.
     pub fn check(&self) -> Result<(), String> {
-        let lists = [("feedback", self.feedback), ("fraud_alert", self.fraud_alert), ("campaign", self.campaign), ("otp", self.otp)];
+        let lists = [
+            ("feedback", self.feedback),
+            ("fraud_alert", self.fraud_alert),
+            ("campaign", self.campaign),
+            ("otp", self.otp),
+        ];
         let mut prices = vec![
             ("digital_bill_sms", self.digital_bill_sms),
             ("digital_chat_cost", self.digital_chat_cost),
@@ -255,7 +264,11 @@ mod tests {
             (Campaign, Push, Marketing, "0"),
         ];
         for (purpose, channel, template, total) in cases {
-            assert_eq!(Pricing::default().price(purpose, channel, template).total, d(total), "{purpose:?} {channel:?} {template:?}");
+            assert_eq!(
+                Pricing::default().price(purpose, channel, template).total,
+                d(total),
+                "{purpose:?} {channel:?} {template:?}"
+            );
         }
         let sms = Pricing::default().price(DigitalBill, Sms, Utility);
         assert_eq!((sms.cost, sms.gst), (d("0.145"), d("0.0261")));

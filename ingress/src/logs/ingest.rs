@@ -20,9 +20,9 @@ use utoipa::ToSchema;
 use engage_storage::logs::{BatchReport, EventFate, SinkEvent, WriteReport};
 
 use super::naming::{log_group, log_stream};
+use super::schema::LogIngestRequest;
 use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
-use super::schema::LogIngestRequest;
 use crate::AppState;
 
 /// Most events in one request.

@@ -40,9 +40,9 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::fraud::FraudQuery;
+use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
 use engage_actors::domain::fraud::{FlagAction, Period, VelocityRules};
 use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
-use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
 use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
@@ -173,12 +173,20 @@ pub fn valid_blocklist_number(value: &str) -> bool {
     value.len() == 10 && value.bytes().all(|b| b.is_ascii_digit()) && value.as_bytes()[0] >= b'6'
 }
 
-async fn upload_blocklist(State(state): State<AppState>, headers: HeaderMap, mut multipart: Multipart) -> Response {
+async fn upload_blocklist(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Response {
     let caller = match check(&state, Auth::Staff, &headers).await {
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
     let invalid_request = |message: &str| StaffError::invalid_message("", message).into_response();
+    // a body that is not multipart gets the staff family's 400, not axum's text answer
+    let Ok(mut multipart) = multipart else {
+        return invalid_request("the body is not multipart/form-data with parent_business_id and file");
+    };
     let mut brand = None;
     let mut file: Option<Vec<u8>> = None;
     loop {

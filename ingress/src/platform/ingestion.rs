@@ -208,7 +208,15 @@ pub async fn enqueue(
     mut body: Value,
     trace_id: &str,
 ) -> Result<Envelope, IntegrationError> {
-    let issues = state.platform.schemas.issues(spec.schema, &body);
+    let mut issues = state.platform.schemas.issues(spec.schema, &body);
+    if let Some(time) = body.get("orderTime").and_then(Value::as_str) {
+        if issues.is_empty() && engage_actors::domain::time::parse_ist(time).is_none() {
+            issues.push(crate::error::Issue {
+                pointer: "/orderTime".to_owned(),
+                message: format!("{time:?} is not a real date and time (YYYY-MM-DD HH:mm:ss, IST)"),
+            });
+        }
+    }
     if !issues.is_empty() {
         metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
         return Err(IntegrationError::invalid(issues));

@@ -274,8 +274,9 @@ fn integration_brand(caller: &Caller) -> Result<String, Response> {
 
 /// Current rules with the body's fields applied.
 async fn merged_rules(state: &AppState, brand: &str, body: &Value) -> Result<LoyaltyRules, QueryError> {
-    let current: LoyaltyRules = serde_json::from_value(state.platform.gateway.ask(brand, LoyaltyQuery::GetRules).await?)
-        .map_err(|e| QueryError::Failed(e.to_string()))?;
+    let current: LoyaltyRules =
+        serde_json::from_value(state.platform.gateway.ask(brand, LoyaltyQuery::GetRules).await?)
+            .map_err(|e| QueryError::Failed(e.to_string()))?;
     let dec = |name: &str, current| body.get(name).and_then(decimal).unwrap_or(current);
     let int = |name: &str| body.get(name).and_then(Value::as_i64);
     Ok(LoyaltyRules {

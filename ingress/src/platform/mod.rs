@@ -77,6 +77,9 @@ pub fn router() -> Router<AppState> {
         .merge(admin::router())
 }
 
+/// Routes that move fraud flags: 409 when the transition is refused.
+const FLAG_ROUTES: &[&str] = &["/crm_api/block_unblock_resolve_contacts", "/crm_api/mark_resolve_contacts"];
+
 fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     let error = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
     let mut responses = if matches!(auth, Auth::Staff | Auth::App) {
@@ -209,7 +212,19 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),
     ] {
-        paths.insert(path.to_owned(), json!({"post": operation(summary, auth, schema, object.clone())}));
+        let mut op = operation(summary, auth, schema, object.clone());
+        // every tenant route can name a customer, coupon or reward the brand does not have
+        let family = if matches!(auth, Auth::Staff | Auth::App) { "StaffErrorBody" } else { "IntegrationErrorBody" };
+        let body = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{family}")}}});
+        op["responses"]["404"] = json!({"description": "not found (customer, coupon or reward)", "content": body});
+        if auth == Auth::None {
+            // the open /pos_e/v1 routes: a fraud denial (fraud_detected) or a refused one-time password
+            op["responses"]["403"] = json!({"description": "xE_108/xE_109 fraud_detected denial, xE_112 one-time password refused", "content": body});
+        }
+        if FLAG_ROUTES.contains(&path) {
+            op["responses"]["409"] = json!({"description": "the flag transition is refused in the contact's state", "content": body});
+        }
+        paths.insert(path.to_owned(), json!({"post": op}));
     }
     let mut upload = operation(
         "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",

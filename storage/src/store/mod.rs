@@ -3,6 +3,7 @@
 //! The API is kept small on purpose (get, scan within a partition, atomic batch); table knowledge
 //! lives in typed repositories above it. A batch returns only after it is durable.
 
+#[cfg(test)]
 pub mod conformance;
 mod embedded;
 mod nats_kv;

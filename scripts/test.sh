@@ -121,10 +121,17 @@ if [ "$#" = 0 ]; then
   staff=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind staff --parent brand-fuzz)
   integration=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind integration --parent brand-fuzz)
   log "schemathesis against http://127.0.0.1:$fuzz_port/openapi.json"
-  (cd target && schemathesis run "http://127.0.0.1:$fuzz_port/openapi.json" \
-    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-    --phases examples,coverage,fuzzing --max-examples 30 --seed 20261122 --workers 2 --request-timeout 10 \
-    --generation-database none --no-color -H "token: $staff" -H "Authorization: $integration")
+  fuzz() {
+    (cd target && schemathesis run "http://127.0.0.1:$fuzz_port/openapi.json" \
+      --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+      --max-examples 30 --seed 20261122 --workers 2 --request-timeout 10 \
+      --generation-database none --no-color -H "token: $staff" -H "Authorization: $integration" "$@")
+  }
+  # every operation, generated bodies
+  fuzz --phases examples,fuzzing
+  # boundary values of every schema; schemathesis 4.32's coverage generator itself fails
+  # ("Inconsistent results", inside its own code) on /chat/receipts' body, which the pass above covers
+  fuzz --phases coverage --exclude-path /chat/receipts
   rm -rf "$fuzz_dir"
   log "schemathesis: no failures"
 fi

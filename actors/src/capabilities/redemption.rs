@@ -26,24 +26,7 @@ use crate::reaction::{OrderEvent, OrderReaction};
 pub enum RedemptionQuery {
     /// Redeem points for an order (once per order: a retry answers the first redemption):
     /// [`Redeemed`].
-    Redeem {
-        /// Customer phone.
-        phone: String,
-        /// Points to redeem.
-        points: i64,
-        /// The order paid with them.
-        order_id: String,
-        /// The outlet.
-        outlet_id: Option<String>,
-        /// Bill amount (decimal text), when known: caps points by the bill share.
-        bill: Option<String>,
-        /// For a POS redemption (`/api/redeemLoyalty`): minutes the redemption waits for its
-        /// order before the revoke job reverts it; `None` for a final redemption.
-        pending_minutes: Option<u64>,
-        /// The customer's one-time password, for brands with `otp_required` (POS redemptions).
-        #[serde(default)]
-        otp: Option<String>,
-    },
+    Redeem(RedeemRequest),
     /// Revert a pending POS redemption whose order never arrived (the revoke job, with its
     /// clock), or any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
     Revoke {
@@ -114,24 +97,32 @@ pub fn put(brand: &Brand, phone: &str, order_id: &str, redemption: &Redemption) 
 pub async fn handle(brand: &mut Brand, query: RedemptionQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        RedemptionQuery::Redeem { phone, points, order_id, outlet_id, bill, pending_minutes, otp } => {
-            let request = RedeemRequest { phone, points, order_id, outlet_id, bill, pending_minutes, otp };
-            reply(redeem(brand, request, now).await)
-        }
+        RedemptionQuery::Redeem(request) => reply(redeem(brand, request, now).await),
         RedemptionQuery::Revoke { phone, order_id, now: clock, force } => {
             reply(revoke(brand, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
         }
     }
 }
 
-struct RedeemRequest {
-    phone: String,
-    points: i64,
-    order_id: String,
-    outlet_id: Option<String>,
-    bill: Option<String>,
-    pending_minutes: Option<u64>,
-    otp: Option<String>,
+/// A redemption asked for.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedeemRequest {
+    /// Customer phone.
+    pub phone: String,
+    /// Points to redeem.
+    pub points: i64,
+    /// The order paid with them.
+    pub order_id: String,
+    /// The outlet.
+    pub outlet_id: Option<String>,
+    /// Bill amount (decimal text), when known: caps points by the bill share.
+    pub bill: Option<String>,
+    /// For a POS redemption (`/api/redeemLoyalty`): minutes the redemption waits for its order
+    /// before the revoke job reverts it; `None` for a final redemption.
+    pub pending_minutes: Option<u64>,
+    /// The customer's one-time password, for brands with `otp_required` (POS redemptions).
+    #[serde(default)]
+    pub otp: Option<String>,
 }
 
 async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -> Result<Redeemed, QueryError> {

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::loyalty::LoyaltyQuery;
 use engage_actors::capabilities::otp::OtpQuery;
-use engage_actors::capabilities::redemption::RedemptionQuery;
+use engage_actors::capabilities::redemption::{RedeemRequest, RedemptionQuery};
 use engage_actors::capabilities::rewards::RewardsQuery;
 use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, RedeemError, ReferralRules};
 use engage_actors::domain::order::decimal;
@@ -486,7 +486,7 @@ pub(super) fn with_status(mut answer: Value) -> Value {
 }
 
 pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> RedemptionQuery {
-    RedemptionQuery::Redeem {
+    RedemptionQuery::Redeem(RedeemRequest {
         phone: text(body, "customer_number").unwrap_or_default(),
         points: body.get("points").and_then(Value::as_i64).unwrap_or_default(),
         order_id: text(body, "order_id").unwrap_or_default(),
@@ -494,7 +494,7 @@ pub(super) fn redeem_query(body: &Value, pending_minutes: Option<u64>) -> Redemp
         bill: text(body, "bill_amount"),
         pending_minutes,
         otp: text(body, "otp"),
-    }
+    })
 }
 
 /// `{status: 1, redeemed, wallet_balance, txn_id}` (spec shape; `wallet_balance` is the points

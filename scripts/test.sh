@@ -115,11 +115,13 @@ set -e
 if [ "$#" = 0 ]; then
   fuzz_dir=$(mktemp -d)
   fuzz_port=$(free_port)
-  ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage serve >target/fuzz-server.log 2>&1 &
+  # the binary the suite built (wherever CARGO_TARGET_DIR puts it)
+  engage_bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/engage"
+  ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" serve >target/fuzz-server.log 2>&1 &
   pids+=($!)
   wait_port "$fuzz_port" || { log "engage did not start for schemathesis"; cat target/fuzz-server.log >&2; exit 1; }
-  staff=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind staff --parent brand-fuzz)
-  integration=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" target/debug/engage tokens create --kind integration --parent brand-fuzz)
+  staff=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" tokens create --kind staff --parent brand-fuzz)
+  integration=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" tokens create --kind integration --parent brand-fuzz)
   log "schemathesis against http://127.0.0.1:$fuzz_port/openapi.json"
   fuzz() {
     (cd target && schemathesis run "http://127.0.0.1:$fuzz_port/openapi.json" \

@@ -194,8 +194,18 @@ impl Repo {
 
     /// Every row of a tenant-scoped table, decoded as JSON, in clustering order.
     pub async fn all_json(&self, table: &'static str, partition: &str) -> Result<Vec<Value>, StoreError> {
+        self.all(table, partition).await
+    }
+
+    /// Every row of a partition, decoded as `T`, in clustering order; a row that does not decode
+    /// is [`StoreError::Corrupt`].
+    pub async fn all<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &'static str,
+        partition: &str,
+    ) -> Result<Vec<T>, StoreError> {
         let mut out = Vec::new();
-        self.visit_json(table, partition, |row| out.push(row)).await?;
+        self.visit(table, partition, |row| out.push(row)).await?;
         Ok(out)
     }
 
@@ -205,7 +215,18 @@ impl Repo {
         &self,
         table: &'static str,
         partition: &str,
-        mut visit: impl FnMut(Value),
+        visit: impl FnMut(Value),
+    ) -> Result<(), StoreError> {
+        self.visit(table, partition, visit).await
+    }
+
+    /// Hands every row of a partition, decoded as `T`, to `visit`, in clustering order, a page at
+    /// a time.
+    pub async fn visit<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &'static str,
+        partition: &str,
+        mut visit: impl FnMut(T),
     ) -> Result<(), StoreError> {
         let mut after: Option<Vec<u8>> = None;
         loop {

@@ -241,17 +241,6 @@ fn short_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// Every row of a brand's table `T` (catalogue, coupons).
-async fn all<T: serde::de::DeserializeOwned>(brand: &Brand, table: &'static str) -> Result<Vec<T>, QueryError> {
-    brand
-        .repo()
-        .all_json(table, &brand.tenant)
-        .await?
-        .into_iter()
-        .map(|row| serde_json::from_value(row).map_err(|e| QueryError::Failed(format!("corrupt row in {table}: {e}"))))
-        .collect()
-}
-
 /// Answers a rewards query.
 pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
     let now = Utc::now();
@@ -273,7 +262,9 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
                 Some(phone) => Some(brand.known_customer(phone).await?.loyalty_points),
                 None => None,
             };
-            let rewards = all::<Reward>(brand, REWARDS)
+            let rewards = brand
+                .repo()
+                .all::<Reward>(REWARDS, &brand.tenant)
                 .await?
                 .into_iter()
                 .filter(|r| r.active)
@@ -285,7 +276,9 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
             reply(purchase(brand, &phone, &reward_id, reference, now).await)
         }
         RewardsQuery::CustomerCoupons { phone } => {
-            let coupons = all::<Coupon>(brand, COUPONS)
+            let coupons = brand
+                .repo()
+                .all::<Coupon>(COUPONS, &brand.tenant)
                 .await?
                 .into_iter()
                 .filter(|c| c.customer_number == phone)

@@ -31,10 +31,11 @@ use engage_storage::WriteOp;
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
-use crate::capabilities::wallet::WalletQuery;
+use crate::capabilities::wallet::{QueuedSend, Recharged, WalletQuery};
 use crate::domain::time::{ist, ist_day, reached};
-use crate::domain::wallet::Channel;
-use crate::repo::{Repo, BUSINESS_WALLETS, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::domain::wallet::{Channel, Wallet};
+use crate::keys;
+use crate::repo::{Repo, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
 
 /// Rows a drain delivers per run at most.
@@ -42,7 +43,7 @@ pub const DRAIN_BATCH: usize = 8000;
 /// Deliveries in flight at once.
 const DRAIN_CONCURRENCY: usize = 16;
 /// Attempts before a send fails for good.
-pub const MAX_ATTEMPTS: u64 = 3;
+pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,17 +219,13 @@ impl Jobs {
         let Some(url) = self.provider(channel).map(str::to_owned) else {
             return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
         };
-        let pending = |row: &Value| match channel {
-            Channel::Chat => row["process_status"] == 0,
-            _ => row["processed"] == false,
-        };
         let (mut sent, mut failed, mut retrying, mut unpaid) = (0, 0, 0, 0);
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
             let partition = format!("{}_{day}", channel.queue());
-            let rows = self.repo.all_json(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
             let mut due = Vec::new();
-            for row in rows.into_iter().filter(|r| pending(r)) {
+            for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
                     break;
                 }
@@ -241,7 +238,7 @@ impl Jobs {
                 due.push(row);
             }
             budget -= due.len();
-            let results: Vec<(Value, Result<Option<String>, String>)> = futures::stream::iter(due)
+            let results: Vec<(QueuedSend, Result<Option<String>, String>)> = futures::stream::iter(due)
                 .map(|row| {
                     let url = url.clone();
                     async move {
@@ -254,33 +251,27 @@ impl Jobs {
                 .await;
             let mut ops = Vec::with_capacity(results.len());
             for (mut row, outcome) in results {
-                let attempts = row["attempts"].as_u64().unwrap_or(0) + 1;
-                row["attempts"] = json!(attempts);
+                row.attempts += 1;
                 match outcome {
                     Ok(provider_id) => {
                         sent += 1;
-                        row["delivery_status"] = json!("sent");
-                        row["provider_message_id"] = json!(provider_id);
-                        row["sent_at"] = json!(Utc::now().to_rfc3339());
-                        mark(&mut row, channel, true);
+                        row.delivery_status = Some("sent".to_owned());
+                        row.provider_message_id = provider_id;
+                        row.sent_at = Some(Utc::now());
+                        row.settle(true);
                     }
                     Err(error) => {
-                        row["last_error"] = json!(error);
-                        if attempts >= MAX_ATTEMPTS {
+                        row.last_error = Some(error);
+                        if row.attempts >= MAX_ATTEMPTS {
                             failed += 1;
-                            row["delivery_status"] = json!("failed");
-                            mark(&mut row, channel, false);
+                            row.delivery_status = Some("failed".to_owned());
+                            row.settle(false);
                         } else {
                             retrying += 1;
                         }
                     }
                 }
-                let key = format!(
-                    "{}|{}",
-                    row["parent_business_id"].as_str().unwrap_or_default(),
-                    row["send_id"].as_str().unwrap_or_default()
-                );
-                ops.push(Repo::put_json(CHANNEL_QUEUE, partition.clone(), key.as_bytes(), &row));
+                ops.push(row.key().put(&row));
             }
             for chunk in ops.chunks(500) {
                 self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
@@ -291,21 +282,17 @@ impl Jobs {
         Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid}))
     }
 
-    async fn paid(&self, row: &Value) -> bool {
-        let (Some(tenant), Some(business), Some(seq)) =
-            (row["parent_business_id"].as_str(), row["business_id"].as_str(), row["wallet_seq"].as_u64())
-        else {
-            return false;
-        };
-        match self.repo.json(BUSINESS_WALLETS, tenant, business.as_bytes()).await {
-            Ok(Some(wallet)) => wallet["txn_seq"].as_u64().is_some_and(|committed| committed > seq),
+    /// Whether the send's wallet debit is committed (the wallet's sequence is past the send's).
+    async fn paid(&self, row: &QueuedSend) -> bool {
+        match self.repo.get::<Wallet>(&keys::wallet(&row.parent_business_id, &row.business_id)).await {
+            Ok(Some(wallet)) => wallet.txn_seq > row.wallet_seq,
             _ => false,
         }
     }
 
-    async fn deliver(&self, url: &str, row: &Value) -> Result<Option<String>, String> {
-        let body = json!({"send_id": row["send_id"], "to": row["to"], "message": row["message"], "channel": row["channel"],
-                          "template_type": row["template_type"], "business_id": row["business_id"]});
+    async fn deliver(&self, url: &str, row: &QueuedSend) -> Result<Option<String>, String> {
+        let body = json!({"send_id": row.send_id, "to": row.to, "message": row.message, "channel": row.channel,
+                          "template_type": row.template_type, "business_id": row.business_id});
         let mut request = self.client.post(url).json(&body);
         if let Some(token) = &self.providers.token {
             request = request.bearer_auth(token);
@@ -414,42 +401,30 @@ impl Jobs {
         let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
         for day in Self::days(now, 7) {
             let partition = format!("{}_{day}", Channel::Chat.queue());
-            let rows = self.repo.all_json(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
             let mut ops: Vec<WriteOp> = Vec::new();
-            for mut row in rows.into_iter().filter(|r| r["process_status"] == 2 && r["refunded"] != true) {
-                let text = |name: &str| row[name].as_str().map(str::to_owned);
-                let (Some(tenant), Some(business), Some(send_id), Some(total)) =
-                    (text("parent_business_id"), text("business_id"), text("send_id"), text("total"))
-                else {
-                    continue;
-                };
+            for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
                 let query = WalletQuery::Recharge {
-                    business,
-                    amount: total.clone(),
-                    reference: Some(format!("refund-{send_id}")),
+                    business: row.business_id.clone(),
+                    amount: row.total.to_string(),
+                    reference: Some(format!("refund-{}", row.send_id)),
                     refund: true,
                 };
-                match self.gateway.ask(&tenant, query).await {
-                    Ok(answer) => {
+                match self.gateway.ask_as::<Recharged>(&row.parent_business_id, query).await {
+                    Ok(recharged) => {
                         refunded += 1;
-                        amount += total.parse::<rust_decimal::Decimal>().unwrap_or_default();
-                        row["refunded"] = json!(true);
-                        row["refund_txn_id"] = answer["txn_id"].clone();
-                        let key = format!("{tenant}|{send_id}");
-                        ops.push(Repo::put_json(CHANNEL_QUEUE, partition.clone(), key.as_bytes(), &row));
+                        amount += row.total;
+                        row.refunded = true;
+                        row.refund_txn_id = Some(recharged.txn_id);
+                        ops.push(row.key().put(&row));
                     }
-                    Err(error) => tracing::warn!(tenant, send_id, %error, "refund postponed"),
+                    Err(error) => {
+                        tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "refund postponed")
+                    }
                 }
             }
             self.repo.store().batch(ops).await.map_err(|e| e.to_string())?;
         }
         Ok(json!({"refunded": refunded, "amount": amount.normalize().to_string()}))
-    }
-}
-
-fn mark(row: &mut Value, channel: Channel, delivered: bool) {
-    match channel {
-        Channel::Chat => row["process_status"] = json!(if delivered { 1 } else { 2 }),
-        _ => row["processed"] = json!(true),
     }
 }

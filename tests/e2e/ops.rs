@@ -116,3 +116,63 @@ async fn every_registered_route_is_in_openapi_with_its_auth_and_error_family() {
         }
     }
 }
+
+/// (path, handler) of every `.route("…", post(handler))` in the platform's modules, with the
+/// handler's source text up to its return type.
+fn typed_handlers() -> Vec<(String, String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ingress/src/platform");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices(".route(\"") {
+            let rest = &text[at + ".route(\"".len()..];
+            let route = &rest[..rest.find('"').unwrap()];
+            let Some(handler) = rest[route.len()..].trim_start_matches(['"', ',', ' ']).strip_prefix("post(") else {
+                continue;
+            };
+            let name: String = handler.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let Some(start) = text.find(&format!("async fn {name}(")) else { continue };
+            let signature = &text[start..start + text[start..].find("->").unwrap()];
+            out.push((route.to_owned(), name, signature.to_owned()));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_typed_handler_is_documented_with_its_body_type_and_auth() {
+    let app = spawn_app(&[]).await;
+    let (_, doc) = app.get_json("/openapi.json").await;
+    let mut typed = 0;
+    for (route, handler, signature) in typed_handlers() {
+        let op = &doc["paths"][route.as_str()]["post"];
+        let security = op["security"].to_string();
+        let extractor = ["Staff<", "Integration<", "Open<"].into_iter().find(|e| signature.contains(e));
+        if let Some(extractor) = extractor {
+            typed += 1;
+            let at = signature.find(extractor).unwrap() + extractor.len();
+            let body = &signature[at..at + signature[at..].find('>').unwrap()];
+            let schema =
+                op["requestBody"]["content"]["application/json"]["schema"]["$ref"].as_str().unwrap_or_default();
+            assert_eq!(
+                schema.trim_start_matches("#/components/schemas/"),
+                body,
+                "{route} ({handler}) reads {body}, /openapi.json documents {schema}"
+            );
+            let scheme = match extractor {
+                "Staff<" => "staffToken",
+                "Integration<" => "integrationToken",
+                _ => "[]",
+            };
+            assert!(security.contains(scheme), "{route} ({handler}) is {extractor}…>, documented as {security}");
+        } else if signature.contains("AppCustomer") {
+            typed += 1;
+            assert!(security.contains("appToken"), "{route} ({handler}) takes an app token, documented as {security}");
+        }
+    }
+    assert!(typed >= 45, "the scan found only {typed} typed handlers");
+}

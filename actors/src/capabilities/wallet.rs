@@ -121,6 +121,54 @@ pub struct QueuedSend {
     /// Chat: 0 pending, 1 sent, 2 failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_status: Option<u8>,
+    /// Delivery attempts so far (the drains).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+    /// `sent` or `failed`, once the drains know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_status: Option<String>,
+    /// The provider's id of the delivered message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_message_id: Option<String>,
+    /// When it was delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<DateTime<Utc>>,
+    /// The last delivery error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// A failed chat send's cost went back to the wallet (the refund job).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refunded: bool,
+    /// The refund's wallet transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_txn_id: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl QueuedSend {
+    /// Not yet delivered nor given up.
+    pub fn pending(&self) -> bool {
+        match self.channel {
+            Channel::Chat => self.process_status == Some(0),
+            _ => self.processed == Some(false),
+        }
+    }
+
+    /// Delivered (`delivered`) or given up: SMS and push are processed, chat 1 sent or 2 failed.
+    pub fn settle(&mut self, delivered: bool) {
+        match self.channel {
+            Channel::Chat => self.process_status = Some(if delivered { 1 } else { 2 }),
+            _ => self.processed = Some(true),
+        }
+    }
+
+    /// Its row's key.
+    pub fn key(&self) -> keys::Key {
+        keys::queued_send(self.channel.queue(), &self.delivery_date, &self.parent_business_id, &self.send_id)
+    }
 }
 
 /// A wallet transaction (table `wallet_txns`).
@@ -340,9 +388,16 @@ pub async fn queue_send(
         created_at: now,
         processed: (!chat).then_some(false),
         process_status: chat.then_some(0),
+        attempts: 0,
+        delivery_status: None,
+        provider_message_id: None,
+        sent_at: None,
+        last_error: None,
+        refunded: false,
+        refund_txn_id: None,
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
-    ops.push(keys::queued_send(send.channel.queue(), &send.delivery_date, &brand.tenant, &send.send_id).put(&row));
+    ops.push(row.key().put(&row));
     metrics::counter!("engage_sends_queued_total", "channel" => format!("{:?}", send.channel).to_lowercase())
         .increment(1);
     Ok(Queued {

@@ -82,38 +82,40 @@ async fn run_job(
     }
 }
 
+/// The body of `engage wallet recharge|balance`.
+#[derive(Deserialize)]
+struct AdminWallet {
+    parent: String,
+    business: String,
+    amount: Option<serde_json::Number>,
+    reference: Option<String>,
+}
+
 /// `engage wallet recharge|balance`: `{parent, business, amount?, reference?}`.
 async fn wallet(
     State(state): State<AppState>,
     peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
     headers: HeaderMap,
-    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<AdminWallet>, axum::extract::rejection::JsonRejection>,
     recharge: bool,
 ) -> Response {
     if !allowed(&state, peer.as_ref().ok(), &headers) {
         return StaffError::invalid_credentials().into_response();
     }
-    let Ok(Json(body)) = body else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"message": "body must be {parent, business, amount?, reference?}"})),
-        )
-            .into_response();
+    let refuse = || {
+        (StatusCode::BAD_REQUEST, Json(json!({"message": "parent, business and (for a recharge) amount are required"})))
+            .into_response()
     };
-    let parent = body["parent"].as_str().unwrap_or_default().to_owned();
-    let request =
-        json!({"business_id": body["business"], "amount": body["amount"], "reference": body.get("reference")});
-    let query = match super::wallet::wallet_query(&request, recharge) {
-        Ok(query) if !parent.is_empty() && body["business"].is_string() => query,
-        _ => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Json(json!({"message": "parent, business and (for a recharge) amount are required"})),
-            )
-                .into_response()
-        }
+    let Ok(Json(body)) = body else { return refuse() };
+    if body.parent.is_empty() {
+        return refuse();
+    }
+    let query = match (recharge, &body.amount) {
+        (true, Some(amount)) => super::wallet::recharge_query(body.business, amount, body.reference),
+        (true, None) => return refuse(),
+        (false, _) => engage_actors::capabilities::wallet::WalletQuery::Balance { business: body.business },
     };
-    match state.platform.gateway.ask(&parent, query).await {
+    match state.platform.gateway.ask(&body.parent, query).await {
         Ok(answer) => Json(answer).into_response(),
         Err(engage_actors::QueryError::Invalid(message)) => {
             (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response()

@@ -79,59 +79,85 @@ fn count_failure(family: &'static str) {
     metrics::counter!("engage_platform_auth_failures_total", "family" => family).increment(1);
 }
 
+/// Why a stored-token check did not pass.
+#[derive(Debug)]
+pub enum TokenRefusal {
+    /// No token, a wrong one, or (app tokens) no `source: mobile`.
+    Invalid,
+    /// The check itself failed (the token store); callers fail closed.
+    CheckFailed(String),
+}
+
+impl From<TokenRefusal> for StaffError {
+    fn from(refusal: TokenRefusal) -> Self {
+        match refusal {
+            TokenRefusal::Invalid => StaffError::invalid_credentials(),
+            TokenRefusal::CheckFailed(cause) => StaffError::authentication_failed(cause),
+        }
+    }
+}
+
+impl From<TokenRefusal> for IntegrationError {
+    fn from(refusal: TokenRefusal) -> Self {
+        match refusal {
+            TokenRefusal::Invalid => IntegrationError::auth_failed(),
+            TokenRefusal::CheckFailed(cause) => IntegrationError::internal(cause),
+        }
+    }
+}
+
+/// The grant of the stored token of `kind` the headers carry: `token:` for staff, ingestion and
+/// app tokens (app tokens also need `source: mobile`), raw `Authorization:` for integration ones.
+pub async fn token(state: &AppState, kind: TokenKind, headers: &HeaderMap) -> Result<TokenGrant, TokenRefusal> {
+    // authMiddleware's app branch is selected by `source: mobile`
+    if kind == TokenKind::App && header(headers, "source") != Some("mobile") {
+        count_failure("app");
+        return Err(TokenRefusal::Invalid);
+    }
+    let presented = match kind {
+        TokenKind::Integration => header(headers, AUTHORIZATION),
+        _ => header(headers, "token"),
+    };
+    let Some(presented) = presented else {
+        count_failure(kind.as_str());
+        return Err(TokenRefusal::Invalid);
+    };
+    match state.platform.tokens.verify(kind, presented).await {
+        Ok(Some(grant)) => Ok(grant),
+        Ok(None) => {
+            count_failure(kind.as_str());
+            Err(TokenRefusal::Invalid)
+        }
+        Err(error) => Err(TokenRefusal::CheckFailed(error.to_string())),
+    }
+}
+
 /// Checks `auth` against the request headers; the error is the family's answer.
 pub async fn check(state: &AppState, auth: Auth, headers: &HeaderMap) -> Result<Caller, Response> {
-    let tokens = &state.platform.tokens;
-    match auth {
-        Auth::None => Ok(Caller::Anonymous),
-        Auth::Staff | Auth::Ingestion | Auth::App => {
-            let kind = match auth {
-                Auth::Staff => TokenKind::Staff,
-                Auth::Ingestion => TokenKind::Ingestion,
-                _ => TokenKind::App,
-            };
-            // authMiddleware's app branch is selected by `source: mobile`
-            if auth == Auth::App && header(headers, "source") != Some("mobile") {
-                count_failure("app");
-                return Err(StaffError::invalid_credentials().into_response());
-            }
-            let Some(token) = header(headers, "token") else {
-                count_failure(kind.as_str());
-                return Err(StaffError::invalid_credentials().into_response());
-            };
-            match tokens.verify(kind, token).await {
-                Ok(Some(grant)) => Ok(Caller::Token(grant)),
-                Ok(None) => {
-                    count_failure(kind.as_str());
-                    Err(StaffError::invalid_credentials().into_response())
-                }
-                Err(error) => Err(StaffError::authentication_failed(error).into_response()),
-            }
+    let kind = match auth {
+        Auth::None => return Ok(Caller::Anonymous),
+        Auth::InternalJwt => return internal_caller(state, headers).await,
+        Auth::Staff => TokenKind::Staff,
+        Auth::Ingestion => TokenKind::Ingestion,
+        Auth::App => TokenKind::App,
+        Auth::Integration => TokenKind::Integration,
+    };
+    match token(state, kind, headers).await {
+        Ok(grant) => Ok(Caller::Token(grant)),
+        Err(refusal) if auth == Auth::Integration => Err(IntegrationError::from(refusal).into_response()),
+        Err(refusal) => Err(StaffError::from(refusal).into_response()),
+    }
+}
+
+async fn internal_caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
+    match internal_jwt(state, headers).await {
+        Some(subject) => Ok(Caller::Internal(subject)),
+        None => {
+            count_failure("internal_jwt");
+            let mut response = (StatusCode::UNAUTHORIZED, Json(json!({"message": "invalid token"}))).into_response();
+            response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            Err(response)
         }
-        Auth::Integration => {
-            let Some(token) = header(headers, AUTHORIZATION) else {
-                count_failure("integration");
-                return Err(IntegrationError::auth_failed().into_response());
-            };
-            match tokens.verify(TokenKind::Integration, token).await {
-                Ok(Some(grant)) => Ok(Caller::Token(grant)),
-                Ok(None) => {
-                    count_failure("integration");
-                    Err(IntegrationError::auth_failed().into_response())
-                }
-                Err(error) => Err(IntegrationError::internal(error).into_response()),
-            }
-        }
-        Auth::InternalJwt => match internal_jwt(state, headers).await {
-            Some(subject) => Ok(Caller::Internal(subject)),
-            None => {
-                count_failure("internal_jwt");
-                let mut response =
-                    (StatusCode::UNAUTHORIZED, Json(json!({"message": "invalid token"}))).into_response();
-                response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                Err(response)
-            }
-        },
     }
 }
 

@@ -12,6 +12,7 @@ use axum::http::header::CONTENT_TYPE;
 use serde_json::{Map, Value};
 
 use super::errors::IntegrationError;
+use crate::error::Issue;
 
 /// Largest platform request body.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -43,24 +44,28 @@ impl<S: Send + Sync> FromRequest<S> for PlatformBody {
     type Rejection = IntegrationError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_form = request
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
-        let bytes = Bytes::from_request(request, state).await.map_err(|e| {
-            IntegrationError::invalid_message("", format!("the body could not be read: {}", e.body_text()))
-        })?;
-        if bytes.len() > MAX_BODY {
-            return Err(IntegrationError::invalid_message("", format!("the body exceeds {MAX_BODY} bytes")));
-        }
-        let value = if is_form {
-            form_to_json(&bytes)?
-        } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|e| IntegrationError::invalid_message("", format!("the body is not JSON: {e}")))?
-        };
-        Ok(Self(value))
+        read(request, state).await.map(Self).map_err(|issue| IntegrationError::invalid(vec![issue]))
+    }
+}
+
+/// The body of `request` as JSON (a url-encoded form converted), or what is wrong with it.
+pub async fn read<S: Send + Sync>(request: Request, state: &S) -> Result<Value, Issue> {
+    let is_form = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    let refuse = |message: String| Issue { pointer: String::new(), message };
+    let bytes = Bytes::from_request(request, state)
+        .await
+        .map_err(|e| refuse(format!("the body could not be read: {}", e.body_text())))?;
+    if bytes.len() > MAX_BODY {
+        return Err(refuse(format!("the body exceeds {MAX_BODY} bytes")));
+    }
+    if is_form {
+        form_to_json(&bytes).map_err(|e| refuse(format!("the form body is malformed: {e}")))
+    } else {
+        serde_json::from_slice(&bytes).map_err(|e| refuse(format!("the body is not JSON: {e}")))
     }
 }
 
@@ -79,9 +84,8 @@ fn coerce(key: &str, value: String) -> Value {
 }
 
 /// Decodes a url-encoded body into a JSON object.
-pub fn form_to_json(bytes: &[u8]) -> Result<Value, IntegrationError> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)
-        .map_err(|e| IntegrationError::invalid_message("", format!("the form body is malformed: {e}")))?;
+pub fn form_to_json(bytes: &[u8]) -> Result<Value, serde_urlencoded::de::Error> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)?;
     let mut object = Map::new();
     for (key, value) in pairs {
         match key.split_once('[') {

@@ -3,18 +3,15 @@
 //! runs (this node, or the owner by NATS request-reply).
 
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use engage_actors::capabilities::customers::CustomersQuery;
-use engage_actors::QueryError;
+use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
 
-use super::auth::{check, Auth, Caller};
-use super::body::PlatformBody;
+use super::edge::{answer, Answer, Open, Staff};
 use super::errors::{IntegrationError, StaffError};
+use super::requests::{CustomerDetailsRequest, UpdateCustomerRequest};
 use crate::AppState;
 
 /// Routes of this module.
@@ -24,71 +21,45 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/update/customer/details", post(update_customer_details))
 }
 
-fn text(body: &Value, name: &str) -> Option<String> {
-    body.get(name).and_then(Value::as_str).map(str::to_owned)
+/// `{customer}`.
+#[derive(Debug, Serialize)]
+pub struct CustomerAnswer {
+    customer: CustomerView,
+}
+
+/// `{message, customer}`.
+#[derive(Debug, Serialize)]
+pub struct Updated {
+    message: &'static str,
+    customer: CustomerView,
 }
 
 /// `{status: 1, customer: {customer_number, name, total_orders, last_order, loyalty_points,
 /// segment, lifetime_value, average_order_value}}`; 404 `xE_404` for an unknown customer.
 pub async fn get_customer_details(
     State(state): State<AppState>,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(error) => return error.into_response(),
-    };
-    let issues = state.platform.schemas.issues("CustomerDetailsRequest", &body);
-    if !issues.is_empty() {
-        return IntegrationError::invalid(issues).into_response();
-    }
-    let (Some(tenant), Some(phone)) = (text(&body, "parent_business_id"), text(&body, "customer_number")) else {
-        return IntegrationError::invalid_message("", "parent_business_id and customer_number are required")
-            .into_response();
-    };
-    match state.platform.gateway.ask(&tenant, CustomersQuery::Details { phone }).await {
-        Ok(customer) => Json(json!({"status": 1, "customer": customer})).into_response(),
-        Err(QueryError::NotFound) => IntegrationError::not_found("customer").into_response(),
-        Err(QueryError::Invalid(message)) => IntegrationError::invalid_message("", message).into_response(),
-        Err(error) => IntegrationError::unavailable(error).into_response(),
-    }
+    Open { brand, body }: Open<CustomerDetailsRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    let query = CustomersQuery::Details { phone: body.customer_number };
+    Ok(answer(CustomerAnswer { customer: state.platform.gateway.ask_as(&brand, query).await? }))
 }
 
-/// Updates name, email, gender or dob; answers `{status: 1, message, customer}`.
+/// Updates name, email, gender or dob; answers `{status: 1, message, customer}`. A token limited
+/// to one outlet may only name that outlet in `business_id`.
 pub async fn update_customer_details(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let caller = match check(&state, Auth::Staff, &headers).await {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(_) => return StaffError::invalid_message("", "the body is not JSON").into_response(),
-    };
-    let issues = state.platform.schemas.issues("UpdateCustomerRequest", &body);
-    if !issues.is_empty() {
-        return StaffError::invalid(issues).into_response();
-    }
-    let tenant = text(&body, "parent_business_id").unwrap_or_default();
-    if let Caller::Token(grant) = &caller {
-        let outlet_ok = grant.business.as_deref().is_none_or(|b| text(&body, "business_id").as_deref() == Some(b));
-        if grant.parent != tenant || !outlet_ok {
-            return StaffError::forbidden_business().into_response();
-        }
+    Staff { brand, grant, body }: Staff<UpdateCustomerRequest>,
+) -> Result<Json<Answer<Updated>>, StaffError> {
+    if grant.business.as_deref().is_some_and(|outlet| body.business_id.as_deref() != Some(outlet)) {
+        return Err(StaffError::forbidden_business());
     }
     let query = CustomersQuery::Update {
-        phone: text(&body, "customer_number").unwrap_or_default(),
-        name: text(&body, "name"),
-        email: text(&body, "email"),
-        gender: text(&body, "gender"),
-        dob: text(&body, "dob"),
+        phone: body.customer_number,
+        name: body.name,
+        email: body.email,
+        gender: body.gender,
+        dob: body.dob,
     };
-    match state.platform.gateway.ask(&tenant, query).await {
-        Ok(customer) => Json(json!({"status": 1, "message": "customer updated", "customer": customer})).into_response(),
-        Err(QueryError::NotFound) => StaffError::not_found("customer").into_response(),
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+    let customer = state.platform.gateway.ask_as(&brand, query).await?;
+    Ok(answer(Updated { message: "customer updated", customer }))
 }

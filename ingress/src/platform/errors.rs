@@ -14,6 +14,9 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
+use engage_actors::domain::loyalty::RedeemError;
+use engage_actors::QueryError;
+
 use crate::error::Issue;
 
 /// Body of the integration family.
@@ -28,6 +31,27 @@ pub struct IntegrationErrorBody {
     /// Validation problems, on `xE_102`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<Issue>>,
+    /// On a fraud prevention denial (`xE_108`, `xE_109`): what was done and why.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub fraud: Option<FraudDenial>,
+}
+
+/// The fields a fraud prevention denial adds to the integration body (spec "Fraud prevention"):
+/// `{status_code: 403, fraud_detected: true, action_taken[, fraud_type, flag_id]}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FraudDenial {
+    /// Always 403.
+    pub status_code: u16,
+    /// Always true.
+    pub fraud_detected: bool,
+    /// What engage did.
+    pub action_taken: &'static str,
+    /// The breached limit (velocity breaches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fraud_type: Option<String>,
+    /// The flag raised (velocity breaches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag_id: Option<String>,
 }
 
 /// An integration-family error answer.
@@ -41,7 +65,13 @@ impl IntegrationError {
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status,
-            body: IntegrationErrorBody { status: 0, error_code: code, error_message: message.into(), errors: None },
+            body: IntegrationErrorBody {
+                status: 0,
+                error_code: code,
+                error_message: message.into(),
+                errors: None,
+                fraud: None,
+            },
         }
     }
 
@@ -87,6 +117,54 @@ impl IntegrationError {
     }
 }
 
+/// A tenant's refusal in the integration family: not found 404 `xE_404`; invalid 400 `xE_102`;
+/// redemption refusals 400 `xE_105` insufficient, `xE_106` below the minimum, `xE_107` over the
+/// bill share; blocked 403 `xE_108` and velocity breach 403 `xE_109` (with [`FraudDenial`]); a
+/// refused flag transition 409 `xE_110`; a wallet that cannot pay 400 `xE_111`; a refused
+/// one-time password 403 `xE_112`; unavailable or failed 503 `xE_503`.
+impl From<QueryError> for IntegrationError {
+    fn from(error: QueryError) -> Self {
+        let message = error.to_string().trim_start_matches("refused: ").to_owned();
+        let (status, code) = match &error {
+            QueryError::NotFound => return Self::not_found("customer"),
+            QueryError::Invalid(message) => return Self::invalid_message("", message.clone()),
+            QueryError::Unavailable(_) | QueryError::Failed(_) => return Self::unavailable(error),
+            QueryError::Redeem(RedeemError::NotPositive) => (StatusCode::BAD_REQUEST, "xE_102"),
+            QueryError::Redeem(RedeemError::Insufficient { .. }) => (StatusCode::BAD_REQUEST, "xE_105"),
+            QueryError::Redeem(RedeemError::BelowMinimum { .. }) => (StatusCode::BAD_REQUEST, "xE_106"),
+            QueryError::Redeem(RedeemError::OverBillShare { .. }) => (StatusCode::BAD_REQUEST, "xE_107"),
+            QueryError::Blocked => {
+                let mut denial = Self::new(StatusCode::FORBIDDEN, "xE_108", "the customer is blocked");
+                denial.body.fraud = Some(FraudDenial {
+                    status_code: 403,
+                    fraud_detected: true,
+                    action_taken: "denied: the customer is blocked",
+                    fraud_type: None,
+                    flag_id: None,
+                });
+                return denial;
+            }
+            QueryError::Fraud { fraud_type, flag_id } => {
+                let mut denial = Self::new(StatusCode::FORBIDDEN, "xE_109", message);
+                denial.body.fraud = Some(FraudDenial {
+                    status_code: 403,
+                    fraud_detected: true,
+                    action_taken: "redemption denied and the customer flagged for review",
+                    fraud_type: Some(fraud_type.clone()),
+                    flag_id: Some(flag_id.clone()),
+                });
+                return denial;
+            }
+            QueryError::Transition(_) => (StatusCode::CONFLICT, "xE_110"),
+            QueryError::Insufficient(_) => (StatusCode::BAD_REQUEST, "xE_111"),
+            QueryError::Otp(reason) => {
+                return Self::new(StatusCode::FORBIDDEN, "xE_112", format!("one-time password {reason}"))
+            }
+        };
+        Self::new(status, code, message)
+    }
+}
+
 impl IntoResponse for IntegrationError {
     fn into_response(self) -> Response {
         (self.status, Json(self.body)).into_response()
@@ -128,6 +206,17 @@ impl StaffError {
         Self::invalid(vec![Issue { pointer: pointer.to_owned(), message: message.into() }])
     }
 
+    /// 400 `{message}`: the request was understood and refused (a redemption over the limits, a
+    /// wallet that cannot pay, a denied customer).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::BAD_REQUEST, message: message.into(), errors: None }
+    }
+
+    /// 409 `{message}`: the transition is refused in the current state.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::CONFLICT, message: message.into(), errors: None }
+    }
+
     /// 404.
     pub fn not_found(what: &str) -> Self {
         Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None }
@@ -140,6 +229,25 @@ impl StaffError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             message: "temporarily unavailable; retry".to_owned(),
             errors: None,
+        }
+    }
+}
+
+/// A tenant's refusal in the staff family: not found 404; invalid 400 with `errors`; a refused
+/// redemption, a denied customer or a wallet that cannot pay 400 `{message}`; a refused flag
+/// transition 409; unavailable or failed 503.
+impl From<QueryError> for StaffError {
+    fn from(error: QueryError) -> Self {
+        match error {
+            QueryError::NotFound => Self::not_found("customer"),
+            QueryError::Invalid(message) => Self::invalid_message("", message),
+            QueryError::Transition(refused) => Self::conflict(refused.to_string()),
+            error @ (QueryError::Redeem(_)
+            | QueryError::Blocked
+            | QueryError::Fraud { .. }
+            | QueryError::Insufficient(_)
+            | QueryError::Otp(_)) => Self::refused(error.to_string().trim_start_matches("refused: ")),
+            error @ (QueryError::Unavailable(_) | QueryError::Failed(_)) => Self::unavailable(error),
         }
     }
 }

@@ -34,23 +34,26 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::extract::{Multipart, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::fraud::FraudQuery;
-use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
-use engage_actors::domain::fraud::{FlagAction, Period, VelocityRules};
+use engage_actors::capabilities::fraud::{Evaluation, FlagOutcome, FraudQuery};
+use engage_actors::capabilities::wallet::{Queued, SendRequest, WalletQuery};
+use engage_actors::domain::fraud::{FlagAction, VelocityRules};
 use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
 use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
-use super::auth::{check, Auth};
-use super::body::PlatformBody;
-use super::errors::{IntegrationError, StaffError};
-use super::staff::{authorize_brand, staff_request};
+use super::auth::token;
+use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::errors::StaffError;
+use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
+use super::tokens::{TokenGrant, TokenKind};
 use crate::AppState;
+
+/// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
+type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
 /// CSV rows stored per batch.
 pub const CSV_BATCH: usize = 1000;
@@ -79,93 +82,45 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/send_fraud_alert", post(send_fraud_alert))
 }
 
-fn staff_failure(error: QueryError) -> Response {
-    match error {
-        QueryError::NotFound => StaffError::not_found("customer").into_response(),
-        QueryError::Transition(refused) => {
-            (StatusCode::CONFLICT, Json(json!({"message": refused.to_string()}))).into_response()
-        }
-        QueryError::Invalid(message) => StaffError::invalid_message("", message).into_response(),
-        other => StaffError::unavailable(other).into_response(),
-    }
+fn limit(given: Option<u32>) -> Option<u32> {
+    given.filter(|v| *v > 0)
 }
 
-fn period(body: &Value, name: &str) -> Period {
-    serde_json::from_value(body.get(name).cloned().unwrap_or(Value::Null)).unwrap_or_default()
-}
-
-fn limit(body: &Value, name: &str) -> Option<u32> {
-    body.get(name).and_then(Value::as_u64).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0)
-}
-
-async fn configure_wallet_rules(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudWalletRulesRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
+async fn configure_wallet_rules(State(state): State<AppState>, request: Staff<FraudWalletRulesRequest>) -> Answered {
+    let Staff { brand, body, .. } = request;
     let rules = VelocityRules {
-        redemption_limit_value: limit(&body, "redemption_limit_value"),
-        redemption_limit_period: period(&body, "redemption_limit_period"),
-        points_earning_limit_value: limit(&body, "points_earning_limit_value"),
-        points_earning_limit_period: period(&body, "points_earning_limit_period"),
+        redemption_limit_value: limit(body.redemption_limit_value),
+        redemption_limit_period: body.redemption_limit_period.unwrap_or_default(),
+        points_earning_limit_value: limit(body.points_earning_limit_value),
+        points_earning_limit_period: body.points_earning_limit_period.unwrap_or_default(),
     };
-    match state.platform.gateway.ask(&brand, FraudQuery::SetVelocity { rules }).await {
-        Ok(rules) => {
-            Json(json!({"status": true, "message": "fraud wallet rules saved", "rules": rules})).into_response()
-        }
-        Err(error) => staff_failure(error),
-    }
+    let rules: VelocityRules = state.platform.gateway.ask_as(&brand, FraudQuery::SetVelocity { rules }).await?;
+    Ok(staff_answer(json!({"message": "fraud wallet rules saved", "rules": rules})))
 }
 
 async fn configure_alert_settings(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudAlertSettingsRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
+    request: Staff<FraudAlertSettingsRequest>,
+) -> Answered {
+    let Staff { brand, body, .. } = request;
     let settings = json!({
         "parent_business_id": brand,
-        "alert_recipients": body["alert_recipients"],
-        "channel_type": body["channel_type"],
-        "template": body["template"],
-        "sender_id": body.get("sender_id"),
-        "template_type": body.get("template_type").cloned().unwrap_or(json!("UTILITY")),
+        "alert_recipients": body.alert_recipients,
+        "channel_type": body.channel_type,
+        "template": body.template,
+        "sender_id": body.sender_id,
+        "template_type": body.template_type.unwrap_or_else(|| "UTILITY".to_owned()),
     });
     let op = engage_actors::repo::Repo::put_json(FRAUD_CONFIG, brand, b"alerts", &settings);
-    match state.platform.repo.store().batch(vec![op]).await {
-        Ok(()) => {
-            Json(json!({"status": true, "message": "fraud alert settings saved", "settings": settings})).into_response()
-        }
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+    state.platform.repo.store().batch(vec![op]).await.map_err(StaffError::unavailable)?;
+    Ok(staff_answer(json!({"message": "fraud alert settings saved", "settings": settings})))
 }
 
-async fn get_configuration(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, _) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let rules = match state.platform.gateway.ask(&brand, FraudQuery::GetVelocity).await {
-        Ok(rules) => rules,
-        Err(error) => return staff_failure(error),
-    };
-    match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
-        Ok(alerts) => {
-            Json(json!({"status": true, "data": {"wallet_rules": rules, "alert_settings": alerts}})).into_response()
-        }
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+async fn get_configuration(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let brand = request.brand;
+    let rules: VelocityRules = state.platform.gateway.ask_as(&brand, FraudQuery::GetVelocity).await?;
+    let alerts = state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await.map_err(StaffError::unavailable)?;
+    Ok(staff_answer(json!({"data": {"wallet_rules": rules, "alert_settings": alerts}})))
 }
 
 /// Whether a blocklist number is valid: 10 digits, not starting with 0–5.
@@ -177,12 +132,9 @@ async fn upload_blocklist(
     State(state): State<AppState>,
     headers: HeaderMap,
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Response {
-    let caller = match check(&state, Auth::Staff, &headers).await {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
-    let invalid_request = |message: &str| StaffError::invalid_message("", message).into_response();
+) -> Answered {
+    let grant = token(&state, TokenKind::Staff, &headers).await?;
+    let invalid_request = |message: &str| Err(StaffError::invalid_message("", message));
     // a body that is not multipart gets the staff family's 400, not axum's text answer
     let Ok(mut multipart) = multipart else {
         return invalid_request("the body is not multipart/form-data with parent_business_id and file");
@@ -208,10 +160,7 @@ async fn upload_blocklist(
             Err(_) => return invalid_request("the body is not multipart/form-data with parent_business_id and file"),
         }
     }
-    let (brand, _) = match authorize_brand(&caller, brand.filter(|b| !b.is_empty())) {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
+    let brand = staff_brand(&grant, brand)?;
     let Some(file) = file else { return invalid_request("the CSV file field \"file\" is missing") };
     let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(file.as_slice());
     let Ok(headers_row) = reader.headers().cloned() else { return invalid_request("the file is not CSV") };
@@ -219,10 +168,9 @@ async fn upload_blocklist(
     else {
         return invalid_request("the CSV needs a column named Phone");
     };
-    let existing: BTreeSet<String> = match state.platform.repo.all_json(BLOCKLIST, &brand).await {
-        Ok(rows) => rows.iter().filter_map(|r| r["contact_number"].as_str().map(str::to_owned)).collect(),
-        Err(error) => return StaffError::unavailable(error).into_response(),
-    };
+    let rows = state.platform.repo.all_json(BLOCKLIST, &brand).await.map_err(StaffError::unavailable)?;
+    let existing: BTreeSet<String> =
+        rows.iter().filter_map(|r| r["contact_number"].as_str().map(str::to_owned)).collect();
     let mut seen = BTreeSet::new();
     let (mut invalid, mut duplicates, mut fresh) = (Vec::new(), Vec::new(), Vec::new());
     for (index, record) in reader.records().enumerate() {
@@ -256,68 +204,59 @@ async fn upload_blocklist(
                 )
             })
             .collect();
-        if let Err(error) = state.platform.repo.store().batch(ops).await {
-            return StaffError::unavailable(error).into_response();
-        }
+        state.platform.repo.store().batch(ops).await.map_err(StaffError::unavailable)?;
         batches += 1;
     }
     metrics::counter!("engage_blocklist_uploaded_total").increment(fresh.len() as u64);
-    Json(json!({"status": true, "inserted": fresh.len(), "duplicates": duplicates, "invalid": invalid, "batches": batches})).into_response()
+    Ok(staff_answer(json!({"inserted": fresh.len(), "duplicates": duplicates, "invalid": invalid, "batches": batches})))
 }
 
-fn contacts(body: &Value) -> Vec<String> {
-    let mut out: Vec<String> = body["contacts"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-        .unwrap_or_default();
-    if let Some(one) = body["contact"].as_str() {
-        out.push(one.to_owned());
+/// The brand a staff token acts for, named outside a JSON body (a multipart field, a query
+/// parameter): it must be the token's.
+fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, StaffError> {
+    match brand.filter(|b| !b.is_empty()) {
+        None => Err(StaffError::invalid_message(
+            "/parent_business_id",
+            "parentBusinessId or parent_business_id is required",
+        )),
+        Some(brand) if brand == grant.parent => Ok(brand),
+        Some(_) => Err(StaffError::forbidden_business()),
     }
+}
+
+/// The contacts a body names: `contacts[]` and `contact`.
+fn contacts(body: &FraudQueryRequest) -> Vec<String> {
+    let mut out = body.contacts.clone().unwrap_or_default();
+    out.extend(body.contact.clone());
     out
 }
 
-async fn delete_blocklist(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let list = contacts(&body);
-    let mut deleted = 0;
+async fn delete_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let Staff { brand, body, .. } = request;
+    let store = state.platform.repo.store();
     let mut ops = Vec::new();
-    for contact in &list {
-        match state.platform.repo.store().get(BLOCKLIST, &brand, contact.as_bytes()).await {
-            Ok(Some(_)) => {
-                deleted += 1;
-                ops.push(WriteOp::Delete {
-                    table: BLOCKLIST,
-                    partition: brand.clone(),
-                    clustering: contact.as_bytes().to_vec(),
-                });
-            }
-            Ok(None) => {}
-            Err(error) => return StaffError::unavailable(error).into_response(),
+    for contact in contacts(&body) {
+        if store.get(BLOCKLIST, &brand, contact.as_bytes()).await.map_err(StaffError::unavailable)?.is_some() {
+            ops.push(WriteOp::Delete { table: BLOCKLIST, partition: brand.clone(), clustering: contact.into_bytes() });
         }
     }
-    match state.platform.repo.store().batch(ops).await {
-        Ok(()) => Json(json!({"status": true, "deleted": deleted})).into_response(),
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+    let deleted = ops.len();
+    store.batch(ops).await.map_err(StaffError::unavailable)?;
+    Ok(staff_answer(json!({"deleted": deleted})))
 }
 
+/// One staff action on each contact's flags: `{status, results[{contact, ok, flags?, error?}]}`,
+/// 409 when every contact was refused.
 async fn flag_actions(
     state: &AppState,
-    brand: &str,
-    who: &str,
-    list: Vec<String>,
+    request: Staff<FraudQueryRequest>,
     action: FlagAction,
     comment: Option<String>,
-) -> Response {
+) -> Result<(StatusCode, Json<Value>), StaffError> {
+    let Staff { brand, grant, body } = request;
+    let list = contacts(&body);
     if list.is_empty() {
-        return StaffError::invalid_message("/contact", "contact or contacts is required").into_response();
+        return Err(StaffError::invalid_message("/contact", "contact or contacts is required"));
     }
     let mut results = Vec::new();
     let mut ok = 0;
@@ -326,242 +265,160 @@ async fn flag_actions(
             contact: contact.clone(),
             action,
             comment: comment.clone(),
-            submitted_by: who.to_owned(),
+            submitted_by: grant.id.clone(),
         };
-        match state.platform.gateway.ask(brand, query).await {
-            Ok(answer) => {
+        match state.platform.gateway.ask_as::<FlagOutcome>(&brand, query).await {
+            Ok(outcome) => {
                 ok += 1;
-                results.push(json!({"contact": contact, "ok": true, "flags": answer["flags"], "is_blocked": answer["is_blocked"]}));
+                results.push(
+                    json!({"contact": contact, "ok": true, "flags": outcome.flags, "is_blocked": outcome.is_blocked}),
+                );
             }
-            Err(QueryError::Unavailable(reason)) | Err(QueryError::Failed(reason)) => {
-                return StaffError::unavailable(reason).into_response()
+            Err(error @ (QueryError::Unavailable(_) | QueryError::Failed(_))) => {
+                return Err(StaffError::unavailable(error))
             }
             Err(error) => results.push(json!({"contact": contact, "ok": false, "error": error.to_string()})),
         }
     }
     let status = if ok == 0 { StatusCode::CONFLICT } else { StatusCode::OK };
-    (status, Json(json!({"status": ok > 0, "results": results}))).into_response()
+    Ok((status, Json(json!({"status": ok > 0, "results": results}))))
 }
 
 async fn block_unblock_resolve(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, who, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let action = match body.get("status").and_then(Value::as_u64) {
+    request: Staff<FraudQueryRequest>,
+) -> Result<(StatusCode, Json<Value>), StaffError> {
+    let action = match request.body.status {
         Some(2) => FlagAction::Block,
         Some(3) => FlagAction::Unblock,
-        _ => return StaffError::invalid_message("/status", "status must be 2 (block) or 3 (unblock)").into_response(),
+        _ => return Err(StaffError::invalid_message("/status", "status must be 2 (block) or 3 (unblock)")),
     };
-    let comment = body.get("comment").and_then(Value::as_str).map(str::to_owned);
-    flag_actions(&state, &brand, &who, contacts(&body), action, comment).await
+    let comment = request.body.comment.clone();
+    flag_actions(&state, request, action, comment).await
 }
 
 async fn mark_resolve(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, who, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let comment =
-        body.get("resolved_comment").or_else(|| body.get("comment")).and_then(Value::as_str).map(str::to_owned);
-    flag_actions(&state, &brand, &who, contacts(&body), FlagAction::Resolve, comment).await
+    request: Staff<FraudQueryRequest>,
+) -> Result<(StatusCode, Json<Value>), StaffError> {
+    let comment = request.body.resolved_comment.clone().or_else(|| request.body.comment.clone());
+    flag_actions(&state, request, FlagAction::Resolve, comment).await
 }
 
-fn page(body: &Value, rows: Vec<Value>) -> Value {
-    let page = body.get("page").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
-    let size = body.get("page_size").and_then(Value::as_u64).unwrap_or(20).clamp(1, 100) as usize;
+/// Page `page` (from 1) of `page_size` (≤ 100, default 20) rows: `{data, total, page, page_size}`.
+fn page(body: &FraudQueryRequest, rows: Vec<Value>) -> Value {
+    let page = body.page.unwrap_or(1).max(1) as usize;
+    let size = body.page_size.unwrap_or(20).clamp(1, 100) as usize;
     let total = rows.len();
     let data: Vec<Value> = rows.into_iter().skip((page - 1) * size).take(size).collect();
-    json!({"status": true, "data": data, "total": total, "page": page, "page_size": size})
+    json!({"data": data, "total": total, "page": page, "page_size": size})
 }
 
-async fn get_blocklist(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    match state.platform.repo.all_json(BLOCKLIST, &brand).await {
-        Ok(rows) => Json(page(&body, rows)).into_response(),
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
-}
-
-async fn evaluate(state: &AppState, brand: &str, contact: String) -> Result<Value, Response> {
-    state.platform.gateway.ask(brand, FraudQuery::Evaluate { contact }).await.map_err(staff_failure)
+async fn get_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let rows = state.platform.repo.all_json(BLOCKLIST, &request.brand).await.map_err(StaffError::unavailable)?;
+    Ok(staff_answer(page(&request.body, rows)))
 }
 
 async fn check_blocked(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Response {
-    let caller = match check(&state, Auth::Staff, &headers).await {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
+) -> Answered {
+    let grant = token(&state, TokenKind::Staff, &headers).await?;
     let brand = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
-    let (brand, _) = match authorize_brand(&caller, brand) {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
+    let brand = staff_brand(&grant, brand)?;
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
-        return StaffError::invalid_message("contact", "the contact query parameter is required").into_response();
+        return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };
-    match evaluate(&state, &brand, contact.clone()).await {
-        Ok(data) => Json(json!({"status": true, "contact": contact, "blocked": data["blocked"], "blocklisted": data["blocklisted"], "is_blocked": data["is_blocked"]}))
-            .into_response(),
-        Err(refusal) => refusal,
+    let data: Evaluation =
+        state.platform.gateway.ask_as(&brand, FraudQuery::Evaluate { contact: contact.clone() }).await?;
+    Ok(staff_answer(
+        json!({"contact": contact, "blocked": data.blocked, "blocklisted": data.blocklisted, "is_blocked": data.is_blocked}),
+    ))
+}
+
+async fn evaluate_customer(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let Staff { brand, body, .. } = request;
+    let Some(contact) = body.contact else {
+        return Err(StaffError::invalid_message("/contact", "contact is required"));
+    };
+    let data: Evaluation = state.platform.gateway.ask_as(&brand, FraudQuery::Evaluate { contact }).await?;
+    Ok(staff_answer(json!({"data": data})))
+}
+
+/// The brand's fraud flags, oldest first.
+async fn flags(state: &AppState, brand: &str) -> Result<Vec<Value>, StaffError> {
+    state.platform.repo.all_json(FRAUD_FLAGS, brand).await.map_err(StaffError::unavailable)
+}
+
+async fn view_fraud_customers(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let mut rows = flags(&state, &request.brand).await?;
+    if let Some(status) = request.body.status {
+        rows.retain(|f| f["status"].as_u64() == Some(u64::from(status)));
     }
+    rows.reverse(); // newest first
+    Ok(staff_answer(page(&request.body, rows)))
 }
 
-async fn evaluate_customer(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    let Some(contact) = body.get("contact").and_then(Value::as_str).map(str::to_owned) else {
-        return StaffError::invalid_message("/contact", "contact is required").into_response();
-    };
-    match evaluate(&state, &brand, contact).await {
-        Ok(data) => Json(json!({"status": true, "data": data})).into_response(),
-        Err(refusal) => refusal,
+async fn group_list(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
+    for flag in flags(&state, &request.brand).await? {
+        let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
+        let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
+        entry.1 += 1;
+        entry.2.insert(flag["fraud_type"].as_str().unwrap_or_default().to_owned());
+        entry.3 = entry.3.clone().max(flag["created_at"].as_str().unwrap_or_default().to_owned());
     }
+    let data: Vec<Value> = groups
+        .into_iter()
+        .map(|(contact, (name, count, types, latest))| {
+            json!({"contact": contact, "name": name, "flags": count, "fraud_types": types, "latest": latest})
+        })
+        .collect();
+    Ok(staff_answer(json!({"data": data})))
 }
 
-async fn flags(state: &AppState, brand: &str) -> Result<Vec<Value>, Response> {
-    state.platform.repo.all_json(FRAUD_FLAGS, brand).await.map_err(|e| StaffError::unavailable(e).into_response())
-}
-
-/// A report over the brand's flags: staff auth and body, then `report(body, flags)`.
-async fn flag_report(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-    report: impl FnOnce(&Value, Vec<Value>) -> Value,
-) -> Response {
-    let (brand, _, body) = match staff_request(state, headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
-    match flags(state, &brand).await {
-        Ok(rows) => Json(report(&body, rows)).into_response(),
-        Err(refusal) => refusal,
+async fn fraud_mis(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+    let start = request.body.start.clone().unwrap_or_else(|| "0000-00-00".to_owned());
+    let end = request.body.end.clone().unwrap_or_else(|| "9999-12-31".to_owned());
+    let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
+    let mut total = 0;
+    for flag in flags(&state, &request.brand).await? {
+        let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
+        if day < start || day > end {
+            continue;
+        }
+        total += 1;
+        let status = if flag["status"] == 1 { "pending" } else { "resolved" };
+        *by_type
+            .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
+            .or_default()
+            .entry(status)
+            .or_default() += 1;
     }
+    Ok(staff_answer(json!({"data": {"total": total, "by_type": by_type}})))
 }
 
-async fn view_fraud_customers(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    flag_report(&state, &headers, body, |body, mut rows| {
-        if let Some(status) = body.get("status").and_then(Value::as_u64) {
-            rows.retain(|f| f["status"].as_u64() == Some(status));
-        }
-        rows.reverse(); // newest first
-        page(body, rows)
-    })
-    .await
-}
-
-async fn group_list(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    flag_report(&state, &headers, body, |_, rows| {
-        let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
-        for flag in rows {
-            let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
-            let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
-            entry.1 += 1;
-            entry.2.insert(flag["fraud_type"].as_str().unwrap_or_default().to_owned());
-            entry.3 = entry.3.clone().max(flag["created_at"].as_str().unwrap_or_default().to_owned());
-        }
-        let data: Vec<Value> = groups
-            .into_iter()
-            .map(|(contact, (name, count, types, latest))| {
-                json!({"contact": contact, "name": name, "flags": count, "fraud_types": types, "latest": latest})
-            })
-            .collect();
-        json!({"status": true, "data": data})
-    })
-    .await
-}
-
-async fn fraud_mis(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    flag_report(&state, &headers, body, |body, rows| {
-        let start = body.get("start").and_then(Value::as_str).unwrap_or("0000-00-00").to_owned();
-        let end = body.get("end").and_then(Value::as_str).unwrap_or("9999-12-31").to_owned();
-        let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
-        let mut total = 0;
-        for flag in rows {
-            let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
-            if day < start || day > end {
-                continue;
-            }
-            total += 1;
-            let status = if flag["status"] == 1 { "pending" } else { "resolved" };
-            *by_type
-                .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
-                .or_default()
-                .entry(status)
-                .or_default() += 1;
-        }
-        json!({"status": true, "data": {"total": total, "by_type": by_type}})
-    })
-    .await
-}
-
-async fn send_fraud_alert(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
+async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
-    let (brand, _, body) = match staff_request(&state, &headers, body, "FraudQueryRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+    let Staff { brand, body, .. } = request;
+    let (Some(contact), Some(business)) = (body.contact, body.business_id) else {
+        return Err(StaffError::invalid_message("/contact", "contact and business_id are required"));
     };
-    let (Some(contact), Some(business)) = (body["contact"].as_str(), body["business_id"].as_str()) else {
-        return StaffError::invalid_message("/contact", "contact and business_id are required").into_response();
-    };
-    let settings = match state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await {
-        Ok(Some(settings)) => settings,
-        Ok(None) => {
-            return StaffError::invalid_message("", "no fraud alert settings: configure them first").into_response()
-        }
-        Err(error) => return StaffError::unavailable(error).into_response(),
+    let Some(settings) =
+        state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await.map_err(StaffError::unavailable)?
+    else {
+        return Err(StaffError::invalid_message("", "no fraud alert settings: configure them first"));
     };
     let channel: Channel = serde_json::from_value(settings["channel_type"].clone()).unwrap_or(Channel::Sms);
     let template_type: TemplateType = serde_json::from_value(settings["template_type"].clone()).unwrap_or_default();
-    let message = settings["template"].as_str().unwrap_or_default().replace("{contact}", contact);
+    let message = settings["template"].as_str().unwrap_or_default().replace("{contact}", &contact);
     let today = engage_actors::domain::time::ist_day(chrono::Utc::now()).replace('-', "");
     let (mut queued, mut skipped, mut charged) = (0, Vec::new(), rust_decimal::Decimal::ZERO);
     for recipient in settings["alert_recipients"].as_array().cloned().unwrap_or_default() {
         let recipient = recipient.as_str().unwrap_or_default().to_owned();
         let query = WalletQuery::Send(SendRequest {
-            business: business.to_owned(),
+            business: business.clone(),
             channel,
             template_type,
             purpose: Purpose::FraudAlert,
@@ -571,20 +428,20 @@ async fn send_fraud_alert(
             delivery_date: today.clone(),
             auto_id: None,
         });
-        match state.platform.gateway.ask(&brand, query).await {
-            Ok(answer) => {
+        match state.platform.gateway.ask_as::<Queued>(&brand, query).await {
+            Ok(done) => {
                 queued += 1;
-                if let Some(amount) = answer["charged"].as_str().and_then(|a| a.parse::<rust_decimal::Decimal>().ok()) {
+                if let Some(amount) = done.charged.as_deref().and_then(|a| a.parse::<rust_decimal::Decimal>().ok()) {
                     charged += amount;
                 }
             }
             Err(QueryError::Insufficient(short)) => {
                 skipped.push(json!({"recipient": recipient, "reason": short.to_string()}))
             }
-            Err(error) => return staff_failure(error),
+            Err(error) => return Err(error.into()),
         }
     }
-    Json(json!({"status": true, "queued": queued, "skipped": skipped, "charged": charged.to_string()})).into_response()
+    Ok(staff_answer(json!({"queued": queued, "skipped": skipped, "charged": charged.to_string()})))
 }
 
 #[cfg(test)]

@@ -19,30 +19,28 @@
 //! `redeem_coupon_details`) in [`super::rewards`].
 
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Extension, Router};
-use serde_json::{json, Value};
+use axum::{Extension, Json, Router};
+use serde::Serialize;
+use serde_json::json;
 
-use engage_actors::capabilities::customers::CustomersQuery;
-use engage_actors::capabilities::loyalty::LoyaltyQuery;
+use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
+use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
+use engage_actors::capabilities::redemption::Redeemed;
 use engage_streams::{Envelope, EventKind};
 
-use super::auth::Auth;
-use super::body::PlatformBody;
+use super::edge::{answer, Answer, Integration, Open};
 use super::errors::IntegrationError;
-use super::loyalty::{redeem_query, tenant_call, text, with_status};
+use super::loyalty::user_redemption;
+use super::requests::IntegrationUserRequest;
 use crate::trace::TraceId;
 use crate::AppState;
-
-const SCHEMA: &str = "IntegrationUserRequest";
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/integration/v1/create_user", post(|s, t, h, b| upsert_customer(s, t, h, b, Auth::Integration)))
-        .route("/pos_e/v1/update_pos_customer_details", post(|s, t, h, b| upsert_customer(s, t, h, b, Auth::None)))
+        .route("/integration/v1/create_user", post(create_user))
+        .route("/pos_e/v1/update_pos_customer_details", post(update_pos_customer_details))
         .route("/integration/v1/get_user_profile", post(get_user_profile))
         .route("/integration/v1/update_user_profile", post(update_user_profile))
         .route("/integration/v1/fcm_token_ingestion", post(fcm_token_ingestion))
@@ -50,123 +48,123 @@ pub fn router() -> Router<AppState> {
         .route("/pos_e/v1/get_loyalty_details", post(pos_loyalty_details))
 }
 
-fn customer_answer(customer: Value) -> Value {
-    json!({"status": 1, "customer": customer})
+/// `{customer}`.
+#[derive(Debug, Serialize)]
+pub struct CustomerAnswer {
+    customer: CustomerView,
 }
 
 /// Applies a customer event at once through the actor (no bus: the answer carries the result).
-fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Value) -> CustomersQuery {
-    let mut payload = json!({
-        "parentBusinessId": brand,
-        "phone": text(body, "customer_number"),
-    });
-    for field in ["name", "email", "gender", "dob", "fcm_token", "platform", "referrer_number"] {
-        if let Some(value) = text(body, field) {
+fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &IntegrationUserRequest) -> CustomersQuery {
+    let mut payload = json!({"parentBusinessId": brand, "phone": body.customer_number});
+    let fields = [
+        ("name", &body.name),
+        ("email", &body.email),
+        ("gender", &body.gender),
+        ("dob", &body.dob),
+        ("fcm_token", &body.fcm_token),
+        ("platform", &body.platform),
+        ("referrer_number", &body.referrer_number),
+        ("businessId", &body.business_id),
+    ];
+    for (field, value) in fields {
+        if let Some(value) = value {
             payload[field] = json!(value);
         }
-    }
-    if let Some(business) = text(body, "business_id") {
-        payload["businessId"] = json!(business);
     }
     CustomersQuery::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
 }
 
-async fn upsert_customer(
+async fn ask_customer(
+    state: &AppState,
+    brand: &str,
+    query: CustomersQuery,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    let customer: CustomerView = state.platform.gateway.ask_as(brand, query).await?;
+    Ok(answer(CustomerAnswer { customer }))
+}
+
+/// `/integration/v1/create_user`: `{status: 1, customer}` (created or updated).
+async fn create_user(
     State(state): State<AppState>,
     Extension(trace): Extension<TraceId>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-    auth: Auth,
-) -> Response {
-    let source = if auth == Auth::Integration { "integration" } else { "pos_e" };
-    tenant_call(
-        &state,
-        auth,
-        &headers,
-        body,
-        SCHEMA,
-        |brand, body| Ok(apply_now(EventKind::Customer, source, brand, &trace.0, body)),
-        customer_answer,
-    )
-    .await
+    Integration { brand, body }: Integration<IntegrationUserRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    let query = apply_now(EventKind::Customer, "integration", &brand, &trace.0, &body);
+    ask_customer(&state, &brand, query).await
 }
 
+/// `/pos_e/v1/update_pos_customer_details` (open): `{status: 1, customer}` (created or updated).
+async fn update_pos_customer_details(
+    State(state): State<AppState>,
+    Extension(trace): Extension<TraceId>,
+    Open { brand, body }: Open<IntegrationUserRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    let query = apply_now(EventKind::Customer, "pos_e", &brand, &trace.0, &body);
+    ask_customer(&state, &brand, query).await
+}
+
+/// `/integration/v1/get_user_profile`: `{status: 1, customer}`; 404 `xE_404`.
 async fn get_user_profile(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        Ok(CustomersQuery::Details { phone: text(body, "customer_number").unwrap_or_default() })
-    };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, customer_answer).await
+    Integration { brand, body }: Integration<IntegrationUserRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    ask_customer(&state, &brand, CustomersQuery::Details { phone: body.customer_number }).await
 }
 
+/// `/integration/v1/update_user_profile`: `{status: 1, customer}`; 404 `xE_404`.
 async fn update_user_profile(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        Ok(CustomersQuery::Update {
-            phone: text(body, "customer_number").unwrap_or_default(),
-            name: text(body, "name"),
-            email: text(body, "email"),
-            gender: text(body, "gender"),
-            dob: text(body, "dob"),
-        })
+    Integration { brand, body }: Integration<IntegrationUserRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    let query = CustomersQuery::Update {
+        phone: body.customer_number,
+        name: body.name,
+        email: body.email,
+        gender: body.gender,
+        dob: body.dob,
     };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, customer_answer).await
+    ask_customer(&state, &brand, query).await
 }
 
+/// `/integration/v1/fcm_token_ingestion`: `{status: 1, customer}`.
 async fn fcm_token_ingestion(
     State(state): State<AppState>,
     Extension(trace): Extension<TraceId>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |brand: &str, body: &Value| {
-        if text(body, "fcm_token").is_none() {
-            return Err(
-                IntegrationError::invalid_message("/fcm_token", "\"fcm_token\" is a required property").into_response()
-            );
-        }
-        Ok(apply_now(EventKind::PushToken, "integration", brand, &trace.0, body))
-    };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, customer_answer).await
+    Integration { brand, body }: Integration<IntegrationUserRequest>,
+) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
+    if body.fcm_token.is_none() {
+        return Err(IntegrationError::invalid_message("/fcm_token", "\"fcm_token\" is a required property"));
+    }
+    let query = apply_now(EventKind::PushToken, "integration", &brand, &trace.0, &body);
+    ask_customer(&state, &brand, query).await
 }
 
+/// A deduction's answer: `{deducted, wallet_balance, txn_id}`.
+#[derive(Debug, Serialize)]
+pub struct Deducted {
+    deducted: i64,
+    wallet_balance: i64,
+    txn_id: String,
+}
+
+/// `/integration/v1/deduct_wallet_points`: a final redemption keyed by `reference`.
 async fn deduct_wallet_points(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        let (Some(_), Some(reference)) = (body.get("points").and_then(Value::as_i64), text(body, "reference")) else {
-            return Err(
-                IntegrationError::invalid_message("/reference", "points and reference are required").into_response()
-            );
-        };
-        let mut body = body.clone();
-        body["order_id"] = json!(reference);
-        Ok(redeem_query(&body, None))
+    Integration { brand, body }: Integration<IntegrationUserRequest>,
+) -> Result<Json<Answer<Deducted>>, IntegrationError> {
+    let (Some(points), Some(reference)) = (body.points, body.reference.clone()) else {
+        return Err(IntegrationError::invalid_message("/reference", "points and reference are required"));
     };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, |answer| {
-        json!({"status": 1, "deducted": answer["redeemed"], "wallet_balance": answer["wallet_balance"], "txn_id": answer["txn_id"]})
-    })
-    .await
+    let done: Redeemed = state.platform.gateway.ask_as(&brand, user_redemption(body, points, reference)).await?;
+    Ok(answer(Deducted { deducted: done.redeemed, wallet_balance: done.wallet_balance, txn_id: done.txn_id }))
 }
 
+/// `/pos_e/v1/get_loyalty_details` (open): `{status: 1, loyalty_points, redeemable_points, …}`.
 async fn pos_loyalty_details(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        Ok(LoyaltyQuery::Balance {
-            phone: text(body, "customer_number").unwrap_or_default(),
-            bill: text(body, "bill_amount"),
-        })
-    };
-    tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, with_status).await
+    Open { brand, body }: Open<IntegrationUserRequest>,
+) -> Result<Json<Answer<PointsBalance>>, IntegrationError> {
+    let query = LoyaltyQuery::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
 }

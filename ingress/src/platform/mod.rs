@@ -12,7 +12,8 @@
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
-//! | request bodies (JSON or url-encoded) and their schemas | [`body`], [`schemas`] |
+//! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
+//! | the typed edge: auth-family extractors, answers | [`edge`] |
 
 // Route helpers return `Result<_, Response>`: the refusal is the answer itself, built at most once
 // per request, so boxing it would only add an allocation.
@@ -23,14 +24,15 @@ pub mod auth;
 pub mod body;
 pub mod chat;
 pub mod customers;
+pub mod edge;
 pub mod errors;
 pub mod fraud;
 pub mod ingestion;
 pub mod integration;
 pub mod loyalty;
+pub mod requests;
 pub mod rewards;
 pub mod schemas;
-pub mod staff;
 pub mod tokens;
 pub mod wallet;
 

@@ -16,24 +16,21 @@
 //! An expired, used or revoked coupon cannot be used: 400 `xE_102`; an unknown one 404 `xE_404`.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::customers::CustomersQuery;
-use engage_actors::capabilities::loyalty::LoyaltyQuery;
-use engage_actors::capabilities::rewards::{RewardDraft, RewardsQuery};
+use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
+use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
+use engage_actors::capabilities::rewards::{
+    Catalogue, Coupon, CouponStatus, Coupons, Purchased, Reward, RewardDraft, RewardsQuery,
+};
 
-use super::auth::Auth;
-use super::body::PlatformBody;
+use super::edge::{answer, staff_answer, Answer, AppCustomer, Integration, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
-use super::loyalty::{tenant_call, text, with_status};
-use super::staff::staff_request;
+use super::requests::{CouponRequest, RewardRequest};
 use crate::AppState;
-
-const SCHEMA: &str = "CouponRequest";
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -41,161 +38,153 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/add_edit_reward", post(add_edit_reward))
         .route("/integration/v1/get_rewards", post(get_rewards))
         .route("/integration/v1/purchase_rewards", post(purchase_rewards))
-        .route("/integration/v1/redeem_rewards", post(|s, h, b| use_coupon(s, h, b, Auth::Integration)))
-        .route("/pos_e/v1/redeem_coupon_details", post(|s, h, b| use_coupon(s, h, b, Auth::None)))
+        .route("/integration/v1/redeem_rewards", post(redeem_rewards))
+        .route("/pos_e/v1/redeem_coupon_details", post(redeem_coupon_details))
         .route("/integration/v1/revoke_reward", post(revoke_reward))
         .route("/pos_e/v1/get_coupon_details", post(get_coupon_details))
-        .route("/crm_api/get/customer/loyalty/details", post(|s, h| app_read(s, h, AppRead::Loyalty)))
-        .route("/crm_api/view/all/rewards", post(|s, h| app_read(s, h, AppRead::Rewards)))
-        .route("/crm_api/view/expired/redeemed/rewards", post(|s, h| app_read(s, h, AppRead::Used)))
+        .route("/crm_api/get/customer/loyalty/details", post(app_loyalty))
+        .route("/crm_api/view/all/rewards", post(app_rewards))
+        .route("/crm_api/view/expired/redeemed/rewards", post(app_used_coupons))
 }
 
-/// What an app-token route reads (for the token's customer).
-#[derive(Clone, Copy)]
-enum AppRead {
-    /// `/crm_api/get/customer/loyalty/details`: `{status: true, customer, loyalty}`.
-    Loyalty,
-    /// `/crm_api/view/all/rewards`: `{status: true, rewards[+affordable], loyalty_points}`.
-    Rewards,
-    /// `/crm_api/view/expired/redeemed/rewards`: `{status: true, coupons}` not usable any more.
-    Used,
-}
-
-/// The app-token routes: the customer is the token's, so they take no body.
-async fn app_read(State(state): State<AppState>, headers: HeaderMap, read: AppRead) -> Response {
-    let grant = match super::auth::check(&state, Auth::App, &headers).await {
-        Ok(super::auth::Caller::Token(grant)) => grant,
-        Ok(_) => return super::errors::StaffError::invalid_credentials().into_response(),
-        Err(refusal) => return refusal,
-    };
-    let (brand, phone) = (grant.parent.clone(), grant.business.clone().unwrap_or_default());
+/// `/crm_api/get/customer/loyalty/details` (app token): `{status: true, customer, loyalty}`.
+async fn app_loyalty(
+    State(state): State<AppState>,
+    AppCustomer { brand, phone }: AppCustomer,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
-    let answer = match read {
-        AppRead::Loyalty => match gateway.ask(&brand, CustomersQuery::Details { phone: phone.clone() }).await {
-            Ok(customer) => gateway
-                .ask(&brand, LoyaltyQuery::Balance { phone, bill: None })
-                .await
-                .map(|loyalty| json!({"customer": customer, "loyalty": loyalty})),
-            Err(error) => Err(error),
-        },
-        AppRead::Rewards => gateway.ask(&brand, RewardsQuery::ListRewards { phone: Some(phone) }).await,
-        AppRead::Used => gateway.ask(&brand, RewardsQuery::CustomerCoupons { phone }).await.map(|mut all| {
-            if let Some(coupons) = all["coupons"].as_array_mut() {
-                coupons.retain(|c| c["status"] != "issued");
-            }
-            all
-        }),
-    };
-    match answer {
-        Ok(mut answer) => {
-            answer["status"] = json!(true);
-            Json(answer).into_response()
-        }
-        Err(engage_actors::QueryError::NotFound) => super::errors::StaffError::not_found("customer").into_response(),
-        Err(error) => super::errors::StaffError::unavailable(error).into_response(),
-    }
+    let customer: CustomerView = gateway.ask_as(&brand, CustomersQuery::Details { phone: phone.clone() }).await?;
+    let loyalty: PointsBalance = gateway.ask_as(&brand, LoyaltyQuery::Balance { phone, bill: None }).await?;
+    Ok(staff_answer(json!({"customer": customer, "loyalty": loyalty})))
 }
 
+/// `/crm_api/view/all/rewards` (app token): `{status: true, rewards[+affordable], loyalty_points}`.
+async fn app_rewards(
+    State(state): State<AppState>,
+    AppCustomer { brand, phone }: AppCustomer,
+) -> Result<Json<StaffAnswer<Catalogue>>, StaffError> {
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, RewardsQuery::ListRewards { phone: Some(phone) }).await?))
+}
+
+/// `/crm_api/view/expired/redeemed/rewards` (app token): `{status: true, coupons}` no longer
+/// usable (redeemed, revoked or expired).
+async fn app_used_coupons(
+    State(state): State<AppState>,
+    AppCustomer { brand, phone }: AppCustomer,
+) -> Result<Json<StaffAnswer<Coupons>>, StaffError> {
+    let mut all: Coupons = state.platform.gateway.ask_as(&brand, RewardsQuery::CustomerCoupons { phone }).await?;
+    all.coupons.retain(|c| c.status != CouponStatus::Issued);
+    Ok(staff_answer(all))
+}
+
+/// `{reward}`.
+#[derive(Debug, Serialize)]
+pub struct RewardAnswer {
+    reward: Reward,
+}
+
+/// `/crm_api/add_edit_reward`: `{status: true, reward}`.
 async fn add_edit_reward(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "RewardRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
-    };
+    Staff { brand, body, .. }: Staff<RewardRequest>,
+) -> Result<Json<StaffAnswer<RewardAnswer>>, StaffError> {
     let reward = RewardDraft {
-        reward_id: text(&body, "reward_id"),
-        name: text(&body, "name").unwrap_or_default(),
-        description: text(&body, "description"),
-        points_cost: body.get("points_cost").and_then(Value::as_i64).unwrap_or_default(),
-        valid_days: body.get("valid_days").and_then(Value::as_i64),
-        active: body.get("active").and_then(Value::as_bool),
+        reward_id: body.reward_id,
+        name: body.name,
+        description: body.description,
+        points_cost: body.points_cost,
+        valid_days: body.valid_days,
+        active: body.active,
     };
-    match state.platform.gateway.ask(&brand, RewardsQuery::UpsertReward { reward }).await {
-        Ok(reward) => Json(json!({"status": true, "reward": reward})).into_response(),
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+    let reward = state.platform.gateway.ask_as(&brand, RewardsQuery::UpsertReward { reward }).await?;
+    Ok(staff_answer(RewardAnswer { reward }))
 }
 
-fn required(body: &Value, name: &str) -> Result<String, Response> {
-    text(body, name).ok_or_else(|| {
+/// A field the route needs that the shared coupon schema leaves optional.
+fn required(value: Option<String>, name: &str) -> Result<String, IntegrationError> {
+    value.ok_or_else(|| {
         IntegrationError::invalid_message(&format!("/{name}"), format!("\"{name}\" is a required property"))
-            .into_response()
     })
 }
 
+/// `/integration/v1/get_rewards`: `{status: 1, rewards[+affordable], loyalty_points}`.
 async fn get_rewards(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    tenant_call(
-        &state,
-        Auth::Integration,
-        &headers,
-        body,
-        SCHEMA,
-        |_, body| Ok(RewardsQuery::ListRewards { phone: text(body, "customer_number") }),
-        with_status,
-    )
-    .await
+    Integration { brand, body }: Integration<CouponRequest>,
+) -> Result<Json<Answer<Catalogue>>, IntegrationError> {
+    let query = RewardsQuery::ListRewards { phone: body.customer_number };
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
 }
 
+/// `/integration/v1/purchase_rewards`: `{status: 1, coupon, loyalty_points}`.
 async fn purchase_rewards(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        Ok(RewardsQuery::PurchaseReward {
-            phone: required(body, "customer_number")?,
-            reward_id: required(body, "reward_id")?,
-            reference: text(body, "reference"),
-        })
+    Integration { brand, body }: Integration<CouponRequest>,
+) -> Result<Json<Answer<Purchased>>, IntegrationError> {
+    let query = RewardsQuery::PurchaseReward {
+        phone: required(body.customer_number, "customer_number")?,
+        reward_id: required(body.reward_id, "reward_id")?,
+        reference: body.reference,
     };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, with_status).await
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
 }
 
+/// `{coupon}`.
+#[derive(Debug, Serialize)]
+pub struct CouponAnswer {
+    coupon: Coupon,
+}
+
+/// Uses the body's coupon on its order; POS use (`pending_minutes`) stays pending until the order
+/// arrives.
 async fn use_coupon(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-    auth: Auth,
-) -> Response {
-    // POS use stays pending until the order arrives; the integration route is final at once
-    let pending_minutes = (auth == Auth::None).then_some(state.settings.pos_redemption_ttl_minutes);
-    let query = |_: &str, body: &Value| {
-        Ok(RewardsQuery::UseCoupon {
-            code: required(body, "coupon_code")?,
-            order_id: required(body, "order_id")?,
-            pending_minutes,
-        })
+    state: &AppState,
+    brand: &str,
+    body: CouponRequest,
+    pending_minutes: Option<u64>,
+) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
+    let query = RewardsQuery::UseCoupon {
+        code: required(body.coupon_code, "coupon_code")?,
+        order_id: required(body.order_id, "order_id")?,
+        pending_minutes,
     };
-    tenant_call(&state, auth, &headers, body, SCHEMA, query, |coupon| json!({"status": 1, "coupon": coupon})).await
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask_as(brand, query).await? }))
 }
 
+/// `/integration/v1/redeem_rewards`: `{status: 1, coupon}`, final at once.
+async fn redeem_rewards(
+    State(state): State<AppState>,
+    Integration { brand, body }: Integration<CouponRequest>,
+) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
+    use_coupon(&state, &brand, body, None).await
+}
+
+/// `/pos_e/v1/redeem_coupon_details` (open): `{status: 1, coupon}`, pending until the order.
+async fn redeem_coupon_details(
+    State(state): State<AppState>,
+    Open { brand, body }: Open<CouponRequest>,
+) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
+    let ttl = state.settings.pos_redemption_ttl_minutes;
+    use_coupon(&state, &brand, body, Some(ttl)).await
+}
+
+/// `/integration/v1/revoke_reward`: `{status: 1, coupon, loyalty_points}`.
 async fn revoke_reward(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| {
-        Ok(RewardsQuery::RevokeCoupon {
-            phone: required(body, "customer_number")?,
-            code: required(body, "coupon_code")?,
-        })
+    Integration { brand, body }: Integration<CouponRequest>,
+) -> Result<Json<Answer<Purchased>>, IntegrationError> {
+    let query = RewardsQuery::RevokeCoupon {
+        phone: required(body.customer_number, "customer_number")?,
+        code: required(body.coupon_code, "coupon_code")?,
     };
-    tenant_call(&state, Auth::Integration, &headers, body, SCHEMA, query, with_status).await
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
 }
 
+/// `/pos_e/v1/get_coupon_details` (open): `{status: 1, coupon}`.
 async fn get_coupon_details(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-) -> Response {
-    let query = |_: &str, body: &Value| Ok(RewardsQuery::GetCoupon { code: required(body, "coupon_code")? });
-    tenant_call(&state, Auth::None, &headers, body, SCHEMA, query, |coupon| json!({"status": 1, "coupon": coupon}))
-        .await
+    Open { brand, body }: Open<CouponRequest>,
+) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
+    let query = RewardsQuery::GetCoupon { code: required(body.coupon_code, "coupon_code")? };
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask_as(&brand, query).await? }))
 }

@@ -5,82 +5,65 @@
 //! debits the wallets for sends, so no balance goes negative under any concurrency.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::Number;
 
-use engage_actors::capabilities::wallet::WalletQuery;
+use engage_actors::capabilities::wallet::{Balance, Recharged, TxnPage, WalletQuery};
 use engage_actors::QueryError;
 
-use super::body::PlatformBody;
-use super::errors::{IntegrationError, StaffError};
-use super::staff::staff_request;
-use crate::error::Issue;
+use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::errors::StaffError;
+use super::requests::WalletRequest;
 use crate::AppState;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/crm_api/wallet/recharge", post(|s, h, b| wallet_route(s, h, b, Op::Recharge)))
-        .route("/crm_api/wallet/balance", post(|s, h, b| wallet_route(s, h, b, Op::Balance)))
-        .route("/crm_api/wallet/transactions", post(|s, h, b| wallet_route(s, h, b, Op::Transactions)))
+        .route("/crm_api/wallet/recharge", post(recharge))
+        .route("/crm_api/wallet/balance", post(balance))
+        .route("/crm_api/wallet/transactions", post(transactions))
 }
 
-#[derive(Clone, Copy)]
-enum Op {
-    Recharge,
-    Balance,
-    Transactions,
+/// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.
+pub fn recharge_query(business: String, amount: &Number, reference: Option<String>) -> WalletQuery {
+    WalletQuery::Recharge { business, amount: amount.to_string(), reference, refund: false }
 }
 
-fn text(body: &Value, name: &str) -> Option<String> {
-    match body.get(name)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// The query a wallet request asks for.
-pub fn wallet_query(body: &Value, recharge: bool) -> Result<WalletQuery, Issue> {
-    let business = text(body, "business_id").unwrap_or_default();
-    if recharge {
-        let amount =
-            text(body, "amount").ok_or(Issue { pointer: "/amount".into(), message: "amount is required".into() })?;
-        return Ok(WalletQuery::Recharge { business, amount, reference: text(body, "reference"), refund: false });
-    }
-    Ok(WalletQuery::Balance { business })
-}
-
-async fn wallet_route(
+/// `/crm_api/wallet/recharge`: `{status: true, txn_id, balance[, replayed]}`.
+async fn recharge(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<PlatformBody, IntegrationError>,
-    op: Op,
-) -> Response {
-    let (brand, _, body) = match staff_request(&state, &headers, body, "WalletRequest").await {
-        Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+    Staff { brand, body, .. }: Staff<WalletRequest>,
+) -> Result<Json<StaffAnswer<Recharged>>, StaffError> {
+    let Some(amount) = &body.amount else {
+        return Err(StaffError::invalid_message("/amount", "amount is required"));
     };
-    let query = match op {
-        Op::Transactions => WalletQuery::Txns {
-            business: text(&body, "business_id").unwrap_or_default(),
-            page: body.get("page").and_then(Value::as_u64).unwrap_or(1),
-            page_size: body.get("page_size").and_then(Value::as_u64).unwrap_or(20),
-        },
-        Op::Recharge | Op::Balance => match wallet_query(&body, matches!(op, Op::Recharge)) {
-            Ok(query) => query,
-            Err(issue) => return StaffError::invalid(vec![issue]).into_response(),
-        },
+    let query = recharge_query(body.business_id, amount, body.reference);
+    let recharged = state.platform.gateway.ask_as(&brand, query).await.map_err(|error| match error {
+        QueryError::Invalid(message) => StaffError::invalid_message("/amount", message),
+        other => StaffError::from(other),
+    })?;
+    Ok(staff_answer(recharged))
+}
+
+/// `/crm_api/wallet/balance`: `{status: true, business_id, balance, transactions}`.
+async fn balance(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<WalletRequest>,
+) -> Result<Json<StaffAnswer<Balance>>, StaffError> {
+    let query = WalletQuery::Balance { business: body.business_id };
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
+}
+
+/// `/crm_api/wallet/transactions`: `{status: true, data, page, page_size, total, balance}`.
+async fn transactions(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<WalletRequest>,
+) -> Result<Json<StaffAnswer<TxnPage>>, StaffError> {
+    let query = WalletQuery::Txns {
+        business: body.business_id,
+        page: body.page.unwrap_or(1),
+        page_size: body.page_size.unwrap_or(20),
     };
-    match state.platform.gateway.ask(&brand, query).await {
-        Ok(mut answer) => {
-            answer["status"] = json!(true);
-            Json(answer).into_response()
-        }
-        Err(QueryError::Invalid(message)) => StaffError::invalid_message("/amount", message).into_response(),
-        Err(error) => StaffError::unavailable(error).into_response(),
-    }
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
 }

@@ -1,0 +1,187 @@
+//! The typed HTTP edge of the platform routes: one extractor per auth family, each reading the
+//! body (JSON or url-encoded), checking it against the JSON Schema named after its type
+//! ([`PlatformRequest::SCHEMA`], `schemas/*.json`), decoding it into that type and finding the
+//! brand, and refusing in its own family's shape. Handlers then take the extractor, ask the
+//! tenant, and return `Result<Json<…>, StaffError | IntegrationError>` with `?`:
+//!
+//! ```ignore
+//! async fn redeem_points(
+//!     State(state): State<AppState>,
+//!     Integration { brand, body }: Integration<RedeemPointsRequest>,
+//! ) -> Result<Json<Answer<Redeemed>>, IntegrationError> {
+//!     let redeemed = state.platform.gateway.ask_as(&brand, redeem_query(body, None)).await?;
+//!     Ok(answer(redeemed))
+//! }
+//! ```
+//!
+//! | extractor | auth | brand | refusals |
+//! |---|---|---|---|
+//! | [`Staff`] | staff token (`token:`) | the body's `parent_business_id` (or `parentBusinessId`), which must be the token's | staff family: 403 `invalid credentials` / not allowed for this business, 400 `{message, errors}`, 500 when the check fails |
+//! | [`Integration`] | integration token (raw `Authorization:`) | the token's; a body naming another is 403 `xE_103` | integration family: 401 `xE_101`, 400 `xE_102` |
+//! | [`Open`] | none (the `/pos_e/v1` routes, `/crm_api/get/customer/details`) | the body's `parent_business_id`, required | integration family: 400 `xE_102` |
+//! | [`AppCustomer`] | app token (`token:` + `source: mobile`) | the token's, and the customer is the token's | staff family |
+//!
+//! The schemas and the types cannot drift apart: a test in [`super::requests`] checks every
+//! type's fields, required fields and JSON types against its schema.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::auth::token;
+use super::body;
+use super::errors::{IntegrationError, StaffError};
+use super::tokens::{TokenGrant, TokenKind};
+use crate::error::Issue;
+use crate::AppState;
+
+/// A platform request body: decoded from JSON after its schema accepted it.
+pub trait PlatformRequest: DeserializeOwned + Send + 'static {
+    /// The name of its JSON Schema (the type's own name): `schemas/*.json`, and
+    /// `#/components/schemas/<name>` in `/openapi.json`.
+    const SCHEMA: &'static str;
+
+    /// The brand the body names, when it names one.
+    fn brand(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The body of `request`, checked against `T`'s schema and decoded; or what is wrong with it.
+async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, Vec<Issue>> {
+    let value = body::read(request, state).await.map_err(|issue| vec![issue])?;
+    let issues = state.platform.schemas.issues(T::SCHEMA, &value);
+    if !issues.is_empty() {
+        return Err(issues);
+    }
+    // the schema accepted it, so only a type that drifted from its schema can refuse it here
+    serde_json::from_value(value).map_err(|e| vec![Issue { pointer: String::new(), message: e.to_string() }])
+}
+
+/// A staff-token request for the brand its body names.
+pub struct Staff<T> {
+    /// The brand (the token's, and the body's).
+    pub brand: String,
+    /// The token's grant (its id names who acted; its outlet limits some routes).
+    pub grant: TokenGrant,
+    /// The decoded body.
+    pub body: T,
+}
+
+impl<T: PlatformRequest> FromRequest<AppState> for Staff<T> {
+    type Rejection = StaffError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let grant = token(state, TokenKind::Staff, request.headers()).await?;
+        let body: T = decode(request, state).await.map_err(StaffError::invalid)?;
+        let Some(brand) = body.brand().filter(|b| !b.is_empty()).map(str::to_owned) else {
+            return Err(StaffError::invalid_message(
+                "/parent_business_id",
+                "parentBusinessId or parent_business_id is required",
+            ));
+        };
+        if grant.parent != brand {
+            return Err(StaffError::forbidden_business());
+        }
+        Ok(Self { brand, grant, body })
+    }
+}
+
+/// An integration-token request: the brand is the token's.
+pub struct Integration<T> {
+    /// The token's brand.
+    pub brand: String,
+    /// The decoded body.
+    pub body: T,
+}
+
+impl<T: PlatformRequest> FromRequest<AppState> for Integration<T> {
+    type Rejection = IntegrationError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let grant = token(state, TokenKind::Integration, request.headers()).await?;
+        let body: T = decode(request, state).await.map_err(IntegrationError::invalid)?;
+        if body.brand().is_some_and(|named| named != grant.parent) {
+            return Err(IntegrationError::tenant_mismatch());
+        }
+        Ok(Self { brand: grant.parent, body })
+    }
+}
+
+/// An open request (no auth): the brand is the body's `parent_business_id`.
+pub struct Open<T> {
+    /// The body's brand.
+    pub brand: String,
+    /// The decoded body.
+    pub body: T,
+}
+
+impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
+    type Rejection = IntegrationError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let body: T = decode(request, state).await.map_err(IntegrationError::invalid)?;
+        let Some(brand) = body.brand().filter(|b| !b.is_empty()).map(str::to_owned) else {
+            return Err(IntegrationError::invalid_message(
+                "/parent_business_id",
+                "\"parent_business_id\" is a required property",
+            ));
+        };
+        Ok(Self { brand, body })
+    }
+}
+
+/// An app-token caller: a customer of a brand (the app routes take no body).
+pub struct AppCustomer {
+    /// The token's brand.
+    pub brand: String,
+    /// The token's customer (its phone number).
+    pub phone: String,
+}
+
+impl FromRequestParts<AppState> for AppCustomer {
+    type Rejection = StaffError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let grant = token(state, TokenKind::App, &parts.headers).await?;
+        Ok(Self { brand: grant.parent, phone: grant.business.unwrap_or_default() })
+    }
+}
+
+/// A staff-family answer: `{status: true, …fields of T}`.
+#[derive(Debug, Serialize)]
+pub struct StaffAnswer<T> {
+    status: bool,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// `{status: true, …body}`.
+pub fn staff_answer<T: Serialize>(body: T) -> Json<StaffAnswer<T>> {
+    Json(StaffAnswer { status: true, body })
+}
+
+/// An integration-family answer: `{status: 1, …fields of T}`.
+#[derive(Debug, Serialize)]
+pub struct Answer<T> {
+    status: u8,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// `{status: 1, …body}`.
+pub fn answer<T: Serialize>(body: T) -> Json<Answer<T>> {
+    Json(Answer { status: 1, body })
+}
+
+/// A brand id given as a string or an integer (`parentBusinessId: 42`), as a string.
+pub fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(deserializer)? {
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
+}

@@ -1,0 +1,424 @@
+//! The platform's request bodies as types, one per JSON Schema of `schemas/` and named after it.
+//! The schema is what refuses a bad body (with a pointer and a message per problem) and what
+//! `/openapi.json` publishes; the type is what a handler reads. A test below checks each type
+//! against its schema (field names, required fields, JSON types, nested objects), so the two
+//! cannot drift.
+//!
+//! The ingestion bodies (`Order`, `CreateCustomer`, `PushToken`, `Checkin`, `BusinessStatus`,
+//! `MerchantData`, `CrmToken`, `ChatEvent`) have no type here on purpose: they are published to
+//! the bus as received, so a replay sees the producer's own bytes; the actors read them as
+//! `engage_actors::domain::order::OrderFacts`.
+
+use serde::Deserialize;
+use serde_json::Number;
+use utoipa::ToSchema;
+
+use engage_actors::domain::fraud::Period;
+
+use super::edge::{id_text, PlatformRequest};
+
+macro_rules! platform_requests {
+    ($($ty:ident),* $(,)?) => {
+        $(impl PlatformRequest for $ty {
+            const SCHEMA: &'static str = stringify!($ty);
+            fn brand(&self) -> Option<&str> {
+                self.named_brand()
+            }
+        })*
+
+        /// (schema name, the type's generated schema) of every typed body.
+        #[cfg(test)]
+        fn typed() -> Vec<(&'static str, serde_json::Value)> {
+            vec![$((stringify!($ty), serde_json::to_value(<$ty as utoipa::PartialSchema>::schema()).unwrap_or_default())),*]
+        }
+    };
+}
+
+platform_requests!(
+    CustomerDetailsRequest,
+    UpdateCustomerRequest,
+    LoyaltyRulesRequest,
+    MilestonesRequest,
+    RedeemPointsRequest,
+    CustomerLoyaltyRequest,
+    FraudWalletRulesRequest,
+    FraudAlertSettingsRequest,
+    FraudQueryRequest,
+    WalletRequest,
+    IntegrationUserRequest,
+    RewardRequest,
+    CouponRequest,
+    DayWiseRequest,
+);
+
+/// Bodies whose brand is `parent_business_id`.
+macro_rules! brand_field {
+    ($($ty:ident),*) => {$(
+        impl $ty {
+            fn named_brand(&self) -> Option<&str> {
+                self.parent_business_id.as_deref()
+            }
+        }
+    )*};
+}
+
+/// Bodies whose brand is `parentBusinessId` or `parent_business_id` (string or integer).
+macro_rules! brand_either {
+    ($($ty:ident),*) => {$(
+        impl $ty {
+            fn named_brand(&self) -> Option<&str> {
+                self.parent_business_id_camel.as_deref().or(self.parent_business_id.as_deref())
+            }
+        }
+    )*};
+}
+
+brand_field!(
+    CustomerDetailsRequest,
+    UpdateCustomerRequest,
+    LoyaltyRulesRequest,
+    MilestonesRequest,
+    IntegrationUserRequest,
+    WalletRequest,
+    RewardRequest,
+    CouponRequest,
+    DayWiseRequest
+);
+brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
+
+impl RedeemPointsRequest {
+    fn named_brand(&self) -> Option<&str> {
+        self.parent_business_id.as_deref()
+    }
+}
+
+impl CustomerLoyaltyRequest {
+    fn named_brand(&self) -> Option<&str> {
+        self.parent_business_id.as_deref()
+    }
+}
+
+/// `/crm_api/get/customer/details`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CustomerDetailsRequest {
+    pub business_id: Option<String>,
+    pub parent_business_id: Option<String>,
+    pub customer_number: String,
+}
+
+/// `/crm_api/update/customer/details`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateCustomerRequest {
+    pub business_id: Option<String>,
+    pub parent_business_id: Option<String>,
+    pub customer_number: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub gender: Option<String>,
+    pub dob: Option<String>,
+}
+
+/// Loyalty rules: fields left out keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LoyaltyRulesRequest {
+    pub parent_business_id: Option<String>,
+    #[schema(value_type = Option<f64>)]
+    pub earn_percent: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub min_bill: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub point_value: Option<Number>,
+    pub points_expiry_days: Option<u32>,
+    #[schema(value_type = Option<f64>)]
+    pub max_redeem_percent: Option<Number>,
+    pub min_redeem_points: Option<i64>,
+    pub otp_required: Option<bool>,
+    #[schema(inline)]
+    pub referral: Option<ReferralPatch>,
+}
+
+/// The refer-and-earn programme: fields left out keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReferralPatch {
+    pub enabled: Option<bool>,
+    pub referrer_points: Option<i64>,
+    pub referee_points: Option<i64>,
+    #[schema(value_type = Option<f64>)]
+    pub min_order_amount: Option<Number>,
+    pub max_referrals: Option<u32>,
+}
+
+/// `/crm_api/add_edit_milestone`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct MilestonesRequest {
+    pub parent_business_id: Option<String>,
+    #[schema(inline)]
+    pub milestones: Vec<MilestoneInput>,
+}
+
+/// One milestone bonus.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct MilestoneInput {
+    pub orders: u32,
+    pub bonus_points: i64,
+}
+
+/// A redemption for an order.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RedeemPointsRequest {
+    pub parent_business_id: Option<String>,
+    pub customer_number: String,
+    pub points: i64,
+    pub order_id: String,
+    pub outlet_id: Option<String>,
+    #[schema(value_type = Option<f64>)]
+    pub bill_amount: Option<Number>,
+    pub otp: Option<String>,
+}
+
+/// A customer's loyalty (balance, ledger page, revocation).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CustomerLoyaltyRequest {
+    pub parent_business_id: Option<String>,
+    pub customer_number: String,
+    #[schema(value_type = Option<f64>)]
+    pub bill_amount: Option<Number>,
+    pub order_id: Option<String>,
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+}
+
+/// Velocity limits.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FraudWalletRulesRequest {
+    #[serde(rename = "parentBusinessId", default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id_camel: Option<String>,
+    #[serde(default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id: Option<String>,
+    pub redemption_limit_value: Option<u32>,
+    #[schema(value_type = Option<String>)]
+    pub redemption_limit_period: Option<Period>,
+    pub points_earning_limit_value: Option<u32>,
+    #[schema(value_type = Option<String>)]
+    pub points_earning_limit_period: Option<Period>,
+}
+
+/// Fraud alert recipients, channel and template.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FraudAlertSettingsRequest {
+    #[serde(rename = "parentBusinessId", default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id_camel: Option<String>,
+    #[serde(default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id: Option<String>,
+    pub alert_recipients: Vec<String>,
+    pub channel_type: String,
+    pub template: String,
+    pub sender_id: Option<String>,
+    pub template_type: Option<String>,
+}
+
+/// The fraud read and action routes: the brand plus optional filters.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FraudQueryRequest {
+    #[serde(rename = "parentBusinessId", default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id_camel: Option<String>,
+    #[serde(default, deserialize_with = "id_text")]
+    #[schema(value_type = Option<String>)]
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub contact: Option<String>,
+    pub contacts: Option<Vec<String>>,
+    pub status: Option<u8>,
+    pub comment: Option<String>,
+    pub resolved_comment: Option<String>,
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+}
+
+/// A business wallet.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct WalletRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: String,
+    #[schema(value_type = Option<f64>)]
+    pub amount: Option<Number>,
+    pub reference: Option<String>,
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+}
+
+/// A customer of the brand; the fields beyond `customer_number` depend on the route.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct IntegrationUserRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub customer_number: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub gender: Option<String>,
+    pub dob: Option<String>,
+    pub fcm_token: Option<String>,
+    pub platform: Option<String>,
+    pub points: Option<i64>,
+    pub order_id: Option<String>,
+    pub outlet_id: Option<String>,
+    #[schema(value_type = Option<f64>)]
+    pub bill_amount: Option<Number>,
+    pub reference: Option<String>,
+    pub reason: Option<String>,
+    pub otp: Option<String>,
+    pub referrer_number: Option<String>,
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+}
+
+/// A reward of the catalogue (no `reward_id`: a new one).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RewardRequest {
+    pub parent_business_id: Option<String>,
+    pub reward_id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub points_cost: i64,
+    pub valid_days: Option<i64>,
+    pub active: Option<bool>,
+}
+
+/// Rewards and coupons.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CouponRequest {
+    pub parent_business_id: Option<String>,
+    pub customer_number: Option<String>,
+    pub reward_id: Option<String>,
+    pub coupon_code: Option<String>,
+    pub order_id: Option<String>,
+    pub reference: Option<String>,
+}
+
+/// `/crm_api/day/wise/data`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DayWiseRequest {
+    pub parent_business_id: Option<String>,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use super::super::schemas::PlatformSchemas;
+    use super::*;
+
+    /// The JSON types a schema allows (from `type`, else from its `enum` or `const` values).
+    fn types(schema: &Value) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        match &schema["type"] {
+            Value::String(t) => {
+                out.insert(t.clone());
+            }
+            Value::Array(all) => out.extend(all.iter().filter_map(Value::as_str).map(str::to_owned)),
+            _ => {
+                let values = schema["enum"].as_array().cloned().unwrap_or_default();
+                for value in values.iter().chain(schema.get("const")) {
+                    out.insert(
+                        match value {
+                            Value::String(_) => "string",
+                            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                            Value::Number(_) => "number",
+                            Value::Bool(_) => "boolean",
+                            Value::Null => "null",
+                            Value::Array(_) => "array",
+                            Value::Object(_) => "object",
+                        }
+                        .to_owned(),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// The non-null alternative of a generated `Option<inline struct>` (`oneOf`/`anyOf`).
+    fn unwrap_null(generated: &Value) -> &Value {
+        for key in ["oneOf", "anyOf"] {
+            if let Some(all) = generated[key].as_array() {
+                if let Some(some) = all.iter().find(|s| s["type"] != "null") {
+                    return some;
+                }
+            }
+        }
+        generated
+    }
+
+    /// Where the type `generated` disagrees with the hand-written schema `written`.
+    fn disagreements(path: &str, written: &Value, generated: &Value, out: &mut Vec<String>) {
+        let generated = unwrap_null(generated);
+        let (want, mut got) = (types(written), types(generated));
+        got.remove("null");
+        // an integer is a number; a schema without a type (or with null only) takes anything
+        let fits = |t: &String| want.contains(t) || (t == "integer" && want.contains("number"));
+        if !want.is_empty() && !got.is_empty() && !got.iter().all(fits) {
+            out.push(format!("{path}: the schema allows {want:?}, the type reads {got:?}"));
+        }
+        if let Some(props) = written.get("properties").and_then(Value::as_object) {
+            let empty = serde_json::Map::new();
+            let gen_props = generated.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+            let a: BTreeSet<_> = props.keys().collect();
+            let b: BTreeSet<_> = gen_props.keys().collect();
+            if a != b {
+                out.push(format!("{path}: schema properties {a:?}, type fields {b:?}"));
+            }
+            let required = |s: &Value| -> BTreeSet<String> {
+                s["required"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+            };
+            // a type may require less than its schema when the extractor finds the field
+            // itself (the brand); it may never require what the schema lets a body leave out
+            let extra: Vec<_> = required(generated).difference(&required(written)).cloned().collect();
+            if !extra.is_empty() {
+                out.push(format!("{path}: the type requires {extra:?}, which the schema makes optional"));
+            }
+            for (name, property) in props {
+                if let Some(field) = gen_props.get(name) {
+                    disagreements(&format!("{path}/{name}"), property, field, out);
+                }
+            }
+        }
+        if let (Some(items), Some(gen_items)) = (written.get("items"), generated.get("items")) {
+            disagreements(&format!("{path}[]"), items, gen_items, out);
+        }
+    }
+
+    #[test]
+    fn every_typed_body_agrees_with_its_schema() {
+        let documents: std::collections::BTreeMap<_, _> = PlatformSchemas::documents().into_iter().collect();
+        let mut problems = Vec::new();
+        for (name, generated) in typed() {
+            match documents.get(name) {
+                Some(written) => disagreements(name, written, &generated, &mut problems),
+                None => problems.push(format!("{name}: no schema of that name")),
+            }
+        }
+        assert!(problems.is_empty(), "types and schemas disagree:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn the_check_sees_a_drifted_type() {
+        let written = serde_json::json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}});
+        let drifted = serde_json::json!({"type": "object", "required": ["a", "b"],
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "string"}}});
+        let mut problems = Vec::new();
+        disagreements("T", &written, &drifted, &mut problems);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+    }
+}

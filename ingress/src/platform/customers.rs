@@ -27,6 +27,12 @@ pub struct CustomerAnswer {
     customer: CustomerView,
 }
 
+impl From<CustomerView> for CustomerAnswer {
+    fn from(customer: CustomerView) -> Self {
+        Self { customer }
+    }
+}
+
 /// `{message, customer}`.
 #[derive(Debug, Serialize)]
 pub struct Updated {

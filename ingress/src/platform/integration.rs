@@ -29,6 +29,7 @@ use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::redemption::Redeemed;
 use engage_streams::{Envelope, EventKind};
 
+use super::customers::CustomerAnswer;
 use super::edge::{answer, Answer, Integration, Open};
 use super::errors::IntegrationError;
 use super::loyalty::user_redemption;
@@ -46,12 +47,6 @@ pub fn router() -> Router<AppState> {
         .route("/integration/v1/fcm_token_ingestion", post(fcm_token_ingestion))
         .route("/integration/v1/deduct_wallet_points", post(deduct_wallet_points))
         .route("/pos_e/v1/get_loyalty_details", post(pos_loyalty_details))
-}
-
-/// `{customer}`.
-#[derive(Debug, Serialize)]
-pub struct CustomerAnswer {
-    customer: CustomerView,
 }
 
 /// Applies a customer event at once through the actor (no bus: the answer carries the result).
@@ -81,7 +76,7 @@ async fn ask_customer(
     query: CustomersQuery,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
     let customer: CustomerView = state.platform.gateway.ask_as(brand, query).await?;
-    Ok(answer(CustomerAnswer { customer }))
+    Ok(answer(CustomerAnswer::from(customer)))
 }
 
 /// `/integration/v1/create_user`: `{status: 1, customer}` (created or updated).

@@ -2,10 +2,12 @@
 //! and capabilities read and write rows through a [`Key`] (`Key::put`, `Key::delete`,
 //! [`crate::repo::Repo::get`]). The tables and their layout are listed in [`crate::repo`].
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use engage_storage::WriteOp;
 
+use crate::domain::time::instant_key;
 use crate::repo::*;
 
 /// Where one row lives.
@@ -147,13 +149,13 @@ pub fn redemption(tenant: &str, phone: &str, order_id: &str) -> Key {
 }
 
 /// `pending_redemptions`: the revoke job's index row of a pending POS points redemption.
-pub fn pending_redemption(until: &str, tenant: &str, order_id: &str) -> Key {
-    Key::new(PENDING_REDEMPTIONS, "due", format!("{until}|{tenant}|{order_id}").into_bytes())
+pub fn pending_redemption(until: DateTime<Utc>, tenant: &str, order_id: &str) -> Key {
+    Key::new(PENDING_REDEMPTIONS, "due", format!("{}|{tenant}|{order_id}", instant_key(until)).into_bytes())
 }
 
 /// `pending_redemptions`: the revoke job's index row of a pending POS coupon use.
-pub fn pending_coupon_use(until: &str, tenant: &str, code: &str) -> Key {
-    Key::new(PENDING_REDEMPTIONS, "due", format!("{until}|{tenant}|coupon:{code}").into_bytes())
+pub fn pending_coupon_use(until: DateTime<Utc>, tenant: &str, code: &str) -> Key {
+    Key::new(PENDING_REDEMPTIONS, "due", format!("{}|{tenant}|coupon:{code}", instant_key(until)).into_bytes())
 }
 
 /// `loyalty_rules`: the brand's rules.
@@ -185,6 +187,6 @@ pub fn loyalty_daily_partition(tenant: &str, ist_day: &str) -> String {
 }
 
 /// `points_expiry`: the expiry job's index row of a customer's lot.
-pub fn points_expiry(expires_at: &str, tenant: &str, phone: &str) -> Key {
-    Key::new(POINTS_EXPIRY, "due", format!("{expires_at}|{tenant}|{phone}").into_bytes())
+pub fn points_expiry(expires_at: DateTime<Utc>, tenant: &str, phone: &str) -> Key {
+    Key::new(POINTS_EXPIRY, "due", format!("{}|{tenant}|{phone}", instant_key(expires_at)).into_bytes())
 }

@@ -127,8 +127,8 @@ pub fn raise_flag(
         comment: None,
         resolved_comment: None,
         submitted_by: None,
-        created_at: at.to_rfc3339(),
-        updated_at: at.to_rfc3339(),
+        created_at: at,
+        updated_at: at,
     };
     customer.flags.insert(flag_id.clone(), FlagState::Flagged);
     metrics::counter!("engage_fraud_flags_total", "fraud_type" => fraud_type.to_owned()).increment(1);
@@ -198,7 +198,7 @@ async fn flag(
         };
         flag.state = next;
         flag.status = next.status();
-        flag.updated_at = now.to_rfc3339();
+        flag.updated_at = now;
         flag.submitted_by = Some(submitted_by.clone());
         match action {
             FlagAction::Resolve => flag.resolved_comment = comment.clone(),

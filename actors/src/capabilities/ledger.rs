@@ -9,7 +9,7 @@ use engage_storage::{StoreError, WriteOp};
 use crate::brand::Brand;
 use crate::domain::customer::Customer;
 use crate::domain::loyalty::{LedgerEntry, Lot};
-use crate::domain::time::{ist_day, parse_instant};
+use crate::domain::time::ist_day;
 use crate::keys;
 
 /// What a ledger row says, before it gets its balance and key.
@@ -24,8 +24,8 @@ pub struct Draft {
     pub order_id: Option<String>,
     /// The outlet.
     pub outlet_id: Option<String>,
-    /// When (RFC 3339).
-    pub at: String,
+    /// When.
+    pub at: DateTime<Utc>,
     /// What it does to the expiry lots.
     pub lots: LotEffect,
 }
@@ -54,8 +54,8 @@ pub fn entry(tenant: &str, customer: &mut Customer, draft: Draft) -> Vec<WriteOp
     let mut expires_at = None;
     let lots = match draft.lots {
         LotEffect::Grant(at) => {
-            let lot = Lot { expires_at: at.to_rfc3339(), points: draft.points };
-            expires_at = Some(lot.expires_at.clone());
+            let lot = Lot { expires_at: at, points: draft.points };
+            expires_at = Some(at);
             vec![lot]
         }
         LotEffect::Consume => customer.point_lots.debit(-draft.points),
@@ -65,12 +65,12 @@ pub fn entry(tenant: &str, customer: &mut Customer, draft: Draft) -> Vec<WriteOp
         for lot in &lots {
             customer.point_lots.credit(lot);
             ops.push(
-                keys::points_expiry(&lot.expires_at, tenant, &customer.phone)
+                keys::points_expiry(lot.expires_at, tenant, &customer.phone)
                     .put(&json!({"tenant": tenant, "phone": customer.phone, "expires_at": lot.expires_at})),
             );
         }
     }
-    let day = ist_day(parse_instant(&draft.at).unwrap_or_else(Utc::now));
+    let day = ist_day(draft.at);
     ops.push(
         keys::loyalty_daily(tenant, &day, &customer.phone, seq)
             .put(&json!({"phone": customer.phone, "kind": draft.kind, "points": draft.points})),

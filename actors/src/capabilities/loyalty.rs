@@ -18,7 +18,7 @@ use crate::domain::customer::{Applied, Customer};
 use crate::domain::fraud::{breaches, count_in_period, record, POINTS_EARNING, TXN_EARN};
 use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
 use crate::domain::order::decimal;
-use crate::domain::time::{end_of_ist_day_after, parse_instant};
+use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
@@ -226,7 +226,7 @@ async fn expire(brand: &mut Brand, phone: &str, clock: DateTime<Utc>) -> Result<
     if points <= 0 {
         return Ok(Expired { expired: 0, loyalty_points: Some(customer.loyalty_points) });
     }
-    let last = lots.last().map(|lot| lot.expires_at.clone()).unwrap_or_default();
+    let last = lots.last().map(|lot| instant_key(lot.expires_at)).unwrap_or_default();
     let ops = ledger::entry(
         &brand.tenant,
         &mut customer,
@@ -236,7 +236,7 @@ async fn expire(brand: &mut Brand, phone: &str, clock: DateTime<Utc>) -> Result<
             points: -points,
             order_id: None,
             outlet_id: None,
-            at: clock.to_rfc3339(),
+            at: clock,
             lots: LotEffect::Expired(lots),
         },
     );
@@ -328,7 +328,7 @@ impl OrderReaction for EarnPoints {
                         points: delta,
                         order_id: Some(facts.order_id.clone()),
                         outlet_id: Some(facts.business_id.clone()),
-                        at: envelope.received_at.clone(),
+                        at: received,
                         lots: if delta > 0 { LotEffect::Grant(expires) } else { LotEffect::Consume },
                     },
                 ));
@@ -347,7 +347,7 @@ impl OrderReaction for EarnPoints {
                     points: milestone.bonus_points,
                     order_id: Some(facts.order_id.clone()),
                     outlet_id: Some(facts.business_id.clone()),
-                    at: envelope.received_at.clone(),
+                    at: received,
                     lots: LotEffect::Grant(expires),
                 },
             ));

@@ -112,7 +112,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
             Some(phone) => {
                 ops.push(keys::checkin(&brand.tenant, &phone, &envelope.id).put(&envelope.payload));
                 let mut customer = brand.customer_or_new(&phone, now).await?;
-                customer.last_checkin = Some(envelope.received_at.clone());
+                customer.last_checkin = parse_instant(&envelope.received_at).or(Some(now));
                 touched = Some(customer);
             }
             None => error = Some("phone missing".to_owned()),

@@ -15,7 +15,7 @@ use super::otp;
 use crate::brand::Brand;
 use crate::domain::customer::{Customer, Redemption};
 use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUENCY, TXN_REDEEM};
-use crate::domain::time::{parse_instant, reached};
+use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
@@ -50,8 +50,8 @@ pub struct Redeemed {
     pub wallet_balance: i64,
     /// Its ledger transaction.
     pub txn_id: String,
-    /// A POS redemption's deadline for its order (RFC 3339).
-    pub pending_until: Option<String>,
+    /// A POS redemption's deadline for its order.
+    pub pending_until: Option<DateTime<Utc>>,
     /// True when it was done before (nothing changed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
@@ -160,7 +160,7 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     record(&mut customer.velocity, TXN_REDEEM, now);
     let txn_id = format!("R-{}", digest(&[&brand.tenant, &phone, &order_id]));
     let ledger_seq = customer.ledger_seq;
-    let pending_until = pending_minutes.map(|m| (now + Duration::minutes(m as i64)).to_rfc3339());
+    let pending_until = pending_minutes.map(|m| now + Duration::minutes(m as i64));
     let mut entry = ledger::entry(
         &brand.tenant,
         &mut customer,
@@ -170,18 +170,18 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
             points: -points,
             order_id: Some(order_id.clone()),
             outlet_id,
-            at: now.to_rfc3339(),
+            at: now,
             lots: LotEffect::Consume,
         },
     );
     entry.append(&mut ops);
     let mut ops = entry;
-    if let Some(until) = &pending_until {
+    if let Some(until) = pending_until {
         ops.push(keys::pending_redemption(until, &brand.tenant, &order_id).put(
             &serde_json::json!({"tenant": brand.tenant, "phone": phone, "order_id": order_id, "expires_at": until}),
         ));
     }
-    let redemption = Redemption { txn_id: txn_id.clone(), points, pending_until: pending_until.clone(), ledger_seq };
+    let redemption = Redemption { txn_id: txn_id.clone(), points, pending_until, ledger_seq };
     ops.push(put(brand, &phone, &order_id, &redemption));
     metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
     let balance = customer.loyalty_points;
@@ -200,10 +200,10 @@ async fn revoke(
     let Some(redemption) = committed(brand, &customer, order_id).await? else {
         return Ok(Revoked::not("no redemption for this order"));
     };
-    let index = redemption.pending_until.as_ref().map(|until| keys::pending_redemption(until, &brand.tenant, order_id));
+    let index = redemption.pending_until.map(|until| keys::pending_redemption(until, &brand.tenant, order_id));
     let mut ops = Vec::new();
     let arrived = customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
-    let due = reached(redemption.pending_until.as_deref(), clock);
+    let due = redemption.pending_until.is_some_and(|until| until <= clock);
     if !force && (redemption.pending_until.is_none() || arrived || !due) {
         if arrived && redemption.pending_until.is_some() {
             // the POS order came: the redemption is final
@@ -232,7 +232,7 @@ async fn revoke(
             points: redemption.points,
             order_id: Some(order_id.to_owned()),
             outlet_id: None,
-            at: clock.to_rfc3339(),
+            at: clock,
             lots: LotEffect::Restore(restore),
         },
     ));
@@ -268,7 +268,7 @@ impl OrderReaction for ConfirmPendingRedemption {
         let order_id = &order.facts.order_id;
         if let Some(mut redemption) = committed(brand, customer, order_id).await? {
             if let Some(until) = redemption.pending_until.take() {
-                ops.push(keys::pending_redemption(&until, &brand.tenant, order_id).delete());
+                ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
                 ops.push(put(brand, &customer.phone, order_id, &redemption));
             }
         }

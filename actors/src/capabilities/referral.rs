@@ -79,7 +79,7 @@ impl OrderReaction for RewardReferral {
             points,
             order_id: Some(order.facts.order_id.clone()),
             outlet_id: Some(order.facts.business_id.clone()),
-            at: order.received.to_rfc3339(),
+            at: order.received,
             lots: LotEffect::Grant(expires),
         };
         if let Some(mut referrer) = brand.customer(&referrer_phone).await? {

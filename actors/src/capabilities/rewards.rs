@@ -342,7 +342,7 @@ async fn purchase(
             points: -reward.points_cost,
             order_id: None,
             outlet_id: None,
-            at: now.to_rfc3339(),
+            at: now,
             lots: LotEffect::Consume,
         },
     );
@@ -393,11 +393,10 @@ async fn use_coupon(
     let mut ops = Vec::new();
     if let Some(minutes) = pending_minutes {
         let until = now + Duration::minutes(minutes as i64);
-        let until_text = until.to_rfc3339();
         coupon.status = CouponStatus::Pending;
         coupon.pending_until = Some(until);
-        ops.push(keys::pending_coupon_use(&until_text, &brand.tenant, code).put(&serde_json::json!(
-            {"tenant": brand.tenant, "kind": "coupon", "code": code, "order_id": order_id, "expires_at": until_text}
+        ops.push(keys::pending_coupon_use(until, &brand.tenant, code).put(&serde_json::json!(
+            {"tenant": brand.tenant, "kind": "coupon", "code": code, "order_id": order_id, "expires_at": until}
         )));
         ops.push(keys::pending_coupon(&brand.tenant, order_id).put(&serde_json::json!({"code": code})));
     }
@@ -420,7 +419,7 @@ async fn revert_pending(brand: &mut Brand, code: &str, clock: DateTime<Utc>) -> 
     coupon.redeemed_at = None;
     coupon.pending_until = None;
     let ops = vec![
-        keys::pending_coupon_use(&until.to_rfc3339(), &brand.tenant, code).delete(),
+        keys::pending_coupon_use(until, &brand.tenant, code).delete(),
         keys::pending_coupon(&brand.tenant, &order_id).delete(),
         put_coupon(brand, &coupon),
     ];
@@ -448,7 +447,7 @@ async fn revoke(brand: &mut Brand, phone: &str, code: &str, now: DateTime<Utc>) 
             points: coupon.points_cost,
             order_id: None,
             outlet_id: None,
-            at: now.to_rfc3339(),
+            at: now,
             lots: LotEffect::Restore(restore),
         },
     );
@@ -489,7 +488,7 @@ impl OrderReaction for ConfirmPendingCoupon {
         if let Some(mut coupon) = coupon(brand, &pending.code).await? {
             if coupon.status == CouponStatus::Pending {
                 if let Some(until) = coupon.pending_until.take() {
-                    ops.push(keys::pending_coupon_use(&until.to_rfc3339(), &brand.tenant, &pending.code).delete());
+                    ops.push(keys::pending_coupon_use(until, &brand.tenant, &pending.code).delete());
                 }
                 coupon.status = CouponStatus::Redeemed;
                 ops.push(put_coupon(brand, &coupon));

@@ -39,9 +39,9 @@ pub struct Redemption {
     pub txn_id: String,
     /// Points redeemed.
     pub points: i64,
-    /// For a POS redemption still waiting for its order: when it may be revoked (RFC 3339).
+    /// For a POS redemption still waiting for its order: when it may be revoked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_until: Option<String>,
+    pub pending_until: Option<chrono::DateTime<chrono::Utc>>,
     /// The ledger row of the redemption (to mark it reverted).
     #[serde(default)]
     pub ledger_seq: u64,
@@ -67,9 +67,9 @@ pub struct Customer {
     /// Push tokens registered through `/injestion/fcms`.
     #[serde(default)]
     pub push_tokens: Vec<String>,
-    /// Last check-in time (RFC 3339).
+    /// Last check-in time.
     #[serde(default)]
-    pub last_checkin: Option<String>,
+    pub last_checkin: Option<chrono::DateTime<chrono::Utc>>,
     /// Loyalty points balance (the loyalty issue fills it).
     #[serde(default)]
     pub loyalty_points: i64,
@@ -79,9 +79,9 @@ pub struct Customer {
     /// Sum of contributions: lifetime value (LTV).
     #[serde(default)]
     pub lifetime_value: Decimal,
-    /// First time seen (RFC 3339).
+    /// First time seen.
     #[serde(default)]
-    pub created_at: Option<String>,
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Milestones (order counts) already awarded.
     #[serde(default)]
     pub milestones_awarded: std::collections::BTreeSet<u32>,
@@ -128,7 +128,7 @@ pub enum Applied {
 impl Customer {
     /// A new customer.
     pub fn new(phone: &str, now: DateTime<Utc>) -> Self {
-        Self { phone: phone.to_owned(), created_at: Some(now.to_rfc3339()), ..Self::default() }
+        Self { phone: phone.to_owned(), created_at: Some(now), ..Self::default() }
     }
 
     /// Lifetime orders (LTO).

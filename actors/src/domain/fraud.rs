@@ -198,10 +198,10 @@ pub struct FraudFlag {
     pub resolved_comment: Option<String>,
     /// Who acted.
     pub submitted_by: Option<String>,
-    /// Created (RFC 3339).
-    pub created_at: String,
-    /// Updated (RFC 3339).
-    pub updated_at: String,
+    /// Created.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Updated.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 #[cfg(test)]

@@ -171,27 +171,27 @@ impl LoyaltyRules {
     }
 }
 
-/// Points that expire together: a lot of earned points with its expiry instant (RFC 3339, UTC).
+/// Points that expire together: a lot of earned points with its expiry instant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lot {
     /// When these points expire.
-    pub expires_at: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
     /// How many.
     pub points: i64,
 }
 
-/// The lots of a customer's balance, by expiry (RFC 3339 in UTC, so text order is time order).
+/// The lots of a customer's balance, by expiry.
 /// Their sum never exceeds the balance; points outside any lot (none are made any more) never
 /// expire.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Lots(pub std::collections::BTreeMap<String, i64>);
+pub struct Lots(pub std::collections::BTreeMap<chrono::DateTime<chrono::Utc>, i64>);
 
 impl Lots {
     /// Adds `lot`.
     pub fn credit(&mut self, lot: &Lot) {
         if lot.points > 0 {
-            *self.0.entry(lot.expires_at.clone()).or_default() += lot.points;
+            *self.0.entry(lot.expires_at).or_default() += lot.points;
         }
     }
 
@@ -201,7 +201,7 @@ impl Lots {
         while points > 0 {
             let Some(mut first) = self.0.first_entry() else { break };
             let take = (*first.get()).min(points);
-            taken.push(Lot { expires_at: first.key().clone(), points: take });
+            taken.push(Lot { expires_at: *first.key(), points: take });
             points -= take;
             *first.get_mut() -= take;
             if *first.get() <= 0 {
@@ -216,8 +216,8 @@ impl Lots {
         let expired: Vec<Lot> = self
             .0
             .iter()
-            .filter(|(key, _)| super::time::reached(Some(key), now))
-            .map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
+            .filter(|(expires_at, _)| **expires_at <= now)
+            .map(|(expires_at, points)| Lot { expires_at: *expires_at, points: *points })
             .collect();
         for lot in &expired {
             self.0.remove(&lot.expires_at);
@@ -227,7 +227,7 @@ impl Lots {
 
     /// The earliest expiry and its points.
     pub fn next(&self) -> Option<Lot> {
-        self.0.first_key_value().map(|(expires_at, points)| Lot { expires_at: expires_at.clone(), points: *points })
+        self.0.first_key_value().map(|(expires_at, points)| Lot { expires_at: *expires_at, points: *points })
     }
 }
 
@@ -305,11 +305,11 @@ pub struct LedgerEntry {
     /// The outlet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outlet_id: Option<String>,
-    /// When (RFC 3339).
-    pub at: String,
-    /// When earned points expire (RFC 3339).
+    /// When.
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// When earned points expire.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
     /// 1 active, 2 reverted.
     pub status: u8,
     /// The lots this entry added (earned, restored) or took points from (redeemed, expired).
@@ -365,7 +365,8 @@ mod tests {
 
     #[test]
     fn debits_take_the_points_that_expire_first_and_expiry_takes_what_is_left() {
-        let lot = |expires_at: &str, points| Lot { expires_at: expires_at.into(), points };
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
+        let lot = |expires_at: &str, points| Lot { expires_at: at(expires_at), points };
         let mut lots = Lots::default();
         lots.credit(&lot("2027-01-02T00:00:00+00:00", 30));
         lots.credit(&lot("2027-01-01T00:00:00+00:00", 10));
@@ -374,7 +375,6 @@ mod tests {
         assert_eq!(lots.debit(15), vec![lot("2027-01-01T00:00:00+00:00", 10), lot("2027-01-02T00:00:00+00:00", 5)]);
         assert_eq!(lots.0.values().sum::<i64>(), 30);
         // at the expiry instant itself the lot is gone; a second before it is not
-        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
         assert!(lots.expire(at("2027-01-01T23:59:59+00:00")).is_empty());
         assert_eq!(lots.expire(at("2027-01-02T05:30:00+05:30")), vec![lot("2027-01-02T00:00:00+00:00", 30)]);
         assert_eq!(lots.0.values().sum::<i64>(), 0);

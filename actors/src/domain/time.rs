@@ -32,6 +32,12 @@ pub fn end_of_ist_day_after(at: DateTime<Utc>, days: u32) -> DateTime<Utc> {
         .map_or(at, |t| t.with_timezone(&Utc))
 }
 
+/// An instant as key text: RFC 3339 in UTC with a fixed nine-digit fraction, so that text order
+/// is time order (index rows that the jobs scan in order are keyed by it).
+pub fn instant_key(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
+
 /// Parses an RFC 3339 instant (the form every stored timestamp has).
 pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))

@@ -264,7 +264,7 @@ pub struct Redemption {
     wallet_balance: i64,
     txn_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    expires_at: Option<String>,
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl From<Redeemed> for Redemption {
@@ -318,7 +318,7 @@ async fn pos_redemption(
 ) -> Result<Redemption, engage_actors::QueryError> {
     let ttl = state.settings.pos_redemption_ttl_minutes;
     let redeemed: Redeemed = state.platform.gateway.ask_as(brand, redeem_query(body, Some(ttl))).await?;
-    let expires_at = redeemed.pending_until.clone();
+    let expires_at = redeemed.pending_until;
     Ok(Redemption { expires_at, ..Redemption::from(redeemed) })
 }
 

@@ -73,4 +73,13 @@ mod tests {
         assert_eq!(end_of_ist_day_after(at, 1).to_rfc3339(), "2026-11-23T18:30:00+00:00");
         assert_eq!(end_of_ist_day_after(at, 0).to_rfc3339(), "2026-11-22T18:30:00+00:00");
     }
+
+    #[test]
+    fn instant_keys_sort_as_time() {
+        let at = DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z").unwrap().with_timezone(&Utc);
+        let later = at + chrono::Duration::milliseconds(500);
+        assert!(instant_key(at) < instant_key(later), "{} {}", instant_key(at), instant_key(later));
+        assert_eq!(instant_key(at), "2026-11-22T12:00:00.000000000Z");
+        assert_eq!(parse_instant(&instant_key(later)), Some(later));
+    }
 }

@@ -76,3 +76,45 @@ async fn fraud_alerts_debit_per_message_and_skip_below_the_channel_cost() {
     );
     assert_eq!(debit["purpose"], "fraud_alert");
 }
+
+#[tokio::test]
+async fn a_brand_sets_its_prices_and_later_sends_pay_them() {
+    let app = spawn_app(&[]).await;
+    let staff = create_token(&app, "staff", "brand-p").await;
+    let brand = json!({"parent_business_id": "brand-p"});
+    let (status, body) = post(&app, "/crm_api/wallet/get_pricing", &staff, &brand).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["pricing"]["digital_bill_sms"].clone(), body["pricing"]["sms_gst"].clone()),
+        (json!("0.145"), json!("18")),
+        "the spec's values until a table is set: {body}"
+    );
+    let change = json!({"parent_business_id": "brand-p", "pricing": {"sms_gst": 10, "fraud_alert": {"sms": 0.2}}});
+    let (status, body) = post(&app, "/crm_api/wallet/set_pricing", &staff, &change).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, read) = post(&app, "/crm_api/wallet/get_pricing", &staff, &brand).await;
+    assert_eq!(read["pricing"]["fraud_alert"]["sms"], "0.2");
+    assert_eq!(read["pricing"]["sms_gst"], "10");
+    assert_eq!(read["pricing"]["digital_bill_sms"], "0.145", "a field left out keeps its value");
+    assert_eq!(read["pricing"]["fraud_alert"]["chat"], "0.92", "a field left out keeps its value");
+    for bad in [
+        json!({"parent_business_id": "brand-p", "pricing": {"sms_gst": 101}}),
+        json!({"parent_business_id": "brand-p", "pricing": {"campaign": {"sms": -1}}}),
+        json!({"parent_business_id": "brand-p", "pricing": {"unknown_price": 1}}),
+        json!({"parent_business_id": "brand-p"}),
+    ] {
+        let (status, body) = post(&app, "/crm_api/wallet/set_pricing", &staff, &bad).await;
+        assert_eq!((status, body["message"].clone()), (400, json!("invalid request")), "{bad}: {body}");
+    }
+    let other = create_token(&app, "staff", "brand-q").await;
+    assert_eq!(post(&app, "/crm_api/wallet/set_pricing", &other, &change).await.0, 403);
+    // a fraud alert now costs 0.2 + 10% = 0.22 a message
+    let settings = json!({"parent_business_id": "brand-p", "alert_recipients": ["9876500001"],
+                          "channel_type": "sms", "template": "Check {contact}", "template_type": "UTILITY"});
+    assert_eq!(post(&app, "/crm_api/configure_fraud_alert_settings", &staff, &settings).await.0, 200);
+    let recharge = json!({"parent_business_id": "brand-p", "business_id": "outlet-1", "amount": 1, "reference": "r1"});
+    assert_eq!(post(&app, "/crm_api/wallet/recharge", &staff, &recharge).await.0, 200);
+    let alert = json!({"parent_business_id": "brand-p", "business_id": "outlet-1", "contact": "9123456789"});
+    let (status, body) = post(&app, "/crm_api/send_fraud_alert", &staff, &alert).await;
+    assert_eq!((status, body["charged"].clone()), (200, json!("0.22")), "{body}");
+}

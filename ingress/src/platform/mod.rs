@@ -213,6 +213,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),
+        ("/crm_api/wallet/get_pricing", Auth::Staff, "WalletPricingRequest", "The brand's price table for paid messages: {status, pricing} (the spec's values until one is set)"),
+        ("/crm_api/wallet/set_pricing", Auth::Staff, "WalletPricingRequest", "Change the brand's price table (fields left out keep their value): {status, message, pricing}"),
     ] {
         let mut op = operation(summary, auth, schema, object.clone());
         // every tenant route can name a customer, coupon or reward the brand does not have

@@ -49,6 +49,7 @@ platform_requests!(
     RewardRequest,
     CouponRequest,
     DayWiseRequest,
+    WalletPricingRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -82,7 +83,8 @@ brand_field!(
     WalletRequest,
     RewardRequest,
     CouponRequest,
-    DayWiseRequest
+    DayWiseRequest,
+    WalletPricingRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 
@@ -308,6 +310,50 @@ pub struct DayWiseRequest {
     pub parent_business_id: Option<String>,
     pub start_date: Option<String>,
     pub end_date: Option<String>,
+}
+
+/// A brand's price table: read it, or apply `pricing` to it.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct WalletPricingRequest {
+    pub parent_business_id: Option<String>,
+    #[schema(inline)]
+    pub pricing: Option<PricingPatch>,
+}
+
+/// Prices to change (before GST) and GST percentages; fields left out keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PricingPatch {
+    #[schema(value_type = Option<f64>)]
+    pub digital_bill_sms: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub digital_chat_cost: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub digital_chat_cost_utility: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub sms_gst: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub chat_gst: Option<Number>,
+    #[schema(inline)]
+    pub feedback: Option<ChannelPricesPatch>,
+    #[schema(inline)]
+    pub fraud_alert: Option<ChannelPricesPatch>,
+    #[schema(inline)]
+    pub campaign: Option<ChannelPricesPatch>,
+    #[schema(inline)]
+    pub otp: Option<ChannelPricesPatch>,
+}
+
+/// One purpose's prices per channel; fields left out keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ChannelPricesPatch {
+    #[schema(value_type = Option<f64>)]
+    pub sms: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub chat: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub chat_utility: Option<Number>,
+    #[schema(value_type = Option<f64>)]
+    pub push: Option<Number>,
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("RewardRequest", include_str!("schemas/reward.json")),
     ("CouponRequest", include_str!("schemas/coupon.json")),
     ("DayWiseRequest", include_str!("schemas/day_wise.json")),
+    ("WalletPricingRequest", include_str!("schemas/wallet_pricing.json")),
 ];
 
 /// Compiled validators by schema name.

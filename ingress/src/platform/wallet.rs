@@ -1,5 +1,6 @@
 //! Business wallets (staff token): `/crm_api/wallet/recharge`, `/crm_api/wallet/balance`,
-//! `/crm_api/wallet/transactions` (paths of ours: the spec shows none), and the loopback
+//! `/crm_api/wallet/transactions`, `/crm_api/wallet/get_pricing`, `/crm_api/wallet/set_pricing` (paths
+//! of ours: the spec shows none), and the loopback
 //! `/admin/wallet/*` twins used by `engage wallet`. Balances and amounts are decimal strings
 //! (`"12.5000"`), never floats. Every change goes through the brand's tenant actor, which also
 //! debits the wallets for sends, so no balance goes negative under any concurrency.
@@ -7,14 +8,18 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
+use rust_decimal::Decimal;
+use serde::Serialize;
 use serde_json::Number;
 
 use engage_actors::capabilities::wallet::{Balance, Recharged, TxnPage, WalletQuery};
+use engage_actors::domain::order::decimal;
+use engage_actors::domain::wallet::{ChannelPrices, Pricing};
 use engage_actors::QueryError;
 
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
-use super::requests::WalletRequest;
+use super::requests::{ChannelPricesPatch, WalletPricingRequest, WalletRequest};
 use crate::AppState;
 
 /// Routes of this module.
@@ -23,6 +28,8 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/wallet/recharge", post(recharge))
         .route("/crm_api/wallet/balance", post(balance))
         .route("/crm_api/wallet/transactions", post(transactions))
+        .route("/crm_api/wallet/get_pricing", post(get_pricing))
+        .route("/crm_api/wallet/set_pricing", post(set_pricing))
 }
 
 /// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.
@@ -66,4 +73,61 @@ async fn transactions(
         page_size: body.page_size.unwrap_or(20),
     };
     Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
+}
+
+/// `{pricing}`.
+#[derive(Debug, Serialize)]
+pub struct PricingAnswer {
+    pricing: Pricing,
+}
+
+/// `/crm_api/wallet/get_pricing`: `{status: true, pricing}`, the brand's table (the spec's
+/// values until one is set).
+async fn get_pricing(
+    State(state): State<AppState>,
+    Staff { brand, .. }: Staff<WalletPricingRequest>,
+) -> Result<Json<StaffAnswer<PricingAnswer>>, StaffError> {
+    let pricing = state.platform.gateway.ask_as(&brand, WalletQuery::GetPricing).await?;
+    Ok(staff_answer(PricingAnswer { pricing }))
+}
+
+/// A decimal of a body, or `current`.
+fn price(given: &Option<Number>, current: Decimal) -> Decimal {
+    given.as_ref().and_then(|n| decimal(&serde_json::Value::Number(n.clone()))).unwrap_or(current)
+}
+
+fn channel_prices(patch: &Option<ChannelPricesPatch>, current: ChannelPrices) -> ChannelPrices {
+    let Some(patch) = patch else { return current };
+    ChannelPrices {
+        sms: price(&patch.sms, current.sms),
+        chat: price(&patch.chat, current.chat),
+        chat_utility: price(&patch.chat_utility, current.chat_utility),
+        push: price(&patch.push, current.push),
+    }
+}
+
+/// `/crm_api/wallet/set_pricing`: applies `pricing` to the brand's table (fields left out keep
+/// their value) and answers `{status: true, message, pricing}`; sends queued after it pay the new
+/// prices, sends queued before keep what they paid.
+async fn set_pricing(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<WalletPricingRequest>,
+) -> Result<Json<StaffAnswer<serde_json::Value>>, StaffError> {
+    let Some(patch) = body.pricing else {
+        return Err(StaffError::invalid_message("/pricing", "pricing is required"));
+    };
+    let current: Pricing = state.platform.gateway.ask_as(&brand, WalletQuery::GetPricing).await?;
+    let pricing = Pricing {
+        digital_bill_sms: price(&patch.digital_bill_sms, current.digital_bill_sms),
+        digital_chat_cost: price(&patch.digital_chat_cost, current.digital_chat_cost),
+        digital_chat_cost_utility: price(&patch.digital_chat_cost_utility, current.digital_chat_cost_utility),
+        sms_gst: price(&patch.sms_gst, current.sms_gst),
+        chat_gst: price(&patch.chat_gst, current.chat_gst),
+        feedback: channel_prices(&patch.feedback, current.feedback),
+        fraud_alert: channel_prices(&patch.fraud_alert, current.fraud_alert),
+        campaign: channel_prices(&patch.campaign, current.campaign),
+        otp: channel_prices(&patch.otp, current.otp),
+    };
+    let pricing: Pricing = state.platform.gateway.ask_as(&brand, WalletQuery::SetPricing { pricing }).await?;
+    Ok(staff_answer(serde_json::json!({"message": "pricing saved", "pricing": pricing})))
 }

@@ -190,3 +190,13 @@ pub fn loyalty_daily_partition(tenant: &str, ist_day: &str) -> String {
 pub fn points_expiry(expires_at: DateTime<Utc>, tenant: &str, phone: &str) -> Key {
     Key::new(POINTS_EXPIRY, "due", format!("{}|{tenant}|{phone}", instant_key(expires_at)).into_bytes())
 }
+
+/// `campaign_journeys`: a brand's journey configuration.
+pub fn campaign_journey(tenant: &str, id: &str) -> Key {
+    Key::new(CAMPAIGN_JOURNEYS, tenant, id.as_bytes())
+}
+
+/// `journey_types`: a journey type added by `/crm_api/autoCampaign`.
+pub fn journey_type(id: &str) -> Key {
+    Key::new(JOURNEY_TYPES, "all", id.as_bytes())
+}

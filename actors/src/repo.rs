@@ -24,6 +24,8 @@
 //! | `loyalty_ledger` | `tenant|phone` | ledger sequence (u64, big-endian) | [`crate::domain::loyalty::LedgerEntry`] |
 //! | `loyalty_daily` | `tenant|YYYY-MM-DD` (IST day of the entry) | `phone|ledger sequence` | `{phone, kind, points}`: one row per ledger entry, for day-wise reports |
 //! | `wallet_pricing` | tenant | `pricing` | [`crate::domain::wallet::Pricing`]: the brand's prices of paid sends (spec defaults) |
+//! | `campaign_journeys` | tenant | journey id | [`crate::capabilities::journeys::JourneyConfig`] |
+//! | `journey_types` | `all` | type id | [`crate::capabilities::journeys::JourneyType`]: types added by `/crm_api/autoCampaign` |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -97,6 +99,10 @@ pub const POINTS_EXPIRY: &str = "points_expiry";
 
 /// `wallet_pricing`: partition tenant, clustering `pricing`: the brand's price table.
 pub const WALLET_PRICING: &str = "wallet_pricing";
+/// `campaign_journeys`: partition tenant, clustering the journey id.
+pub const CAMPAIGN_JOURNEYS: &str = "campaign_journeys";
+/// `journey_types`: partition `all`, clustering the type id (types added by `/crm_api/autoCampaign`).
+pub const JOURNEY_TYPES: &str = "journey_types";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

@@ -19,12 +19,13 @@ use crate::brand::Brand;
 pub use crate::brand::EngineContext;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::fraud::FraudQuery;
+use crate::capabilities::journeys::JourneysQuery;
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::WalletQuery;
-use crate::capabilities::{customers, fraud, loyalty, orders, otp, redemption, rewards, wallet};
+use crate::capabilities::{customers, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet};
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
 
@@ -46,6 +47,8 @@ pub enum TenantQuery {
     Fraud(FraudQuery),
     /// Business wallets and paid sends.
     Wallet(WalletQuery),
+    /// Automated journey configurations.
+    Journeys(JourneysQuery),
 }
 
 macro_rules! area {
@@ -66,6 +69,7 @@ area!(
     OtpQuery => Otp,
     FraudQuery => Fraud,
     WalletQuery => Wallet,
+    JourneysQuery => Journeys,
 );
 
 /// Messages of [`TenantActor`].
@@ -170,6 +174,7 @@ impl Actor for TenantActor {
                     TenantQuery::Otp(query) => otp::handle(brand, query).await,
                     TenantQuery::Fraud(query) => fraud::handle(brand, query).await,
                     TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
+                    TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
                 };
                 let _ = reply.send(answer);
             }

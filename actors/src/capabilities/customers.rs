@@ -33,6 +33,9 @@ pub enum CustomersQuery {
         gender: Option<String>,
         /// New date of birth.
         dob: Option<String>,
+        /// New anniversary (`YYYY-MM-DD`).
+        #[serde(default)]
+        anniversary: Option<String>,
     },
     /// Process an envelope now and answer with the customer (instant orders): a [`CustomerView`].
     /// Idempotent with the bus delivery of the same envelope.
@@ -85,13 +88,14 @@ pub async fn handle(brand: &mut Brand, query: CustomersQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         CustomersQuery::Details { phone } => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
-        CustomersQuery::Update { phone, name, email, gender, dob } => {
+        CustomersQuery::Update { phone, name, email, gender, dob, anniversary } => {
             let mut customer = brand.known_customer(&phone).await?;
             for (value, slot) in [
                 (name, &mut customer.name),
                 (email, &mut customer.email),
                 (gender, &mut customer.gender),
                 (dob, &mut customer.dob),
+                (anniversary, &mut customer.anniversary),
             ] {
                 if value.is_some() {
                     *slot = value;

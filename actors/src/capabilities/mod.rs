@@ -12,6 +12,7 @@
 //! | [`referral`] | (customer events) | [`referral::RewardReferral`] |
 //! | [`otp`] | [`otp::OtpQuery`] | |
 //! | [`fraud`] | [`fraud::FraudQuery`] | |
+//! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
 
@@ -21,6 +22,7 @@ use crate::reaction::OrderReaction;
 
 pub mod customers;
 pub mod fraud;
+pub mod journeys;
 pub mod ledger;
 pub mod loyalty;
 pub mod orders;

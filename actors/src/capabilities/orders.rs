@@ -86,6 +86,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
                     ("email", &mut customer.email),
                     ("gender", &mut customer.gender),
                     ("dob", &mut customer.dob),
+                    ("anniversary", &mut customer.anniversary),
                 ] {
                     if let Some(value) = text(field) {
                         *slot = Some(value);

@@ -64,6 +64,9 @@ pub struct Customer {
     /// Date of birth, when given.
     #[serde(default)]
     pub dob: Option<String>,
+    /// Anniversary (`YYYY-MM-DD`), when given (the anniversary journey).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anniversary: Option<String>,
     /// Push tokens registered through `/injestion/fcms`.
     #[serde(default)]
     pub push_tokens: Vec<String>,

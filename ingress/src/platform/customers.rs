@@ -65,6 +65,7 @@ pub async fn update_customer_details(
         email: body.email,
         gender: body.gender,
         dob: body.dob,
+        anniversary: body.anniversary,
     };
     let customer = state.platform.gateway.ask_as(&brand, query).await?;
     Ok(answer(Updated { message: "customer updated", customer }))

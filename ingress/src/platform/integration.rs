@@ -57,6 +57,7 @@ fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Int
         ("email", &body.email),
         ("gender", &body.gender),
         ("dob", &body.dob),
+        ("anniversary", &body.anniversary),
         ("fcm_token", &body.fcm_token),
         ("platform", &body.platform),
         ("referrer_number", &body.referrer_number),
@@ -118,6 +119,7 @@ async fn update_user_profile(
         email: body.email,
         gender: body.gender,
         dob: body.dob,
+        anniversary: body.anniversary,
     };
     ask_customer(&state, &brand, query).await
 }

@@ -10,6 +10,7 @@
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
+//! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options` | [`journeys`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -29,6 +30,7 @@ pub mod errors;
 pub mod fraud;
 pub mod ingestion;
 pub mod integration;
+pub mod journeys;
 pub mod loyalty;
 pub mod requests;
 pub mod rewards;
@@ -76,6 +78,7 @@ pub fn router() -> Router<AppState> {
         .merge(rewards::router())
         .merge(fraud::router())
         .merge(wallet::router())
+        .merge(journeys::router())
         .merge(admin::router())
 }
 
@@ -213,6 +216,15 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/wallet/recharge", Auth::Staff, "WalletRequest", "Credit a business wallet (a payment reference is applied once)"),
         ("/crm_api/wallet/balance", Auth::Staff, "WalletRequest", "A business wallet's balance (decimal string)"),
         ("/crm_api/wallet/transactions", Auth::Staff, "WalletRequest", "A page of a business wallet's transactions"),
+        ("/crm_api/get/campaign/type/ids", Auth::Staff, "JourneyCatalogueRequest", "The journey types, with the brand's configured and enabled counts per type (roi)"),
+        ("/crm_api/get/campaign/fields", Auth::Staff, "JourneyCatalogueRequest", "The form fields of a journey type (campaign_type_id)"),
+        ("/crm_api/get/field/parameters", Auth::Staff, "JourneyCatalogueRequest", "One field of a journey type's form, with its options (campaign_type_id, ref_id)"),
+        ("/crm_api/get/days/type/options", Auth::Staff, "JourneyCatalogueRequest", "The six send-timing options (send_days_type ids)"),
+        ("/crm_api/autoCampaign", Auth::Staff, "AutoCampaignRequest", "Add a journey type (campaign_type must be new)"),
+        ("/crm_api/save/campaign/journey", Auth::Staff, "SaveJourneyRequest", "Save the journey of (brand, outlet, type): {status, message, campaign_journey_id}; the same triple again updates it; an unknown campaign_type_id is 400"),
+        ("/crm_api/enable/automated/campaign/", Auth::Staff, "JourneyRequest", "Turn a journey on or off: {status, campaign_journey_id, campaign_enabled}; 404 for an unknown journey"),
+        ("/crm_api/view/campaign/journey", Auth::Staff, "JourneyRequest", "A journey configuration, for editing; 404 for an unknown journey"),
+        ("/crm_api/get/campaign/mapped/business", Auth::Staff, "JourneyRequest", "The brand's journeys grouped by outlet (child_business_id optional)"),
         ("/crm_api/wallet/get_pricing", Auth::Staff, "WalletPricingRequest", "The brand's price table for paid messages: {status, pricing} (the spec's values until one is set)"),
         ("/crm_api/wallet/set_pricing", Auth::Staff, "WalletPricingRequest", "Change the brand's price table (fields left out keep their value): {status, message, pricing}"),
     ] {
@@ -220,7 +232,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         // every tenant route can name a customer, coupon or reward the brand does not have
         let family = if matches!(auth, Auth::Staff | Auth::App) { "StaffErrorBody" } else { "IntegrationErrorBody" };
         let body = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{family}")}}});
-        op["responses"]["404"] = json!({"description": "not found (customer, coupon or reward)", "content": body});
+        op["responses"]["404"] = json!({"description": "not found (customer, coupon, reward or journey)", "content": body});
         if auth == Auth::None {
             // the open /pos_e/v1 routes: a fraud denial (fraud_detected) or a refused one-time password
             op["responses"]["403"] = json!({"description": "xE_108/xE_109 fraud_detected denial, xE_112 one-time password refused", "content": body});

@@ -50,6 +50,10 @@ platform_requests!(
     CouponRequest,
     DayWiseRequest,
     WalletPricingRequest,
+    JourneyCatalogueRequest,
+    SaveJourneyRequest,
+    JourneyRequest,
+    AutoCampaignRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -84,7 +88,11 @@ brand_field!(
     RewardRequest,
     CouponRequest,
     DayWiseRequest,
-    WalletPricingRequest
+    WalletPricingRequest,
+    JourneyCatalogueRequest,
+    SaveJourneyRequest,
+    JourneyRequest,
+    AutoCampaignRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 
@@ -118,6 +126,7 @@ pub struct UpdateCustomerRequest {
     pub email: Option<String>,
     pub gender: Option<String>,
     pub dob: Option<String>,
+    pub anniversary: Option<String>,
 }
 
 /// Loyalty rules: fields left out keep their value.
@@ -266,6 +275,7 @@ pub struct IntegrationUserRequest {
     pub email: Option<String>,
     pub gender: Option<String>,
     pub dob: Option<String>,
+    pub anniversary: Option<String>,
     pub fcm_token: Option<String>,
     pub platform: Option<String>,
     pub points: Option<i64>,
@@ -354,6 +364,62 @@ pub struct ChannelPricesPatch {
     pub chat_utility: Option<Number>,
     #[schema(value_type = Option<f64>)]
     pub push: Option<Number>,
+}
+
+/// The journey-type catalogue routes.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct JourneyCatalogueRequest {
+    pub parent_business_id: Option<String>,
+    pub campaign_type_id: Option<String>,
+    pub ref_id: Option<String>,
+}
+
+/// `/crm_api/save/campaign/journey`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SaveJourneyRequest {
+    pub parent_business_id: Option<String>,
+    pub child_business_id: String,
+    pub campaign_type_id: String,
+    #[schema(inline)]
+    pub campaign_data: CampaignDataInput,
+}
+
+/// A journey's `campaign_data`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CampaignDataInput {
+    pub channels: Vec<String>,
+    pub sms_template: Option<String>,
+    pub chat_template: Option<String>,
+    pub push_template: Option<String>,
+    pub daily_cap: Option<u32>,
+    pub send_days_type: Option<String>,
+    pub days: Option<u32>,
+    pub trigger_minutes: Option<u32>,
+    pub rating: Option<u8>,
+    pub frequency_rating: Option<u32>,
+    #[schema(value_type = Option<Object>)]
+    pub promo_details: Option<serde_json::Value>,
+    pub orders: Option<u32>,
+}
+
+/// A brand's journey configurations (enable, view, per business).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct JourneyRequest {
+    pub parent_business_id: Option<String>,
+    pub child_business_id: Option<String>,
+    pub campaign_journey_id: Option<String>,
+    pub campaign_enabled: Option<u8>,
+}
+
+/// `/crm_api/autoCampaign`: a new journey type.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AutoCampaignRequest {
+    pub parent_business_id: Option<String>,
+    pub title: String,
+    pub description: Option<String>,
+    pub campaign_type: String,
+    pub icon_url: Option<String>,
+    pub execution_type: String,
 }
 
 #[cfg(test)]

@@ -34,6 +34,10 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("CouponRequest", include_str!("schemas/coupon.json")),
     ("DayWiseRequest", include_str!("schemas/day_wise.json")),
     ("WalletPricingRequest", include_str!("schemas/wallet_pricing.json")),
+    ("JourneyCatalogueRequest", include_str!("schemas/journey_catalogue.json")),
+    ("SaveJourneyRequest", include_str!("schemas/save_journey.json")),
+    ("JourneyRequest", include_str!("schemas/journey.json")),
+    ("AutoCampaignRequest", include_str!("schemas/auto_campaign.json")),
 ];
 
 /// Compiled validators by schema name.

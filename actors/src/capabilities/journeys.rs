@@ -1,0 +1,445 @@
+//! Automated journeys (spec "Automated journeys"): the journey types and each brand's journey
+//! configurations (`campaign_journey` records), kept by the brand's tenant actor beside its
+//! wallet and fraud counters.
+//!
+//! Types: the eight built-in types have fixed ids (24 lower-case hex characters, like the spec's
+//! ObjectId strings) and live in code ([`builtin_types`]); `/crm_api/autoCampaign` adds more, which
+//! are stored in the global table `journey_types` (they are master records, not a brand's).
+//!
+//! A configuration is keyed by (brand, outlet, type): saving the same triple again updates it,
+//! keeping its id, its `campaign_enabled` and its creation time. A new configuration starts with
+//! `campaign_enabled` 0 (the spec's state table: the enable operation turns it on) and
+//! `config_enabled` 1.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::brand::Brand;
+use crate::keys::{self, digest};
+use crate::query::{reply, QueryError, QueryReply};
+use crate::repo::CAMPAIGN_JOURNEYS;
+
+/// A query of the journeys capability.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum JourneysQuery {
+    /// Create or update the configuration of (brand, `child_business_id`, type): [`Saved`].
+    Save {
+        /// The outlet (`"0"` or the brand's id for a brand-wide journey, as the caller sends it).
+        child_business_id: String,
+        /// The journey type.
+        campaign_type_id: String,
+        /// The type's `campaign_type` (denormalised for the builders).
+        campaign_type: String,
+        /// Channels, templates, thresholds.
+        campaign_data: Box<CampaignData>,
+    },
+    /// Turn a configuration on or off: the [`JourneyConfig`] after it.
+    Enable {
+        /// Its id.
+        campaign_journey_id: String,
+        /// On (1) or off (0).
+        enabled: bool,
+    },
+    /// One configuration: [`JourneyConfig`].
+    View {
+        /// Its id.
+        campaign_journey_id: String,
+    },
+    /// The brand's configurations, optionally of one outlet: [`Journeys`].
+    List {
+        /// Only this outlet's.
+        child_business_id: Option<String>,
+    },
+}
+
+/// A channel a journey sends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JourneyChannel {
+    /// SMS.
+    Sms,
+    /// Chat (WhatsApp-style).
+    Chat,
+    /// Push notification.
+    Push,
+}
+
+/// A journey's `campaign_data` (the spec's free-form object, with the fields engage reads).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CampaignData {
+    /// Channels to send on.
+    #[serde(default)]
+    pub channels: Vec<JourneyChannel>,
+    /// SMS text (`x_cust_name`, `x_cust_mobile`, `x_cust_eid` are replaced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sms_template: Option<String>,
+    /// Chat template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<String>,
+    /// Push text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_template: Option<String>,
+    /// Most messages a run sends (volume = min(eligible, daily_cap)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_cap: Option<u32>,
+    /// One of the six send-timing option ids ([`DAYS_TYPE_OPTIONS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_days_type: Option<String>,
+    /// Lost customers: no order for this many days; wallet expiry: points expiring within them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<u32>,
+    /// Abandoned cart: minutes after the cart's last update (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_minutes: Option<u32>,
+    /// Low rating: ratings at most this start the recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<u8>,
+    /// Low rating: recoveries per customer at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_rating: Option<u32>,
+    /// Low rating: the offer sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promo_details: Option<Value>,
+    /// Referral boost: the order-count threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<u32>,
+}
+
+/// A journey configuration (table `campaign_journeys`, partition brand, clustering its id).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JourneyConfig {
+    /// `digest(brand, outlet, type)`: 24 hex characters.
+    pub campaign_journey_id: String,
+    /// The brand.
+    pub parent_business_id: String,
+    /// The outlet.
+    pub child_business_id: String,
+    /// The journey type.
+    pub campaign_type_id: String,
+    /// Its `campaign_type`.
+    pub campaign_type: String,
+    /// Channels, templates, thresholds.
+    pub campaign_data: CampaignData,
+    /// 1 when the nightly run (or the event trigger) may send it.
+    pub campaign_enabled: u8,
+    /// 1 unless the brand's configuration switch is off (always 1 until a route turns it off).
+    pub config_enabled: u8,
+    /// First saved.
+    pub created_at: DateTime<Utc>,
+    /// Last saved or toggled.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A save's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Saved {
+    /// The configuration's id.
+    pub campaign_journey_id: String,
+    /// False when an existing configuration was updated.
+    pub created: bool,
+}
+
+/// The brand's configurations.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Journeys {
+    /// By id.
+    pub data: Vec<JourneyConfig>,
+}
+
+/// A field of a journey type's form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JourneyField {
+    /// The `campaign_data` key it fills.
+    pub ref_id: String,
+    /// Label.
+    pub label: String,
+    /// `number`, `text`, `select`, `multiselect` or `object`.
+    pub input: String,
+    /// Whether a save needs it.
+    pub required: bool,
+    /// Allowed values (select inputs).
+    #[serde(default)]
+    pub options: Vec<FieldOption>,
+}
+
+/// An allowed value of a field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldOption {
+    /// The value stored.
+    pub value: String,
+    /// Label.
+    pub label: String,
+}
+
+/// A journey type (spec record "Journey type").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JourneyType {
+    /// 24 hex characters.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// `welcome`, `birthday`, … (unique).
+    pub campaign_type: String,
+    /// Icon.
+    pub icon_url: String,
+    /// `'1'` event-triggered, `'2'` scheduled (the nightly run).
+    pub execution_type: String,
+    /// The form.
+    pub fields: Vec<JourneyField>,
+}
+
+/// The six send-timing options of `/crm_api/get/days/type/options`: (id, title, days relative to
+/// the customer's event; `None`: as soon as the trigger fires).
+pub const DAYS_TYPE_OPTIONS: [(&str, &str, Option<i32>); 6] = [
+    ("6650d0a1e4b0c2f1a9000001", "As soon as it happens", None),
+    ("6650d0a1e4b0c2f1a9000002", "On the day", Some(0)),
+    ("6650d0a1e4b0c2f1a9000003", "1 day before", Some(-1)),
+    ("6650d0a1e4b0c2f1a9000004", "3 days before", Some(-3)),
+    ("6650d0a1e4b0c2f1a9000005", "7 days before", Some(-7)),
+    ("6650d0a1e4b0c2f1a9000006", "1 day after", Some(1)),
+];
+
+fn field(ref_id: &str, label: &str, input: &str, required: bool, options: &[(&str, &str)]) -> JourneyField {
+    JourneyField {
+        ref_id: ref_id.to_owned(),
+        label: label.to_owned(),
+        input: input.to_owned(),
+        required,
+        options: options.iter().map(|(v, l)| FieldOption { value: (*v).to_owned(), label: (*l).to_owned() }).collect(),
+    }
+}
+
+/// The fields every journey type has.
+fn common_fields() -> Vec<JourneyField> {
+    let days: Vec<(&str, &str)> = DAYS_TYPE_OPTIONS.iter().map(|(id, title, _)| (*id, *title)).collect();
+    vec![
+        field("channels", "Channels", "multiselect", true, &[("sms", "SMS"), ("chat", "Chat"), ("push", "Push")]),
+        field("sms_template", "SMS text", "text", false, &[]),
+        field("chat_template", "Chat template", "text", false, &[]),
+        field("push_template", "Push text", "text", false, &[]),
+        field("daily_cap", "Most messages per run", "number", false, &[]),
+        field("send_days_type", "When to send", "select", false, &days),
+    ]
+}
+
+/// A built-in type: the common fields, then its own.
+fn builtin(
+    id: &str,
+    campaign_type: &str,
+    title: &str,
+    description: &str,
+    execution_type: &str,
+    own: Vec<JourneyField>,
+) -> JourneyType {
+    let mut fields = common_fields();
+    fields.extend(own);
+    JourneyType {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        description: description.to_owned(),
+        campaign_type: campaign_type.to_owned(),
+        icon_url: format!("/static/journeys/{campaign_type}.svg"),
+        execution_type: execution_type.to_owned(),
+        fields,
+    }
+}
+
+/// The eight built-in journey types, with their fixed ids.
+pub fn builtin_types() -> Vec<JourneyType> {
+    vec![
+        builtin(
+            "6650c0a1e4b0c2f1a9000001",
+            "welcome",
+            "Welcome",
+            "A new customer's first order gets a welcome message.",
+            "1",
+            vec![],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000002",
+            "birthday",
+            "Birthday",
+            "Customers whose birthday is the next IST day.",
+            "2",
+            vec![],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000003",
+            "anniversary",
+            "Anniversary",
+            "Customers whose anniversary is the next IST day.",
+            "2",
+            vec![],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000004",
+            "wallet_expiry",
+            "Wallet expiry",
+            "Customers with points expiring within the given days, once per expiring lot.",
+            "2",
+            vec![field("days", "Points expiring within (days)", "number", true, &[])],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000005",
+            "lost_customers",
+            "Lost customers",
+            "Customers with no order for the given days, once per lapse.",
+            "2",
+            vec![field("days", "No order for (days)", "number", true, &[])],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000006",
+            "abandoned_cart",
+            "Abandoned cart",
+            "A cart left for the given minutes, at most one message per customer per IST day.",
+            "1",
+            vec![field("trigger_minutes", "Cart left for (minutes, default 30)", "number", false, &[])],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000007",
+            "low_rating",
+            "Low rating rewards",
+            "A rating at or below the threshold starts a recovery with an offer.",
+            "1",
+            vec![
+                field("rating", "Ratings at most", "number", true, &[]),
+                field("frequency_rating", "Recoveries per customer at most", "number", false, &[]),
+                field("promo_details", "Offer", "object", false, &[]),
+            ],
+        ),
+        builtin(
+            "6650c0a1e4b0c2f1a9000008",
+            "referral_boost",
+            "Referral boost",
+            "Customers reaching an order count are asked to refer friends.",
+            "1",
+            vec![field("orders", "Order count", "number", true, &[])],
+        ),
+    ]
+}
+
+/// What is missing or wrong in `data` for `journey_type`: (field, reason).
+pub fn check(journey_type: &JourneyType, data: &CampaignData) -> Result<(), (String, String)> {
+    if data.channels.is_empty() {
+        return Err(("channels".into(), "at least one channel is required".into()));
+    }
+    for channel in &data.channels {
+        let (name, template) = match channel {
+            JourneyChannel::Sms => ("sms_template", &data.sms_template),
+            JourneyChannel::Chat => ("chat_template", &data.chat_template),
+            JourneyChannel::Push => ("push_template", &data.push_template),
+        };
+        if template.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            return Err((name.into(), format!("{name} is required when the journey sends on that channel")));
+        }
+    }
+    if let Some(days) = &data.send_days_type {
+        if !DAYS_TYPE_OPTIONS.iter().any(|(id, _, _)| id == days) {
+            return Err(("send_days_type".into(), "not one of /crm_api/get/days/type/options".into()));
+        }
+    }
+    let given = serde_json::to_value(data).unwrap_or_default();
+    for field in journey_type.fields.iter().filter(|f| f.required && f.ref_id != "channels") {
+        if given.get(&field.ref_id).is_none_or(Value::is_null) {
+            return Err((
+                field.ref_id.clone(),
+                format!("{} is required for a {} journey", field.ref_id, journey_type.campaign_type),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The id of the configuration of (brand, outlet, type): 24 hex characters.
+pub fn journey_id(tenant: &str, child: &str, campaign_type_id: &str) -> String {
+    let mut id = digest(&["journey", tenant, child, campaign_type_id]);
+    id.push_str(&digest(&["journey-2", tenant, child, campaign_type_id])[..8]);
+    id
+}
+
+async fn config(brand: &Brand, id: &str) -> Result<JourneyConfig, QueryError> {
+    brand.repo().get(&keys::campaign_journey(&brand.tenant, id)).await?.ok_or(QueryError::NotFound)
+}
+
+/// Answers a journeys query.
+pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
+    let now = Utc::now();
+    match query {
+        JourneysQuery::Save { child_business_id, campaign_type_id, campaign_type, campaign_data } => {
+            let id = journey_id(&brand.tenant, &child_business_id, &campaign_type_id);
+            let existing: Option<JourneyConfig> = brand.repo().get(&keys::campaign_journey(&brand.tenant, &id)).await?;
+            let created = existing.is_none();
+            let row = JourneyConfig {
+                campaign_journey_id: id.clone(),
+                parent_business_id: brand.tenant.clone(),
+                child_business_id,
+                campaign_type_id,
+                campaign_type,
+                campaign_data: *campaign_data,
+                campaign_enabled: existing.as_ref().map_or(0, |e| e.campaign_enabled),
+                config_enabled: existing.as_ref().map_or(1, |e| e.config_enabled),
+                created_at: existing.as_ref().map_or(now, |e| e.created_at),
+                updated_at: now,
+            };
+            brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row)]).await?;
+            reply(Ok(Saved { campaign_journey_id: id, created }))
+        }
+        JourneysQuery::Enable { campaign_journey_id, enabled } => {
+            let mut row = config(brand, &campaign_journey_id).await?;
+            row.campaign_enabled = u8::from(enabled);
+            row.updated_at = now;
+            brand.batch(vec![keys::campaign_journey(&brand.tenant, &campaign_journey_id).put(&row)]).await?;
+            reply(Ok(row))
+        }
+        JourneysQuery::View { campaign_journey_id } => reply(config(brand, &campaign_journey_id).await),
+        JourneysQuery::List { child_business_id } => {
+            let mut data: Vec<JourneyConfig> = brand.repo().all(CAMPAIGN_JOURNEYS, &brand.tenant).await?;
+            if let Some(child) = child_business_id {
+                data.retain(|c| c.child_business_id == child);
+            }
+            reply(Ok(Journeys { data }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eight_types_have_fixed_distinct_hex_ids() {
+        let types = builtin_types();
+        assert_eq!(types.len(), 8);
+        let mut ids: Vec<&str> = types.iter().map(|t| t.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 8);
+        for t in &types {
+            assert!(
+                t.id.len() == 24 && t.id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+                "{}",
+                t.id
+            );
+        }
+        let id = journey_id("brand", "outlet", &types[0].id);
+        assert_eq!((id.len(), id == journey_id("brand", "outlet", &types[0].id)), (24, true));
+        assert_ne!(id, journey_id("brand", "other", &types[0].id));
+    }
+
+    #[test]
+    fn a_save_needs_a_template_per_channel_and_the_types_own_fields() {
+        let lost = builtin_types().into_iter().find(|t| t.campaign_type == "lost_customers").unwrap();
+        let mut data = CampaignData { channels: vec![JourneyChannel::Sms], ..CampaignData::default() };
+        assert_eq!(check(&lost, &data).unwrap_err().0, "sms_template");
+        data.sms_template = Some("We miss you x_cust_name".into());
+        assert_eq!(check(&lost, &data).unwrap_err().0, "days");
+        data.days = Some(30);
+        assert_eq!(check(&lost, &data), Ok(()));
+        data.send_days_type = Some("nope".into());
+        assert_eq!(check(&lost, &data).unwrap_err().0, "send_days_type");
+    }
+}

@@ -44,12 +44,14 @@ pub struct Brand {
     pub velocity: Option<VelocityRules>,
     /// The brand's price table, once loaded.
     pub pricing: Option<Pricing>,
+    /// The brand's journey configurations, once loaded (the journeys capability keeps it current).
+    pub journeys: Option<Vec<crate::capabilities::journeys::JourneyConfig>>,
 }
 
 impl Brand {
     /// A brand with nothing cached.
     pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
-        Self { tenant, ctx, customers: HashMap::new(), rules: None, velocity: None, pricing: None }
+        Self { tenant, ctx, customers: HashMap::new(), rules: None, velocity: None, pricing: None, journeys: None }
     }
 
     /// Typed store access.

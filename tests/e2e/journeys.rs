@@ -185,3 +185,66 @@ async fn customers_take_an_anniversary_wherever_they_take_a_dob() {
     let (status, body) = post(&app, "/integration/v1/update_user_profile", &auth, &bad).await;
     assert_eq!((status, body["errors"][0]["pointer"].clone()), (400, json!("/anniversary")), "{body}");
 }
+
+#[tokio::test]
+async fn a_first_order_gets_the_welcome_journey_once_paid_by_the_outlet_wallet() {
+    use crate::platform::{order, wait_customer};
+    let app = spawn_app(&[]).await;
+    let staff = create_token(&app, "staff", "brand-w").await;
+    let s = [("token", staff.as_str())];
+    let (_, types) = post(&app, "/crm_api/get/campaign/type/ids", &s, &json!({"parent_business_id": "brand-w"})).await;
+    let welcome = json!({"parent_business_id": "brand-w", "child_business_id": "outlet-1",
+        "campaign_type_id": type_id(&types, "welcome"),
+        "campaign_data": {"channels": ["sms"], "sms_template": "Welcome x_cust_name (x_cust_mobile)"}});
+    let (_, saved) = post(&app, "/crm_api/save/campaign/journey", &s, &welcome).await;
+    let id = saved["campaign_journey_id"].as_str().unwrap().to_owned();
+    let toggle = |on: u8| json!({"parent_business_id": "brand-w", "campaign_journey_id": id, "campaign_enabled": on});
+    assert_eq!(post(&app, "/crm_api/enable/automated/campaign/", &s, &toggle(1)).await.0, 200);
+    // 0.40 pays two campaign SMS at 0.145 + 18% = 0.1711
+    let recharge =
+        json!({"parent_business_id": "brand-w", "business_id": "outlet-1", "amount": 0.40, "reference": "w1"});
+    assert_eq!(post(&app, "/crm_api/wallet/recharge", &s, &recharge).await.0, 200);
+    let wallet = json!({"parent_business_id": "brand-w", "business_id": "outlet-1", "page_size": 100});
+    let debits = || async {
+        let (_, txns) = post(&app, "/crm_api/wallet/transactions", &s, &wallet).await;
+        txns["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["transaction_type"] == "debit")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let app = &app;
+    let place = |id: &str, phone: &str| {
+        let body = order("brand-w", id, phone, 100.0);
+        async move { assert_eq!(app.post_json("/injestion/platform", &body).await.0, 200) }
+    };
+
+    place("w-1", "9811100001").await;
+    wait_customer(app, "brand-w", "9811100001", |c| c["total_orders"] == 1).await;
+    let paid = debits().await;
+    assert_eq!(paid.len(), 1, "{paid:?}");
+    assert_eq!(
+        (paid[0]["auto_id"].clone(), paid[0]["purpose"].clone(), paid[0]["amount"].clone()),
+        (json!(id), json!("campaign"), json!("0.1711"))
+    );
+    // a second order, and a replay of the first, send nothing more
+    place("w-2", "9811100001").await;
+    place("w-1", "9811100001").await;
+    wait_customer(app, "brand-w", "9811100001", |c| c["total_orders"] == 2).await;
+    // a journey that is off sends nothing
+    assert_eq!(post(app, "/crm_api/enable/automated/campaign/", &s, &toggle(0)).await.0, 200);
+    place("w-3", "9811100002").await;
+    wait_customer(app, "brand-w", "9811100002", |c| c["total_orders"] == 1).await;
+    assert_eq!(debits().await.len(), 1);
+    // on again: the wallet pays one more, then cannot pay the next, which is skipped
+    assert_eq!(post(app, "/crm_api/enable/automated/campaign/", &s, &toggle(1)).await.0, 200);
+    place("w-4", "9811100003").await;
+    wait_customer(app, "brand-w", "9811100003", |c| c["total_orders"] == 1).await;
+    place("w-5", "9811100004").await;
+    wait_customer(app, "brand-w", "9811100004", |c| c["total_orders"] == 1).await;
+    assert_eq!(debits().await.len(), 2);
+    let (_, balance) = post(app, "/crm_api/wallet/balance", &s, &wallet).await;
+    assert_eq!(balance["balance"], "0.0578", "never below zero: {balance}");
+}

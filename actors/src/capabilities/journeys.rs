@@ -11,13 +11,21 @@
 //! `campaign_enabled` 0 (the spec's state table: the enable operation turns it on) and
 //! `config_enabled` 1.
 
+use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use engage_storage::{StoreError, WriteOp};
+
+use super::wallet::{put_wallet, queue_send, wallet, SendRequest};
 use crate::brand::Brand;
+use crate::domain::customer::{Applied, Customer};
+use crate::domain::time::ist_day;
+use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
+use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::CAMPAIGN_JOURNEYS;
 
 /// A query of the journeys capability.
@@ -361,6 +369,105 @@ pub fn journey_id(tenant: &str, child: &str, campaign_type_id: &str) -> String {
     id
 }
 
+/// The brand's journey configurations (cached in the actor; saves and toggles refresh it).
+pub async fn journeys(brand: &mut Brand) -> Result<Vec<JourneyConfig>, StoreError> {
+    if let Some(cached) = &brand.journeys {
+        return Ok(cached.clone());
+    }
+    let all: Vec<JourneyConfig> = brand.repo().all(CAMPAIGN_JOURNEYS, &brand.tenant).await?;
+    brand.journeys = Some(all.clone());
+    Ok(all)
+}
+
+/// A template with the customer's fields put in: `x_cust_name`, `x_cust_mobile` and
+/// `x_cust_eid` (the customer's email; empty when unknown).
+pub fn fill(template: &str, customer: &Customer) -> String {
+    template
+        .replace("x_cust_name", customer.name.as_deref().unwrap_or(""))
+        .replace("x_cust_mobile", &customer.phone)
+        .replace("x_cust_eid", customer.email.as_deref().unwrap_or(""))
+}
+
+/// The enabled journey of `campaign_type` that applies to `outlet`: the outlet's own, else the
+/// brand-wide one (`child_business_id` `"0"` or the brand's id).
+pub fn applicable<'a>(
+    all: &'a [JourneyConfig],
+    campaign_type: &str,
+    outlet: &str,
+    tenant: &str,
+) -> Option<&'a JourneyConfig> {
+    let enabled =
+        |j: &&JourneyConfig| j.campaign_type == campaign_type && j.campaign_enabled == 1 && j.config_enabled == 1;
+    all.iter()
+        .filter(enabled)
+        .find(|j| j.child_business_id == outlet)
+        .or_else(|| all.iter().filter(enabled).find(|j| j.child_business_id == "0" || j.child_business_id == tenant))
+}
+
+/// The welcome journey as an order reaction: a customer's first order (a new order that makes
+/// their order count 1) gets the outlet's (or the brand's) enabled welcome journey, one message
+/// per channel, paid by the order's outlet wallet through `queue_send` (campaign prices,
+/// `auto_id` = the journey), delivered today (IST). Once per customer and channel: the send id
+/// is `welcome-<journey>-<phone>-<channel>`, so a replayed order pays nothing. A wallet that
+/// cannot pay skips the message (`engage_sends_skipped_total{reason="balance"}`); a push
+/// channel needs a registered push token.
+pub struct SendWelcome;
+
+#[async_trait]
+impl OrderReaction for SendWelcome {
+    fn name(&self) -> &'static str {
+        "welcome"
+    }
+
+    async fn react(
+        &self,
+        brand: &mut Brand,
+        order: &OrderEvent<'_>,
+        customer: &mut Customer,
+        ops: &mut Vec<WriteOp>,
+    ) -> Result<(), StoreError> {
+        if order.applied != Applied::New || customer.orders.len() != 1 {
+            return Ok(());
+        }
+        let all = journeys(brand).await?;
+        let outlet = order.facts.business_id.clone();
+        let Some(journey) = applicable(&all, "welcome", &outlet, &brand.tenant).cloned() else {
+            return Ok(());
+        };
+        let mut purse = wallet(brand, &outlet).await?;
+        let before = purse.clone();
+        let delivery_date = ist_day(order.received).replace('-', "");
+        let data = &journey.campaign_data;
+        for channel in &data.channels {
+            let (channel, to, template) = match channel {
+                JourneyChannel::Sms => (Channel::Sms, Some(customer.phone.clone()), &data.sms_template),
+                JourneyChannel::Chat => (Channel::Chat, Some(customer.phone.clone()), &data.chat_template),
+                JourneyChannel::Push => (Channel::Push, customer.push_tokens.last().cloned(), &data.push_template),
+            };
+            let (Some(to), Some(template)) = (to, template) else { continue };
+            let send = SendRequest {
+                business: outlet.clone(),
+                channel,
+                template_type: TemplateType::Marketing,
+                purpose: Purpose::Campaign,
+                to,
+                message: fill(template, customer),
+                send_id: format!("welcome-{}-{}-{}", journey.campaign_journey_id, customer.phone, channel.queue()),
+                delivery_date: delivery_date.clone(),
+                auto_id: Some(journey.campaign_journey_id.clone()),
+            };
+            match queue_send(brand, &mut purse, &send, order.received, ops).await {
+                Ok(_) | Err(QueryError::Insufficient(_)) => {}
+                Err(error) => return Err(StoreError::Backend(error.to_string())),
+            }
+        }
+        if purse != before {
+            ops.push(put_wallet(brand, &outlet, &purse));
+        }
+        Ok(())
+    }
+}
+
 async fn config(brand: &Brand, id: &str) -> Result<JourneyConfig, QueryError> {
     brand.repo().get(&keys::campaign_journey(&brand.tenant, id)).await?.ok_or(QueryError::NotFound)
 }
@@ -386,6 +493,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 updated_at: now,
             };
             brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row)]).await?;
+            brand.journeys = None;
             reply(Ok(Saved { campaign_journey_id: id, created }))
         }
         JourneysQuery::Enable { campaign_journey_id, enabled } => {
@@ -393,6 +501,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             row.campaign_enabled = u8::from(enabled);
             row.updated_at = now;
             brand.batch(vec![keys::campaign_journey(&brand.tenant, &campaign_journey_id).put(&row)]).await?;
+            brand.journeys = None;
             reply(Ok(row))
         }
         JourneysQuery::View { campaign_journey_id } => reply(config(brand, &campaign_journey_id).await),
@@ -441,5 +550,36 @@ mod tests {
         assert_eq!(check(&lost, &data), Ok(()));
         data.send_days_type = Some("nope".into());
         assert_eq!(check(&lost, &data).unwrap_err().0, "send_days_type");
+    }
+
+    #[test]
+    fn templates_are_filled_and_the_outlets_journey_comes_before_the_brands() {
+        let customer = Customer {
+            phone: "9876543210".into(),
+            name: Some("Asha".into()),
+            email: Some("asha@example.com".into()),
+            ..Customer::default()
+        };
+        assert_eq!(
+            fill("Hi x_cust_name, x_cust_mobile, x_cust_eid", &customer),
+            "Hi Asha, 9876543210, asha@example.com"
+        );
+        let at = Utc::now();
+        let journey = |id: &str, child: &str, enabled: u8| JourneyConfig {
+            campaign_journey_id: id.into(),
+            parent_business_id: "b".into(),
+            child_business_id: child.into(),
+            campaign_type_id: "t".into(),
+            campaign_type: "welcome".into(),
+            campaign_data: CampaignData::default(),
+            campaign_enabled: enabled,
+            config_enabled: 1,
+            created_at: at,
+            updated_at: at,
+        };
+        let all = vec![journey("brand", "0", 1), journey("o1", "o1", 1), journey("o2", "o2", 0)];
+        assert_eq!(applicable(&all, "welcome", "o1", "b").map(|j| j.campaign_journey_id.as_str()), Some("o1"));
+        assert_eq!(applicable(&all, "welcome", "o2", "b").map(|j| j.campaign_journey_id.as_str()), Some("brand"));
+        assert!(applicable(&all, "birthday", "o1", "b").is_none());
     }
 }

@@ -12,7 +12,7 @@
 //! | [`referral`] | (customer events) | [`referral::RewardReferral`] |
 //! | [`otp`] | [`otp::OtpQuery`] | |
 //! | [`fraud`] | [`fraud::FraudQuery`] | |
-//! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | |
+//! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | [`journeys::SendWelcome`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
 
@@ -39,5 +39,6 @@ pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {
         Arc::new(referral::RewardReferral),
         Arc::new(rewards::ConfirmPendingCoupon),
         Arc::new(redemption::ConfirmPendingRedemption),
+        Arc::new(journeys::SendWelcome),
     ]
 }

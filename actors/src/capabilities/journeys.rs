@@ -221,8 +221,8 @@ fn field(ref_id: &str, label: &str, input: &str, required: bool, options: &[(&st
     }
 }
 
-/// The fields every journey type has.
-fn common_fields() -> Vec<JourneyField> {
+/// The fields every journey type has (a type `/crm_api/autoCampaign` adds gets these).
+pub fn common_fields() -> Vec<JourneyField> {
     let days: Vec<(&str, &str)> = DAYS_TYPE_OPTIONS.iter().map(|(id, title, _)| (*id, *title)).collect();
     vec![
         field("channels", "Channels", "multiselect", true, &[("sms", "SMS"), ("chat", "Chat"), ("push", "Push")]),
@@ -506,7 +506,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
         }
         JourneysQuery::View { campaign_journey_id } => reply(config(brand, &campaign_journey_id).await),
         JourneysQuery::List { child_business_id } => {
-            let mut data: Vec<JourneyConfig> = brand.repo().all(CAMPAIGN_JOURNEYS, &brand.tenant).await?;
+            let mut data = journeys(brand).await?;
             if let Some(child) = child_business_id {
                 data.retain(|c| c.child_business_id == child);
             }

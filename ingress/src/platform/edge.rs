@@ -77,17 +77,27 @@ impl<T: PlatformRequest> FromRequest<AppState> for Staff<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Staff, request.headers()).await?;
         let body: T = decode(request, state).await.map_err(StaffError::invalid)?;
-        let Some(brand) = body.brand().filter(|b| !b.is_empty()).map(str::to_owned) else {
-            return Err(StaffError::invalid_message(
-                "/parent_business_id",
-                "parentBusinessId or parent_business_id is required",
-            ));
-        };
-        if grant.parent != brand {
-            return Err(StaffError::forbidden_business());
-        }
+        let brand = staff_brand(&grant, body.brand().map(str::to_owned))?;
         Ok(Self { brand, grant, body })
     }
+}
+
+/// The brand a staff token acts for, as a request names it (body, multipart field or query
+/// parameter): required, and it must be the token's.
+pub fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, StaffError> {
+    match brand.filter(|b| !b.is_empty()) {
+        None => Err(StaffError::invalid_message(
+            "/parent_business_id",
+            "parentBusinessId or parent_business_id is required",
+        )),
+        Some(brand) if brand == grant.parent => Ok(brand),
+        Some(_) => Err(StaffError::forbidden_business()),
+    }
+}
+
+/// A decimal field of a body, or `current` when the body leaves it out.
+pub fn decimal_or(given: &Option<serde_json::Number>, current: rust_decimal::Decimal) -> rust_decimal::Decimal {
+    given.as_ref().and_then(|n| engage_actors::domain::order::decimal(&Value::Number(n.clone()))).unwrap_or(current)
 }
 
 /// An integration-token request: the brand is the token's.

@@ -46,10 +46,10 @@ use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
 use super::auth::token;
-use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::edge::{staff_answer, staff_brand, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
-use super::tokens::{TokenGrant, TokenKind};
+use super::tokens::TokenKind;
 use crate::AppState;
 
 /// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
@@ -209,19 +209,6 @@ async fn upload_blocklist(
     }
     metrics::counter!("engage_blocklist_uploaded_total").increment(fresh.len() as u64);
     Ok(staff_answer(json!({"inserted": fresh.len(), "duplicates": duplicates, "invalid": invalid, "batches": batches})))
-}
-
-/// The brand a staff token acts for, named outside a JSON body (a multipart field, a query
-/// parameter): it must be the token's.
-fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, StaffError> {
-    match brand.filter(|b| !b.is_empty()) {
-        None => Err(StaffError::invalid_message(
-            "/parent_business_id",
-            "parentBusinessId or parent_business_id is required",
-        )),
-        Some(brand) if brand == grant.parent => Ok(brand),
-        Some(_) => Err(StaffError::forbidden_business()),
-    }
 }
 
 /// The contacts a body names: `contacts[]` and `contact`.

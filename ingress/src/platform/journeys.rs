@@ -25,8 +25,8 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    builtin_types, check, CampaignData, JourneyChannel, JourneyConfig, JourneyType, Journeys, JourneysQuery, Saved,
-    DAYS_TYPE_OPTIONS,
+    builtin_types, check, common_fields, CampaignData, JourneyChannel, JourneyConfig, JourneyType, Journeys,
+    JourneysQuery, Saved, DAYS_TYPE_OPTIONS,
 };
 use engage_actors::keys;
 use engage_actors::repo::JOURNEY_TYPES;
@@ -140,7 +140,7 @@ async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaig
             format!("a journey type {} exists already", body.campaign_type),
         ));
     }
-    let fields = builtin_types().into_iter().next().map(|welcome| welcome.fields).unwrap_or_default();
+    let fields = common_fields();
     let id = engage_actors::capabilities::journeys::journey_id("type", "", &body.campaign_type);
     let new = JourneyType {
         id: id.clone(),

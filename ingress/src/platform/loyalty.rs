@@ -23,18 +23,16 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use rust_decimal::Decimal;
 use serde::Serialize;
-use serde_json::{json, Number, Value};
+use serde_json::{json, Value};
 
 use engage_actors::capabilities::loyalty::{DayWise, LedgerPage, LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::otp::{Generated, OtpQuery, Verified};
 use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, RedemptionQuery, Revoked};
 use engage_actors::capabilities::rewards::{Catalogue, RewardsQuery};
 use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, ReferralRules};
-use engage_actors::domain::order::decimal;
 
-use super::edge::{answer, staff_answer, Answer, Integration, Open, Staff, StaffAnswer};
+use super::edge::{answer, decimal_or, staff_answer, Answer, Integration, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::{
     CustomerLoyaltyRequest, DayWiseRequest, IntegrationUserRequest, LoyaltyRulesRequest, MilestonesRequest,
@@ -187,11 +185,6 @@ async fn authenticate_points_redemption(
     Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
 }
 
-/// A decimal field of a body, or `current`.
-fn or_current(given: &Option<Number>, current: Decimal) -> Decimal {
-    given.as_ref().and_then(|n| decimal(&Value::Number(n.clone()))).unwrap_or(current)
-}
-
 /// Current rules with the body's fields applied.
 async fn merged_rules(
     state: &AppState,
@@ -200,11 +193,11 @@ async fn merged_rules(
 ) -> Result<LoyaltyRules, engage_actors::QueryError> {
     let current: LoyaltyRules = state.platform.gateway.ask_as(brand, LoyaltyQuery::GetRules).await?;
     Ok(LoyaltyRules {
-        earn_percent: or_current(&body.earn_percent, current.earn_percent),
-        min_bill: or_current(&body.min_bill, current.min_bill),
-        point_value: or_current(&body.point_value, current.point_value),
+        earn_percent: decimal_or(&body.earn_percent, current.earn_percent),
+        min_bill: decimal_or(&body.min_bill, current.min_bill),
+        point_value: decimal_or(&body.point_value, current.point_value),
         points_expiry_days: body.points_expiry_days.unwrap_or(current.points_expiry_days),
-        max_redeem_percent: or_current(&body.max_redeem_percent, current.max_redeem_percent),
+        max_redeem_percent: decimal_or(&body.max_redeem_percent, current.max_redeem_percent),
         min_redeem_points: body.min_redeem_points.unwrap_or(current.min_redeem_points),
         otp_required: body.otp_required.unwrap_or(current.otp_required),
         referral: merged_referral(current.referral, body.referral.as_ref()),
@@ -219,7 +212,7 @@ fn merged_referral(current: ReferralRules, patch: Option<&ReferralPatch>) -> Ref
         enabled: patch.enabled.unwrap_or(current.enabled),
         referrer_points: patch.referrer_points.unwrap_or(current.referrer_points),
         referee_points: patch.referee_points.unwrap_or(current.referee_points),
-        min_order_amount: or_current(&patch.min_order_amount, current.min_order_amount),
+        min_order_amount: decimal_or(&patch.min_order_amount, current.min_order_amount),
         max_referrals: patch.max_referrals.unwrap_or(current.max_referrals),
     }
 }

@@ -92,21 +92,11 @@ brand_field!(
     JourneyCatalogueRequest,
     SaveJourneyRequest,
     JourneyRequest,
-    AutoCampaignRequest
+    AutoCampaignRequest,
+    RedeemPointsRequest,
+    CustomerLoyaltyRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
-
-impl RedeemPointsRequest {
-    fn named_brand(&self) -> Option<&str> {
-        self.parent_business_id.as_deref()
-    }
-}
-
-impl CustomerLoyaltyRequest {
-    fn named_brand(&self) -> Option<&str> {
-        self.parent_business_id.as_deref()
-    }
-}
 
 /// `/crm_api/get/customer/details`.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,16 +8,14 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::Number;
 
 use engage_actors::capabilities::wallet::{Balance, Recharged, TxnPage, WalletQuery};
-use engage_actors::domain::order::decimal;
 use engage_actors::domain::wallet::{ChannelPrices, Pricing};
 use engage_actors::QueryError;
 
-use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::edge::{decimal_or, staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{ChannelPricesPatch, WalletPricingRequest, WalletRequest};
 use crate::AppState;
@@ -91,18 +89,13 @@ async fn get_pricing(
     Ok(staff_answer(PricingAnswer { pricing }))
 }
 
-/// A decimal of a body, or `current`.
-fn price(given: &Option<Number>, current: Decimal) -> Decimal {
-    given.as_ref().and_then(|n| decimal(&serde_json::Value::Number(n.clone()))).unwrap_or(current)
-}
-
 fn channel_prices(patch: &Option<ChannelPricesPatch>, current: ChannelPrices) -> ChannelPrices {
     let Some(patch) = patch else { return current };
     ChannelPrices {
-        sms: price(&patch.sms, current.sms),
-        chat: price(&patch.chat, current.chat),
-        chat_utility: price(&patch.chat_utility, current.chat_utility),
-        push: price(&patch.push, current.push),
+        sms: decimal_or(&patch.sms, current.sms),
+        chat: decimal_or(&patch.chat, current.chat),
+        chat_utility: decimal_or(&patch.chat_utility, current.chat_utility),
+        push: decimal_or(&patch.push, current.push),
     }
 }
 
@@ -118,11 +111,11 @@ async fn set_pricing(
     };
     let current: Pricing = state.platform.gateway.ask_as(&brand, WalletQuery::GetPricing).await?;
     let pricing = Pricing {
-        digital_bill_sms: price(&patch.digital_bill_sms, current.digital_bill_sms),
-        digital_chat_cost: price(&patch.digital_chat_cost, current.digital_chat_cost),
-        digital_chat_cost_utility: price(&patch.digital_chat_cost_utility, current.digital_chat_cost_utility),
-        sms_gst: price(&patch.sms_gst, current.sms_gst),
-        chat_gst: price(&patch.chat_gst, current.chat_gst),
+        digital_bill_sms: decimal_or(&patch.digital_bill_sms, current.digital_bill_sms),
+        digital_chat_cost: decimal_or(&patch.digital_chat_cost, current.digital_chat_cost),
+        digital_chat_cost_utility: decimal_or(&patch.digital_chat_cost_utility, current.digital_chat_cost_utility),
+        sms_gst: decimal_or(&patch.sms_gst, current.sms_gst),
+        chat_gst: decimal_or(&patch.chat_gst, current.chat_gst),
         feedback: channel_prices(&patch.feedback, current.feedback),
         fraud_alert: channel_prices(&patch.fraud_alert, current.fraud_alert),
         campaign: channel_prices(&patch.campaign, current.campaign),

@@ -248,14 +248,13 @@ impl Application {
                     push: settings.push_provider_url.clone(),
                     token: settings.provider_token.as_ref().map(|t| t.expose().to_owned()),
                 },
-                vec![
-                    (engage_actors::jobs::JobName::SmsDrain, settings.job_sms_drain.clone()),
-                    (engage_actors::jobs::JobName::ChatDrain, settings.job_chat_drain.clone()),
-                    (engage_actors::jobs::JobName::PushDrain, settings.job_push_drain.clone()),
-                    (engage_actors::jobs::JobName::PosRevoke, settings.job_pos_revoke.clone()),
-                    (engage_actors::jobs::JobName::ChatRefund, settings.job_chat_refund.clone()),
-                    (engage_actors::jobs::JobName::PointsExpiry, settings.job_points_expiry.clone()),
-                ],
+                settings
+                    .job_crons()
+                    .into_iter()
+                    .filter_map(|(name, cron)| {
+                        engage_actors::jobs::JobName::parse(name).map(|job| (job, cron.to_owned()))
+                    })
+                    .collect(),
                 job_claims.clone(),
                 settings.node_id(),
             )

@@ -46,12 +46,23 @@ pub struct Brand {
     pub pricing: Option<Pricing>,
     /// The brand's journey configurations, once loaded (the journeys capability keeps it current).
     pub journeys: Option<Vec<crate::capabilities::journeys::JourneyConfig>>,
+    /// The brand's journey settings, once loaded.
+    pub journey_settings: Option<crate::capabilities::journeys::JourneySettings>,
 }
 
 impl Brand {
     /// A brand with nothing cached.
     pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
-        Self { tenant, ctx, customers: HashMap::new(), rules: None, velocity: None, pricing: None, journeys: None }
+        Self {
+            tenant,
+            ctx,
+            customers: HashMap::new(),
+            rules: None,
+            velocity: None,
+            pricing: None,
+            journeys: None,
+            journey_settings: None,
+        }
     }
 
     /// Typed store access.

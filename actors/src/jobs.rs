@@ -9,6 +9,15 @@
 //! | `pos_revoke` | `15 */5 * * * *` | reverts POS redemptions past their TTL whose order never arrived |
 //! | `chat_refund` | `0 0 0 * * *` | refunds failed chat sends of the last 7 days to the paying wallet (once each) |
 //! | `points_expiry` | `0 5 0 * * *` | expires loyalty points whose expiry has passed (earned points are usable through the last IST day of their validity and expire at the following IST midnight) |
+//! | `journeys` | `0 0 22 * * *` | the nightly journey run: every brand with journeys, a page of 1,000 customers at a time, in the brand's tenant actor (birthday, anniversary, lost customers, wallet expiry), queued for the next IST day |
+//! | `roi_lost_customers` | `0 0 0 * * *` | ROI attribution of lost-customers journeys |
+//! | `roi_referral` | `0 30 5 * * *` | ROI attribution of referral-boost journeys |
+//! | `roi_journeys` | `0 0 6 * * *` | ROI attribution of birthday, anniversary and wallet-expiry journeys |
+//! | `roi_abandoned_cart` | `0 30 6 * * *` | ROI attribution of abandoned-cart journeys |
+//! | `roi_welcome` | `0 30 7 * * *` | ROI attribution of welcome journeys |
+//!
+//! Quiet hours: a drain leaves a brand's campaign sends (`purpose` `campaign`) queued while the
+//! brand's quiet hours (IST) last; they go out on the first drain after.
 //!
 //! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
 //! `{send_id, to, message, channel, template_type, business_id}`; a 2xx answer is delivered (its
@@ -16,6 +25,7 @@
 //! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
 //! pending. `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,14 +38,15 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
+use crate::capabilities::journeys::{Attributed, JourneySettings, JourneysQuery, QuietHours, RunPage};
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::{QueuedSend, Recharged, WalletQuery};
 use crate::domain::time::{ist, ist_day, reached};
-use crate::domain::wallet::{Channel, Wallet};
+use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
-use crate::repo::{Repo, CHANNEL_QUEUE, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::repo::{Repo, CHANNEL_QUEUE, JOURNEY_BRANDS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
 
 /// Rows a drain delivers per run at most.
@@ -61,17 +72,35 @@ pub enum JobName {
     ChatRefund,
     /// Loyalty points expiry.
     PointsExpiry,
+    /// The nightly journey run.
+    Journeys,
+    /// Lost-customers ROI.
+    RoiLostCustomers,
+    /// Referral ROI.
+    RoiReferral,
+    /// Birthday, anniversary and wallet-expiry ROI.
+    RoiJourneys,
+    /// Abandoned-cart ROI.
+    RoiAbandonedCart,
+    /// Welcome ROI.
+    RoiWelcome,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 6] = [
+    pub const ALL: [JobName; 12] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
         JobName::PosRevoke,
         JobName::ChatRefund,
         JobName::PointsExpiry,
+        JobName::Journeys,
+        JobName::RoiLostCustomers,
+        JobName::RoiReferral,
+        JobName::RoiJourneys,
+        JobName::RoiAbandonedCart,
+        JobName::RoiWelcome,
     ];
 
     /// The job's name.
@@ -83,6 +112,24 @@ impl JobName {
             JobName::PosRevoke => "pos_revoke",
             JobName::ChatRefund => "chat_refund",
             JobName::PointsExpiry => "points_expiry",
+            JobName::Journeys => "journeys",
+            JobName::RoiLostCustomers => "roi_lost_customers",
+            JobName::RoiReferral => "roi_referral",
+            JobName::RoiJourneys => "roi_journeys",
+            JobName::RoiAbandonedCart => "roi_abandoned_cart",
+            JobName::RoiWelcome => "roi_welcome",
+        }
+    }
+
+    /// The journey types an ROI job attributes.
+    pub fn roi_types(self) -> &'static [&'static str] {
+        match self {
+            JobName::RoiLostCustomers => &["lost_customers"],
+            JobName::RoiReferral => &["referral_boost"],
+            JobName::RoiJourneys => &["birthday", "anniversary", "wallet_expiry"],
+            JobName::RoiAbandonedCart => &["abandoned_cart"],
+            JobName::RoiWelcome => &["welcome"],
+            _ => &[],
         }
     }
 
@@ -156,6 +203,12 @@ impl Jobs {
             JobName::PosRevoke => self.revoke(now).await,
             JobName::ChatRefund => self.refund(now).await,
             JobName::PointsExpiry => self.expire_points(now).await,
+            JobName::Journeys => self.nightly(now).await,
+            JobName::RoiLostCustomers
+            | JobName::RoiReferral
+            | JobName::RoiJourneys
+            | JobName::RoiAbandonedCart
+            | JobName::RoiWelcome => self.attribute(job.roi_types(), now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -219,7 +272,8 @@ impl Jobs {
         let Some(url) = self.provider(channel).map(str::to_owned) else {
             return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
         };
-        let (mut sent, mut failed, mut retrying, mut unpaid) = (0, 0, 0, 0);
+        let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet) = (0, 0, 0, 0, 0);
+        let mut quiet_hours = HashMap::new();
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
             let partition = format!("{}_{day}", channel.queue());
@@ -228,6 +282,11 @@ impl Jobs {
             for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
                     break;
+                }
+                if row.purpose == Purpose::Campaign && self.quiet(&mut quiet_hours, &row.parent_business_id, now).await
+                {
+                    quiet += 1;
+                    continue;
                 }
                 // a send whose wallet debit was never committed (possible only on a store without
                 // atomic batches) is not delivered
@@ -279,7 +338,91 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid}))
+        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid, "quiet": quiet}))
+    }
+
+    /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable
+    /// row counts as none).
+    async fn quiet(&self, cache: &mut HashMap<String, Option<QuietHours>>, tenant: &str, now: DateTime<Utc>) -> bool {
+        if !cache.contains_key(tenant) {
+            let settings: Option<JourneySettings> = self.repo.get(&keys::journey_settings(tenant)).await.ok().flatten();
+            cache.insert(tenant.to_owned(), settings.and_then(|s| s.quiet_hours));
+        }
+        cache.get(tenant).and_then(Option::as_ref).is_some_and(|hours| hours.contains(now))
+    }
+
+    /// The brands with journey configurations.
+    async fn journey_brands(&self) -> Result<Vec<String>, String> {
+        self.repo.clusterings(JOURNEY_BRANDS, "all").await.map_err(|e| e.to_string())
+    }
+
+    /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
+    /// brand that fails is reported (the job fails) after the others ran; running the job again
+    /// finishes it and sends nothing twice.
+    async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
+        let mut failed = Vec::new();
+        for tenant in self.journey_brands().await? {
+            let mut after = None;
+            let outcome = loop {
+                let query = JourneysQuery::RunPage { now, after: after.clone() };
+                match self.gateway.ask_as::<RunPage>(&tenant, query).await {
+                    Ok(page) => {
+                        scanned += page.scanned;
+                        sent += u64::from(page.sent);
+                        holdout += u64::from(page.holdout);
+                        skipped += u64::from(page.skipped);
+                        match page.next {
+                            Some(next) => after = Some(next),
+                            None => break Ok(()),
+                        }
+                    }
+                    Err(error) => break Err(error),
+                }
+            };
+            match outcome {
+                Ok(()) => brands += 1,
+                Err(error) => {
+                    tracing::error!(tenant, %error, "nightly journey run failed for a brand; run the job again");
+                    failed.push(tenant);
+                }
+            }
+        }
+        metrics::counter!("engage_journey_customers_scanned_total").increment(scanned as u64);
+        let outcome = json!({"brands": brands, "scanned": scanned, "sent": sent, "holdout": holdout,
+                             "skipped": skipped, "failed": failed});
+        if failed.is_empty() {
+            Ok(outcome)
+        } else {
+            Err(format!("brands failed, run the job again: {outcome}"))
+        }
+    }
+
+    /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
+    async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, String> {
+        let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
+        let (mut journeys, mut measured, mut rows) = (0, 0, 0);
+        let mut failed = Vec::new();
+        for tenant in self.journey_brands().await? {
+            let query = JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
+            match self.gateway.ask_as::<Attributed>(&tenant, query).await {
+                Ok(done) => {
+                    journeys += done.journeys;
+                    measured += done.measured;
+                    rows += done.rows;
+                }
+                Err(error) => {
+                    tracing::error!(tenant, %error, "ROI attribution failed for a brand");
+                    failed.push(tenant);
+                }
+            }
+        }
+        let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
+        if failed.is_empty() {
+            Ok(outcome)
+        } else {
+            Err(format!("brands failed: {outcome}"))
+        }
     }
 
     /// Whether the send's wallet debit is committed (the wallet's sequence is past the send's).

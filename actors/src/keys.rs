@@ -200,3 +200,39 @@ pub fn campaign_journey(tenant: &str, id: &str) -> Key {
 pub fn journey_type(id: &str) -> Key {
     Key::new(JOURNEY_TYPES, "all", id.as_bytes())
 }
+
+/// `journey_brands`: the brands that have journeys (the jobs
+/// walk it).
+pub fn journey_brand(tenant: &str) -> Key {
+    Key::new(JOURNEY_BRANDS, "all", tenant.as_bytes())
+}
+
+/// The partition of a journey's decisions.
+pub fn journey_sends_partition(tenant: &str, journey: &str) -> String {
+    format!("{tenant}|{journey}")
+}
+
+/// `journey_sends`: a journey's decision about one customer for one occasion.
+pub fn journey_send(tenant: &str, journey: &str, phone: &str, occasion: &str) -> Key {
+    Key::new(JOURNEY_SENDS, journey_sends_partition(tenant, journey), format!("{phone}|{occasion}").into_bytes())
+}
+
+/// `journey_runs`: a journey's send history of one IST day.
+pub fn journey_run(tenant: &str, journey: &str, day: &str) -> Key {
+    Key::new(JOURNEY_RUNS, tenant, format!("{journey}|{day}").into_bytes())
+}
+
+/// `journey_settings`: the brand's quiet hours and frequency cap.
+pub fn journey_settings(tenant: &str) -> Key {
+    Key::new(JOURNEY_SETTINGS, tenant, b"settings".to_vec())
+}
+
+/// The partition of a journey's ROI rows.
+pub fn campaign_roi_partition(tenant: &str, journey: &str) -> String {
+    format!("{tenant}|{journey}")
+}
+
+/// `auto_campaign_roi`: a journey's ROI of one day and mode.
+pub fn campaign_roi(tenant: &str, journey: &str, day: &str, mode: &str) -> Key {
+    Key::new(CAMPAIGN_ROI, campaign_roi_partition(tenant, journey), format!("{day}|{mode}").into_bytes())
+}

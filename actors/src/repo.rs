@@ -26,6 +26,11 @@
 //! | `wallet_pricing` | tenant | `pricing` | [`crate::domain::wallet::Pricing`]: the brand's prices of paid sends (spec defaults) |
 //! | `campaign_journeys` | tenant | journey id | [`crate::capabilities::journeys::JourneyConfig`] |
 //! | `journey_types` | `all` | type id | [`crate::capabilities::journeys::JourneyType`]: types added by `/crm_api/autoCampaign` |
+//! | `journey_brands` | `all` | tenant | `{}`: brands with journey configurations (the journey jobs walk it) |
+//! | `journey_sends` | `tenant|journey` | `phone|occasion` | [`crate::capabilities::journeys::JourneySend`]: a journey's decision (sent, holdout, skipped) and its attributed orders |
+//! | `journey_runs` | tenant | `journey|IST day` | [`crate::capabilities::journeys::JourneyRun`]: the send history |
+//! | `journey_settings` | tenant | `settings` | [`crate::capabilities::journeys::JourneySettings`]: quiet hours, frequency cap |
+//! | `auto_campaign_roi` | `tenant|journey` | `IST day|mode` | [`crate::capabilities::journeys::RoiRow`] |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -103,6 +108,16 @@ pub const WALLET_PRICING: &str = "wallet_pricing";
 pub const CAMPAIGN_JOURNEYS: &str = "campaign_journeys";
 /// `journey_types`: partition `all`, clustering the type id (types added by `/crm_api/autoCampaign`).
 pub const JOURNEY_TYPES: &str = "journey_types";
+/// `journey_brands`: partition `all`, clustering tenant: the brands with journey configurations.
+pub const JOURNEY_BRANDS: &str = "journey_brands";
+/// `journey_sends`: partition `tenant|journey`, clustering `phone|occasion`: each decision.
+pub const JOURNEY_SENDS: &str = "journey_sends";
+/// `journey_runs`: partition tenant, clustering `journey|day`: the send history.
+pub const JOURNEY_RUNS: &str = "journey_runs";
+/// `journey_settings`: partition tenant, clustering `settings`: quiet hours, frequency cap.
+pub const JOURNEY_SETTINGS: &str = "journey_settings";
+/// `auto_campaign_roi`: partition `tenant|journey`, clustering `day|mode`: attributed ROI.
+pub const CAMPAIGN_ROI: &str = "auto_campaign_roi";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;
@@ -244,6 +259,19 @@ impl Repo {
             }
         }
         Ok(())
+    }
+
+    /// The clustering keys (as text) of every row of a partition, in order.
+    pub async fn clusterings(&self, table: &'static str, partition: &str) -> Result<Vec<String>, StoreError> {
+        let mut keys = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let rows = self.store.scan(table, partition, after.as_deref(), 1000).await?;
+            let Some(last) = rows.last() else { break };
+            after = Some(last.clustering.clone());
+            keys.extend(rows.iter().map(|r| String::from_utf8_lossy(&r.clustering).into_owned()));
+        }
+        Ok(keys)
     }
 
     /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a

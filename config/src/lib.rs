@@ -172,6 +172,19 @@ pub struct Settings {
     pub job_chat_refund: String,
     /// Cron of the loyalty points expiry job (`ENGAGE_JOB_POINTS_EXPIRY`).
     pub job_points_expiry: String,
+    /// Cron of the nightly journey run (`ENGAGE_JOB_JOURNEYS`; spec: 22:00 IST).
+    pub job_journeys: String,
+    /// Cron of the lost-customers ROI attribution (`ENGAGE_JOB_ROI_LOST_CUSTOMERS`; 00:00).
+    pub job_roi_lost_customers: String,
+    /// Cron of the referral ROI attribution (`ENGAGE_JOB_ROI_REFERRAL`; 05:30).
+    pub job_roi_referral: String,
+    /// Cron of the birthday, anniversary and wallet-expiry ROI attribution
+    /// (`ENGAGE_JOB_ROI_JOURNEYS`; 06:00).
+    pub job_roi_journeys: String,
+    /// Cron of the abandoned-cart ROI attribution (`ENGAGE_JOB_ROI_ABANDONED_CART`; 06:30).
+    pub job_roi_abandoned_cart: String,
+    /// Cron of the welcome ROI attribution (`ENGAGE_JOB_ROI_WELCOME`; 07:30).
+    pub job_roi_welcome: String,
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
     pub pos_redemption_ttl_minutes: u64,
@@ -224,6 +237,12 @@ impl Default for Settings {
             job_pos_revoke: "15 */5 * * * *".to_owned(),
             job_chat_refund: "0 0 0 * * *".to_owned(),
             job_points_expiry: "0 5 0 * * *".to_owned(),
+            job_journeys: "0 0 22 * * *".to_owned(),
+            job_roi_lost_customers: "0 0 0 * * *".to_owned(),
+            job_roi_referral: "0 30 5 * * *".to_owned(),
+            job_roi_journeys: "0 0 6 * * *".to_owned(),
+            job_roi_abandoned_cart: "0 30 6 * * *".to_owned(),
+            job_roi_welcome: "0 30 7 * * *".to_owned(),
             pos_redemption_ttl_minutes: 30,
         }
     }
@@ -338,17 +357,10 @@ impl Settings {
         if self.node_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(['.', '*', '>', ' '])) {
             return Err(ConfigError::new("node_id", "must be non-empty without '.', '*', '>' or spaces"));
         }
-        for (key, cron) in [
-            ("job_sms_drain", &self.job_sms_drain),
-            ("job_chat_drain", &self.job_chat_drain),
-            ("job_push_drain", &self.job_push_drain),
-            ("job_pos_revoke", &self.job_pos_revoke),
-            ("job_chat_refund", &self.job_chat_refund),
-            ("job_points_expiry", &self.job_points_expiry),
-        ] {
+        for (job, cron) in self.job_crons() {
             if let Err(error) = cron.parse::<cron::Schedule>() {
                 return Err(ConfigError::new(
-                    key,
+                    &format!("job_{job}"),
                     format!("{cron:?} is not a cron expression (sec min hour day month weekday): {error}"),
                 ));
             }
@@ -370,6 +382,24 @@ impl Settings {
 }
 
 impl Settings {
+    /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
+    pub fn job_crons(&self) -> [(&'static str, &str); 12] {
+        [
+            ("sms_drain", &self.job_sms_drain),
+            ("chat_drain", &self.job_chat_drain),
+            ("push_drain", &self.job_push_drain),
+            ("pos_revoke", &self.job_pos_revoke),
+            ("chat_refund", &self.job_chat_refund),
+            ("points_expiry", &self.job_points_expiry),
+            ("journeys", &self.job_journeys),
+            ("roi_lost_customers", &self.job_roi_lost_customers),
+            ("roi_referral", &self.job_roi_referral),
+            ("roi_journeys", &self.job_roi_journeys),
+            ("roi_abandoned_cart", &self.job_roi_abandoned_cart),
+            ("roi_welcome", &self.job_roi_welcome),
+        ]
+    }
+
     /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
     pub fn store_kind(&self) -> StoreKind {
         self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })

@@ -113,6 +113,9 @@ pub struct Customer {
     /// write reuses the same ledger key.
     #[serde(default)]
     pub ledger_seq: u64,
+    /// When journeys last messaged this customer (the last 7 days; the frequency cap).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journey_sends: Vec<chrono::DateTime<chrono::Utc>>,
 }
 
 /// What applying an order did.
@@ -150,6 +153,15 @@ impl Customer {
     /// The latest `orderTime` among the counted orders.
     pub fn last_order(&self) -> Option<&str> {
         self.orders.values().filter_map(|c| c.order_time.as_deref()).max()
+    }
+
+    /// The outlet of the latest order (by `orderTime`; the last-keyed order when none has one).
+    pub fn home_outlet(&self) -> Option<&str> {
+        self.orders
+            .iter()
+            .max_by(|a, b| a.1.order_time.cmp(&b.1.order_time))
+            .and_then(|(key, _)| key.split_once('/'))
+            .map(|(outlet, _)| outlet)
     }
 
     /// Applies one order version; recomputes LTV (LTO and AOV are derived).

@@ -12,7 +12,11 @@
 //! | `/save/campaign/journey` | SaveJourneyRequest | `{status: true, message, campaign_journey_id}` |
 //! | `/enable/automated/campaign/` | JourneyRequest + `campaign_journey_id`, `campaign_enabled` | `{status: true, campaign_journey_id, campaign_enabled}` |
 //! | `/view/campaign/journey` | JourneyRequest + `campaign_journey_id` | `{status: true, data: <the configuration>}` |
-//! | `/get/campaign/mapped/business` | JourneyRequest (`child_business_id` optional) | `{status: true, data: [{child_business_id, journeys}]}` |
+//! | `/get/campaign/mapped/business` | JourneyRequest (`child_business_id` optional) | `{status: true, data: [{child_business_id, journeys: [{…configuration, roi}]}]}` |
+//! | `/get/auto_campaign_users` | JourneyReportRequest (`campaign_journey_id`, `page`, `page_size`) | `{status: true, data: [decision], total, page, page_size}` |
+//! | `/view/sent/automated/campaigns` | JourneyReportRequest (`campaign_journey_id` optional) | `{status: true, data: [history row]}` |
+//! | `/automated/campaigns/report` | JourneyReportRequest (`auto_id`, `business_id` optional) | `{status: true, data: [wallet transaction], count, total_debited}` |
+//! | `/journeys/settings` | JourneySettingsRequest | `{status: true, data: {quiet_hours, frequency_cap}}` |
 //!
 //! An unknown `campaign_type_id` is a 400 naming `/campaign_type_id`; an unknown
 //! `campaign_journey_id` is a 404.
@@ -25,8 +29,8 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    builtin_types, check, common_fields, CampaignData, JourneyChannel, JourneyConfig, JourneyType, Journeys,
-    JourneysQuery, Saved, DAYS_TYPE_OPTIONS,
+    builtin_types, check, common_fields, Audience, CampaignData, JourneyChannel, JourneyConfig, JourneySettings,
+    JourneyType, Journeys, JourneysQuery, QuietHours, Report, RoiSummary, Runs, Saved, DAYS_TYPE_OPTIONS,
 };
 use engage_actors::keys;
 use engage_actors::repo::JOURNEY_TYPES;
@@ -34,7 +38,8 @@ use engage_actors::repo::JOURNEY_TYPES;
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
-    AutoCampaignRequest, CampaignDataInput, JourneyCatalogueRequest, JourneyRequest, SaveJourneyRequest,
+    AutoCampaignRequest, CampaignDataInput, JourneyCatalogueRequest, JourneyReportRequest, JourneyRequest,
+    JourneySettingsRequest, SaveJourneyRequest,
 };
 use crate::AppState;
 
@@ -53,6 +58,10 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/enable/automated/campaign/", post(enable_journey))
         .route("/crm_api/view/campaign/journey", post(view_journey))
         .route("/crm_api/get/campaign/mapped/business", post(mapped_business))
+        .route("/crm_api/get/auto_campaign_users", post(auto_campaign_users))
+        .route("/crm_api/view/sent/automated/campaigns", post(sent_campaigns))
+        .route("/crm_api/automated/campaigns/report", post(campaigns_report))
+        .route("/crm_api/journeys/settings", post(journey_settings))
 }
 
 /// Every journey type: the eight built-in ones, then those `/crm_api/autoCampaign` added.
@@ -181,6 +190,7 @@ fn campaign_data(input: CampaignDataInput) -> Result<CampaignData, StaffError> {
         frequency_rating: input.frequency_rating,
         promo_details: input.promo_details,
         orders: input.orders,
+        holdout_percent: input.holdout_percent,
     })
 }
 
@@ -234,15 +244,74 @@ async fn view_journey(State(state): State<AppState>, request: Staff<JourneyReque
     Ok(staff_answer(json!({"data": row})))
 }
 
-/// `/crm_api/get/campaign/mapped/business`: the configurations grouped by outlet.
+/// `/crm_api/get/campaign/mapped/business`: the configurations grouped by outlet, each with its
+/// ROI.
 async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
-    let mut by_outlet: BTreeMap<String, Vec<JourneyConfig>> = BTreeMap::new();
+    let mut by_outlet: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for journey in brand_journeys(&state, &request.brand, request.body.child_business_id).await? {
-        by_outlet.entry(journey.child_business_id.clone()).or_default().push(journey);
+        let query = JourneysQuery::Roi { campaign_journey_id: journey.campaign_journey_id.clone() };
+        let roi: RoiSummary = state.platform.gateway.ask_as(&request.brand, query).await?;
+        let mut entry = json!(journey);
+        entry["roi"] = json!(roi);
+        by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
     }
     let data: Vec<Value> = by_outlet
         .into_iter()
         .map(|(child, journeys)| json!({"child_business_id": child, "journeys": journeys}))
         .collect();
     Ok(staff_answer(json!({"data": data})))
+}
+
+/// `/crm_api/get/auto_campaign_users`: a page of a journey's audience.
+async fn auto_campaign_users(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+    let Some(id) = request.body.campaign_journey_id.clone() else {
+        return Err(StaffError::invalid_message("/campaign_journey_id", "campaign_journey_id is required"));
+    };
+    let page = request.body.page.unwrap_or(1).max(1) as usize;
+    let page_size = request.body.page_size.unwrap_or(20).clamp(1, 100) as usize;
+    let query = JourneysQuery::Audience { campaign_journey_id: id, offset: (page - 1) * page_size, limit: page_size };
+    let audience: Audience = state.platform.gateway.ask_as(&request.brand, query).await.map_err(journey_refusal)?;
+    Ok(staff_answer(json!({"data": audience.data, "total": audience.total, "page": page, "page_size": page_size})))
+}
+
+/// `/crm_api/view/sent/automated/campaigns`: the send history.
+async fn sent_campaigns(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+    let query = JourneysQuery::Runs { campaign_journey_id: request.body.campaign_journey_id.clone() };
+    let runs: Runs = state.platform.gateway.ask_as(&request.brand, query).await?;
+    Ok(staff_answer(json!({"data": runs.data})))
+}
+
+/// `/crm_api/automated/campaigns/report`: a campaign's wallet transactions.
+async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+    let Some(auto_id) = request.body.auto_id.clone() else {
+        return Err(StaffError::invalid_message("/auto_id", "auto_id is required"));
+    };
+    let query = JourneysQuery::Report { auto_id, business_id: request.body.business_id.clone() };
+    let report: Report = state.platform.gateway.ask_as(&request.brand, query).await?;
+    Ok(staff_answer(json!(report)))
+}
+
+/// `/crm_api/journeys/settings`: read, or change the fields given.
+async fn journey_settings(State(state): State<AppState>, request: Staff<JourneySettingsRequest>) -> Answered {
+    let body = request.body;
+    let set = if body.quiet_hours.is_some() || body.frequency_cap.is_some() {
+        let query = JourneysQuery::Settings { set: None };
+        let mut settings: JourneySettings = state.platform.gateway.ask_as(&request.brand, query).await?;
+        if let Some(hours) = body.quiet_hours {
+            let hours = QuietHours { start: hours.start, end: hours.end };
+            if !hours.valid() {
+                return Err(StaffError::invalid_message("/quiet_hours", "start and end are HH:MM times"));
+            }
+            settings.quiet_hours = (hours.start != hours.end).then_some(hours);
+        }
+        if let Some(cap) = body.frequency_cap {
+            settings.frequency_cap = (cap > 0).then_some(cap);
+        }
+        Some(settings)
+    } else {
+        None
+    };
+    let settings: JourneySettings =
+        state.platform.gateway.ask_as(&request.brand, JourneysQuery::Settings { set }).await?;
+    Ok(staff_answer(json!({"data": settings})))
 }

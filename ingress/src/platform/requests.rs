@@ -54,6 +54,8 @@ platform_requests!(
     SaveJourneyRequest,
     JourneyRequest,
     AutoCampaignRequest,
+    JourneyReportRequest,
+    JourneySettingsRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -93,6 +95,8 @@ brand_field!(
     SaveJourneyRequest,
     JourneyRequest,
     AutoCampaignRequest,
+    JourneyReportRequest,
+    JourneySettingsRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
@@ -390,6 +394,7 @@ pub struct CampaignDataInput {
     #[schema(value_type = Option<Object>)]
     pub promo_details: Option<serde_json::Value>,
     pub orders: Option<u32>,
+    pub holdout_percent: Option<u8>,
 }
 
 /// A brand's journey configurations (enable, view, per business).
@@ -399,6 +404,35 @@ pub struct JourneyRequest {
     pub child_business_id: Option<String>,
     pub campaign_journey_id: Option<String>,
     pub campaign_enabled: Option<u8>,
+}
+
+/// The journey reports: `/get/auto_campaign_users` (`campaign_journey_id`, `page`, `page_size`),
+/// `/view/sent/automated/campaigns` (`campaign_journey_id` optional),
+/// `/automated/campaigns/report` (`auto_id`, `business_id` optional).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct JourneyReportRequest {
+    pub parent_business_id: Option<String>,
+    pub campaign_journey_id: Option<String>,
+    pub auto_id: Option<String>,
+    pub business_id: Option<String>,
+    pub page: Option<u32>,
+    pub page_size: Option<u32>,
+}
+
+/// `/crm_api/journeys/settings`: the brand's quiet hours and frequency cap.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct JourneySettingsRequest {
+    pub parent_business_id: Option<String>,
+    #[schema(inline)]
+    pub quiet_hours: Option<QuietHoursInput>,
+    pub frequency_cap: Option<u32>,
+}
+
+/// Quiet hours, `HH:MM` IST (equal ends: none).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct QuietHoursInput {
+    pub start: String,
+    pub end: String,
 }
 
 /// `/crm_api/autoCampaign`: a new journey type.

@@ -37,6 +37,8 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("JourneyCatalogueRequest", include_str!("schemas/journey_catalogue.json")),
     ("SaveJourneyRequest", include_str!("schemas/save_journey.json")),
     ("JourneyRequest", include_str!("schemas/journey.json")),
+    ("JourneyReportRequest", include_str!("schemas/journey_report.json")),
+    ("JourneySettingsRequest", include_str!("schemas/journey_settings.json")),
     ("AutoCampaignRequest", include_str!("schemas/auto_campaign.json")),
 ];
 

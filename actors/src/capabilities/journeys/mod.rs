@@ -12,21 +12,29 @@
 //! `config_enabled` 1.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use engage_storage::{StoreError, WriteOp};
 
-use super::wallet::{put_wallet, queue_send, wallet, SendRequest};
+use super::wallet::{put_wallet, wallet, WalletTxn};
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
-use crate::domain::time::ist_day;
-use crate::domain::wallet::{Channel, Purpose, TemplateType};
+use crate::domain::time::{ist, ist_day};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
-use crate::repo::CAMPAIGN_JOURNEYS;
+use crate::repo::{BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, JOURNEY_RUNS, JOURNEY_SENDS, WALLET_TXNS};
+
+mod roi;
+mod runs;
+
+pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
+pub use runs::{
+    occasion, reach, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
+    BACKTRACK_LIMIT, NIGHTLY,
+};
 
 /// A query of the journeys capability.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -60,6 +68,136 @@ pub enum JourneysQuery {
         /// Only this outlet's.
         child_business_id: Option<String>,
     },
+    /// The brand's journey settings, after replacing them with `set` when given:
+    /// [`JourneySettings`].
+    Settings {
+        /// The new settings.
+        set: Option<JourneySettings>,
+    },
+    /// One page of the nightly run as at `now`: [`RunPage`].
+    RunPage {
+        /// The run's time.
+        now: DateTime<Utc>,
+        /// The last customer of the previous page.
+        after: Option<String>,
+    },
+    /// Re-attribute the orders after the sends of the journeys of these types: [`Attributed`].
+    Attribute {
+        /// The run's time.
+        now: DateTime<Utc>,
+        /// Journey types.
+        campaign_types: Vec<String>,
+    },
+    /// The send history (newest day first), optionally of one journey: [`Runs`].
+    Runs {
+        /// Only this journey's.
+        campaign_journey_id: Option<String>,
+    },
+    /// A page of one journey's audience (its decisions, with attributed orders): [`Audience`].
+    Audience {
+        /// The journey.
+        campaign_journey_id: String,
+        /// Decisions to pass over.
+        offset: usize,
+        /// Page size.
+        limit: usize,
+    },
+    /// A journey's ROI: [`RoiSummary`].
+    Roi {
+        /// The journey.
+        campaign_journey_id: String,
+    },
+    /// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
+    Report {
+        /// The campaign (a journey id).
+        auto_id: String,
+        /// Only this outlet's wallet.
+        business_id: Option<String>,
+    },
+}
+
+/// A campaign's wallet transactions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// Each transaction with its `business_id`, oldest first per outlet.
+    pub data: Vec<Value>,
+    /// Transactions.
+    pub count: usize,
+    /// Debited in all (decimal text).
+    pub total_debited: String,
+}
+
+/// The send history.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Runs {
+    /// Newest day first.
+    pub data: Vec<JourneyRun>,
+}
+
+/// A page of a journey's audience.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Audience {
+    /// The decisions, in phone order.
+    pub data: Vec<JourneySend>,
+    /// Decisions in all.
+    pub total: usize,
+}
+
+/// IST quiet hours, `HH:MM` to `HH:MM` (the end excluded; a start after the end spans midnight).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuietHours {
+    /// Start, `HH:MM` IST.
+    pub start: String,
+    /// End, `HH:MM` IST.
+    pub end: String,
+}
+
+fn minutes(text: &str) -> Option<u32> {
+    let (h, m) = text.split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60 && text.len() == 5).then_some(h * 60 + m)
+}
+
+impl QuietHours {
+    /// Whether both ends are `HH:MM` times.
+    pub fn valid(&self) -> bool {
+        minutes(&self.start).is_some() && minutes(&self.end).is_some()
+    }
+
+    /// Whether `at` (in IST) lies inside them.
+    pub fn contains(&self, at: DateTime<Utc>) -> bool {
+        let (Some(start), Some(end)) = (minutes(&self.start), minutes(&self.end)) else { return false };
+        let local = at.with_timezone(&ist());
+        let now = local.hour() * 60 + local.minute();
+        if start <= end {
+            (start..end).contains(&now)
+        } else {
+            now >= start || now < end
+        }
+    }
+}
+
+/// A brand's journey settings (beyond the spec): quiet hours, in which no campaign message is
+/// delivered (the drains leave them queued until the hours end), and a frequency cap, the most
+/// journey messages a customer gets in any 7 days.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JourneySettings {
+    /// Quiet hours, when set.
+    #[serde(default)]
+    pub quiet_hours: Option<QuietHours>,
+    /// Journey messages per customer per rolling 7 days at most, when set.
+    #[serde(default)]
+    pub frequency_cap: Option<u32>,
+}
+
+/// The brand's journey settings (cached in the actor).
+pub async fn settings(brand: &mut Brand) -> Result<JourneySettings, StoreError> {
+    if let Some(cached) = &brand.journey_settings {
+        return Ok(cached.clone());
+    }
+    let stored: JourneySettings = brand.repo().get(&keys::journey_settings(&brand.tenant)).await?.unwrap_or_default();
+    brand.journey_settings = Some(stored.clone());
+    Ok(stored)
 }
 
 /// A channel a journey sends on.
@@ -113,6 +251,10 @@ pub struct CampaignData {
     /// Referral boost: the order-count threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<u32>,
+    /// Percentage (0–100) of eligible customers held out (never sent; the ROI baseline), chosen
+    /// by a stable hash of journey and phone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout_percent: Option<u8>,
 }
 
 /// A journey configuration (table `campaign_journeys`, partition brand, clustering its id).
@@ -134,6 +276,9 @@ pub struct JourneyConfig {
     pub campaign_enabled: u8,
     /// 1 unless the brand's configuration switch is off (always 1 until a route turns it off).
     pub config_enabled: u8,
+    /// When it was last turned on (the first nightly run after it backtracks).
+    #[serde(default)]
+    pub activated_at: Option<DateTime<Utc>>,
     /// First saved.
     pub created_at: DateTime<Utc>,
     /// Last saved or toggled.
@@ -231,6 +376,7 @@ pub fn common_fields() -> Vec<JourneyField> {
         field("push_template", "Push text", "text", false, &[]),
         field("daily_cap", "Most messages per run", "number", false, &[]),
         field("send_days_type", "When to send", "select", false, &days),
+        field("holdout_percent", "Holdout group (% of eligible customers never sent)", "number", false, &[]),
     ]
 }
 
@@ -405,12 +551,12 @@ pub fn applicable<'a>(
 }
 
 /// The welcome journey as an order reaction: a customer's first order (a new order that makes
-/// their order count 1) gets the outlet's (or the brand's) enabled welcome journey, one message
-/// per channel, paid by the order's outlet wallet through `queue_send` (campaign prices,
-/// `auto_id` = the journey), delivered today (IST). Once per customer and channel: the send id
-/// is `welcome-<journey>-<phone>-<channel>`, so a replayed order pays nothing. A wallet that
-/// cannot pay skips the message (`engage_sends_skipped_total{reason="balance"}`); a push
-/// channel needs a registered push token.
+/// their order count 1) gets the outlet's (or the brand's) enabled welcome journey through
+/// [`reach`] (occasion `first-order`): holdout, daily cap and frequency cap apply, then one
+/// message per channel, paid by the order's outlet wallet (campaign prices, `auto_id` = the
+/// journey), delivered today (IST). A replayed order pays nothing (the decision and the send ids
+/// are per customer). A wallet that cannot pay skips the customer
+/// (`engage_sends_skipped_total{reason="balance"}`); a push channel needs a registered push token.
 pub struct SendWelcome;
 
 #[async_trait]
@@ -434,38 +580,55 @@ impl OrderReaction for SendWelcome {
         let Some(journey) = applicable(&all, "welcome", &outlet, &brand.tenant).cloned() else {
             return Ok(());
         };
+        let day = ist_day(order.received);
+        let mut run = JourneyRun::load(brand, &journey, &day, order.received).await?;
         let mut purse = wallet(brand, &outlet).await?;
         let before = purse.clone();
-        let delivery_date = ist_day(order.received).replace('-', "");
-        let data = &journey.campaign_data;
-        for channel in &data.channels {
-            let (channel, to, template) = match channel {
-                JourneyChannel::Sms => (Channel::Sms, Some(customer.phone.clone()), &data.sms_template),
-                JourneyChannel::Chat => (Channel::Chat, Some(customer.phone.clone()), &data.chat_template),
-                JourneyChannel::Push => (Channel::Push, customer.push_tokens.last().cloned(), &data.push_template),
-            };
-            let (Some(to), Some(template)) = (to, template) else { continue };
-            let send = SendRequest {
-                business: outlet.clone(),
-                channel,
-                template_type: TemplateType::Marketing,
-                purpose: Purpose::Campaign,
-                to,
-                message: fill(template, customer),
-                send_id: format!("welcome-{}-{}-{}", journey.campaign_journey_id, customer.phone, channel.queue()),
-                delivery_date: delivery_date.clone(),
-                auto_id: Some(journey.campaign_journey_id.clone()),
-            };
-            match queue_send(brand, &mut purse, &send, order.received, ops).await {
-                Ok(_) | Err(QueryError::Insufficient(_)) => {}
-                Err(error) => return Err(StoreError::Backend(error.to_string())),
-            }
+        let welcome = Reach {
+            journey: &journey,
+            occasion: "first-order".to_owned(),
+            delivery_date: day.replace('-', ""),
+            payer: outlet.clone(),
+            capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
+            frequency_cap: settings(brand).await?.frequency_cap,
+            now: order.received,
+        };
+        if let Some((decision, previous)) = reach(brand, &welcome, customer, &mut purse, ops).await? {
+            run.count(&decision, previous.as_ref());
+            ops.push(run.put());
         }
         if purse != before {
             ops.push(put_wallet(brand, &outlet, &purse));
         }
         Ok(())
     }
+}
+
+/// The wallet transactions whose `auto_id` is `auto_id`.
+async fn report(brand: &Brand, auto_id: &str, business_id: Option<String>) -> Result<Report, QueryError> {
+    let outlets = match business_id {
+        Some(outlet) => vec![outlet],
+        None => brand.repo().clusterings(BUSINESS_WALLETS, &brand.tenant).await?,
+    };
+    let mut data = Vec::new();
+    let mut total = rust_decimal::Decimal::ZERO;
+    for outlet in outlets {
+        let partition = keys::wallet_txns_partition(&brand.tenant, &outlet);
+        brand
+            .repo()
+            .visit(WALLET_TXNS, &partition, |txn: WalletTxn| {
+                if txn.auto_id.as_deref() == Some(auto_id) {
+                    if txn.transaction_type == "debit" {
+                        total += txn.amount;
+                    }
+                    let mut line = serde_json::to_value(&txn).unwrap_or_default();
+                    line["business_id"] = Value::String(outlet.clone());
+                    data.push(line);
+                }
+            })
+            .await?;
+    }
+    Ok(Report { count: data.len(), data, total_debited: total.normalize().to_string() })
 }
 
 async fn config(brand: &Brand, id: &str) -> Result<JourneyConfig, QueryError> {
@@ -489,15 +652,20 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 campaign_data: *campaign_data,
                 campaign_enabled: existing.as_ref().map_or(0, |e| e.campaign_enabled),
                 config_enabled: existing.as_ref().map_or(1, |e| e.config_enabled),
+                activated_at: existing.as_ref().and_then(|e| e.activated_at),
                 created_at: existing.as_ref().map_or(now, |e| e.created_at),
                 updated_at: now,
             };
-            brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row)]).await?;
+            let index = keys::journey_brand(&brand.tenant).put(&serde_json::json!({}));
+            brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row), index]).await?;
             brand.journeys = None;
             reply(Ok(Saved { campaign_journey_id: id, created }))
         }
         JourneysQuery::Enable { campaign_journey_id, enabled } => {
             let mut row = config(brand, &campaign_journey_id).await?;
+            if enabled && row.campaign_enabled == 0 {
+                row.activated_at = Some(now);
+            }
             row.campaign_enabled = u8::from(enabled);
             row.updated_at = now;
             brand.batch(vec![keys::campaign_journey(&brand.tenant, &campaign_journey_id).put(&row)]).await?;
@@ -511,6 +679,44 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 data.retain(|c| c.child_business_id == child);
             }
             reply(Ok(Journeys { data }))
+        }
+        JourneysQuery::Settings { set } => {
+            if let Some(set) = set {
+                brand.batch(vec![keys::journey_settings(&brand.tenant).put(&set)]).await?;
+                brand.journey_settings = Some(set);
+            }
+            reply(settings(brand).await.map_err(QueryError::from))
+        }
+        JourneysQuery::RunPage { now, after } => reply(run_page(brand, now, after).await),
+        JourneysQuery::Attribute { now, campaign_types } => reply(attribute(brand, now, &campaign_types).await),
+        JourneysQuery::Runs { campaign_journey_id } => {
+            let mut data: Vec<JourneyRun> = brand.repo().all(JOURNEY_RUNS, &brand.tenant).await?;
+            if let Some(id) = campaign_journey_id {
+                data.retain(|run| run.campaign_journey_id == id);
+            }
+            data.sort_by(|a, b| b.run_day.cmp(&a.run_day).then(a.campaign_journey_id.cmp(&b.campaign_journey_id)));
+            reply(Ok(Runs { data }))
+        }
+        JourneysQuery::Audience { campaign_journey_id, offset, limit } => {
+            config(brand, &campaign_journey_id).await?;
+            let partition = keys::journey_sends_partition(&brand.tenant, &campaign_journey_id);
+            let (mut data, mut total) = (Vec::new(), 0usize);
+            brand
+                .repo()
+                .visit(JOURNEY_SENDS, &partition, |decision: JourneySend| {
+                    if total >= offset && data.len() < limit {
+                        data.push(decision);
+                    }
+                    total += 1;
+                })
+                .await?;
+            reply(Ok(Audience { data, total }))
+        }
+        JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),
+        JourneysQuery::Roi { campaign_journey_id } => {
+            let journey = config(brand, &campaign_journey_id).await?;
+            let first = journey.campaign_data.channels.first().copied();
+            reply(roi::summary(brand, &campaign_journey_id, first).await)
         }
     }
 }
@@ -574,6 +780,7 @@ mod tests {
             campaign_data: CampaignData::default(),
             campaign_enabled: enabled,
             config_enabled: 1,
+            activated_at: None,
             created_at: at,
             updated_at: at,
         };

@@ -1,0 +1,596 @@
+//! Journey sends: what one journey does for one customer on one occasion ([`reach`]: holdout,
+//! daily cap, frequency cap, then one paid message per channel through `queue_send`), the record
+//! of each such decision ([`JourneySend`], table `journey_sends`), the send history of each run
+//! ([`JourneyRun`], table `journey_runs`), and the nightly run itself ([`run_page`]), which the
+//! `journeys` job drives a page of 1,000 customers at a time.
+//!
+//! Every decision is keyed by (journey, customer, occasion). An occasion is what the message is
+//! about: the birthday's date, the lapse (the last order's time), the expiring lot, the first
+//! order. A customer sent to (or held out) for an occasion is never reached again for it, so a
+//! re-run, a retried page or a run resumed on another node sends nothing twice; the send ids
+//! (`<type>-<journey>-<phone>-<occasion>-<channel>`) make the wallet debit idempotent as well.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use engage_storage::{StoreError, WriteOp};
+
+use super::{applicable, fill, journeys, settings, JourneyChannel, JourneyConfig, DAYS_TYPE_OPTIONS};
+use crate::brand::Brand;
+use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
+use crate::domain::customer::Customer;
+use crate::domain::time::{instant_key, ist, ist_day, parse_ist};
+use crate::domain::wallet::{Channel, Purpose, TemplateType, Wallet};
+use crate::keys::{self, digest};
+use crate::query::QueryError;
+use crate::repo::CUSTOMERS;
+
+/// Customers a nightly page reads (the spec's audience page).
+pub const AUDIENCE_PAGE: usize = 1000;
+/// Most customers the first run after activation reaches (the spec's backtracking rule).
+pub const BACKTRACK_LIMIT: u32 = 10_000;
+/// The frequency cap's window.
+pub const FREQUENCY_WINDOW_DAYS: i64 = 7;
+/// In steady state a lapse is picked up within this many days of starting (a missed run
+/// catches up); the first run after activation takes lapses of any age.
+pub const LAPSE_PICKUP_DAYS: i64 = 7;
+/// The journey types the nightly run handles (the spec's queue builder).
+pub const NIGHTLY: [&str; 4] = ["birthday", "anniversary", "lost_customers", "wallet_expiry"];
+
+/// What became of one customer for one journey occasion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Messages were paid for and queued.
+    Sent,
+    /// In the journey's holdout group: never sent (the baseline of its ROI).
+    Holdout,
+    /// Not sent, for `reason`; a later run may reach the customer for the same occasion.
+    Skipped,
+}
+
+/// One queued message of a journey send.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentMessage {
+    /// `sms`, `chat` or `push`.
+    pub channel: JourneyChannel,
+    /// The send id (the queue row and the wallet debit).
+    pub send_id: String,
+    /// The queue day, `YYYYMMDD`.
+    pub delivery_date: String,
+}
+
+/// A journey's decision about one customer for one occasion (table `journey_sends`, partition
+/// `tenant|journey`, clustering `phone|occasion`); the ROI job adds the orders that followed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JourneySend {
+    /// The journey.
+    pub campaign_journey_id: String,
+    /// Its type.
+    pub campaign_type: String,
+    /// The customer.
+    pub phone: String,
+    /// The outlet whose wallet pays.
+    pub business_id: String,
+    /// What the message is about (a date, a lapse, a lot, the first order).
+    pub occasion: String,
+    /// The IST day of the decision.
+    pub run_day: String,
+    /// When it was decided.
+    pub at: DateTime<Utc>,
+    /// Sent, held out or skipped.
+    pub outcome: Outcome,
+    /// Why it was skipped: `balance`, `daily_cap`, `frequency_cap` or `no_recipient`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The queued messages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sends: Vec<SentMessage>,
+    /// Orders in the attribution window after `at` (the ROI job).
+    #[serde(default)]
+    pub orders: u32,
+    /// Their revenue.
+    #[serde(default)]
+    pub revenue: Decimal,
+}
+
+impl JourneySend {
+    /// Its row's key.
+    pub fn key(&self, tenant: &str) -> keys::Key {
+        keys::journey_send(tenant, &self.campaign_journey_id, &self.phone, &self.occasion)
+    }
+}
+
+/// The send history of one journey on one IST day (table `journey_runs`, partition tenant,
+/// clustering `journey|day`): the spec's "Journey send history".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JourneyRun {
+    /// The journey.
+    pub campaign_journey_id: String,
+    /// Its type.
+    pub campaign_type: String,
+    /// The journey's outlet.
+    #[serde(rename = "businessId")]
+    pub business_id: String,
+    /// The brand.
+    #[serde(rename = "parentBusinessId")]
+    pub parent_business_id: String,
+    /// The IST day.
+    pub run_day: String,
+    /// Customers sent to.
+    pub sent_count: u32,
+    /// Customers held out.
+    pub holdout_count: u32,
+    /// Customers skipped, by reason (a customer reached later for the same occasion leaves it).
+    pub skipped: BTreeMap<String, u32>,
+    /// The first decision of the day.
+    pub started_at: DateTime<Utc>,
+    /// When the nightly run finished its last page (event journeys: never).
+    #[serde(default)]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+impl JourneyRun {
+    fn new(brand: &Brand, journey: &JourneyConfig, run_day: &str, now: DateTime<Utc>) -> Self {
+        Self {
+            campaign_journey_id: journey.campaign_journey_id.clone(),
+            campaign_type: journey.campaign_type.clone(),
+            business_id: journey.child_business_id.clone(),
+            parent_business_id: brand.tenant.clone(),
+            run_day: run_day.to_owned(),
+            sent_count: 0,
+            holdout_count: 0,
+            skipped: BTreeMap::new(),
+            started_at: now,
+            completed_at: None,
+        }
+    }
+
+    /// The day's row of `journey`, stored or new.
+    pub async fn load(
+        brand: &Brand,
+        journey: &JourneyConfig,
+        run_day: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Self, StoreError> {
+        let key = keys::journey_run(&brand.tenant, &journey.campaign_journey_id, run_day);
+        Ok(brand.repo().get(&key).await?.unwrap_or_else(|| Self::new(brand, journey, run_day, now)))
+    }
+
+    /// Its row's write.
+    pub fn put(&self) -> WriteOp {
+        keys::journey_run(&self.parent_business_id, &self.campaign_journey_id, &self.run_day).put(self)
+    }
+
+    /// Counts `decision`, which replaced `previous` (a skip a later run retried).
+    pub fn count(&mut self, decision: &JourneySend, previous: Option<&JourneySend>) {
+        if let Some(reason) = previous.and_then(|p| p.reason.as_ref()) {
+            if let Some(n) = self.skipped.get_mut(reason) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        match decision.outcome {
+            Outcome::Sent => self.sent_count += 1,
+            Outcome::Holdout => self.holdout_count += 1,
+            Outcome::Skipped => {
+                *self.skipped.entry(decision.reason.clone().unwrap_or_default()).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// Whether `phone` is in `journey`'s holdout group: a stable hash of (journey, phone) below the
+/// journey's `holdout_percent`.
+pub fn in_holdout(journey: &JourneyConfig, phone: &str) -> bool {
+    let percent = journey.campaign_data.holdout_percent.unwrap_or(0);
+    if percent == 0 {
+        return false;
+    }
+    let hash = digest(&["holdout", &journey.campaign_journey_id, phone]);
+    u32::from_str_radix(&hash[..8], 16).is_ok_and(|h| h % 100 < u32::from(percent))
+}
+
+/// One journey reaching one customer.
+pub struct Reach<'a> {
+    /// The journey.
+    pub journey: &'a JourneyConfig,
+    /// What the message is about.
+    pub occasion: String,
+    /// The queue day, `YYYYMMDD`.
+    pub delivery_date: String,
+    /// The outlet whose wallet pays.
+    pub payer: String,
+    /// The journey's volume for the day is used up.
+    pub capped: bool,
+    /// The brand's frequency cap (messages per customer per 7 days).
+    pub frequency_cap: Option<u32>,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+/// Decides what `reach.journey` does for `customer` on `reach.occasion` and, when it sends, pays
+/// for and queues one message per channel (campaign prices, `auto_id` the journey) from `purse`,
+/// adding the writes to `ops`; the caller writes `purse` and `customer` after them.
+///
+/// In order: an occasion already sent or held out is left alone (`None`); a customer in the
+/// holdout group is held out; a used-up daily cap, the frequency cap, a wallet that cannot pay
+/// the first message or no reachable channel skip the customer (a later run may retry). Answers
+/// the decision and the decision it replaced.
+pub async fn reach(
+    brand: &mut Brand,
+    reach: &Reach<'_>,
+    customer: &mut Customer,
+    purse: &mut Wallet,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Option<(JourneySend, Option<JourneySend>)>, StoreError> {
+    let journey = reach.journey;
+    let key = keys::journey_send(&brand.tenant, &journey.campaign_journey_id, &customer.phone, &reach.occasion);
+    let previous: Option<JourneySend> = brand.repo().get(&key).await?;
+    if previous.as_ref().is_some_and(|p| p.outcome != Outcome::Skipped) {
+        return Ok(None);
+    }
+    let mut decision = JourneySend {
+        campaign_journey_id: journey.campaign_journey_id.clone(),
+        campaign_type: journey.campaign_type.clone(),
+        phone: customer.phone.clone(),
+        business_id: reach.payer.clone(),
+        occasion: reach.occasion.clone(),
+        run_day: ist_day(reach.now),
+        at: reach.now,
+        outcome: Outcome::Skipped,
+        reason: None,
+        sends: Vec::new(),
+        orders: 0,
+        revenue: Decimal::ZERO,
+    };
+    let window = reach.now - Duration::days(FREQUENCY_WINDOW_DAYS);
+    customer.journey_sends.retain(|at| *at > window);
+    if in_holdout(journey, &customer.phone) {
+        decision.outcome = Outcome::Holdout;
+    } else if reach.capped {
+        decision.reason = Some("daily_cap".into());
+    } else if reach.frequency_cap.is_some_and(|cap| customer.journey_sends.len() >= cap as usize) {
+        decision.reason = Some("frequency_cap".into());
+    } else {
+        decision.sends = send(brand, reach, customer, purse, ops).await?;
+        if decision.sends.is_empty() {
+            decision.reason =
+                Some(if purse_short(brand, reach, purse).await? { "balance" } else { "no_recipient" }.into());
+        } else {
+            decision.outcome = Outcome::Sent;
+            customer.journey_sends.push(reach.now);
+        }
+    }
+    if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance") {
+        metrics::counter!("engage_sends_skipped_total", "reason" => reason.to_owned()).increment(1);
+    }
+    ops.push(key.put(&decision));
+    Ok(Some((decision, previous)))
+}
+
+/// Whether the purse cannot pay one campaign message of the journey's first channel.
+async fn purse_short(brand: &mut Brand, reach: &Reach<'_>, purse: &Wallet) -> Result<bool, StoreError> {
+    let Some(first) = reach.journey.campaign_data.channels.first() else { return Ok(false) };
+    let price = super::super::wallet::pricing(brand).await?.price(
+        Purpose::Campaign,
+        channel_of(*first),
+        TemplateType::Marketing,
+    );
+    Ok(purse.balance < price.total)
+}
+
+fn channel_of(channel: JourneyChannel) -> Channel {
+    match channel {
+        JourneyChannel::Sms => Channel::Sms,
+        JourneyChannel::Chat => Channel::Chat,
+        JourneyChannel::Push => Channel::Push,
+    }
+}
+
+/// One paid message per channel the customer can be reached on; stops at the first the wallet
+/// cannot pay.
+async fn send(
+    brand: &mut Brand,
+    reach: &Reach<'_>,
+    customer: &Customer,
+    purse: &mut Wallet,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Vec<SentMessage>, StoreError> {
+    let journey = reach.journey;
+    let data = &journey.campaign_data;
+    let mut sent = Vec::new();
+    for channel in &data.channels {
+        let (to, template) = match channel {
+            JourneyChannel::Sms => (Some(customer.phone.clone()), &data.sms_template),
+            JourneyChannel::Chat => (Some(customer.phone.clone()), &data.chat_template),
+            JourneyChannel::Push => (customer.push_tokens.last().cloned(), &data.push_template),
+        };
+        let (Some(to), Some(template)) = (to, template) else { continue };
+        let queue = channel_of(*channel);
+        let send_id = format!(
+            "{}-{}-{}-{}-{}",
+            journey.campaign_type,
+            journey.campaign_journey_id,
+            customer.phone,
+            reach.occasion,
+            queue.queue()
+        );
+        let request = SendRequest {
+            business: reach.payer.clone(),
+            channel: queue,
+            template_type: TemplateType::Marketing,
+            purpose: Purpose::Campaign,
+            to,
+            message: fill(template, customer),
+            send_id: send_id.clone(),
+            delivery_date: reach.delivery_date.clone(),
+            auto_id: Some(journey.campaign_journey_id.clone()),
+        };
+        match queue_send(brand, purse, &request, reach.now, ops).await {
+            Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
+            Err(QueryError::Insufficient(_)) => break,
+            Err(error) => return Err(StoreError::Backend(error.to_string())),
+        }
+    }
+    Ok(sent)
+}
+
+/// Reads `YYYY-MM-DD`.
+fn date(text: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(text.get(..10)?, "%Y-%m-%d").ok()
+}
+
+/// Whether `day` is the yearly return of `date` (29 February falls on the 28th in other years).
+fn same_day_of_year(date: NaiveDate, day: NaiveDate) -> bool {
+    let leap = NaiveDate::from_ymd_opt(day.year(), 2, 29).is_some();
+    match (date.month(), date.day()) {
+        (2, 29) if !leap => (day.month(), day.day()) == (2, 28),
+        (month, dom) => (day.month(), day.day()) == (month, dom),
+    }
+}
+
+/// The occasion on which `journey` reaches `customer` in the nightly run at `now`, if any.
+///
+/// - birthday, anniversary: the date falls on the delivery day (the next IST day) shifted by the
+///   journey's `send_days_type` (1 day before: the day after it; 1 day after: today); the
+///   occasion is the event's date this year;
+/// - lost customers: the last order is more than `days` days old; the lapse started within the
+///   last 7 days, or at any time in the first run after activation (`backtrack`); the occasion is
+///   the last order's time, so a customer is reached once per lapse;
+/// - wallet expiry: points of a lot expire within `days` days; the occasion is the lot.
+pub fn occasion(journey: &JourneyConfig, customer: &Customer, now: DateTime<Utc>, backtrack: bool) -> Option<String> {
+    let data = &journey.campaign_data;
+    match journey.campaign_type.as_str() {
+        "birthday" | "anniversary" => {
+            let field = if journey.campaign_type == "birthday" { &customer.dob } else { &customer.anniversary };
+            let event = date(field.as_deref()?)?;
+            let offset = data
+                .send_days_type
+                .as_deref()
+                .and_then(|id| DAYS_TYPE_OPTIONS.iter().find(|(option, _, _)| *option == id))
+                .and_then(|(_, _, offset)| *offset)
+                .unwrap_or(0);
+            let delivery = now.with_timezone(&ist()).date_naive() + Duration::days(1);
+            let day = delivery - Duration::days(i64::from(offset));
+            same_day_of_year(event, day).then(|| day.format("%Y-%m-%d").to_string())
+        }
+        "lost_customers" => {
+            let last_text = customer.last_order()?;
+            let lapse = parse_ist(last_text)? + Duration::days(i64::from(data.days?));
+            let fresh = now - lapse < Duration::days(LAPSE_PICKUP_DAYS);
+            (lapse <= now && (backtrack || fresh)).then(|| format!("lapse-{}", last_text.replace(' ', "T")))
+        }
+        "wallet_expiry" => {
+            if customer.loyalty_points <= 0 {
+                return None;
+            }
+            let horizon = now + Duration::days(i64::from(data.days?));
+            let (expires_at, _) = customer.point_lots.0.iter().find(|(at, points)| **at > now && **points > 0)?;
+            (*expires_at <= horizon).then(|| format!("lot-{}", instant_key(*expires_at)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the run at `now` is the first after the journey was turned on (it was turned on
+/// within the day before): lost customers are then backtracked, at most 10,000.
+pub fn backtracking(journey: &JourneyConfig, now: DateTime<Utc>) -> bool {
+    journey.activated_at.is_some_and(|at| at <= now && now - at < Duration::days(1))
+}
+
+/// A nightly page's answer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunPage {
+    /// The last customer of this page when more follow (the next page starts after it).
+    pub next: Option<String>,
+    /// Customers read.
+    pub scanned: usize,
+    /// Customers sent to.
+    pub sent: u32,
+    /// Customers held out.
+    pub holdout: u32,
+    /// Customers skipped.
+    pub skipped: u32,
+}
+
+/// One page of the nightly run at `now`: the next 1,000 customers after `after` (by phone), each
+/// reached by the enabled nightly journeys that apply to them (their latest order's outlet's,
+/// else the brand's), paid by that outlet's wallet (the brand's own for a customer without
+/// orders), queued for the next IST day. One batch writes the page: the sends, the decisions, the
+/// day's history rows, the customers' frequency counters and then the wallets. The last page
+/// marks each journey's day complete.
+pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<String>) -> Result<RunPage, QueryError> {
+    let all = journeys(brand).await?;
+    let enabled = |j: &&JourneyConfig| {
+        NIGHTLY.contains(&j.campaign_type.as_str()) && j.campaign_enabled == 1 && j.config_enabled == 1
+    };
+    if !all.iter().any(|j| enabled(&j)) {
+        return Ok(RunPage::default());
+    }
+    let frequency_cap = settings(brand).await?.frequency_cap;
+    let run_day = ist_day(now);
+    let delivery_date = ist_day(now + Duration::days(1)).replace('-', "");
+    let rows =
+        brand.repo().store().scan(CUSTOMERS, &brand.tenant, after.as_deref().map(str::as_bytes), AUDIENCE_PAGE).await?;
+    let mut page = RunPage {
+        next: (rows.len() == AUDIENCE_PAGE)
+            .then(|| rows.last().map(|r| String::from_utf8_lossy(&r.clustering).into_owned()))
+            .flatten(),
+        scanned: rows.len(),
+        ..RunPage::default()
+    };
+    let mut runs: HashMap<String, JourneyRun> = HashMap::new();
+    let mut purses: HashMap<String, (Wallet, Wallet)> = HashMap::new();
+    let mut ops = Vec::new();
+    let mut touched = Vec::new();
+    for row in rows {
+        let Ok(mut customer) = serde_json::from_slice::<Customer>(&row.value) else {
+            tracing::warn!(tenant = brand.tenant, "a customer row that does not decode is left out of the run");
+            continue;
+        };
+        let payer = customer.home_outlet().unwrap_or(&brand.tenant).to_owned();
+        let mut changed = false;
+        for campaign_type in NIGHTLY {
+            let Some(journey) = applicable(&all, campaign_type, &payer, &brand.tenant) else { continue };
+            let backtrack = backtracking(journey, now);
+            let Some(occasion) = occasion(journey, &customer, now, backtrack) else { continue };
+            let run = match runs.remove(&journey.campaign_journey_id) {
+                Some(run) => run,
+                None => JourneyRun::load(brand, journey, &run_day, now).await?,
+            };
+            let mut limit = journey.campaign_data.daily_cap.unwrap_or(u32::MAX);
+            if backtrack {
+                limit = limit.min(BACKTRACK_LIMIT);
+            }
+            let mut run = run;
+            let (mut purse, before) = match purses.remove(&payer) {
+                Some(pair) => pair,
+                None => {
+                    let purse = wallet(brand, &payer).await?;
+                    (purse.clone(), purse)
+                }
+            };
+            let reaching = Reach {
+                journey,
+                occasion,
+                delivery_date: delivery_date.clone(),
+                payer: payer.clone(),
+                capped: run.sent_count >= limit,
+                frequency_cap,
+                now,
+            };
+            if let Some((decision, previous)) = reach(brand, &reaching, &mut customer, &mut purse, &mut ops).await? {
+                run.count(&decision, previous.as_ref());
+                match decision.outcome {
+                    Outcome::Sent => {
+                        page.sent += 1;
+                        changed = true;
+                    }
+                    Outcome::Holdout => page.holdout += 1,
+                    Outcome::Skipped => page.skipped += 1,
+                }
+            }
+            purses.insert(payer.clone(), (purse, before));
+            runs.insert(journey.campaign_journey_id.clone(), run);
+        }
+        if changed {
+            touched.push(customer);
+        }
+    }
+    if page.next.is_none() {
+        for journey in all.iter().filter(enabled) {
+            let mut run = match runs.remove(&journey.campaign_journey_id) {
+                Some(run) => run,
+                None => JourneyRun::load(brand, journey, &run_day, now).await?,
+            };
+            run.completed_at = Some(now);
+            runs.insert(journey.campaign_journey_id.clone(), run);
+        }
+    }
+    ops.extend(runs.values().map(JourneyRun::put));
+    ops.extend(touched.iter().map(|c| brand.put_customer(c)));
+    ops.extend(purses.iter().filter(|(_, (after, before))| after != before).map(|(b, (w, _))| put_wallet(brand, b, w)));
+    brand.batch(ops).await?;
+    for customer in &touched {
+        brand.forget_customer(&customer.phone);
+    }
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::journeys::CampaignData;
+
+    fn journey(campaign_type: &str, data: CampaignData) -> JourneyConfig {
+        let at = Utc::now();
+        JourneyConfig {
+            campaign_journey_id: "j1".into(),
+            parent_business_id: "b".into(),
+            child_business_id: "0".into(),
+            campaign_type_id: "t".into(),
+            campaign_type: campaign_type.into(),
+            campaign_data: data,
+            campaign_enabled: 1,
+            config_enabled: 1,
+            activated_at: None,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn birthdays_fall_on_the_next_ist_day_shifted_by_the_send_timing() {
+        // 22:00 IST on 22 November
+        let now = at("2026-11-22T16:30:00Z");
+        let customer = Customer { phone: "1".into(), dob: Some("1990-11-23".into()), ..Customer::default() };
+        let on_the_day = journey("birthday", CampaignData::default());
+        assert_eq!(occasion(&on_the_day, &customer, now, false), Some("2026-11-23".into()));
+        let day_before = journey(
+            "birthday",
+            CampaignData { send_days_type: Some(DAYS_TYPE_OPTIONS[2].0.into()), ..CampaignData::default() },
+        );
+        assert_eq!(occasion(&day_before, &customer, now, false), None);
+        let born_24th = Customer { dob: Some("1990-11-24".into()), ..customer.clone() };
+        assert_eq!(occasion(&day_before, &born_24th, now, false), Some("2026-11-24".into()));
+        let leap = Customer { dob: Some("2000-02-29".into()), ..customer };
+        assert_eq!(occasion(&on_the_day, &leap, at("2027-02-27T16:30:00Z"), false), Some("2027-02-28".into()));
+    }
+
+    #[test]
+    fn a_lapse_is_picked_up_within_a_week_or_at_any_age_when_backtracking() {
+        let now = at("2026-11-22T16:30:00Z");
+        let lost = journey("lost_customers", CampaignData { days: Some(30), ..CampaignData::default() });
+        let mut customer = Customer { phone: "1".into(), ..Customer::default() };
+        let order = |time: &str| crate::domain::customer::Contribution {
+            amount: Decimal::ONE,
+            version: "v".into(),
+            order_time: Some(time.into()),
+            points: 0,
+        };
+        customer.orders.insert("o/1".into(), order("2026-10-20 10:00:00"));
+        assert_eq!(occasion(&lost, &customer, now, false), Some("lapse-2026-10-20T10:00:00".into()));
+        customer.orders.insert("o/1".into(), order("2026-01-01 10:00:00"));
+        assert_eq!(occasion(&lost, &customer, now, false), None);
+        assert!(occasion(&lost, &customer, now, true).is_some());
+        customer.orders.insert("o/2".into(), order("2026-11-01 10:00:00"));
+        assert_eq!(occasion(&lost, &customer, now, true), None);
+    }
+
+    #[test]
+    fn the_holdout_group_is_stable_and_about_its_percentage() {
+        let j = journey("birthday", CampaignData { holdout_percent: Some(20), ..CampaignData::default() });
+        let held = (0..10_000).filter(|n| in_holdout(&j, &format!("98{n:08}"))).count();
+        assert!((1_700..2_300).contains(&held), "{held}");
+        assert_eq!(in_holdout(&j, "9800000001"), in_holdout(&j, "9800000001"));
+        let none = journey("birthday", CampaignData::default());
+        assert!(!(0..1000).any(|n| in_holdout(&none, &format!("98{n:08}"))));
+    }
+}

@@ -16,12 +16,12 @@ use crate::platform::{create_token, order, wait_customer};
 
 /// A provider on a loopback port: records every request; answers 500 for recipients in `failing`.
 #[derive(Clone)]
-struct Provider {
-    url: String,
-    received: Arc<Mutex<Vec<Value>>>,
+pub(crate) struct Provider {
+    pub(crate) url: String,
+    pub(crate) received: Arc<Mutex<Vec<Value>>>,
 }
 
-async fn provider(failing: &[&str]) -> Provider {
+pub(crate) async fn provider(failing: &[&str]) -> Provider {
     let received = Arc::new(Mutex::new(Vec::new()));
     let failing: Arc<Vec<String>> = Arc::new(failing.iter().map(|s| s.to_string()).collect());
     type S = (Arc<Mutex<Vec<Value>>>, Arc<Vec<String>>);

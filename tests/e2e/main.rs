@@ -13,6 +13,7 @@ mod cluster;
 mod fraud;
 mod integration_routes;
 mod jobs;
+mod journey_runs;
 mod journeys;
 mod jwt;
 mod logs_api;

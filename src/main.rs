@@ -58,7 +58,7 @@ enum JobsAction {
     /// Run a job now and print its outcome.
     Run {
         /// sms_drain, chat_drain, push_drain, pos_revoke, chat_refund, points_expiry, journeys,
-        /// roi_lost_customers, roi_referral, roi_journeys, roi_abandoned_cart or roi_welcome.
+        /// abandoned_cart, roi_lost_customers, roi_referral, roi_journeys, roi_abandoned_cart or roi_welcome.
         name: String,
         /// Run as of this time (RFC 3339) instead of now.
         #[arg(long)]

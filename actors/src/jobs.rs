@@ -10,6 +10,7 @@
 //! | `chat_refund` | `0 0 0 * * *` | refunds failed chat sends of the last 7 days to the paying wallet (once each) |
 //! | `points_expiry` | `0 5 0 * * *` | expires loyalty points whose expiry has passed (earned points are usable through the last IST day of their validity and expire at the following IST midnight) |
 //! | `journeys` | `0 0 22 * * *` | the nightly journey run: every brand with journeys, a page of 1,000 customers at a time, in the brand's tenant actor (birthday, anniversary, lost customers, wallet expiry), queued for the next IST day |
+//! | `abandoned_cart` | `0 */5 * * * *` | hands each brand's open carts to its tenant actor, which reminds those left for the journey's trigger minutes (once per customer per IST day) |
 //! | `roi_lost_customers` | `0 0 0 * * *` | ROI attribution of lost-customers journeys |
 //! | `roi_referral` | `0 30 5 * * *` | ROI attribution of referral-boost journeys |
 //! | `roi_journeys` | `0 0 6 * * *` | ROI attribution of birthday, anniversary and wallet-expiry journeys |
@@ -38,7 +39,9 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
-use crate::capabilities::journeys::{Attributed, JourneySettings, JourneysQuery, QuietHours, RunPage};
+use crate::capabilities::journeys::{
+    Attributed, CartsHandled, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
+};
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
@@ -46,7 +49,7 @@ use crate::capabilities::wallet::{QueuedSend, Recharged, WalletQuery};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
-use crate::repo::{Repo, CHANNEL_QUEUE, JOURNEY_BRANDS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::repo::{Repo, CHANNEL_QUEUE, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::rpc::TenantGateway;
 
 /// Rows a drain delivers per run at most.
@@ -74,6 +77,8 @@ pub enum JobName {
     PointsExpiry,
     /// The nightly journey run.
     Journeys,
+    /// Abandoned-cart reminders.
+    AbandonedCart,
     /// Lost-customers ROI.
     RoiLostCustomers,
     /// Referral ROI.
@@ -88,7 +93,7 @@ pub enum JobName {
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 12] = [
+    pub const ALL: [JobName; 13] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -96,6 +101,7 @@ impl JobName {
         JobName::ChatRefund,
         JobName::PointsExpiry,
         JobName::Journeys,
+        JobName::AbandonedCart,
         JobName::RoiLostCustomers,
         JobName::RoiReferral,
         JobName::RoiJourneys,
@@ -113,6 +119,7 @@ impl JobName {
             JobName::ChatRefund => "chat_refund",
             JobName::PointsExpiry => "points_expiry",
             JobName::Journeys => "journeys",
+            JobName::AbandonedCart => "abandoned_cart",
             JobName::RoiLostCustomers => "roi_lost_customers",
             JobName::RoiReferral => "roi_referral",
             JobName::RoiJourneys => "roi_journeys",
@@ -204,6 +211,7 @@ impl Jobs {
             JobName::ChatRefund => self.refund(now).await,
             JobName::PointsExpiry => self.expire_points(now).await,
             JobName::Journeys => self.nightly(now).await,
+            JobName::AbandonedCart => self.abandoned_carts(now).await,
             JobName::RoiLostCustomers
             | JobName::RoiReferral
             | JobName::RoiJourneys
@@ -396,6 +404,31 @@ impl Jobs {
         } else {
             Err(format!("brands failed, run the job again: {outcome}"))
         }
+    }
+
+    /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
+    async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let mut by_brand: std::collections::BTreeMap<String, Vec<OpenCart>> = Default::default();
+        self.repo
+            .visit(OPEN_CARTS, "all", |cart: OpenCart| by_brand.entry(cart.tenant.clone()).or_default().push(cart))
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
+        let mut failed = Vec::new();
+        for (tenant, carts) in by_brand {
+            match self.gateway.ask_as::<CartsHandled>(&tenant, JourneysQuery::Carts { now, carts }).await {
+                Ok(done) => {
+                    sent += done.sent;
+                    waiting += done.waiting;
+                    dropped += done.dropped;
+                }
+                Err(error) => {
+                    tracing::error!(tenant, %error, "abandoned carts postponed");
+                    failed.push(tenant);
+                }
+            }
+        }
+        Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
     }
 
     /// ROI attribution of the journeys of `types` as at `now`, brand by brand.

@@ -236,3 +236,8 @@ pub fn campaign_roi_partition(tenant: &str, journey: &str) -> String {
 pub fn campaign_roi(tenant: &str, journey: &str, day: &str, mode: &str) -> Key {
     Key::new(CAMPAIGN_ROI, campaign_roi_partition(tenant, journey), format!("{day}|{mode}").into_bytes())
 }
+
+/// `open_carts`: a cart the abandoned-cart job looks at.
+pub fn open_cart(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(OPEN_CARTS, "all", format!("{tenant}|{outlet}/{order_id}").into_bytes())
+}

@@ -174,6 +174,8 @@ pub struct Settings {
     pub job_points_expiry: String,
     /// Cron of the nightly journey run (`ENGAGE_JOB_JOURNEYS`; spec: 22:00 IST).
     pub job_journeys: String,
+    /// Cron of the abandoned-cart reminders (`ENGAGE_JOB_ABANDONED_CART`; every 5 minutes).
+    pub job_abandoned_cart: String,
     /// Cron of the lost-customers ROI attribution (`ENGAGE_JOB_ROI_LOST_CUSTOMERS`; 00:00).
     pub job_roi_lost_customers: String,
     /// Cron of the referral ROI attribution (`ENGAGE_JOB_ROI_REFERRAL`; 05:30).
@@ -238,6 +240,7 @@ impl Default for Settings {
             job_chat_refund: "0 0 0 * * *".to_owned(),
             job_points_expiry: "0 5 0 * * *".to_owned(),
             job_journeys: "0 0 22 * * *".to_owned(),
+            job_abandoned_cart: "0 */5 * * * *".to_owned(),
             job_roi_lost_customers: "0 0 0 * * *".to_owned(),
             job_roi_referral: "0 30 5 * * *".to_owned(),
             job_roi_journeys: "0 0 6 * * *".to_owned(),
@@ -383,7 +386,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 12] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 13] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -392,6 +395,7 @@ impl Settings {
             ("chat_refund", &self.job_chat_refund),
             ("points_expiry", &self.job_points_expiry),
             ("journeys", &self.job_journeys),
+            ("abandoned_cart", &self.job_abandoned_cart),
             ("roi_lost_customers", &self.job_roi_lost_customers),
             ("roi_referral", &self.job_roi_referral),
             ("roi_journeys", &self.job_roi_journeys),

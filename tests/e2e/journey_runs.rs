@@ -41,6 +41,13 @@ impl Brand<'_> {
         assert_eq!(self.app.post_json("/injestion/platform", &body).await.0, 200);
     }
 
+    /// Posts order `id` with `status` and `os`.
+    async fn cart(&self, id: &str, phone: &str, amount: f64, status: u8, os: &str) {
+        let body = json!({"parentBusinessId": self.name, "businessId": "outlet-1", "orderId": id,
+            "customer": {"name": "Gita", "phone": phone}, "amount": amount, "status": status, "os": os});
+        assert_eq!(self.app.post_json("/injestion/platform", &body).await.0, 200);
+    }
+
     async fn profile(&self, phone: &str, fields: Value) {
         let mut body = fields;
         body["customer_number"] = json!(phone);
@@ -300,4 +307,59 @@ async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_del
             post(&app, path, &[("token", &brand.staff)], &json!({"parent_business_id": "brand-h"})).await;
         assert_eq!((status, answer["errors"][0]["pointer"].clone()), (400, json!(field)), "{path}: {answer}");
     }
+}
+
+#[tokio::test]
+async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid() {
+    let app = spawn_app(&[]).await;
+    let brand = Brand {
+        app: &app,
+        name: "brand-c",
+        staff: create_token(&app, "staff", "brand-c").await,
+        integration: create_token(&app, "integration", "brand-c").await,
+    };
+    let cart = brand
+        .journey(
+            "abandoned_cart",
+            json!({"channels": ["sms"], "sms_template": "Your cart misses you, x_cust_name", "trigger_minutes": 30}),
+        )
+        .await;
+    brand.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 5})).await;
+    // Gita leaves two carts in the app; Hari leaves one and pays it; Ila's carts do not qualify
+    brand.cart("c-1", "9811400001", 500.0, 0, "A").await;
+    brand.cart("c-2", "9811400001", 300.0, 0, "website").await;
+    brand.cart("c-3", "9811400002", 400.0, 0, "I").await;
+    brand.cart("c-3", "9811400002", 400.0, 1, "I").await;
+    brand.cart("c-4", "9811400003", 400.0, 0, "POS").await;
+    brand.cart("c-5", "9811400003", 1.0, 0, "A").await;
+    wait_customer(&app, "brand-c", "9811400002", |c| c["total_orders"] == 1).await;
+    wait_customer(&app, "brand-c", "9811400003", |c| c["name"] == "Gita").await;
+    let gita = wait_customer(&app, "brand-c", "9811400001", |c| c["name"] == "Gita").await;
+    assert_eq!(gita["total_orders"], 0, "a cart is not an order: {gita}");
+
+    let now = Utc::now();
+    let early = run(&app, "abandoned_cart", now + Duration::minutes(10)).await;
+    // the paid cart leaves at once; Gita's two wait
+    let figures =
+        |r: &Value| (r["outcome"]["sent"].clone(), r["outcome"]["waiting"].clone(), r["outcome"]["dropped"].clone());
+    assert_eq!(figures(&early), (json!(0), json!(2), json!(1)), "{early}");
+    let due = run(&app, "abandoned_cart", now + Duration::minutes(31)).await;
+    // one reminder a day: the second cart is dropped
+    assert_eq!(figures(&due), (json!(1), json!(0), json!(1)), "{due}");
+    let later = run(&app, "abandoned_cart", now + Duration::minutes(40)).await;
+    assert_eq!(figures(&later), (json!(0), json!(0), json!(0)), "{later}");
+
+    let users = brand.staff("/crm_api/get/auto_campaign_users", json!({"campaign_journey_id": cart})).await;
+    assert_eq!(users["total"], 1, "{users}");
+    assert_eq!(
+        (users["data"][0]["phone"].clone(), users["data"][0]["outcome"].clone()),
+        (json!("9811400001"), json!("sent"))
+    );
+    let report = brand.staff("/crm_api/automated/campaigns/report", json!({"auto_id": cart})).await;
+    assert_eq!((report["count"].clone(), report["total_debited"].clone()), (json!(1), json!("0.1711")), "{report}");
+    // a bad status is a 400 naming it
+    let bad = json!({"parentBusinessId": "brand-c", "businessId": "outlet-1", "orderId": "c-9",
+        "customer": {"phone": "9811400009"}, "amount": 10, "status": 7});
+    let (status, answer) = app.post_json("/injestion/platform", &bad).await;
+    assert_eq!(status, 400, "{answer}");
 }

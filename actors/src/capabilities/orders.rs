@@ -9,6 +9,7 @@ use engage_streams::{Envelope, EventKind};
 
 use super::referral::refer;
 use crate::brand::Brand;
+use crate::capabilities::journeys::{OpenCart, CART_SOURCES};
 use crate::domain::customer::Customer;
 use crate::domain::order::OrderFacts;
 use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
@@ -60,6 +61,38 @@ async fn apply_order(
     Ok(customer)
 }
 
+/// A cart (`status` 0): the customer is known (a new one is created) but nothing is counted; a
+/// cart that may be abandoned (total over 1, placed in an app or on the website) is indexed for
+/// the `abandoned_cart` job, keyed by brand and order, so a later copy of the cart replaces its
+/// time. A cart whose order was paid already is ignored.
+async fn open_cart(
+    brand: &mut Brand,
+    facts: &OrderFacts,
+    received: chrono::DateTime<Utc>,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Customer, StoreError> {
+    let mut customer = brand.customer_or_new(&facts.phone, received).await?;
+    if let Some(name) = &facts.name {
+        customer.name = Some(name.clone());
+    }
+    let abandonable = facts.amount > rust_decimal::Decimal::ONE
+        && facts.os.as_deref().is_some_and(|os| CART_SOURCES.contains(&os))
+        && !customer.orders.contains_key(&facts.key());
+    if abandonable {
+        let cart = OpenCart {
+            tenant: brand.tenant.clone(),
+            phone: facts.phone.clone(),
+            business_id: facts.business_id.clone(),
+            order_id: facts.order_id.clone(),
+            amount: facts.amount,
+            updated_at: received,
+        };
+        ops.push(cart.key().put(&cart));
+    }
+    metrics::counter!("engage_orders_applied_total", "outcome" => "cart").increment(1);
+    Ok(customer)
+}
+
 /// Applies one envelope; returns the customer it touched (if any). An event that cannot be
 /// processed is kept as a queue record with status 2 (not retried).
 pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Customer>, StoreError> {
@@ -75,6 +108,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
 
     match envelope.kind {
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
+            Ok(facts) if facts.is_cart() => touched = Some(open_cart(brand, &facts, received, &mut ops).await?),
             Ok(facts) => touched = Some(apply_order(brand, envelope, &facts, &version, &mut ops).await?),
             Err(not_an_order) => error = Some(not_an_order.to_string()),
         },

@@ -226,6 +226,8 @@ mod tests {
             name: Some("Asha".into()),
             amount: Decimal::from_str(amount).unwrap(),
             order_time: Some(time.into()),
+            status: None,
+            os: None,
         }
     }
 

@@ -21,6 +21,10 @@ pub struct OrderFacts {
     pub amount: Decimal,
     /// `orderTime` as sent (`YYYY-MM-DD HH:mm:ss`, IST), when given.
     pub order_time: Option<String>,
+    /// `status`: 0 is a cart (not an order yet), 1 (or absent) a paid order.
+    pub status: Option<u8>,
+    /// `os`: where it was placed (`A` Android, `I` iOS, `website`, …), when given.
+    pub os: Option<String>,
 }
 
 /// Why a payload is not an order (ingress validates first; this guards replays of odd data).
@@ -62,7 +66,14 @@ impl OrderFacts {
         }
         // an orderTime that is no real time (accepted before ingress checked it) counts as absent
         let order_time = text(payload.get("orderTime")).filter(|t| super::time::parse_ist(t).is_some());
-        Ok(Self { business_id, order_id, phone, name, amount, order_time })
+        let status = payload.get("status").and_then(Value::as_u64).and_then(|s| u8::try_from(s).ok());
+        let os = text(payload.get("os"));
+        Ok(Self { business_id, order_id, phone, name, amount, order_time, status, os })
+    }
+
+    /// A cart (`status` 0): not an order until it is paid.
+    pub fn is_cart(&self) -> bool {
+        self.status == Some(0)
     }
 
     /// The order's key within the brand: outlet and order id.

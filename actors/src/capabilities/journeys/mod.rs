@@ -27,9 +27,11 @@ use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, JOURNEY_RUNS, JOURNEY_SENDS, WALLET_TXNS};
 
+mod carts;
 mod roi;
 mod runs;
 
+pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER_MINUTES};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
     occasion, reach, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
@@ -106,6 +108,13 @@ pub enum JourneysQuery {
     Roi {
         /// The journey.
         campaign_journey_id: String,
+    },
+    /// Remind the customers of the brand's abandoned `carts` as at `now`: [`CartsHandled`].
+    Carts {
+        /// The run's time.
+        now: DateTime<Utc>,
+        /// The brand's open carts.
+        carts: Vec<OpenCart>,
     },
     /// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
     Report {
@@ -712,6 +721,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 .await?;
             reply(Ok(Audience { data, total }))
         }
+        JourneysQuery::Carts { now, carts } => reply(abandoned(brand, now, carts).await),
         JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),
         JourneysQuery::Roi { campaign_journey_id } => {
             let journey = config(brand, &campaign_journey_id).await?;

@@ -1,0 +1,140 @@
+//! Abandoned carts (spec "Journey behaviour" 10): an order with `status` 0 is a cart; one with a
+//! total over 1 placed in an app (`os` `A`, `I`) or on the `website` is indexed (table
+//! `open_carts`). Every 5 minutes the `abandoned_cart` job hands each brand's open carts to its
+//! tenant actor, which sends the brand's abandoned-cart journey for each cart left for
+//! `trigger_minutes` (default 30) since its last update, at most once per customer per IST day
+//! (the occasion is the day), paid by the cart's outlet and delivered today.
+//!
+//! A cart leaves the index when it is sent, when its order was paid (the same `orderId` arrived
+//! with `status` 1), when no abandoned-cart journey is on for it, when its customer was reached
+//! today already, or when it is older than a day (too late to remind).
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::runs::{reach, JourneyRun, Outcome, Reach};
+use super::{applicable, journeys, settings};
+use crate::brand::Brand;
+use crate::capabilities::wallet::{put_wallet, wallet};
+use crate::domain::time::ist_day;
+use crate::keys;
+use crate::query::QueryError;
+
+/// Where a cart may be abandoned (the order's `os`).
+pub const CART_SOURCES: [&str; 3] = ["A", "I", "website"];
+/// Minutes a cart is left before the reminder, when the journey does not say.
+pub const DEFAULT_TRIGGER_MINUTES: u32 = 30;
+/// A cart older than this is no longer reminded.
+pub const CART_STALE_HOURS: i64 = 24;
+
+/// An open cart (table `open_carts`, partition `all`, clustering `tenant|outlet/orderId`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenCart {
+    /// The brand.
+    pub tenant: String,
+    /// The customer.
+    pub phone: String,
+    /// The outlet.
+    pub business_id: String,
+    /// The order id.
+    pub order_id: String,
+    /// The cart's total.
+    pub amount: Decimal,
+    /// When its latest copy arrived.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl OpenCart {
+    /// Its index row's key.
+    pub fn key(&self) -> keys::Key {
+        keys::open_cart(&self.tenant, &self.business_id, &self.order_id)
+    }
+}
+
+/// What a brand did with its open carts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CartsHandled {
+    /// Reminders sent.
+    pub sent: u32,
+    /// Carts still inside their trigger time.
+    pub waiting: u32,
+    /// Carts dropped from the index without a reminder (paid, no journey, reached today, stale,
+    /// skipped).
+    pub dropped: u32,
+}
+
+/// Handles the brand's `carts` as at `now` (each re-read from the index, so a newer copy wins).
+pub async fn abandoned(
+    brand: &mut Brand,
+    now: DateTime<Utc>,
+    carts: Vec<OpenCart>,
+) -> Result<CartsHandled, QueryError> {
+    let all = journeys(brand).await?;
+    let frequency_cap = settings(brand).await?.frequency_cap;
+    let day = ist_day(now);
+    let mut handled = CartsHandled::default();
+    let mut ops = Vec::new();
+    let mut touched = Vec::new();
+    for listed in carts {
+        let Some(cart) = brand.repo().get::<OpenCart>(&listed.key()).await? else { continue };
+        let Some(mut customer) = brand.customer(&cart.phone).await? else {
+            ops.push(cart.key().delete());
+            handled.dropped += 1;
+            continue;
+        };
+        let paid = customer.orders.contains_key(&format!("{}/{}", cart.business_id, cart.order_id));
+        let journey = applicable(&all, "abandoned_cart", &cart.business_id, &brand.tenant).cloned();
+        let Some(journey) = journey.filter(|_| !paid && now - cart.updated_at < Duration::hours(CART_STALE_HOURS))
+        else {
+            ops.push(cart.key().delete());
+            handled.dropped += 1;
+            continue;
+        };
+        let trigger = journey.campaign_data.trigger_minutes.unwrap_or(DEFAULT_TRIGGER_MINUTES);
+        if now - cart.updated_at < Duration::minutes(i64::from(trigger)) {
+            handled.waiting += 1;
+            continue;
+        }
+        let mut run = JourneyRun::load(brand, &journey, &day, now).await?;
+        let mut purse = wallet(brand, &cart.business_id).await?;
+        let before = purse.clone();
+        let reminder = Reach {
+            journey: &journey,
+            occasion: format!("cart-{day}"),
+            delivery_date: day.replace('-', ""),
+            payer: cart.business_id.clone(),
+            capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
+            frequency_cap,
+            now,
+        };
+        let mut cart_ops = Vec::new();
+        match reach(brand, &reminder, &mut customer, &mut purse, &mut cart_ops).await? {
+            Some((decision, previous)) => {
+                run.count(&decision, previous.as_ref());
+                cart_ops.push(run.put());
+                if decision.outcome == Outcome::Sent {
+                    handled.sent += 1;
+                    touched.push(customer.clone());
+                    cart_ops.push(brand.put_customer(&customer));
+                } else {
+                    handled.dropped += 1;
+                }
+            }
+            None => handled.dropped += 1,
+        }
+        cart_ops.push(cart.key().delete());
+        if purse != before {
+            cart_ops.push(put_wallet(brand, &cart.business_id, &purse));
+        }
+        // one batch per cart: its wallet row commits it
+        brand.batch(cart_ops).await?;
+        for customer in touched.drain(..) {
+            brand.forget_customer(&customer.phone);
+        }
+    }
+    if !ops.is_empty() {
+        brand.batch(ops).await?;
+    }
+    Ok(handled)
+}

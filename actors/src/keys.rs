@@ -241,3 +241,8 @@ pub fn campaign_roi(tenant: &str, journey: &str, day: &str, mode: &str) -> Key {
 pub fn open_cart(tenant: &str, outlet: &str, order_id: &str) -> Key {
     Key::new(OPEN_CARTS, "all", format!("{tenant}|{outlet}/{order_id}").into_bytes())
 }
+
+/// `campaign_tags`: a brand's campaign tag.
+pub fn campaign_tag(tenant: &str, tag_id: &str) -> Key {
+    Key::new(CAMPAIGN_TAGS, tenant, tag_id.as_bytes())
+}

@@ -30,6 +30,7 @@
 //! | `journey_sends` | `tenant|journey` | `phone|occasion` | [`crate::capabilities::journeys::JourneySend`]: a journey's decision (sent, holdout, skipped) and its attributed orders |
 //! | `journey_runs` | tenant | `journey|IST day` | [`crate::capabilities::journeys::JourneyRun`]: the send history |
 //! | `journey_settings` | tenant | `settings` | [`crate::capabilities::journeys::JourneySettings`]: quiet hours, frequency cap |
+//! | `campaign_tags` | tenant | tag id | [`crate::capabilities::journeys::CampaignTag`] |
 //! | `open_carts` | `all` | `tenant|outlet/orderId` | [`crate::capabilities::journeys::OpenCart`]: carts the abandoned-cart job looks at |
 //! | `auto_campaign_roi` | `tenant|journey` | `IST day|mode` | [`crate::capabilities::journeys::RoiRow`] |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
@@ -117,6 +118,8 @@ pub const JOURNEY_SENDS: &str = "journey_sends";
 pub const JOURNEY_RUNS: &str = "journey_runs";
 /// `journey_settings`: partition tenant, clustering `settings`: quiet hours, frequency cap.
 pub const JOURNEY_SETTINGS: &str = "journey_settings";
+/// `campaign_tags`: partition tenant, clustering tag id: the brand's campaign tags.
+pub const CAMPAIGN_TAGS: &str = "campaign_tags";
 /// `open_carts`: partition `all`, clustering `tenant|outlet/orderId`: carts that may be abandoned.
 pub const OPEN_CARTS: &str = "open_carts";
 /// `auto_campaign_roi`: partition `tenant|journey`, clustering `day|mode`: attributed ROI.

@@ -298,6 +298,15 @@ async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_del
         let (status, answer) = post(&app, "/crm_api/journeys/settings", &[("token", &brand.staff)], &body).await;
         assert_eq!(status, 400, "{answer}");
     }
+    // campaign tags: unique per brand regardless of letter case, listed by name
+    brand.staff("/crm_api/create/campaign_tag", json!({"tag_name": "Weekend", "color": "#ff8800"})).await;
+    brand.staff("/crm_api/create/campaign_tag", json!({"tag_name": "diwali"})).await;
+    let again = json!({"parent_business_id": "brand-h", "tag_name": "WEEKEND"});
+    let (status, answer) = post(&app, "/crm_api/create/campaign_tag", &[("token", &brand.staff)], &again).await;
+    assert_eq!((status, answer["errors"][0]["pointer"].clone()), (400, json!("/tag_name")), "{answer}");
+    let tags = brand.staff("/crm_api/get/campaign_tags", json!({})).await;
+    let names: Vec<&str> = tags["data"].as_array().unwrap().iter().map(|t| t["tag_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["diwali", "Weekend"], "{tags}");
     // the reports name their required fields
     for (path, field) in [
         ("/crm_api/get/auto_campaign_users", "/campaign_journey_id"),

@@ -16,6 +16,8 @@
 //! | `/get/auto_campaign_users` | JourneyReportRequest (`campaign_journey_id`, `page`, `page_size`) | `{status: true, data: [decision], total, page, page_size}` |
 //! | `/view/sent/automated/campaigns` | JourneyReportRequest (`campaign_journey_id` optional) | `{status: true, data: [history row]}` |
 //! | `/automated/campaigns/report` | JourneyReportRequest (`auto_id`, `business_id` optional) | `{status: true, data: [wallet transaction], count, total_debited}` |
+//! | `/create/campaign_tag` | CampaignTagRequest (`tag_name`, `color`) | `{status: true, message, data: <the tag>}` |
+//! | `/get/campaign_tags` | CampaignTagRequest | `{status: true, data: [tag]}` |
 //! | `/journeys/settings` | JourneySettingsRequest | `{status: true, data: {quiet_hours, frequency_cap}}` |
 //!
 //! An unknown `campaign_type_id` is a 400 naming `/campaign_type_id`; an unknown
@@ -29,8 +31,9 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    builtin_types, check, common_fields, Audience, CampaignData, JourneyChannel, JourneyConfig, JourneySettings,
-    JourneyType, Journeys, JourneysQuery, QuietHours, Report, RoiSummary, Runs, Saved, DAYS_TYPE_OPTIONS,
+    builtin_types, check, common_fields, Audience, CampaignData, CampaignTag, JourneyChannel, JourneyConfig,
+    JourneySettings, JourneyType, Journeys, JourneysQuery, QuietHours, Report, RoiSummary, Runs, Saved, Tags,
+    DAYS_TYPE_OPTIONS,
 };
 use engage_actors::keys;
 use engage_actors::repo::JOURNEY_TYPES;
@@ -38,8 +41,8 @@ use engage_actors::repo::JOURNEY_TYPES;
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
-    AutoCampaignRequest, CampaignDataInput, JourneyCatalogueRequest, JourneyReportRequest, JourneyRequest,
-    JourneySettingsRequest, SaveJourneyRequest,
+    AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
+    JourneyRequest, JourneySettingsRequest, SaveJourneyRequest,
 };
 use crate::AppState;
 
@@ -62,6 +65,8 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/view/sent/automated/campaigns", post(sent_campaigns))
         .route("/crm_api/automated/campaigns/report", post(campaigns_report))
         .route("/crm_api/journeys/settings", post(journey_settings))
+        .route("/crm_api/create/campaign_tag", post(create_campaign_tag))
+        .route("/crm_api/get/campaign_tags", post(campaign_tags))
 }
 
 /// Every journey type: the eight built-in ones, then those `/crm_api/autoCampaign` added.
@@ -314,4 +319,23 @@ async fn journey_settings(State(state): State<AppState>, request: Staff<JourneyS
     let settings: JourneySettings =
         state.platform.gateway.ask_as(&request.brand, JourneysQuery::Settings { set }).await?;
     Ok(staff_answer(json!({"data": settings})))
+}
+
+/// `/crm_api/create/campaign_tag`.
+async fn create_campaign_tag(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
+    let Some(tag_name) = request.body.tag_name.clone().filter(|n| !n.trim().is_empty()) else {
+        return Err(StaffError::invalid_message("/tag_name", "tag_name is required"));
+    };
+    let query = JourneysQuery::CreateTag { tag_name, color: request.body.color.clone() };
+    let tag: CampaignTag = state.platform.gateway.ask_as(&request.brand, query).await.map_err(|error| match error {
+        engage_actors::QueryError::Invalid(message) => StaffError::invalid_message("/tag_name", message),
+        other => StaffError::from(other),
+    })?;
+    Ok(staff_answer(json!({"message": "tag created", "data": tag})))
+}
+
+/// `/crm_api/get/campaign_tags`.
+async fn campaign_tags(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
+    let tags: Tags = state.platform.gateway.ask_as(&request.brand, JourneysQuery::Tags).await?;
+    Ok(staff_answer(json!({"data": tags.data})))
 }

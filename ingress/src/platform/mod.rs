@@ -10,7 +10,7 @@
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
-//! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings` | [`journeys`] |
+//! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags` | [`journeys`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -228,6 +228,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/get/auto_campaign_users", Auth::Staff, "JourneyReportRequest", "A page of a journey's audience: each customer's decision (sent, holdout, skipped with reason), messages and attributed orders and revenue: {status, data, total, page, page_size}"),
         ("/crm_api/view/sent/automated/campaigns", Auth::Staff, "JourneyReportRequest", "The journey send history, newest day first: {status, data: [{campaign_journey_id, businessId, parentBusinessId, run_day, sent_count, holdout_count, skipped, started_at, completed_at}]}"),
         ("/crm_api/automated/campaigns/report", Auth::Staff, "JourneyReportRequest", "The wallet transactions of a campaign (auto_id), of one outlet or all: {status, data, count, total_debited}"),
+        ("/crm_api/create/campaign_tag", Auth::Staff, "CampaignTagRequest", "Add a campaign tag (tag_name unique per brand regardless of letter case; 400 at /tag_name otherwise): {status, message, data: {tag_id, tag_name, color, created_at}}"),
+        ("/crm_api/get/campaign_tags", Auth::Staff, "CampaignTagRequest", "The brand's campaign tags by name: {status, data}"),
         ("/crm_api/journeys/settings", Auth::Staff, "JourneySettingsRequest", "Read or change the brand's quiet hours and frequency cap: {status, data: {quiet_hours, frequency_cap}}"),
         ("/crm_api/wallet/get_pricing", Auth::Staff, "WalletPricingRequest", "The brand's price table for paid messages: {status, pricing} (the spec's values until one is set)"),
         ("/crm_api/wallet/set_pricing", Auth::Staff, "WalletPricingRequest", "Change the brand's price table (fields left out keep their value): {status, message, pricing}"),

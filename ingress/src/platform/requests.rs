@@ -56,6 +56,7 @@ platform_requests!(
     AutoCampaignRequest,
     JourneyReportRequest,
     JourneySettingsRequest,
+    CampaignTagRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -97,6 +98,7 @@ brand_field!(
     AutoCampaignRequest,
     JourneyReportRequest,
     JourneySettingsRequest,
+    CampaignTagRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
@@ -433,6 +435,14 @@ pub struct JourneySettingsRequest {
 pub struct QuietHoursInput {
     pub start: String,
     pub end: String,
+}
+
+/// `/crm_api/create/campaign_tag` (`tag_name`, `color`) and `/crm_api/get/campaign_tags`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CampaignTagRequest {
+    pub parent_business_id: Option<String>,
+    pub tag_name: Option<String>,
+    pub color: Option<String>,
 }
 
 /// `/crm_api/autoCampaign`: a new journey type.

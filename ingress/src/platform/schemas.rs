@@ -39,6 +39,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("JourneyRequest", include_str!("schemas/journey.json")),
     ("JourneyReportRequest", include_str!("schemas/journey_report.json")),
     ("JourneySettingsRequest", include_str!("schemas/journey_settings.json")),
+    ("CampaignTagRequest", include_str!("schemas/campaign_tag.json")),
     ("AutoCampaignRequest", include_str!("schemas/auto_campaign.json")),
 ];
 

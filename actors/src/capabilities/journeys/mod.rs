@@ -25,7 +25,7 @@ use crate::domain::time::{ist, ist_day};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
-use crate::repo::{BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, JOURNEY_RUNS, JOURNEY_SENDS, WALLET_TXNS};
+use crate::repo::{BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, CAMPAIGN_TAGS, JOURNEY_RUNS, JOURNEY_SENDS, WALLET_TXNS};
 
 mod carts;
 mod roi;
@@ -116,6 +116,16 @@ pub enum JourneysQuery {
         /// The brand's open carts.
         carts: Vec<OpenCart>,
     },
+    /// Add a campaign tag: the [`CampaignTag`]; a name the brand has already (letter case
+    /// aside) is [`QueryError::Invalid`].
+    CreateTag {
+        /// The tag's name.
+        tag_name: String,
+        /// Its colour, when given.
+        color: Option<String>,
+    },
+    /// The brand's campaign tags, by name: [`Tags`].
+    Tags,
     /// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
     Report {
         /// The campaign (a journey id).
@@ -123,6 +133,27 @@ pub enum JourneysQuery {
         /// Only this outlet's wallet.
         business_id: Option<String>,
     },
+}
+
+/// A campaign tag (table `campaign_tags`, partition tenant, clustering its id).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CampaignTag {
+    /// `digest(brand, lower-case name)`.
+    pub tag_id: String,
+    /// The name as first written.
+    pub tag_name: String,
+    /// Colour.
+    #[serde(default)]
+    pub color: Option<String>,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The brand's campaign tags.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Tags {
+    /// By name.
+    pub data: Vec<CampaignTag>,
 }
 
 /// A campaign's wallet transactions.
@@ -722,6 +753,23 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             reply(Ok(Audience { data, total }))
         }
         JourneysQuery::Carts { now, carts } => reply(abandoned(brand, now, carts).await),
+        JourneysQuery::CreateTag { tag_name, color } => {
+            let tag_id = digest(&["campaign-tag", &brand.tenant, &tag_name.trim().to_lowercase()]);
+            let key = keys::campaign_tag(&brand.tenant, &tag_id);
+            if brand.repo().get::<CampaignTag>(&key).await?.is_some() {
+                return reply::<CampaignTag>(Err(QueryError::Invalid(format!(
+                    "a tag named {tag_name} exists already"
+                ))));
+            }
+            let tag = CampaignTag { tag_id, tag_name: tag_name.trim().to_owned(), color, created_at: now };
+            brand.batch(vec![key.put(&tag)]).await?;
+            reply(Ok(tag))
+        }
+        JourneysQuery::Tags => {
+            let mut data: Vec<CampaignTag> = brand.repo().all(CAMPAIGN_TAGS, &brand.tenant).await?;
+            data.sort_by(|a, b| a.tag_name.to_lowercase().cmp(&b.tag_name.to_lowercase()));
+            reply(Ok(Tags { data }))
+        }
         JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),
         JourneysQuery::Roi { campaign_journey_id } => {
             let journey = config(brand, &campaign_journey_id).await?;

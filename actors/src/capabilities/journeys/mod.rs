@@ -767,7 +767,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
         }
         JourneysQuery::Tags => {
             let mut data: Vec<CampaignTag> = brand.repo().all(CAMPAIGN_TAGS, &brand.tenant).await?;
-            data.sort_by(|a, b| a.tag_name.to_lowercase().cmp(&b.tag_name.to_lowercase()));
+            data.sort_by_key(|tag| tag.tag_name.to_lowercase());
             reply(Ok(Tags { data }))
         }
         JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),

@@ -218,7 +218,7 @@ pub struct Reach<'a> {
 /// In order: an occasion already sent or held out is left alone (`None`); a customer in the
 /// holdout group is held out; a used-up daily cap, the frequency cap, a wallet that cannot pay
 /// the first message or no reachable channel skip the customer (a later run may retry). Answers
-/// the decision and the decision it replaced.
+/// the decision and the decision it replaced. A daily-cap skip is not stored.
 pub async fn reach(
     brand: &mut Brand,
     reach: &Reach<'_>,
@@ -267,7 +267,11 @@ pub async fn reach(
     if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance") {
         metrics::counter!("engage_sends_skipped_total", "reason" => reason.to_owned()).increment(1);
     }
-    ops.push(key.put(&decision));
+    // a customer over the daily cap is counted, not recorded: the next run decides afresh, and a
+    // capped night over a large audience writes nothing per customer
+    if decision.reason.as_deref() != Some("daily_cap") {
+        ops.push(key.put(&decision));
+    }
     Ok(Some((decision, previous)))
 }
 

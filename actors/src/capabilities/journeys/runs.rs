@@ -218,7 +218,7 @@ pub struct Reach<'a> {
 /// In order: an occasion already sent or held out is left alone (`None`); a customer in the
 /// holdout group is held out; a used-up daily cap, the frequency cap, a wallet that cannot pay
 /// the first message or no reachable channel skip the customer (a later run may retry). Answers
-/// the decision and the decision it replaced. A daily-cap skip is not stored.
+/// the decision and the decision it replaced. A daily-cap skip is stored only over an earlier skip.
 pub async fn reach(
     brand: &mut Brand,
     reach: &Reach<'_>,
@@ -267,9 +267,10 @@ pub async fn reach(
     if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance") {
         metrics::counter!("engage_sends_skipped_total", "reason" => reason.to_owned()).increment(1);
     }
-    // a customer over the daily cap is counted, not recorded: the next run decides afresh, and a
-    // capped night over a large audience writes nothing per customer
-    if decision.reason.as_deref() != Some("daily_cap") {
+    // a customer over the daily cap is counted, not recorded (unless an earlier skip is to be
+    // replaced): the next run decides afresh, and a capped night over a large audience writes
+    // nothing per customer
+    if decision.reason.as_deref() != Some("daily_cap") || previous.is_some() {
         ops.push(key.put(&decision));
     }
     Ok(Some((decision, previous)))

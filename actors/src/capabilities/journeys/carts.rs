@@ -13,10 +13,9 @@ use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::runs::{reach, JourneyRun, Outcome, Reach};
-use super::{applicable, journeys, settings};
+use super::runs::{reach_one, Outcome};
+use super::{applicable, journeys};
 use crate::brand::Brand;
-use crate::capabilities::wallet::{put_wallet, wallet};
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::QueryError;
@@ -71,11 +70,9 @@ pub async fn abandoned(
     carts: Vec<OpenCart>,
 ) -> Result<CartsHandled, QueryError> {
     let all = journeys(brand).await?;
-    let frequency_cap = settings(brand).await?.frequency_cap;
     let day = ist_day(now);
     let mut handled = CartsHandled::default();
     let mut ops = Vec::new();
-    let mut touched = Vec::new();
     for listed in carts {
         let Some(cart) = brand.repo().get::<OpenCart>(&listed.key()).await? else { continue };
         let Some(mut customer) = brand.customer(&cart.phone).await? else {
@@ -96,40 +93,22 @@ pub async fn abandoned(
             handled.waiting += 1;
             continue;
         }
-        let mut run = JourneyRun::load(brand, &journey, &day, now).await?;
-        let mut purse = wallet(brand, &cart.business_id).await?;
-        let before = purse.clone();
-        let reminder = Reach {
-            journey: &journey,
-            occasion: format!("cart-{day}"),
-            delivery_date: day.replace('-', ""),
-            payer: cart.business_id.clone(),
-            capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
-            frequency_cap,
-            now,
-        };
         let mut cart_ops = Vec::new();
-        match reach(brand, &reminder, &mut customer, &mut purse, &mut cart_ops).await? {
-            Some((decision, previous)) => {
-                run.count(&decision, previous.as_ref());
-                cart_ops.push(run.put());
-                if decision.outcome == Outcome::Sent {
-                    handled.sent += 1;
-                    touched.push(customer.clone());
-                    cart_ops.push(brand.put_customer(&customer));
-                } else {
-                    handled.dropped += 1;
-                }
-            }
-            None => handled.dropped += 1,
+        let occasion = format!("cart-{day}");
+        let decision =
+            reach_one(brand, &journey, &mut customer, &cart.business_id, &occasion, now, &mut cart_ops).await?;
+        let sent = decision.is_some_and(|d| d.outcome == Outcome::Sent);
+        if sent {
+            handled.sent += 1;
+            cart_ops.push(brand.put_customer(&customer));
+        } else {
+            handled.dropped += 1;
         }
+        // after the wallet row that commits the send: a cart left behind by a crash finds its
+        // decision made on the next run and is dropped
         cart_ops.push(cart.key().delete());
-        if purse != before {
-            cart_ops.push(put_wallet(brand, &cart.business_id, &purse));
-        }
-        // one batch per cart: its wallet row commits it
         brand.batch(cart_ops).await?;
-        for customer in touched.drain(..) {
+        if sent {
             brand.forget_customer(&customer.phone);
         }
     }

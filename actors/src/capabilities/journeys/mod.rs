@@ -18,10 +18,11 @@ use serde_json::Value;
 
 use engage_storage::{StoreError, WriteOp};
 
-use super::wallet::{put_wallet, wallet, WalletTxn};
+use super::wallet::WalletTxn;
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
-use crate::domain::time::{ist, ist_day};
+use crate::domain::time::ist;
+use crate::domain::wallet::Channel;
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
@@ -34,7 +35,7 @@ mod runs;
 pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER_MINUTES};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
-    occasion, reach, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
+    occasion, reach, reach_one, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
     BACKTRACK_LIMIT, NIGHTLY,
 };
 
@@ -250,6 +251,26 @@ pub enum JourneyChannel {
     Chat,
     /// Push notification.
     Push,
+}
+
+impl JourneyChannel {
+    /// The send channel (its queue and prices).
+    pub fn channel(self) -> Channel {
+        match self {
+            JourneyChannel::Sms => Channel::Sms,
+            JourneyChannel::Chat => Channel::Chat,
+            JourneyChannel::Push => Channel::Push,
+        }
+    }
+
+    /// `sms`, `chat` or `push` (as in `campaign_data.channels` and ROI `mode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JourneyChannel::Sms => "sms",
+            JourneyChannel::Chat => "chat",
+            JourneyChannel::Push => "push",
+        }
+    }
 }
 
 /// A journey's `campaign_data` (the spec's free-form object, with the fields engage reads).
@@ -620,26 +641,7 @@ impl OrderReaction for SendWelcome {
         let Some(journey) = applicable(&all, "welcome", &outlet, &brand.tenant).cloned() else {
             return Ok(());
         };
-        let day = ist_day(order.received);
-        let mut run = JourneyRun::load(brand, &journey, &day, order.received).await?;
-        let mut purse = wallet(brand, &outlet).await?;
-        let before = purse.clone();
-        let welcome = Reach {
-            journey: &journey,
-            occasion: "first-order".to_owned(),
-            delivery_date: day.replace('-', ""),
-            payer: outlet.clone(),
-            capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
-            frequency_cap: settings(brand).await?.frequency_cap,
-            now: order.received,
-        };
-        if let Some((decision, previous)) = reach(brand, &welcome, customer, &mut purse, ops).await? {
-            run.count(&decision, previous.as_ref());
-            ops.push(run.put());
-        }
-        if purse != before {
-            ops.push(put_wallet(brand, &outlet, &purse));
-        }
+        reach_one(brand, &journey, customer, &outlet, "first-order", order.received, ops).await?;
         Ok(())
     }
 }

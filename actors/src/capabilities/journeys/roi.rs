@@ -78,22 +78,6 @@ async fn conversions(brand: &mut Brand, phone: &str, at: DateTime<Utc>) -> Resul
     Ok((orders, revenue.normalize()))
 }
 
-fn queue_of(channel: JourneyChannel) -> &'static str {
-    match channel {
-        JourneyChannel::Sms => "sms_queue",
-        JourneyChannel::Chat => "chat_queue",
-        JourneyChannel::Push => "push_queue",
-    }
-}
-
-fn mode_of(channel: JourneyChannel) -> &'static str {
-    match channel {
-        JourneyChannel::Sms => "sms",
-        JourneyChannel::Chat => "chat",
-        JourneyChannel::Push => "push",
-    }
-}
-
 /// Re-attributes the sends of the brand's journeys of `campaign_types` as of `now` and rewrites
 /// their `auto_campaign_roi` rows.
 pub async fn attribute(
@@ -131,10 +115,15 @@ pub async fn attribute(
                 modes.push(("holdout", false));
             }
             for sent in &decision.sends {
-                let key = keys::queued_send(queue_of(sent.channel), &sent.delivery_date, &brand.tenant, &sent.send_id);
+                let key = keys::queued_send(
+                    sent.channel.channel().queue(),
+                    &sent.delivery_date,
+                    &brand.tenant,
+                    &sent.send_id,
+                );
                 let row: Option<QueuedSend> = brand.repo().get(&key).await?;
                 let delivered = row.is_some_and(|r| r.delivery_status.as_deref() == Some("sent"));
-                modes.push((mode_of(sent.channel), delivered));
+                modes.push((sent.channel.as_str(), delivered));
             }
             for (mode, delivered) in modes {
                 let row = rows.entry((decision.run_day.clone(), mode.to_owned())).or_insert_with(|| RoiRow {
@@ -200,7 +189,7 @@ pub async fn summary(
     let rate = |row: Option<&RoiRow>| {
         row.filter(|r| r.customers > 0).map_or(0.0, |r| f64::from(r.converted) / f64::from(r.customers))
     };
-    summary.sent_conversion = rate(first_channel.and_then(|c| summary.modes.get(mode_of(c))));
+    summary.sent_conversion = rate(first_channel.and_then(|c| summary.modes.get(c.as_str())));
     summary.holdout_conversion = rate(summary.modes.get("holdout"));
     summary.lift = summary.sent_conversion - summary.holdout_conversion;
     Ok(summary)

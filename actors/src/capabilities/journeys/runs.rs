@@ -23,7 +23,7 @@ use crate::brand::Brand;
 use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::time::{instant_key, ist, ist_day, parse_ist};
-use crate::domain::wallet::{Channel, Purpose, TemplateType, Wallet};
+use crate::domain::wallet::{Purpose, TemplateType, Wallet};
 use crate::keys::{self, digest};
 use crate::query::QueryError;
 use crate::repo::CUSTOMERS;
@@ -255,10 +255,10 @@ pub async fn reach(
     } else if reach.frequency_cap.is_some_and(|cap| customer.journey_sends.len() >= cap as usize) {
         decision.reason = Some("frequency_cap".into());
     } else {
-        decision.sends = send(brand, reach, customer, purse, ops).await?;
+        let (sends, short) = send(brand, reach, customer, purse, ops).await?;
+        decision.sends = sends;
         if decision.sends.is_empty() {
-            decision.reason =
-                Some(if purse_short(brand, reach, purse).await? { "balance" } else { "no_recipient" }.into());
+            decision.reason = Some(if short { "balance" } else { "no_recipient" }.into());
         } else {
             decision.outcome = Outcome::Sent;
             customer.journey_sends.push(reach.now);
@@ -276,34 +276,15 @@ pub async fn reach(
     Ok(Some((decision, previous)))
 }
 
-/// Whether the purse cannot pay one campaign message of the journey's first channel.
-async fn purse_short(brand: &mut Brand, reach: &Reach<'_>, purse: &Wallet) -> Result<bool, StoreError> {
-    let Some(first) = reach.journey.campaign_data.channels.first() else { return Ok(false) };
-    let price = super::super::wallet::pricing(brand).await?.price(
-        Purpose::Campaign,
-        channel_of(*first),
-        TemplateType::Marketing,
-    );
-    Ok(purse.balance < price.total)
-}
-
-fn channel_of(channel: JourneyChannel) -> Channel {
-    match channel {
-        JourneyChannel::Sms => Channel::Sms,
-        JourneyChannel::Chat => Channel::Chat,
-        JourneyChannel::Push => Channel::Push,
-    }
-}
-
 /// One paid message per channel the customer can be reached on; stops at the first the wallet
-/// cannot pay.
+/// cannot pay (then answers `true` beside the messages queued).
 async fn send(
     brand: &mut Brand,
     reach: &Reach<'_>,
     customer: &Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
-) -> Result<Vec<SentMessage>, StoreError> {
+) -> Result<(Vec<SentMessage>, bool), StoreError> {
     let journey = reach.journey;
     let data = &journey.campaign_data;
     let mut sent = Vec::new();
@@ -314,7 +295,7 @@ async fn send(
             JourneyChannel::Push => (customer.push_tokens.last().cloned(), &data.push_template),
         };
         let (Some(to), Some(template)) = (to, template) else { continue };
-        let queue = channel_of(*channel);
+        let queue = channel.channel();
         let send_id = format!(
             "{}-{}-{}-{}-{}",
             journey.campaign_type,
@@ -336,11 +317,48 @@ async fn send(
         };
         match queue_send(brand, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
-            Err(QueryError::Insufficient(_)) => break,
+            Err(QueryError::Insufficient(_)) => return Ok((sent, true)),
             Err(error) => return Err(StoreError::Backend(error.to_string())),
         }
     }
-    Ok(sent)
+    Ok((sent, false))
+}
+
+/// One journey reaching one customer on its own (an event: the welcome order, an abandoned
+/// cart), as at `now`: [`reach`] with the day's daily cap and the brand's frequency cap, paid by
+/// `payer`'s wallet, delivered today (IST); the day's history row and then (when it moved) the
+/// wallet are added to `ops` after the send's writes. Answers the decision, if one was made.
+pub async fn reach_one(
+    brand: &mut Brand,
+    journey: &JourneyConfig,
+    customer: &mut Customer,
+    payer: &str,
+    occasion: &str,
+    now: DateTime<Utc>,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Option<JourneySend>, StoreError> {
+    let day = ist_day(now);
+    let mut run = JourneyRun::load(brand, journey, &day, now).await?;
+    let mut purse = wallet(brand, payer).await?;
+    let before = purse.clone();
+    let one = Reach {
+        journey,
+        occasion: occasion.to_owned(),
+        delivery_date: day.replace('-', ""),
+        payer: payer.to_owned(),
+        capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
+        frequency_cap: settings(brand).await?.frequency_cap,
+        now,
+    };
+    let decided = reach(brand, &one, customer, &mut purse, ops).await?;
+    if let Some((decision, previous)) = &decided {
+        run.count(decision, previous.as_ref());
+        ops.push(run.put());
+    }
+    if purse != before {
+        ops.push(put_wallet(brand, payer, &purse));
+    }
+    Ok(decided.map(|(decision, _)| decision))
 }
 
 /// Reads `YYYY-MM-DD`.

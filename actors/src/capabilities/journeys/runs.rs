@@ -480,15 +480,12 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
             let Some(journey) = applicable(&all, campaign_type, &payer, &brand.tenant) else { continue };
             let backtrack = backtracking(journey, now);
             let Some(occasion) = occasion(journey, &customer, now, backtrack) else { continue };
-            let run = match runs.remove(&journey.campaign_journey_id) {
+            let mut run = match runs.remove(&journey.campaign_journey_id) {
                 Some(run) => run,
                 None => JourneyRun::load(brand, journey, &run_day, now).await?,
             };
-            let mut limit = journey.campaign_data.daily_cap.unwrap_or(u32::MAX);
-            if backtrack {
-                limit = limit.min(BACKTRACK_LIMIT);
-            }
-            let mut run = run;
+            let cap = journey.campaign_data.daily_cap.unwrap_or(u32::MAX);
+            let limit = if backtrack { cap.min(BACKTRACK_LIMIT) } else { cap };
             let (mut purse, before) = match purses.remove(&payer) {
                 Some(pair) => pair,
                 None => {

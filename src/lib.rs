@@ -238,6 +238,13 @@ impl Application {
                 }
             });
         }
+        let link_secret = engage_actors::links::secret(
+            &Repo::new(platform_store.clone()),
+            settings.link_secret.as_ref().map(|s| s.expose()),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot read or keep the link-signing secret: {e}"))?;
+        let links = engage_actors::links::Links::new(&link_secret, &settings.public_base_url());
         let jobs = engine.as_ref().map(|engine| {
             engage_actors::jobs::Jobs::new(
                 Repo::new(platform_store.clone()),
@@ -247,6 +254,9 @@ impl Application {
                     chat: settings.chat_provider_url.clone(),
                     push: settings.push_provider_url.clone(),
                     token: settings.provider_token.as_ref().map(|t| t.expose().to_owned()),
+                    links: Some(links.clone()),
+                    mail: settings.mail_service_url.clone(),
+                    reports_dir: settings.data_dir.join("reports"),
                 },
                 settings
                     .job_crons()
@@ -273,6 +283,7 @@ impl Application {
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             admin_key: admin_key(&settings)?,
             jobs,
+            links,
         };
 
         let listener = TcpListener::bind(settings.http_addr)

@@ -49,6 +49,23 @@ enum Command {
         #[command(subcommand)]
         action: JobsAction,
     },
+    /// Write reports now, on the running server.
+    Reports {
+        #[command(subcommand)]
+        action: ReportsAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReportsAction {
+    /// The five journey health workbooks of the 7 IST days before today (or before --now's day),
+    /// written under the data dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints their
+    /// paths.
+    Health {
+        /// Report as of this time (RFC 3339) instead of now.
+        #[arg(long)]
+        now: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -58,7 +75,8 @@ enum JobsAction {
     /// Run a job now and print its outcome.
     Run {
         /// sms_drain, chat_drain, push_drain, pos_revoke, chat_refund, points_expiry, journeys,
-        /// abandoned_cart, roi_lost_customers, roi_referral, roi_journeys, roi_abandoned_cart or roi_welcome.
+        /// abandoned_cart, roi_lost_customers, roi_referral, roi_journeys, roi_abandoned_cart,
+        /// roi_welcome, auto_campaign_sync or health_reports.
         name: String,
         /// Run as of this time (RFC 3339) instead of now.
         #[arg(long)]
@@ -183,6 +201,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(wallet(settings, action))
         }
+        Command::Reports { action: ReportsAction::Health { now } } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(health_reports(settings, now))
+        }
     }
 }
 
@@ -300,6 +322,23 @@ async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCo
             println!("{}", answer["outcome"]);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn health_reports(settings: Settings, now: Option<String>) -> Result<ExitCode, ExitCode> {
+    let body = json!({"name": "health_reports", "now": now});
+    let answer = admin_call(&settings, reqwest::Method::POST, "/admin/jobs/run", Some(body)).await?;
+    let outcome = &answer["outcome"];
+    for file in outcome["files"].as_array().cloned().unwrap_or_default() {
+        println!("{}", file.as_str().unwrap_or_default());
+    }
+    eprintln!(
+        "{} to {}: {} journeys; mailed: {}",
+        outcome["from"].as_str().unwrap_or_default(),
+        outcome["to"].as_str().unwrap_or_default(),
+        outcome["journeys"],
+        outcome["mailed"]
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,12 +16,16 @@
 //! | `roi_journeys` | `0 0 6 * * *` | ROI attribution of birthday, anniversary and wallet-expiry journeys |
 //! | `roi_abandoned_cart` | `0 30 6 * * *` | ROI attribution of abandoned-cart journeys |
 //! | `roi_welcome` | `0 30 7 * * *` | ROI attribution of welcome journeys |
+//! | `auto_campaign_sync` | `0 47 12 * * *` | sets each brand's and outlet's `business_configs.auto_campaign` (1 when a journey of theirs is enabled and configured) |
+//! | `health_reports` | `0 0 12 * * Mon` | writes the five journey health workbooks of the last 7 IST days under `<data dir>/reports/` and POSTs them to `ENGAGE_MAIL_SERVICE_URL` when set ([`crate::reports`]) |
 //!
 //! Quiet hours: a drain leaves a brand's campaign sends (`purpose` `campaign`) queued while the
 //! brand's quiet hours (IST) last; they go out on the first drain after.
 //!
 //! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
-//! `{send_id, to, message, channel, template_type, business_id}`; a 2xx answer is delivered (its
+//! `{send_id, to, message, channel, template_type, business_id}` (plus `template_id` when the send
+//! names one, and `buttons: [{text, url}]` for a chat button, whose `url` is the signed tracking
+//! link of [`crate::links`]); a 2xx answer is delivered (its
 //! JSON `id`, if any, is kept as `provider_message_id`); anything else is a failure, retried on
 //! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
 //! pending. `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
@@ -40,16 +44,18 @@ use tokio::task::JoinHandle;
 use engage_storage::WriteOp;
 
 use crate::capabilities::journeys::{
-    Attributed, CartsHandled, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
+    Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
 };
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
-use crate::capabilities::wallet::{QueuedSend, Recharged, WalletQuery};
+use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
+use crate::links::Links;
 use crate::repo::{Repo, CHANNEL_QUEUE, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::reports;
 use crate::rpc::TenantGateway;
 
 /// Rows a drain delivers per run at most.
@@ -89,11 +95,15 @@ pub enum JobName {
     RoiAbandonedCart,
     /// Welcome ROI.
     RoiWelcome,
+    /// The `business_configs.auto_campaign` flag sync.
+    AutoCampaignSync,
+    /// The weekly journey health reports.
+    HealthReports,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 13] = [
+    pub const ALL: [JobName; 15] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -107,6 +117,8 @@ impl JobName {
         JobName::RoiJourneys,
         JobName::RoiAbandonedCart,
         JobName::RoiWelcome,
+        JobName::AutoCampaignSync,
+        JobName::HealthReports,
     ];
 
     /// The job's name.
@@ -125,6 +137,8 @@ impl JobName {
             JobName::RoiJourneys => "roi_journeys",
             JobName::RoiAbandonedCart => "roi_abandoned_cart",
             JobName::RoiWelcome => "roi_welcome",
+            JobName::AutoCampaignSync => "auto_campaign_sync",
+            JobName::HealthReports => "health_reports",
         }
     }
 
@@ -157,6 +171,12 @@ pub struct Providers {
     pub push: Option<String>,
     /// Bearer token sent to them.
     pub token: Option<String>,
+    /// Signs chat buttons' tracking links; without it a button links to its target directly.
+    pub links: Option<Links>,
+    /// Where the health reports are POSTed (`ENGAGE_MAIL_SERVICE_URL`).
+    pub mail: Option<String>,
+    /// Where the health reports are written (`<data dir>/reports`).
+    pub reports_dir: std::path::PathBuf,
 }
 
 /// What the jobs need.
@@ -217,6 +237,8 @@ impl Jobs {
             | JobName::RoiJourneys
             | JobName::RoiAbandonedCart
             | JobName::RoiWelcome => self.attribute(job.roi_types(), now).await,
+            JobName::AutoCampaignSync => self.sync_flags(now).await,
+            JobName::HealthReports => self.health_reports(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -431,26 +453,89 @@ impl Jobs {
         Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
     }
 
-    /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
-    async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, String> {
-        let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
-        let (mut journeys, mut measured, mut rows) = (0, 0, 0);
+    /// Asks every brand with journeys `query()` and hands each answer to `take`; answers the brands
+    /// that failed (each logged with `what`), after all were asked.
+    async fn each_brand<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        query: impl Fn() -> JourneysQuery,
+        mut take: impl FnMut(&str, T),
+    ) -> Result<Vec<String>, String> {
         let mut failed = Vec::new();
         for tenant in self.journey_brands().await? {
-            let query = JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
-            match self.gateway.ask_as::<Attributed>(&tenant, query).await {
-                Ok(done) => {
-                    journeys += done.journeys;
-                    measured += done.measured;
-                    rows += done.rows;
-                }
+            match self.gateway.ask_as::<T>(&tenant, query()).await {
+                Ok(answer) => take(&tenant, answer),
                 Err(error) => {
-                    tracing::error!(tenant, %error, "ROI attribution failed for a brand");
+                    tracing::error!(tenant, %error, "{what} failed for a brand");
                     failed.push(tenant);
                 }
             }
         }
+        Ok(failed)
+    }
+
+    /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
+    async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, String> {
+        let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
+        let (mut journeys, mut measured, mut rows) = (0, 0, 0);
+        let query = || JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
+        let failed = self
+            .each_brand("ROI attribution", query, |_, done: Attributed| {
+                journeys += done.journeys;
+                measured += done.measured;
+                rows += done.rows;
+            })
+            .await?;
         let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
+        if failed.is_empty() {
+            Ok(outcome)
+        } else {
+            Err(format!("brands failed: {outcome}"))
+        }
+    }
+
+    /// The daily `auto_campaign` flag sync, brand by brand.
+    async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut records, mut on) = (0, 0, 0);
+        let failed = self
+            .each_brand(
+                "auto_campaign flag sync",
+                || JourneysQuery::SyncFlags { now },
+                |_, done: FlagsSynced| {
+                    brands += 1;
+                    records += done.records;
+                    on += done.on;
+                },
+            )
+            .await?;
+        let outcome = json!({"brands": brands, "records": records, "on": on, "failed": failed});
+        if failed.is_empty() {
+            Ok(outcome)
+        } else {
+            Err(format!("brands failed: {outcome}"))
+        }
+    }
+
+    /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
+    async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
+        let mut rows = Vec::new();
+        let query = || JourneysQuery::Health { from: from.clone(), to: to.clone() };
+        let failed = self.each_brand("health report", query, |_, health: Health| rows.extend(health.data)).await?;
+        let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
+        let files = reports::write_health(&dir, &from, &to, &rows).map_err(|e| format!("reports not written: {e}"))?;
+        let mailed = match &self.providers.mail {
+            None => Value::Bool(false),
+            Some(url) => match reports::mail(&self.client, url, self.providers.token.as_deref(), &from, &to, &files)
+                .await
+            {
+                Ok(()) => Value::Bool(true),
+                Err(error) => return Err(format!("reports written under {} but not mailed: {error}", dir.display())),
+            },
+        };
+        let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
+                             "failed": failed});
         if failed.is_empty() {
             Ok(outcome)
         } else {
@@ -466,9 +551,27 @@ impl Jobs {
         }
     }
 
+    /// A chat button's URL as sent: the signed tracking link of a journey send, the target itself
+    /// when there is nothing to count it against or no signer.
+    fn button_url(&self, row: &QueuedSend, button: &ChatButton) -> String {
+        let (Some(links), Some(journey)) = (&self.providers.links, &row.auto_id) else { return button.url.clone() };
+        links.url(&row.parent_business_id, journey, &row.to, &button.occasion, &button.url, Utc::now()).unwrap_or_else(
+            |error| {
+                tracing::warn!(%error, send_id = row.send_id, "tracking link not signed; the button links directly");
+                button.url.clone()
+            },
+        )
+    }
+
     async fn deliver(&self, url: &str, row: &QueuedSend) -> Result<Option<String>, String> {
-        let body = json!({"send_id": row.send_id, "to": row.to, "message": row.message, "channel": row.channel,
+        let mut body = json!({"send_id": row.send_id, "to": row.to, "message": row.message, "channel": row.channel,
                           "template_type": row.template_type, "business_id": row.business_id});
+        if let Some(template_id) = &row.template_id {
+            body["template_id"] = json!(template_id);
+        }
+        if let Some(button) = &row.button {
+            body["buttons"] = json!([{"text": button.text, "url": self.button_url(row, button)}]);
+        }
         let mut request = self.client.post(url).json(&body);
         if let Some(token) = &self.providers.token {
             request = request.bearer_auth(token);

@@ -246,3 +246,18 @@ pub fn open_cart(tenant: &str, outlet: &str, order_id: &str) -> Key {
 pub fn campaign_tag(tenant: &str, tag_id: &str) -> Key {
     Key::new(CAMPAIGN_TAGS, tenant, tag_id.as_bytes())
 }
+
+/// `bulk_campaigns`: a bulk campaign (ids are zero-padded so they sort numerically).
+pub fn bulk_campaign(tenant: &str, campaign_id: u64) -> Key {
+    Key::new(BULK_CAMPAIGNS, tenant, format!("{campaign_id:012}").into_bytes())
+}
+
+/// `business_configs`: the flags of `business` (`0`: the brand's own record).
+pub fn business_config(tenant: &str, business: &str) -> Key {
+    Key::new(BUSINESS_CONFIGS, tenant, business.as_bytes())
+}
+
+/// `service_secrets`: a secret engage made itself.
+pub fn service_secret(name: &str) -> Key {
+    Key::new(SERVICE_SECRETS, "all", name.as_bytes())
+}

@@ -124,6 +124,14 @@ pub const CAMPAIGN_TAGS: &str = "campaign_tags";
 pub const OPEN_CARTS: &str = "open_carts";
 /// `auto_campaign_roi`: partition `tenant|journey`, clustering `day|mode`: attributed ROI.
 pub const CAMPAIGN_ROI: &str = "auto_campaign_roi";
+/// `bulk_campaigns`: partition tenant, clustering the campaign id (12 digits): bulk campaigns.
+pub const BULK_CAMPAIGNS: &str = "bulk_campaigns";
+/// `business_configs`: partition tenant, clustering the business (`0` for the brand's own
+/// record): the flags the daily sync sets (`auto_campaign`).
+pub const BUSINESS_CONFIGS: &str = "business_configs";
+/// `service_secrets`: partition `all`, clustering the secret's name: secrets engage made itself
+/// (the link-signing secret when `ENGAGE_LINK_SECRET` is unset).
+pub const SERVICE_SECRETS: &str = "service_secrets";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

@@ -177,6 +177,8 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
                         send_id: format!("bill-{i}"),
                         delivery_date: "20261122".into(),
                         auto_id: None,
+                        template_id: None,
+                        button: None,
                     }),
                 )
                 .await

@@ -187,6 +187,19 @@ pub struct Settings {
     pub job_roi_abandoned_cart: String,
     /// Cron of the welcome ROI attribution (`ENGAGE_JOB_ROI_WELCOME`; 07:30).
     pub job_roi_welcome: String,
+    /// Cron of the `business_config.auto_campaign` flag sync (`ENGAGE_JOB_AUTO_CAMPAIGN_SYNC`;
+    /// 12:47).
+    pub job_auto_campaign_sync: String,
+    /// Cron of the weekly journey health reports (`ENGAGE_JOB_HEALTH_REPORTS`; Monday 12:00).
+    pub job_health_reports: String,
+    /// The public base URL of this service, for links in messages (`ENGAGE_PUBLIC_URL`; default
+    /// `http://<http_addr>`).
+    pub public_url: Option<String>,
+    /// Secret that signs chat tracking links (`ENGAGE_LINK_SECRET`). Unset: one is made at first
+    /// start and kept in the store, so every node sharing the store signs alike.
+    pub link_secret: Option<Secret>,
+    /// Where the health reports are POSTed (`ENGAGE_MAIL_SERVICE_URL`); unset: written only.
+    pub mail_service_url: Option<String>,
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
     pub pos_redemption_ttl_minutes: u64,
@@ -246,6 +259,11 @@ impl Default for Settings {
             job_roi_journeys: "0 0 6 * * *".to_owned(),
             job_roi_abandoned_cart: "0 30 6 * * *".to_owned(),
             job_roi_welcome: "0 30 7 * * *".to_owned(),
+            job_auto_campaign_sync: "0 47 12 * * *".to_owned(),
+            job_health_reports: "0 0 12 * * Mon".to_owned(),
+            public_url: None,
+            link_secret: None,
+            mail_service_url: None,
             pos_redemption_ttl_minutes: 30,
         }
     }
@@ -372,6 +390,8 @@ impl Settings {
             ("sms_provider_url", &self.sms_provider_url),
             ("chat_provider_url", &self.chat_provider_url),
             ("push_provider_url", &self.push_provider_url),
+            ("public_url", &self.public_url),
+            ("mail_service_url", &self.mail_service_url),
         ] {
             if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
                 return Err(ConfigError::new(key, "must be an http(s) URL"));
@@ -386,7 +406,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 13] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 15] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -401,12 +421,22 @@ impl Settings {
             ("roi_journeys", &self.job_roi_journeys),
             ("roi_abandoned_cart", &self.job_roi_abandoned_cart),
             ("roi_welcome", &self.job_roi_welcome),
+            ("auto_campaign_sync", &self.job_auto_campaign_sync),
+            ("health_reports", &self.job_health_reports),
         ]
     }
 
     /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
     pub fn store_kind(&self) -> StoreKind {
         self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })
+    }
+
+    /// The public base URL for links in messages, without a trailing `/`.
+    pub fn public_base_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", self.http_addr),
+        }
     }
 
     /// This node's id: `node_id`, else `<hostname>-<pid>`.

@@ -11,44 +11,44 @@ use crate::loyalty::post;
 use crate::platform::{create_token, wait_customer};
 
 /// `YYYY-MM-DD HH:mm:ss` in IST.
-fn ist(at: DateTime<Utc>) -> String {
+pub(crate) fn ist(at: DateTime<Utc>) -> String {
     at.with_timezone(&chrono::FixedOffset::east_opt(19_800).unwrap()).format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
 /// `1990-MM-DD` of the IST day after `at` (a date of birth whose day is tomorrow).
-fn born_on_day_after(at: DateTime<Utc>) -> String {
+pub(crate) fn born_on_day_after(at: DateTime<Utc>) -> String {
     format!("1990{}", &ist(at + Duration::days(1))[4..10])
 }
 
-struct Brand<'a> {
-    app: &'a TestApp,
-    name: &'static str,
-    staff: String,
-    integration: String,
+pub(crate) struct Brand<'a> {
+    pub(crate) app: &'a TestApp,
+    pub(crate) name: &'static str,
+    pub(crate) staff: String,
+    pub(crate) integration: String,
 }
 
 impl Brand<'_> {
-    async fn staff(&self, path: &str, mut body: Value) -> Value {
+    pub(crate) async fn staff(&self, path: &str, mut body: Value) -> Value {
         body["parent_business_id"] = json!(self.name);
         let (status, answer) = post(self.app, path, &[("token", &self.staff)], &body).await;
         assert_eq!(status, 200, "{path}: {answer}");
         answer
     }
 
-    async fn order(&self, id: &str, phone: &str, name: &str, amount: f64, at: DateTime<Utc>) {
+    pub(crate) async fn order(&self, id: &str, phone: &str, name: &str, amount: f64, at: DateTime<Utc>) {
         let body = json!({"parentBusinessId": self.name, "businessId": "outlet-1", "orderId": id,
             "customer": {"name": name, "phone": phone}, "amount": amount, "orderTime": ist(at)});
         assert_eq!(self.app.post_json("/injestion/platform", &body).await.0, 200);
     }
 
     /// Posts order `id` with `status` and `os`.
-    async fn cart(&self, id: &str, phone: &str, amount: f64, status: u8, os: &str) {
+    pub(crate) async fn cart(&self, id: &str, phone: &str, amount: f64, status: u8, os: &str) {
         let body = json!({"parentBusinessId": self.name, "businessId": "outlet-1", "orderId": id,
             "customer": {"name": "Gita", "phone": phone}, "amount": amount, "status": status, "os": os});
         assert_eq!(self.app.post_json("/injestion/platform", &body).await.0, 200);
     }
 
-    async fn profile(&self, phone: &str, fields: Value) {
+    pub(crate) async fn profile(&self, phone: &str, fields: Value) {
         let mut body = fields;
         body["customer_number"] = json!(phone);
         let auth = [("authorization", self.integration.as_str())];
@@ -57,7 +57,7 @@ impl Brand<'_> {
     }
 
     /// Saves and turns on a journey of `campaign_type`; its id.
-    async fn journey(&self, campaign_type: &str, data: Value) -> String {
+    pub(crate) async fn journey(&self, campaign_type: &str, data: Value) -> String {
         let types = self.staff("/crm_api/get/campaign/type/ids", json!({})).await;
         let type_id = types["data"].as_array().unwrap().iter().find(|t| t["campaign_type"] == campaign_type).unwrap()
             ["id"]
@@ -74,7 +74,7 @@ impl Brand<'_> {
         id
     }
 
-    async fn balance(&self) -> String {
+    pub(crate) async fn balance(&self) -> String {
         let wallet = self.staff("/crm_api/wallet/balance", json!({"business_id": "outlet-1"})).await;
         wallet["balance"].as_str().unwrap().to_owned()
     }
@@ -89,7 +89,7 @@ async fn birthday_roi(brand: &Brand<'_>, birthday: &str, now: DateTime<Utc>) -> 
     journeys.into_iter().find(|j| j["campaign_journey_id"] == birthday).unwrap()["roi"].clone()
 }
 
-async fn run(app: &TestApp, job: &str, now: DateTime<Utc>) -> Value {
+pub(crate) async fn run(app: &TestApp, job: &str, now: DateTime<Utc>) -> Value {
     admin(app, "/admin/jobs/run", json!({"name": job, "now": now.to_rfc3339()})).await
 }
 

@@ -7,6 +7,7 @@
 
 mod helpers;
 
+mod campaigns;
 mod cli;
 mod cloudwatch;
 mod cluster;

@@ -129,6 +129,8 @@ pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
                 to: phone.clone(),
                 delivery_date: ist_day(now).replace('-', ""),
                 auto_id: None,
+                template_id: None,
+                button: None,
             };
             send_now(brand, &send, vec![keys::otp(&brand.tenant, &phone).put(&row)], now).await?;
             reply(Ok(Generated { expires_at: expires_at.to_rfc3339() }))

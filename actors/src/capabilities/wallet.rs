@@ -77,6 +77,25 @@ pub struct SendRequest {
     pub delivery_date: String,
     /// Campaign id (`auto_id`), when any.
     pub auto_id: Option<String>,
+    /// The provider's template id (DLT template, chat template name), when the caller names one.
+    #[serde(default)]
+    pub template_id: Option<String>,
+    /// A chat message's call-to-action button, when any.
+    #[serde(default)]
+    pub button: Option<ChatButton>,
+}
+
+/// A chat message's call-to-action button. The drain sends its `url` as a signed tracking link
+/// (`/track/chat/link/:token`) that counts the click against the journey send of `occasion`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatButton {
+    /// Label.
+    pub text: String,
+    /// Where a click lands (after it is counted).
+    pub url: String,
+    /// The journey occasion the send belongs to (with the queue row's `auto_id` and `to`, the
+    /// journey send a click counts against).
+    pub occasion: String,
 }
 
 /// A queued send (table `channel_queue`), as the drains read and update it.
@@ -142,6 +161,12 @@ pub struct QueuedSend {
     /// The refund's wallet transaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refund_txn_id: Option<String>,
+    /// The provider's template id, when the send names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_id: Option<String>,
+    /// A chat call-to-action button.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<ChatButton>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -395,6 +420,8 @@ pub async fn queue_send(
         last_error: None,
         refunded: false,
         refund_txn_id: None,
+        template_id: send.template_id.clone(),
+        button: send.button.clone(),
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
     ops.push(row.key().put(&row));

@@ -217,6 +217,11 @@ impl StaffError {
         Self { status: StatusCode::CONFLICT, message: message.into(), errors: None }
     }
 
+    /// 410 `{message}`: the thing (a link) was valid once and has expired.
+    pub fn gone(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::GONE, message: message.into(), errors: None }
+    }
+
     /// 404.
     pub fn not_found(what: &str) -> Self {
         Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None }

@@ -50,6 +50,7 @@ use super::edge::{staff_answer, staff_brand, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use super::tokens::TokenKind;
+use super::upload::{Form, MAX_UPLOAD};
 use crate::AppState;
 
 /// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
@@ -57,8 +58,6 @@ type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
 /// CSV rows stored per batch.
 pub const CSV_BATCH: usize = 1000;
-/// Largest CSV upload.
-pub const MAX_UPLOAD: usize = 5 * 1024 * 1024;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -134,51 +133,20 @@ async fn upload_blocklist(
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Answered {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
-    let invalid_request = |message: &str| Err(StaffError::invalid_message("", message));
-    // a body that is not multipart gets the staff family's 400, not axum's text answer
-    let Ok(mut multipart) = multipart else {
-        return invalid_request("the body is not multipart/form-data with parent_business_id and file");
-    };
-    let mut brand = None;
-    let mut file: Option<Vec<u8>> = None;
-    loop {
-        match multipart.next_field().await {
-            Ok(Some(field)) => {
-                let name = field.name().unwrap_or_default().to_owned();
-                let Ok(bytes) = field.bytes().await else {
-                    return invalid_request("a multipart field could not be read");
-                };
-                match name.as_str() {
-                    "parent_business_id" | "parentBusinessId" => {
-                        brand = Some(String::from_utf8_lossy(&bytes).trim().to_owned())
-                    }
-                    "file" => file = Some(bytes.to_vec()),
-                    _ => {}
-                }
-            }
-            Ok(None) => break,
-            Err(_) => return invalid_request("the body is not multipart/form-data with parent_business_id and file"),
-        }
-    }
-    let brand = staff_brand(&grant, brand)?;
-    let Some(file) = file else { return invalid_request("the CSV file field \"file\" is missing") };
-    let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(file.as_slice());
-    let Ok(headers_row) = reader.headers().cloned() else { return invalid_request("the file is not CSV") };
-    let Some(column) = headers_row.iter().position(|h| h.trim_start_matches('\u{feff}').eq_ignore_ascii_case("phone"))
-    else {
-        return invalid_request("the CSV needs a column named Phone");
-    };
+    let form = Form::read(multipart, "parent_business_id and file").await?;
+    let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    let csv_rows = form.phone_rows()?;
     let rows = state.platform.repo.all_json(BLOCKLIST, &brand).await.map_err(StaffError::unavailable)?;
     let existing: BTreeSet<String> =
         rows.iter().filter_map(|r| r["contact_number"].as_str().map(str::to_owned)).collect();
     let mut seen = BTreeSet::new();
     let (mut invalid, mut duplicates, mut fresh) = (Vec::new(), Vec::new(), Vec::new());
-    for (index, record) in reader.records().enumerate() {
-        let line = index + 2;
-        let value = match record {
-            Ok(record) => record.get(column).unwrap_or_default().to_owned(),
-            Err(error) => {
-                invalid.push(json!({"line": line, "value": null, "reason": format!("unreadable row: {error}")}));
+    for row in csv_rows {
+        let line = row.line;
+        let value = match row.phone {
+            Ok(value) => value,
+            Err(reason) => {
+                invalid.push(json!({"line": line, "value": null, "reason": reason}));
                 continue;
             }
         };
@@ -414,6 +382,8 @@ async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQue
             send_id: format!("fraud-alert-{contact}-{recipient}-{today}"),
             delivery_date: today.clone(),
             auto_id: None,
+            template_id: None,
+            button: None,
         });
         match state.platform.gateway.ask_as::<Queued>(&brand, query).await {
             Ok(done) => {

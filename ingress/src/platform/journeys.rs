@@ -19,31 +19,45 @@
 //! | `/create/campaign_tag` | CampaignTagRequest (`tag_name`, `color`) | `{status: true, message, data: <the tag>}` |
 //! | `/get/campaign_tags` | CampaignTagRequest | `{status: true, data: [tag]}` |
 //! | `/journeys/settings` | JourneySettingsRequest | `{status: true, data: {quiet_hours, frequency_cap}}` |
+//! | `/create/bulk/campaign` | multipart (CSV `file` with a `Phone` column, `business_id`, `campaign_name`, `channel`, `template_id`, `message`) | `{status: 1, campaign_id, queued_recipients, unpaid, invalid, duplicates}` |
+//! | `GET /track/chat/link/{token}` (no `/crm_api`, no token) | – | 302 to the button's target; 400 bad token; 410 expired |
+//!
+//! `/get/campaign/mapped/business` also carries the `business_configs.auto_campaign` flags the
+//! daily `auto_campaign_sync` job sets (`auto_campaign` of the brand, and of each outlet listed;
+//! `null` before the first sync: the flag lags, as the spec says).
 //!
 //! An unknown `campaign_type_id` is a 400 naming `/campaign_type_id`; an unknown
 //! `campaign_journey_id` is a 404.
 
 use std::collections::BTreeMap;
 
-use axum::extract::State;
-use axum::routing::post;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{Multipart, Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    builtin_types, check, common_fields, Audience, CampaignData, CampaignTag, JourneyChannel, JourneyConfig,
-    JourneySettings, JourneyType, Journeys, JourneysQuery, QuietHours, Report, RoiSummary, Runs, Saved, Tags,
-    DAYS_TYPE_OPTIONS,
+    builtin_types, check, common_fields, Audience, BulkCampaign, BulkRecipient, BulkSpec, BusinessConfig, CampaignData,
+    CampaignTag, Clicked, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys, JourneysQuery,
+    QuietHours, Report, RoiSummary, Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
 };
+use engage_actors::domain::wallet::Channel;
 use engage_actors::keys;
-use engage_actors::repo::JOURNEY_TYPES;
+use engage_actors::links::LinkRefusal;
+use engage_actors::repo::{BUSINESS_CONFIGS, JOURNEY_TYPES};
 
-use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::auth::token;
+use super::edge::{answer, staff_answer, staff_brand, Answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
     JourneyRequest, JourneySettingsRequest, SaveJourneyRequest,
 };
+use super::tokens::TokenKind;
+use super::upload::{Form, MAX_UPLOAD};
 use crate::AppState;
 
 /// What the journey routes answer.
@@ -67,6 +81,11 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/journeys/settings", post(journey_settings))
         .route("/crm_api/create/campaign_tag", post(create_campaign_tag))
         .route("/crm_api/get/campaign_tags", post(campaign_tags))
+        .route(
+            "/crm_api/create/bulk/campaign",
+            post(create_bulk_campaign).layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD)),
+        )
+        .route("/track/chat/link/{token}", get(track_chat_link))
 }
 
 /// Every journey type: the eight built-in ones, then those `/crm_api/autoCampaign` added.
@@ -196,6 +215,8 @@ fn campaign_data(input: CampaignDataInput) -> Result<CampaignData, StaffError> {
         promo_details: input.promo_details,
         orders: input.orders,
         holdout_percent: input.holdout_percent,
+        chat_button_text: input.chat_button_text,
+        chat_button_url: input.chat_button_url,
     })
 }
 
@@ -260,11 +281,17 @@ async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRe
         entry["roi"] = json!(roi);
         by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
     }
+    let flags: Vec<BusinessConfig> =
+        state.platform.repo.all(BUSINESS_CONFIGS, &request.brand).await.map_err(StaffError::unavailable)?;
+    let flag = |business: &str| flags.iter().find(|f| f.business_id == business).map(|f| f.auto_campaign);
     let data: Vec<Value> = by_outlet
         .into_iter()
-        .map(|(child, journeys)| json!({"child_business_id": child, "journeys": journeys}))
+        .map(|(child, journeys)| {
+            let auto_campaign = if child == "0" || child == request.brand { flag("0") } else { flag(&child) };
+            json!({"child_business_id": child, "auto_campaign": auto_campaign, "journeys": journeys})
+        })
         .collect();
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(json!({"auto_campaign": flag("0"), "data": data})))
 }
 
 /// `/crm_api/get/auto_campaign_users`: a page of a journey's audience.
@@ -338,4 +365,146 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
 async fn campaign_tags(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
     let tags: Tags = state.platform.gateway.ask_as(&request.brand, JourneysQuery::Tags).await?;
     Ok(staff_answer(json!({"data": tags.data})))
+}
+
+/// A bulk campaign recipient's number as ten digits `[6-9]\d{9}` (spaces, dashes and a leading
+/// `+91`/`91`/`0` are dropped), or `None`.
+pub fn bulk_phone(value: &str) -> Option<String> {
+    let digits: String = value.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')')).collect();
+    let digits = digits.strip_prefix('+').unwrap_or(&digits);
+    let national = match digits.len() {
+        12 => digits.strip_prefix("91")?,
+        11 => digits.strip_prefix('0')?,
+        _ => digits,
+    };
+    let valid = national.len() == 10
+        && national.bytes().all(|b| b.is_ascii_digit())
+        && (b'6'..=b'9').contains(&national.as_bytes()[0]);
+    valid.then(|| national.to_owned())
+}
+
+/// `/crm_api/create/bulk/campaign`: multipart with `parent_business_id`, `business_id` (the
+/// paying outlet), `campaign_name`, `channel` (`sms` or `chat`), `template_id`, an optional
+/// `message` and `file`, a CSV with a `Phone` column (and optionally `Name`). Each valid, distinct
+/// number gets one message, paid by the outlet's wallet, queued for today's drain. Answers
+/// `{status: 1, campaign_id, queued_recipients, unpaid, invalid: [{line, value, reason}],
+/// duplicates: [{line, phone}]}`; a file without one valid number is a 400 listing the lines.
+async fn create_bulk_campaign(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let grant = token(&state, TokenKind::Staff, &headers).await?;
+    let form = Form::read(
+        multipart,
+        "parent_business_id, business_id, campaign_name, channel, template_id and file (a CSV with a Phone column)",
+    )
+    .await?;
+    let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    let required = |name: &str, longest: usize| match form.field(&[name]) {
+        None => Err(StaffError::invalid_message(&format!("/{name}"), format!("{name} is required"))),
+        Some(value) if value.chars().count() > longest => {
+            Err(StaffError::invalid_message(&format!("/{name}"), format!("{name} is longer than {longest} characters")))
+        }
+        Some(value) => Ok(value),
+    };
+    let business_id = required("business_id", 200)?;
+    if grant.business.as_deref().is_some_and(|outlet| outlet != business_id) {
+        return Err(StaffError::forbidden_business());
+    }
+    let campaign_name = required("campaign_name", 200)?;
+    let channel = match required("channel", 10)?.as_str() {
+        "sms" => Channel::Sms,
+        "chat" => Channel::Chat,
+        _ => return Err(StaffError::invalid_message("/channel", "channel is sms or chat")),
+    };
+    let template_id = required("template_id", 200)?;
+    let message = form.field(&["message"]);
+    if message.as_ref().is_some_and(|m| m.chars().count() > 2000) {
+        return Err(StaffError::invalid_message("/message", "message is longer than 2000 characters"));
+    }
+    let (mut recipients, mut invalid, mut duplicates) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seen = std::collections::BTreeSet::new();
+    for row in form.phone_rows()? {
+        let value = match row.phone {
+            Ok(value) => value,
+            Err(reason) => {
+                invalid.push(json!({"line": row.line, "value": null, "reason": reason}));
+                continue;
+            }
+        };
+        match bulk_phone(&value) {
+            None => invalid.push(json!({"line": row.line, "value": value,
+                                         "reason": "not a 10-digit mobile number starting 6-9"})),
+            Some(phone) if !seen.insert(phone.clone()) => duplicates.push(json!({"line": row.line, "phone": phone})),
+            Some(phone) => {
+                let name = row.columns.get("name").filter(|n| !n.is_empty()).cloned();
+                recipients.push(BulkRecipient { phone, name });
+            }
+        }
+    }
+    if recipients.is_empty() {
+        let issues = invalid
+            .iter()
+            .take(100)
+            .map(|bad| crate::error::Issue {
+                pointer: format!("/file/line/{}", bad["line"]),
+                message: bad["reason"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect::<Vec<_>>();
+        return Err(if issues.is_empty() {
+            StaffError::invalid_message("/file", "the file has no recipient")
+        } else {
+            StaffError::invalid(issues)
+        });
+    }
+    let now = chrono::Utc::now();
+    let spec = BulkSpec { campaign_name, business_id, channel, template_id, message };
+    let mut campaign: BulkCampaign =
+        state.platform.gateway.ask_as(&brand, JourneysQuery::BulkCreate { spec, now }).await?;
+    for chunk in recipients.chunks(BULK_CHUNK) {
+        let query = JourneysQuery::BulkQueue { campaign_id: campaign.campaign_id, recipients: chunk.to_vec(), now };
+        campaign = state.platform.gateway.ask_as(&brand, query).await?;
+    }
+    tracing::info!(
+        brand,
+        campaign_id = campaign.campaign_id,
+        queued = campaign.queued,
+        unpaid = campaign.unpaid,
+        invalid = invalid.len(),
+        duplicates = duplicates.len(),
+        "bulk campaign queued"
+    );
+    Ok(answer(json!({"campaign_id": campaign.campaign_id, "queued_recipients": campaign.queued,
+                     "unpaid": campaign.unpaid, "auto_id": campaign.auto_id(),
+                     "delivery_date": campaign.delivery_date, "invalid": invalid, "duplicates": duplicates})))
+}
+
+/// `GET /track/chat/link/{token}`: a chat button's tracking link. A token this service signed
+/// and not expired counts the click against its journey send and redirects (302) to the target;
+/// a bad token is a 400, an expired one a 410, and nothing is counted.
+async fn track_chat_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let claims = match state.platform.links.verify(&token) {
+        Ok(claims) => claims,
+        Err(LinkRefusal::Expired) => return StaffError::gone("this link has expired").into_response(),
+        Err(LinkRefusal::Invalid) => return StaffError::refused("not a valid tracking link").into_response(),
+    };
+    let query = JourneysQuery::Click {
+        campaign_journey_id: claims.journey.clone(),
+        phone: claims.phone.clone(),
+        occasion: claims.occasion.clone(),
+        now: chrono::Utc::now(),
+    };
+    // the customer is sent on even when the count fails: the click is logged, not lost silently
+    match state.platform.gateway.ask_as::<Clicked>(&claims.tenant, query).await {
+        Ok(clicked) => tracing::info!(
+            tenant = claims.tenant,
+            journey = claims.journey,
+            counted = clicked.counted,
+            "chat link clicked"
+        ),
+        Err(error) => tracing::warn!(tenant = claims.tenant, journey = claims.journey, %error,
+                                     "chat link click not counted"),
+    }
+    (StatusCode::FOUND, [(header::LOCATION, claims.target)]).into_response()
 }

@@ -10,11 +10,12 @@
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
-//! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags` | [`journeys`] |
+//! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
 //! | the typed edge: auth-family extractors, answers | [`edge`] |
+//! | staff CSV uploads (multipart form, `Phone` column) | [`upload`] |
 
 // Route helpers return `Result<_, Response>`: the refusal is the answer itself, built at most once
 // per request, so boxing it would only add an allocation.
@@ -36,6 +37,7 @@ pub mod requests;
 pub mod rewards;
 pub mod schemas;
 pub mod tokens;
+pub mod upload;
 pub mod wallet;
 
 use std::sync::Arc;
@@ -65,6 +67,8 @@ pub struct PlatformState {
     pub repo: engage_actors::repo::Repo,
     /// The scheduled jobs, on processes that run the engine.
     pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
+    /// Verifies chat tracking links.
+    pub links: engage_actors::links::Links,
 }
 
 /// Every platform route.
@@ -224,7 +228,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/save/campaign/journey", Auth::Staff, "SaveJourneyRequest", "Save the journey of (brand, outlet, type): {status, message, campaign_journey_id}; the same triple again updates it; an unknown campaign_type_id is 400"),
         ("/crm_api/enable/automated/campaign/", Auth::Staff, "JourneyRequest", "Turn a journey on or off: {status, campaign_journey_id, campaign_enabled}; 404 for an unknown journey"),
         ("/crm_api/view/campaign/journey", Auth::Staff, "JourneyRequest", "A journey configuration, for editing; 404 for an unknown journey"),
-        ("/crm_api/get/campaign/mapped/business", Auth::Staff, "JourneyRequest", "The brand's journeys grouped by outlet, each with its ROI (per mode; sent vs holdout conversion and lift); child_business_id optional"),
+        ("/crm_api/get/campaign/mapped/business", Auth::Staff, "JourneyRequest", "The brand's journeys grouped by outlet, each with its ROI (per mode; sent vs holdout conversion and lift); child_business_id optional. auto_campaign (of the brand, and of each outlet) is the business_configs flag the daily 12:47 auto_campaign_sync job sets (null before its first run)"),
         ("/crm_api/get/auto_campaign_users", Auth::Staff, "JourneyReportRequest", "A page of a journey's audience: each customer's decision (sent, holdout, skipped with reason), messages and attributed orders and revenue: {status, data, total, page, page_size}"),
         ("/crm_api/view/sent/automated/campaigns", Auth::Staff, "JourneyReportRequest", "The journey send history, newest day first: {status, data: [{campaign_journey_id, businessId, parentBusinessId, run_day, sent_count, holdout_count, skipped, started_at, completed_at}]}"),
         ("/crm_api/automated/campaigns/report", Auth::Staff, "JourneyReportRequest", "The wallet transactions of a campaign (auto_id), of one outlet or all: {status, data, count, total_debited}"),
@@ -258,6 +262,41 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "required": ["parent_business_id", "file"],
         "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
     paths.insert("/crm_api/upload_blocklist_contacts".to_owned(), json!({"post": upload}));
+    let mut bulk = operation(
+        "Create a bulk campaign: multipart with parent_business_id, business_id (the paying outlet), campaign_name, channel (sms or chat), template_id, an optional message (x_cust_name, x_cust_mobile, x_cust_eid replaced) and file (CSV with a Phone column and optionally Name). Each valid distinct number (10 digits from 6; +91/91/0 prefixes dropped) gets one message, paid by the outlet's wallet (campaign price, auto_id bulk-<campaign_id>), queued for today's drain; a wallet that runs short leaves the rest unpaid (not sent). Bad rows are listed with their line numbers; a file without one valid number is a 400.",
+        Auth::Staff,
+        "FraudQueryRequest",
+        json!({"type": "object", "required": ["status", "campaign_id", "queued_recipients"], "properties": {
+            "status": {"const": 1}, "campaign_id": {"type": "integer", "minimum": 1},
+            "queued_recipients": {"type": "integer"}, "unpaid": {"type": "integer"},
+            "auto_id": {"type": "string"}, "delivery_date": {"type": "string"},
+            "invalid": {"type": "array", "items": {"type": "object"}},
+            "duplicates": {"type": "array", "items": {"type": "object"}}}}),
+    );
+    bulk["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
+        "required": ["parent_business_id", "business_id", "campaign_name", "channel", "template_id", "file"],
+        "properties": {"parent_business_id": {"type": "string"}, "business_id": {"type": "string"},
+            "campaign_name": {"type": "string", "maxLength": 200}, "channel": {"enum": ["sms", "chat"]},
+            "template_id": {"type": "string", "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
+            "file": {"type": "string", "format": "binary"}}}}}});
+    paths.insert("/crm_api/create/bulk/campaign".to_owned(), json!({"post": bulk}));
+    let refused = json!({"$ref": "#/components/schemas/StaffErrorBody"});
+    paths.insert(
+        "/track/chat/link/{token}".to_owned(),
+        json!({"get": {
+            "summary": "A chat button's tracking link: counts the click against the journey send and redirects to the button's target",
+            "tags": ["platform"],
+            "security": [],
+            "parameters": [{"name": "token", "in": "path", "required": true,
+                            "schema": {"type": "string", "minLength": 1}}],
+            "responses": {
+                "302": {"description": "counted; Location is the button's target",
+                        "headers": {"Location": {"schema": {"type": "string"}}}},
+                "400": {"description": "not a tracking link this service signed; nothing counted",
+                        "content": {"application/json": {"schema": refused.clone()}}},
+                "410": {"description": "the link has expired (30 days after delivery); nothing counted",
+                        "content": {"application/json": {"schema": refused}}}}}}),
+    );
     let mut blocked =
         operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
     blocked.as_object_mut().map(|o| o.remove("requestBody"));

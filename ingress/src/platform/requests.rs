@@ -397,6 +397,8 @@ pub struct CampaignDataInput {
     pub promo_details: Option<serde_json::Value>,
     pub orders: Option<u32>,
     pub holdout_percent: Option<u8>,
+    pub chat_button_text: Option<String>,
+    pub chat_button_url: Option<String>,
 }
 
 /// A brand's journey configurations (enable, view, per business).

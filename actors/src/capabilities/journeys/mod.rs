@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use engage_storage::{StoreError, WriteOp};
 
-use super::wallet::WalletTxn;
+use super::wallet::{ChatButton, WalletTxn};
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::time::ist;
@@ -28,11 +28,15 @@ use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, CAMPAIGN_TAGS, JOURNEY_RUNS, JOURNEY_SENDS, WALLET_TXNS};
 
+mod bulk;
 mod carts;
+mod health;
 mod roi;
 mod runs;
 
+pub use bulk::{BulkCampaign, BulkRecipient, BulkSpec, BULK_CHUNK};
 pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER_MINUTES};
+pub use health::{BusinessConfig, FlagsSynced, Health, JourneyHealth};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
     occasion, reach, reach_one, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
@@ -134,6 +138,54 @@ pub enum JourneysQuery {
         /// Only this outlet's wallet.
         business_id: Option<String>,
     },
+    /// Create a bulk campaign: the [`BulkCampaign`] with the brand's next id.
+    BulkCreate {
+        /// What it is.
+        spec: BulkSpec,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// Pay for and queue a chunk of a bulk campaign's recipients: the [`BulkCampaign`] after it.
+    BulkQueue {
+        /// The campaign.
+        campaign_id: u64,
+        /// At most [`BULK_CHUNK`] recipients.
+        recipients: Vec<BulkRecipient>,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// Count a click on a chat tracking link against the journey send: [`Clicked`].
+    Click {
+        /// The journey.
+        campaign_journey_id: String,
+        /// The customer.
+        phone: String,
+        /// The send's occasion.
+        occasion: String,
+        /// When.
+        now: DateTime<Utc>,
+    },
+    /// Set the brand's `business_configs.auto_campaign` flags: [`FlagsSynced`].
+    SyncFlags {
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// The brand's journey figures of the IST days `from..=to`: [`Health`].
+    Health {
+        /// First day, `YYYY-MM-DD`.
+        from: String,
+        /// Last day, `YYYY-MM-DD`.
+        to: String,
+    },
+}
+
+/// A click's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Clicked {
+    /// False when there is no such journey send (nothing counted).
+    pub counted: bool,
+    /// Its clicks after this one.
+    pub clicks: u32,
 }
 
 /// A campaign tag (table `campaign_tags`, partition tenant, clustering its id).
@@ -312,10 +364,25 @@ pub struct CampaignData {
     /// Referral boost: the order-count threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<u32>,
+    /// Chat: the call-to-action button's label (with `chat_button_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_button_text: Option<String>,
+    /// Chat: where the button leads; the message carries a signed tracking link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_button_url: Option<String>,
     /// Percentage (0–100) of eligible customers held out (never sent; the ROI baseline), chosen
     /// by a stable hash of journey and phone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout_percent: Option<u8>,
+}
+
+impl CampaignData {
+    /// The chat button of a send on `occasion`, when the journey has a button URL.
+    pub fn chat_button(&self, occasion: &str) -> Option<ChatButton> {
+        let url = self.chat_button_url.clone().filter(|u| !u.trim().is_empty())?;
+        let text = self.chat_button_text.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| "Open".to_owned());
+        Some(ChatButton { text, url, occasion: occasion.to_owned() })
+    }
 }
 
 /// A journey configuration (table `campaign_journeys`, partition brand, clustering its id).
@@ -437,6 +504,8 @@ pub fn common_fields() -> Vec<JourneyField> {
         field("push_template", "Push text", "text", false, &[]),
         field("daily_cap", "Most messages per run", "number", false, &[]),
         field("send_days_type", "When to send", "select", false, &days),
+        field("chat_button_text", "Chat button label", "text", false, &[]),
+        field("chat_button_url", "Chat button link (tracked)", "text", false, &[]),
         field("holdout_percent", "Holdout group (% of eligible customers never sent)", "number", false, &[]),
     ]
 }
@@ -646,31 +715,64 @@ impl OrderReaction for SendWelcome {
     }
 }
 
-/// The wallet transactions whose `auto_id` is `auto_id`.
-async fn report(brand: &Brand, auto_id: &str, business_id: Option<String>) -> Result<Report, QueryError> {
+/// The wallet transactions (with their outlet) whose `auto_id` passes `wanted`, of `business_id`'s
+/// wallet or every outlet's, oldest first per outlet.
+async fn wallet_txns_of(
+    brand: &Brand,
+    business_id: Option<String>,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, WalletTxn)>, QueryError> {
     let outlets = match business_id {
         Some(outlet) => vec![outlet],
         None => brand.repo().clusterings(BUSINESS_WALLETS, &brand.tenant).await?,
     };
-    let mut data = Vec::new();
-    let mut total = rust_decimal::Decimal::ZERO;
+    let mut found = Vec::new();
     for outlet in outlets {
         let partition = keys::wallet_txns_partition(&brand.tenant, &outlet);
         brand
             .repo()
             .visit(WALLET_TXNS, &partition, |txn: WalletTxn| {
-                if txn.auto_id.as_deref() == Some(auto_id) {
-                    if txn.transaction_type == "debit" {
-                        total += txn.amount;
-                    }
-                    let mut line = serde_json::to_value(&txn).unwrap_or_default();
-                    line["business_id"] = Value::String(outlet.clone());
-                    data.push(line);
+                if txn.auto_id.as_deref().is_some_and(&wanted) {
+                    found.push((outlet.clone(), txn));
                 }
             })
             .await?;
     }
+    Ok(found)
+}
+
+/// The wallet transactions whose `auto_id` is `auto_id`.
+async fn report(brand: &Brand, auto_id: &str, business_id: Option<String>) -> Result<Report, QueryError> {
+    let mut data = Vec::new();
+    let mut total = rust_decimal::Decimal::ZERO;
+    for (outlet, txn) in wallet_txns_of(brand, business_id, |id| id == auto_id).await? {
+        if txn.transaction_type == "debit" {
+            total += txn.amount;
+        }
+        let mut line = serde_json::to_value(&txn).unwrap_or_default();
+        line["business_id"] = Value::String(outlet);
+        data.push(line);
+    }
     Ok(Report { count: data.len(), data, total_debited: total.normalize().to_string() })
+}
+
+/// Counts a click on the tracking link of a journey send.
+async fn click(
+    brand: &Brand,
+    journey: &str,
+    phone: &str,
+    occasion: &str,
+    now: DateTime<Utc>,
+) -> Result<Clicked, QueryError> {
+    let key = keys::journey_send(&brand.tenant, journey, phone, occasion);
+    let Some(mut send) = brand.repo().get::<JourneySend>(&key).await? else {
+        return Ok(Clicked { counted: false, clicks: 0 });
+    };
+    send.clicks += 1;
+    send.first_click_at.get_or_insert(now);
+    brand.batch(vec![key.put(&send)]).await?;
+    metrics::counter!("engage_journey_link_clicks_total").increment(1);
+    Ok(Clicked { counted: true, clicks: send.clicks })
 }
 
 async fn config(brand: &Brand, id: &str) -> Result<JourneyConfig, QueryError> {
@@ -773,6 +875,15 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             reply(Ok(Tags { data }))
         }
         JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),
+        JourneysQuery::BulkCreate { spec, now } => reply(bulk::create(brand, spec, now).await),
+        JourneysQuery::BulkQueue { campaign_id, recipients, now } => {
+            reply(bulk::queue(brand, campaign_id, recipients, now).await)
+        }
+        JourneysQuery::Click { campaign_journey_id, phone, occasion, now } => {
+            reply(click(brand, &campaign_journey_id, &phone, &occasion, now).await)
+        }
+        JourneysQuery::SyncFlags { now } => reply(health::sync_flags(brand, now).await),
+        JourneysQuery::Health { from, to } => reply(health::health(brand, &from, &to).await),
         JourneysQuery::Roi { campaign_journey_id } => {
             let journey = config(brand, &campaign_journey_id).await?;
             let first = journey.campaign_data.channels.first().copied();

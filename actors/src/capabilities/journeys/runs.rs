@@ -95,6 +95,16 @@ pub struct JourneySend {
     /// Their revenue.
     #[serde(default)]
     pub revenue: Decimal,
+    /// Clicks on the chat button's tracking link.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clicks: u32,
+    /// The first click.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_click_at: Option<DateTime<Utc>>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl JourneySend {
@@ -213,7 +223,11 @@ pub struct Reach<'a> {
 
 /// Decides what `reach.journey` does for `customer` on `reach.occasion` and, when it sends, pays
 /// for and queues one message per channel (campaign prices, `auto_id` the journey) from `purse`,
-/// adding the writes to `ops`; the caller writes `purse` and `customer` after them.
+/// adding the writes to `ops`; the caller writes `purse` and `customer` after them, and the
+/// decision's row (added to `decisions`) after the wallet: on a store whose batches are not
+/// atomic (NATS KV), a process killed mid-batch then never leaves a decision whose debit did not
+/// commit, so the retried run decides that customer again (and a debit that did commit is
+/// recognised by its send id, never paid twice).
 ///
 /// In order: an occasion already sent or held out is left alone (`None`); a customer in the
 /// holdout group is held out; a used-up daily cap, the frequency cap, a wallet that cannot pay
@@ -225,6 +239,7 @@ pub async fn reach(
     customer: &mut Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
+    decisions: &mut Vec<WriteOp>,
 ) -> Result<Option<(JourneySend, Option<JourneySend>)>, StoreError> {
     let journey = reach.journey;
     let key = keys::journey_send(&brand.tenant, &journey.campaign_journey_id, &customer.phone, &reach.occasion);
@@ -245,6 +260,8 @@ pub async fn reach(
         sends: Vec::new(),
         orders: 0,
         revenue: Decimal::ZERO,
+        clicks: 0,
+        first_click_at: None,
     };
     let window = reach.now - Duration::days(FREQUENCY_WINDOW_DAYS);
     customer.journey_sends.retain(|at| *at > window);
@@ -271,7 +288,7 @@ pub async fn reach(
     // replaced): the next run decides afresh, and a capped night over a large audience writes
     // nothing per customer
     if decision.reason.as_deref() != Some("daily_cap") || previous.is_some() {
-        ops.push(key.put(&decision));
+        decisions.push(key.put(&decision));
     }
     Ok(Some((decision, previous)))
 }
@@ -314,6 +331,8 @@ async fn send(
             send_id: send_id.clone(),
             delivery_date: reach.delivery_date.clone(),
             auto_id: Some(journey.campaign_journey_id.clone()),
+            template_id: None,
+            button: (*channel == JourneyChannel::Chat).then(|| data.chat_button(&reach.occasion)).flatten(),
         };
         match queue_send(brand, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
@@ -350,7 +369,8 @@ pub async fn reach_one(
         frequency_cap: settings(brand).await?.frequency_cap,
         now,
     };
-    let decided = reach(brand, &one, customer, &mut purse, ops).await?;
+    let mut decisions = Vec::new();
+    let decided = reach(brand, &one, customer, &mut purse, ops, &mut decisions).await?;
     if let Some((decision, previous)) = &decided {
         run.count(decision, previous.as_ref());
         ops.push(run.put());
@@ -358,6 +378,7 @@ pub async fn reach_one(
     if purse != before {
         ops.push(put_wallet(brand, payer, &purse));
     }
+    ops.extend(decisions);
     Ok(decided.map(|(decision, _)| decision))
 }
 
@@ -442,9 +463,9 @@ pub struct RunPage {
 /// One page of the nightly run at `now`: the next 1,000 customers after `after` (by phone), each
 /// reached by the enabled nightly journeys that apply to them (their latest order's outlet's,
 /// else the brand's), paid by that outlet's wallet (the brand's own for a customer without
-/// orders), queued for the next IST day. One batch writes the page: the sends, the decisions, the
-/// day's history rows, the customers' frequency counters and then the wallets. The last page
-/// marks each journey's day complete.
+/// orders), queued for the next IST day. One batch writes the page: the sends, the day's history
+/// rows, the customers' frequency counters, the wallets and then the decisions (see [`reach`]).
+/// The last page marks each journey's day complete.
 pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<String>) -> Result<RunPage, QueryError> {
     let all = journeys(brand).await?;
     let enabled = |j: &&JourneyConfig| {
@@ -467,7 +488,7 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
     };
     let mut runs: HashMap<String, JourneyRun> = HashMap::new();
     let mut purses: HashMap<String, (Wallet, Wallet)> = HashMap::new();
-    let mut ops = Vec::new();
+    let (mut ops, mut decisions) = (Vec::new(), Vec::new());
     let mut touched = Vec::new();
     for row in rows {
         let Ok(mut customer) = serde_json::from_slice::<Customer>(&row.value) else {
@@ -502,7 +523,8 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
                 frequency_cap,
                 now,
             };
-            if let Some((decision, previous)) = reach(brand, &reaching, &mut customer, &mut purse, &mut ops).await? {
+            let decided = reach(brand, &reaching, &mut customer, &mut purse, &mut ops, &mut decisions).await?;
+            if let Some((decision, previous)) = decided {
                 run.count(&decision, previous.as_ref());
                 match decision.outcome {
                     Outcome::Sent => {
@@ -533,6 +555,7 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
     ops.extend(runs.values().map(JourneyRun::put));
     ops.extend(touched.iter().map(|c| brand.put_customer(c)));
     ops.extend(purses.iter().filter(|(_, (after, before))| after != before).map(|(b, (w, _))| put_wallet(brand, b, w)));
+    ops.extend(decisions);
     brand.batch(ops).await?;
     for customer in &touched {
         brand.forget_customer(&customer.phone);

@@ -1,0 +1,140 @@
+//! Chat tracking links (spec: "Chat buttons carry JWT-signed tracking URLs"). The chat drain turns
+//! a queued send's button into `{public_url}/track/chat/link/<token>`, where the token is an HS256
+//! JWT naming the brand, the journey (the send's `auto_id`), the customer, the journey occasion
+//! and the target; `GET /track/chat/link/:token` verifies it, counts the click against that
+//! journey send and redirects to the target. A link is valid for [`LINK_VALIDITY_DAYS`] after
+//! its message was delivered.
+
+use chrono::{DateTime, Duration, Utc};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use engage_storage::StoreError;
+
+use crate::keys;
+use crate::repo::Repo;
+
+/// Days a tracking link stays valid after delivery.
+pub const LINK_VALIDITY_DAYS: i64 = 30;
+
+/// What a tracking token says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkClaims {
+    /// The brand.
+    pub tenant: String,
+    /// The journey (`auto_id` of the send).
+    pub journey: String,
+    /// The customer.
+    pub phone: String,
+    /// The journey occasion of the send.
+    pub occasion: String,
+    /// Where the click lands.
+    pub target: String,
+    /// Expiry (seconds since the epoch).
+    pub exp: i64,
+}
+
+/// Why a token is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkRefusal {
+    /// Well signed, but past its expiry.
+    Expired,
+    /// Not a token this service signed.
+    Invalid,
+}
+
+/// Signs and verifies tracking links.
+#[derive(Clone)]
+pub struct Links {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    base_url: String,
+}
+
+impl std::fmt::Debug for Links {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Links").field("base_url", &self.base_url).finish_non_exhaustive()
+    }
+}
+
+impl Links {
+    /// Links under `base_url` (no trailing `/`), signed with `secret`.
+    pub fn new(secret: &[u8], base_url: &str) -> Self {
+        Self {
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+        }
+    }
+
+    /// The tracking URL of a button sent at `sent_at`.
+    pub fn url(
+        &self,
+        tenant: &str,
+        journey: &str,
+        phone: &str,
+        occasion: &str,
+        target: &str,
+        sent_at: DateTime<Utc>,
+    ) -> Result<String, String> {
+        let claims = LinkClaims {
+            tenant: tenant.to_owned(),
+            journey: journey.to_owned(),
+            phone: phone.to_owned(),
+            occasion: occasion.to_owned(),
+            target: target.to_owned(),
+            exp: (sent_at + Duration::days(LINK_VALIDITY_DAYS)).timestamp(),
+        };
+        let token = encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| e.to_string())?;
+        Ok(format!("{}/track/chat/link/{token}", self.base_url))
+    }
+
+    /// What `token` says, if this service signed it and it has not expired.
+    pub fn verify(&self, token: &str) -> Result<LinkClaims, LinkRefusal> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = 0;
+        validation.validate_aud = false;
+        decode::<LinkClaims>(token, &self.decoding, &validation).map(|data| data.claims).map_err(|error| {
+            match error.kind() {
+                ErrorKind::ExpiredSignature => LinkRefusal::Expired,
+                _ => LinkRefusal::Invalid,
+            }
+        })
+    }
+}
+
+/// The link-signing secret: `configured` when set, else the one kept in the store (made, at
+/// random, by the first process that needed it).
+pub async fn secret(repo: &Repo, configured: Option<&str>) -> Result<Vec<u8>, StoreError> {
+    if let Some(secret) = configured.filter(|s| !s.is_empty()) {
+        return Ok(secret.as_bytes().to_vec());
+    }
+    let key = keys::service_secret("link_secret");
+    if let Some(stored) = repo.get::<String>(&key).await? {
+        return Ok(stored.into_bytes());
+    }
+    let made = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    repo.store().batch(vec![key.clone().put(&made)]).await?;
+    // two processes starting at once may both have written: the stored one wins for both
+    Ok(repo.get::<String>(&key).await?.unwrap_or(made).into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_verifies_with_its_secret_only_and_not_after_expiry() {
+        let links = Links::new(b"secret-one", "http://example.test/");
+        let url = links.url("b", "j", "9876543210", "2026-11-23", "https://shop.test/x", Utc::now()).unwrap();
+        let token = url.strip_prefix("http://example.test/track/chat/link/").unwrap();
+        let claims = links.verify(token).unwrap();
+        assert_eq!((claims.tenant.as_str(), claims.target.as_str()), ("b", "https://shop.test/x"));
+        assert_eq!(Links::new(b"secret-two", "x").verify(token), Err(LinkRefusal::Invalid));
+        assert_eq!(links.verify("not.a.token"), Err(LinkRefusal::Invalid));
+        let old = links.url("b", "j", "1", "o", "https://t", Utc::now() - Duration::days(31)).unwrap();
+        let old = old.rsplit('/').next().unwrap();
+        assert_eq!(links.verify(old), Err(LinkRefusal::Expired));
+    }
+}

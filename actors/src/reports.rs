@@ -1,0 +1,181 @@
+//! The Monday journey health reports (spec "Journey behaviour" 13): five XLSX workbooks over the
+//! last 7 IST days, one row per journey of every brand (see
+//! [`crate::capabilities::journeys::JourneyHealth`]):
+//!
+//! | file | what |
+//! |---|---|
+//! | `journey-sends.xlsx` | per journey: customers sent and held out, whether it is on |
+//! | `journey-skips.xlsx` | per journey and reason: customers skipped (balance, daily_cap, frequency_cap, no_recipient) |
+//! | `journey-roi.xlsx` | per journey: messages delivered, attributed orders and revenue, revenue per customer sent |
+//! | `wallet-spend.xlsx` | per journey: messages debited and their cost |
+//! | `top-journeys.xlsx` | per brand: its five journeys with the most attributed revenue (then sends) |
+//!
+//! They are written to `<data dir>/reports/health-<from>_<to>/` and, when
+//! `ENGAGE_MAIL_SERVICE_URL` is set, POSTed there as one multipart request (fields `report`,
+//! `subject`, `from`, `to` and one `file` part per workbook). They send no customer messages.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use rust_xlsxwriter::{Format, Workbook, XlsxError};
+
+use crate::capabilities::journeys::JourneyHealth;
+
+/// Journeys listed per brand in `top-journeys.xlsx`.
+pub const TOP_JOURNEYS: usize = 5;
+
+/// A cell.
+enum Cell {
+    Text(String),
+    Number(f64),
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Self {
+        Cell::Text(text.to_owned())
+    }
+}
+
+impl From<u32> for Cell {
+    fn from(n: u32) -> Self {
+        Cell::Number(f64::from(n))
+    }
+}
+
+impl From<Decimal> for Cell {
+    fn from(n: Decimal) -> Self {
+        Cell::Number(n.to_f64().unwrap_or_default())
+    }
+}
+
+/// Writes one workbook: a bold header row, then `rows`.
+fn workbook(path: &Path, sheet: &str, header: &[&str], rows: Vec<Vec<Cell>>) -> Result<(), XlsxError> {
+    let mut book = Workbook::new();
+    let bold = Format::new().set_bold();
+    let worksheet = book.add_worksheet();
+    worksheet.set_name(sheet)?;
+    for (col, title) in header.iter().enumerate() {
+        worksheet.write_string_with_format(0, col as u16, *title, &bold)?;
+    }
+    for (index, row) in rows.into_iter().enumerate() {
+        let line = index as u32 + 1;
+        for (col, cell) in row.into_iter().enumerate() {
+            match cell {
+                Cell::Text(text) => worksheet.write_string(line, col as u16, text)?,
+                Cell::Number(n) => worksheet.write_number(line, col as u16, n)?,
+            };
+        }
+    }
+    worksheet.autofit();
+    book.save(path)
+}
+
+/// The first columns of every report's row.
+fn who(row: &JourneyHealth) -> Vec<Cell> {
+    vec![
+        row.parent_business_id.as_str().into(),
+        row.child_business_id.as_str().into(),
+        row.campaign_journey_id.as_str().into(),
+        row.campaign_type.as_str().into(),
+    ]
+}
+
+const WHO: [&str; 4] = ["brand", "outlet", "journey", "type"];
+
+fn with(mut first: Vec<Cell>, rest: Vec<Cell>) -> Vec<Cell> {
+    first.extend(rest);
+    first
+}
+
+fn header(rest: &[&'static str]) -> Vec<&'static str> {
+    WHO.iter().chain(rest).copied().collect()
+}
+
+/// Writes the five workbooks of `rows` (the days `from..=to`) into `dir`; answers their paths.
+pub fn write_health(dir: &Path, from: &str, to: &str, rows: &[JourneyHealth]) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let span = format!("{from} to {to}");
+    let mut files = Vec::new();
+    let mut write = |name: &str, sheet: &str, header: &[&str], cells: Vec<Vec<Cell>>| -> Result<(), String> {
+        let path = dir.join(name);
+        workbook(&path, sheet, header, cells).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push(path);
+        Ok(())
+    };
+    let sends = rows
+        .iter()
+        .map(|r| with(who(r), vec![if r.enabled { "on" } else { "off" }.into(), r.sent.into(), r.holdout.into()]))
+        .collect();
+    write("journey-sends.xlsx", "sends", &header(&["state", "sent", "holdout"]), sends)?;
+    let skips = rows
+        .iter()
+        .flat_map(|r| r.skipped.iter().filter(|(_, n)| **n > 0).map(move |(reason, n)| (r, reason, *n)))
+        .map(|(r, reason, n)| with(who(r), vec![reason.as_str().into(), n.into()]))
+        .collect();
+    write("journey-skips.xlsx", "skips", &header(&["reason", "customers"]), skips)?;
+    let roi = rows
+        .iter()
+        .map(|r| {
+            let per_send = if r.sent == 0 { Decimal::ZERO } else { (r.revenue / Decimal::from(r.sent)).round_dp(2) };
+            with(who(r), vec![r.delivered.into(), r.orders.into(), r.revenue.into(), per_send.into()])
+        })
+        .collect();
+    write("journey-roi.xlsx", "roi", &header(&["delivered", "orders", "revenue", "revenue per customer sent"]), roi)?;
+    let spend = rows.iter().map(|r| with(who(r), vec![r.messages.into(), r.spend.into()])).collect();
+    write("wallet-spend.xlsx", "spend", &header(&["messages", "spend"]), spend)?;
+    let mut by_brand: BTreeMap<&str, Vec<&JourneyHealth>> = BTreeMap::new();
+    for row in rows {
+        by_brand.entry(&row.parent_business_id).or_default().push(row);
+    }
+    let mut top = Vec::new();
+    for journeys in by_brand.values_mut() {
+        journeys.sort_by(|a, b| b.revenue.cmp(&a.revenue).then(b.sent.cmp(&a.sent)));
+        for (rank, r) in journeys.iter().take(TOP_JOURNEYS).enumerate() {
+            top.push(with(
+                vec![Cell::Number(rank as f64 + 1.0)],
+                with(who(r), vec![r.revenue.into(), r.orders.into(), r.sent.into()]),
+            ));
+        }
+    }
+    let top_header: Vec<&str> = ["rank"].into_iter().chain(header(&["revenue", "orders", "sent"])).collect();
+    write("top-journeys.xlsx", "top journeys", &top_header, top)?;
+    tracing::info!(span, files = files.len(), journeys = rows.len(), "journey health reports written");
+    Ok(files)
+}
+
+/// POSTs the workbooks to the mail service (multipart; `Authorization: Bearer <token>` when set).
+pub async fn mail(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    from: &str,
+    to: &str,
+    files: &[PathBuf],
+) -> Result<(), String> {
+    let mut form = reqwest::multipart::Form::new()
+        .text("report", "journey-health")
+        .text("subject", format!("Journey health reports, {from} to {to}"))
+        .text("from", from.to_owned())
+        .text("to", to.to_owned());
+    for file in files {
+        let bytes = tokio::fs::read(file).await.map_err(|e| format!("{}: {e}", file.display()))?;
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(name)
+            .mime_str("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+            .map_err(|e| e.to_string())?;
+        form = form.part("file", part);
+    }
+    let mut request = client.post(url).multipart(form);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| format!("mail service unreachable: {e}"))?;
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("mail service answered {}", response.status()))
+    }
+}

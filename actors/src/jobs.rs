@@ -49,7 +49,7 @@ use crate::capabilities::journeys::{
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
-use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery};
+use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery, WalletTxn};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
@@ -543,10 +543,16 @@ impl Jobs {
         }
     }
 
-    /// Whether the send's wallet debit is committed (the wallet's sequence is past the send's).
+    /// Whether the send's wallet debit is committed: the wallet's sequence is past the send's and
+    /// the transaction there is the send's (a queue row left by a batch that never committed may
+    /// name a sequence a later transaction took).
     async fn paid(&self, row: &QueuedSend) -> bool {
-        match self.repo.get::<Wallet>(&keys::wallet(&row.parent_business_id, &row.business_id)).await {
-            Ok(Some(wallet)) => wallet.txn_seq > row.wallet_seq,
+        let (tenant, business) = (&row.parent_business_id, &row.business_id);
+        match self.repo.get::<Wallet>(&keys::wallet(tenant, business)).await {
+            Ok(Some(wallet)) if wallet.txn_seq > row.wallet_seq => {
+                let txn = self.repo.get::<WalletTxn>(&keys::wallet_txn(tenant, business, row.wallet_seq)).await;
+                matches!(txn, Ok(Some(txn)) if txn.txn_id == row.txn_id)
+            }
             _ => false,
         }
     }

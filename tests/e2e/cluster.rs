@@ -622,3 +622,194 @@ async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
     let (_, body) = details(&client, &engage.base, "brand-n", phone).await;
     assert_eq!(body["customer"]["loyalty_points"], 0, "{body}");
 }
+
+/// POSTs `body` to `path` on `base` with the headers; (status, answer), or (0, null) when the
+/// node is gone.
+async fn call(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Value) {
+    let mut request = client.post(format!("{base}{path}")).json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    match request.send().await {
+        Ok(response) => crate::helpers::read(response).await,
+        Err(_) => (0, Value::Null),
+    }
+}
+
+/// Orders applied as new, as `/metrics` of `base` counts them.
+async fn applied(client: &reqwest::Client, base: &str) -> u64 {
+    let Ok(response) = client.get(format!("{base}/metrics")).send().await else { return 0 };
+    let text = response.text().await.unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("engage_orders_applied_total{outcome=\"new\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0) as u64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twice_on_retry() {
+    const BRANDS: usize = 3;
+    const CUSTOMERS: usize = 1_600;
+    let nats = NatsServer::start().await;
+    let sms = crate::jobs::provider(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = "cluster-admin-key";
+    let common = [
+        ("ENGAGE_NATS_URL", nats.url.as_str()),
+        ("ENGAGE_PARTITIONS", "16"),
+        ("ENGAGE_PARTITION_LEASE_SECS", "3"),
+        ("ENGAGE_ADMIN_KEY", key),
+        ("ENGAGE_SMS_PROVIDER_URL", sms.url.as_str()),
+    ];
+    let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
+    let mut node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
+    let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
+    wait_owners(
+        &nats.url,
+        16,
+        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
+        Duration::from_secs(30),
+    )
+    .await;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let admin = [("x-admin-key", key)];
+    let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-k{b}")).collect();
+
+    // every brand: CUSTOMERS customers who last ordered on 1 January (long lapsed), through node B
+    let posts = futures::stream::iter((0..BRANDS * CUSTOMERS).map(|n| {
+        let (client, base) = (client.clone(), node_b.base.clone());
+        async move {
+            let (b, c) = (n % BRANDS, n / BRANDS);
+            let body = json!({"parentBusinessId": format!("brand-k{b}"), "businessId": "outlet-1",
+                "orderId": format!("k-{b}-{c}"), "customer": {"phone": format!("97{b}{c:07}")}, "amount": 100,
+                "orderTime": "2026-01-01 10:00:00"});
+            let (status, answer) = call(&client, &base, "/injestion/platform", &[], &body).await;
+            assert_eq!(status, 200, "{answer}");
+        }
+    }))
+    .buffer_unordered(8)
+    .collect::<Vec<()>>();
+    posts.await;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while applied(&client, &node_a.base).await + applied(&client, &node_b.base).await < (BRANDS * CUSTOMERS) as u64 {
+        assert!(Instant::now() < deadline, "the orders were not all processed");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    // an enabled lost-customers journey and a wallet of 1,000 per brand
+    let mut staff = Vec::new();
+    for brand in &brands {
+        let (status, token) =
+            call(&client, &node_b.base, "/admin/tokens", &admin, &json!({"kind": "staff", "parent": brand})).await;
+        assert_eq!(status, 201, "{token}");
+        let token = token["token"].as_str().unwrap().to_owned();
+        let auth = [("token", token.as_str())];
+        let saved = call(&client, &node_b.base, "/crm_api/save/campaign/journey", &auth,
+            &json!({"parent_business_id": brand, "child_business_id": "0", "campaign_type_id": "6650c0a1e4b0c2f1a9000005",
+                    "campaign_data": {"channels": ["sms"], "sms_template": "We miss you", "days": 30}})).await;
+        assert_eq!(saved.0, 200, "{}", saved.1);
+        let id = saved.1["campaign_journey_id"].clone();
+        let enabled = call(
+            &client,
+            &node_b.base,
+            "/crm_api/enable/automated/campaign/",
+            &auth,
+            &json!({"parent_business_id": brand, "campaign_journey_id": id, "campaign_enabled": 1}),
+        )
+        .await;
+        assert_eq!(enabled.0, 200, "{}", enabled.1);
+        let recharged = call(
+            &client,
+            &node_b.base,
+            "/crm_api/wallet/recharge",
+            &auth,
+            &json!({"parent_business_id": brand, "business_id": "outlet-1", "amount": 1000, "reference": "k"}),
+        )
+        .await;
+        assert_eq!(recharged.0, 200, "{}", recharged.1);
+        staff.push(token);
+    }
+    let balance = |n: usize| {
+        let (client, base, brand, token) = (client.clone(), node_b.base.clone(), brands[n].clone(), staff[n].clone());
+        async move {
+            let (_, wallet) = call(
+                &client,
+                &base,
+                "/crm_api/wallet/balance",
+                &[("token", token.as_str())],
+                &json!({"parent_business_id": brand, "business_id": "outlet-1"}),
+            )
+            .await;
+            wallet["balance"].as_str().unwrap_or("1000").parse::<f64>().unwrap_or(1000.0)
+        }
+    };
+
+    // the run starts on node A; A is killed once a first page is paid for, mid-brand
+    let now = (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339();
+    let job = json!({"name": "journeys", "now": now});
+    let first = tokio::spawn({
+        let (client, base, job) = (client.clone(), node_a.base.clone(), job.clone());
+        async move { call(&client, &base, "/admin/jobs/run", &[("x-admin-key", key)], &job).await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // the run takes the brands in order: brand-k0's first page of 1,000 is paid for first, and
+    // A dies while it works on the second. The wallet row is read from the store itself (the
+    // tenant actor is busy with the run).
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
+    loop {
+        let row = engage_storage::Store::get(&store, "business_wallets", "brand-k0", b"outlet-1").await;
+        let wallet: Value = row.ok().flatten().and_then(|v| serde_json::from_slice(&v).ok()).unwrap_or_default();
+        if wallet["balance"].as_str().is_some_and(|b| b != "1000") {
+            break;
+        }
+        assert!(!first.is_finished(), "the run ended before any page was paid for: {:?}", first.await);
+        assert!(Instant::now() < deadline, "no page of the run was ever paid for");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    node_a.kill9();
+    let (status, answer) = first.await.unwrap();
+    assert_eq!(status, 0, "node A finished the run before it was killed, so nothing was tested: {answer}");
+    let mut before_retry = Vec::new();
+    for n in 0..BRANDS {
+        before_retry.push(((1000.0 - balance(n).await) / 0.1711).round() as usize);
+    }
+    let partial: usize = before_retry.iter().sum();
+    assert!(partial > 0 && partial < BRANDS * CUSTOMERS, "sends paid before the kill: {before_retry:?}");
+
+    // node B takes A's partitions; the run is retried there and finishes every brand
+    wait_owners(&nats.url, 16, |o| o.values().all(|n| n == "node-b"), Duration::from_secs(20)).await;
+    let (status, retried) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &job).await;
+    assert_eq!(status, 200, "{retried}");
+    assert_eq!(retried["outcome"]["brands"], BRANDS, "{retried}");
+    // (a customer whose debit committed just before the kill but whose decision did not is
+    // counted again here, and paid nothing: the balances below are exact)
+    let resent = retried["outcome"]["sent"].as_u64().unwrap() as usize;
+    eprintln!("paid before the kill, per brand: {before_retry:?}; sent by the retry: {resent}");
+    assert!(resent >= BRANDS * CUSTOMERS - partial, "the retry left customers unsent: {retried}");
+    for n in 0..BRANDS {
+        // every customer paid for exactly once: 1,600 campaign SMS at 0.1711
+        let spent = ((1000.0 - balance(n).await) * 10_000.0).round() as i64;
+        assert_eq!(spent, CUSTOMERS as i64 * 1711, "{}", brands[n]);
+    }
+    // the next day's drain delivers one message to every customer of every brand
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1) + chrono::Duration::minutes(5)).to_rfc3339();
+    let (status, drained) =
+        call(&client, &node_b.base, "/admin/jobs/run", &admin, &json!({"name": "sms_drain", "now": tomorrow})).await;
+    assert_eq!(status, 200, "{drained}");
+    let received = sms.received.lock().unwrap().clone();
+    let phones: std::collections::BTreeSet<String> =
+        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(
+        (received.len(), phones.len(), drained["outcome"]["unpaid"].clone()),
+        (BRANDS * CUSTOMERS, BRANDS * CUSTOMERS, json!(0)),
+        "{drained}"
+    );
+}

@@ -320,14 +320,31 @@ pub async fn pricing(brand: &mut Brand) -> Result<Pricing, StoreError> {
 }
 
 /// The transaction id a reference was applied as, when the wallet row committed it.
+///
+/// Checked against the stored wallet (not `_wallet`, which may carry debits of the batch being
+/// built) and the transaction row itself: on a store whose batches are not atomic (NATS KV) a
+/// process killed mid-batch can leave the reference row of a debit that never committed, whose
+/// sequence number a later transaction then takes; such a reference is not applied.
 async fn applied_reference(
     brand: &Brand,
     business: &str,
     reference: &str,
-    wallet: &Wallet,
+    _wallet: &Wallet,
 ) -> Result<Option<String>, StoreError> {
-    let row: Option<WalletRef> = brand.repo().get(&keys::wallet_ref(&brand.tenant, business, reference)).await?;
-    Ok(row.filter(|row| row.seq < wallet.txn_seq).map(|row| row.txn_id))
+    committed(brand, business, reference).await
+}
+
+/// The transaction id of the send or recharge `reference` of `business`'s wallet, when its debit
+/// or credit is committed (see [`applied_reference`]).
+pub async fn committed(brand: &Brand, business: &str, reference: &str) -> Result<Option<String>, StoreError> {
+    let Some(row) = brand.repo().get::<WalletRef>(&keys::wallet_ref(&brand.tenant, business, reference)).await? else {
+        return Ok(None);
+    };
+    if row.seq >= wallet(brand, business).await?.txn_seq {
+        return Ok(None);
+    }
+    let txn: Option<WalletTxn> = brand.repo().get(&keys::wallet_txn(&brand.tenant, business, row.seq)).await?;
+    Ok(txn.filter(|t| t.txn_id == row.txn_id).map(|_| row.txn_id))
 }
 
 /// The writes of one wallet transaction (its row, keyed by the wallet's next sequence, and the

@@ -20,7 +20,7 @@ use engage_storage::{StoreError, WriteOp};
 
 use super::{applicable, fill, journeys, settings, JourneyChannel, JourneyConfig, DAYS_TYPE_OPTIONS};
 use crate::brand::Brand;
-use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
+use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::time::{instant_key, ist, ist_day, parse_ist};
 use crate::domain::wallet::{Purpose, TemplateType, Wallet};
@@ -223,11 +223,8 @@ pub struct Reach<'a> {
 
 /// Decides what `reach.journey` does for `customer` on `reach.occasion` and, when it sends, pays
 /// for and queues one message per channel (campaign prices, `auto_id` the journey) from `purse`,
-/// adding the writes to `ops`; the caller writes `purse` and `customer` after them, and the
-/// decision's row (added to `decisions`) after the wallet: on a store whose batches are not
-/// atomic (NATS KV), a process killed mid-batch then never leaves a decision whose debit did not
-/// commit, so the retried run decides that customer again (and a debit that did commit is
-/// recognised by its send id, never paid twice).
+/// adding the writes to `ops`; the caller writes `purse` and `customer` after them (the wallet
+/// last: it commits the batch).
 ///
 /// In order: an occasion already sent or held out is left alone (`None`); a customer in the
 /// holdout group is held out; a used-up daily cap, the frequency cap, a wallet that cannot pay
@@ -239,13 +236,20 @@ pub async fn reach(
     customer: &mut Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
-    decisions: &mut Vec<WriteOp>,
 ) -> Result<Option<(JourneySend, Option<JourneySend>)>, StoreError> {
     let journey = reach.journey;
     let key = keys::journey_send(&brand.tenant, &journey.campaign_journey_id, &customer.phone, &reach.occasion);
     let previous: Option<JourneySend> = brand.repo().get(&key).await?;
-    if previous.as_ref().is_some_and(|p| p.outcome != Outcome::Skipped) {
-        return Ok(None);
+    match &previous {
+        Some(p) if p.outcome == Outcome::Holdout => return Ok(None),
+        // on a store whose batches are not atomic (NATS KV) a process killed mid-page can leave a
+        // decision whose debit never committed: that customer is decided again (a debit that did
+        // commit is recognised by its send id and never paid twice)
+        Some(p) if p.outcome == Outcome::Sent => match p.sends.first() {
+            Some(first) if committed(brand, &p.business_id, &first.send_id).await?.is_none() => {}
+            _ => return Ok(None),
+        },
+        _ => {}
     }
     let mut decision = JourneySend {
         campaign_journey_id: journey.campaign_journey_id.clone(),
@@ -288,7 +292,7 @@ pub async fn reach(
     // replaced): the next run decides afresh, and a capped night over a large audience writes
     // nothing per customer
     if decision.reason.as_deref() != Some("daily_cap") || previous.is_some() {
-        decisions.push(key.put(&decision));
+        ops.push(key.put(&decision));
     }
     Ok(Some((decision, previous)))
 }
@@ -369,8 +373,7 @@ pub async fn reach_one(
         frequency_cap: settings(brand).await?.frequency_cap,
         now,
     };
-    let mut decisions = Vec::new();
-    let decided = reach(brand, &one, customer, &mut purse, ops, &mut decisions).await?;
+    let decided = reach(brand, &one, customer, &mut purse, ops).await?;
     if let Some((decision, previous)) = &decided {
         run.count(decision, previous.as_ref());
         ops.push(run.put());
@@ -378,7 +381,6 @@ pub async fn reach_one(
     if purse != before {
         ops.push(put_wallet(brand, payer, &purse));
     }
-    ops.extend(decisions);
     Ok(decided.map(|(decision, _)| decision))
 }
 
@@ -463,9 +465,10 @@ pub struct RunPage {
 /// One page of the nightly run at `now`: the next 1,000 customers after `after` (by phone), each
 /// reached by the enabled nightly journeys that apply to them (their latest order's outlet's,
 /// else the brand's), paid by that outlet's wallet (the brand's own for a customer without
-/// orders), queued for the next IST day. One batch writes the page: the sends, the day's history
-/// rows, the customers' frequency counters, the wallets and then the decisions (see [`reach`]).
-/// The last page marks each journey's day complete.
+/// orders), queued for the next IST day. The page is written in one batch per paying wallet (its
+/// sends and decisions, then the wallet row, which commits them on a store without atomic
+/// batches), then one with the day's history rows and the customers' frequency counters. The last
+/// page marks each journey's day complete.
 pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<String>) -> Result<RunPage, QueryError> {
     let all = journeys(brand).await?;
     let enabled = |j: &&JourneyConfig| {
@@ -488,7 +491,8 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
     };
     let mut runs: HashMap<String, JourneyRun> = HashMap::new();
     let mut purses: HashMap<String, (Wallet, Wallet)> = HashMap::new();
-    let (mut ops, mut decisions) = (Vec::new(), Vec::new());
+    // one batch per paying wallet, its wallet row last (it commits the batch on NATS KV)
+    let mut ops: HashMap<String, Vec<WriteOp>> = HashMap::new();
     let mut touched = Vec::new();
     for row in rows {
         let Ok(mut customer) = serde_json::from_slice::<Customer>(&row.value) else {
@@ -523,7 +527,8 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
                 frequency_cap,
                 now,
             };
-            let decided = reach(brand, &reaching, &mut customer, &mut purse, &mut ops, &mut decisions).await?;
+            let payer_ops = ops.entry(payer.clone()).or_default();
+            let decided = reach(brand, &reaching, &mut customer, &mut purse, payer_ops).await?;
             if let Some((decision, previous)) = decided {
                 run.count(&decision, previous.as_ref());
                 match decision.outcome {
@@ -552,11 +557,18 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
             runs.insert(journey.campaign_journey_id.clone(), run);
         }
     }
-    ops.extend(runs.values().map(JourneyRun::put));
-    ops.extend(touched.iter().map(|c| brand.put_customer(c)));
-    ops.extend(purses.iter().filter(|(_, (after, before))| after != before).map(|(b, (w, _))| put_wallet(brand, b, w)));
-    ops.extend(decisions);
-    brand.batch(ops).await?;
+    for (payer, (after, before)) in &purses {
+        let mut batch = ops.remove(payer).unwrap_or_default();
+        if after != before {
+            batch.push(put_wallet(brand, payer, after));
+        }
+        if !batch.is_empty() {
+            brand.batch(batch).await?;
+        }
+    }
+    let mut rest: Vec<WriteOp> = runs.values().map(JourneyRun::put).collect();
+    rest.extend(touched.iter().map(|c| brand.put_customer(c)));
+    brand.batch(rest).await?;
     for customer in &touched {
         brand.forget_customer(&customer.phone);
     }

@@ -190,6 +190,16 @@ pub struct Jobs {
     node: String,
 }
 
+/// A brand-by-brand job's outcome: an error (the job failed; running it again finishes it, as
+/// every brand's work is idempotent) when some brands failed.
+fn all_brands(outcome: Value, failed: &[String]) -> Result<Value, String> {
+    if failed.is_empty() {
+        Ok(outcome)
+    } else {
+        Err(format!("brands failed, run the job again: {outcome}"))
+    }
+}
+
 /// The cron schedule of `cron` (validated at start-up by the settings).
 fn schedule(cron: &str) -> Option<cron::Schedule> {
     cron.parse().ok()
@@ -421,11 +431,7 @@ impl Jobs {
         metrics::counter!("engage_journey_customers_scanned_total").increment(scanned as u64);
         let outcome = json!({"brands": brands, "scanned": scanned, "sent": sent, "holdout": holdout,
                              "skipped": skipped, "failed": failed});
-        if failed.is_empty() {
-            Ok(outcome)
-        } else {
-            Err(format!("brands failed, run the job again: {outcome}"))
-        }
+        all_brands(outcome, &failed)
     }
 
     /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
@@ -487,11 +493,7 @@ impl Jobs {
             })
             .await?;
         let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
-        if failed.is_empty() {
-            Ok(outcome)
-        } else {
-            Err(format!("brands failed: {outcome}"))
-        }
+        all_brands(outcome, &failed)
     }
 
     /// The daily `auto_campaign` flag sync, brand by brand.
@@ -509,11 +511,7 @@ impl Jobs {
             )
             .await?;
         let outcome = json!({"brands": brands, "records": records, "on": on, "failed": failed});
-        if failed.is_empty() {
-            Ok(outcome)
-        } else {
-            Err(format!("brands failed: {outcome}"))
-        }
+        all_brands(outcome, &failed)
     }
 
     /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
@@ -536,11 +534,7 @@ impl Jobs {
         let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
                              "failed": failed});
-        if failed.is_empty() {
-            Ok(outcome)
-        } else {
-            Err(format!("brands failed: {outcome}"))
-        }
+        all_brands(outcome, &failed)
     }
 
     /// Whether the send's wallet debit is committed: the wallet's sequence is past the send's and

@@ -794,10 +794,10 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
     let resent = retried["outcome"]["sent"].as_u64().unwrap() as usize;
     eprintln!("paid before the kill, per brand: {before_retry:?}; sent by the retry: {resent}");
     assert!(resent >= BRANDS * CUSTOMERS - partial, "the retry left customers unsent: {retried}");
-    for n in 0..BRANDS {
+    for (n, brand) in brands.iter().enumerate() {
         // every customer paid for exactly once: 1,600 campaign SMS at 0.1711
         let spent = ((1000.0 - balance(n).await) * 10_000.0).round() as i64;
-        assert_eq!(spent, CUSTOMERS as i64 * 1711, "{}", brands[n]);
+        assert_eq!(spent, CUSTOMERS as i64 * 1711, "{brand}");
     }
     // the next day's drain delivers one message to every customer of every brand
     let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1) + chrono::Duration::minutes(5)).to_rfc3339();

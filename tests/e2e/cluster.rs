@@ -219,6 +219,36 @@ async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engage_reports_health_writes_the_five_workbooks_through_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engage = Engage::start(&data, free_port(), &[]).await;
+    let run = |args: &[&str]| {
+        let output = Command::new(BIN)
+            .args(args)
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+            .env("ENGAGE_DATA_DIR", &data)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let jobs = run(&["jobs", "list"]);
+    assert!(jobs.contains("auto_campaign_sync\t0 47 12 * * *"), "{jobs}");
+    assert!(jobs.contains("health_reports\t0 0 12 * * Mon"), "{jobs}");
+    let printed = run(&["reports", "health", "--now", "2026-11-23T06:30:00Z"]);
+    let files: Vec<&str> = printed.lines().collect();
+    assert_eq!(files.len(), 5, "{printed}");
+    let folder = data.join("reports").join("health-2026-11-16_2026-11-22");
+    for file in files {
+        let path = std::path::Path::new(file);
+        assert_eq!(path.parent(), Some(folder.as_path()), "{file}");
+        // an XLSX file is a zip archive
+        assert_eq!(&std::fs::read(path).unwrap()[..2], b"PK", "{file}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engage_wallet_recharges_and_reads_through_the_running_server() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

@@ -218,21 +218,24 @@ async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
     wait_each_counted_once(&client, &engage.base, &acked, Duration::from_secs(60)).await;
 }
 
+/// Runs the `engage` CLI against the running `engage` (data dir `data`); its stdout.
+fn cli(engage: &Engage, data: &std::path::Path, args: &[&str]) -> String {
+    let output = Command::new(BIN)
+        .args(args)
+        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+        .env("ENGAGE_DATA_DIR", data)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engage_reports_health_writes_the_five_workbooks_through_the_running_server() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let engage = Engage::start(&data, free_port(), &[]).await;
-    let run = |args: &[&str]| {
-        let output = Command::new(BIN)
-            .args(args)
-            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
-            .env("ENGAGE_DATA_DIR", &data)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let run = |args: &[&str]| cli(&engage, &data, args);
     let jobs = run(&["jobs", "list"]);
     assert!(jobs.contains("auto_campaign_sync\t0 47 12 * * *"), "{jobs}");
     assert!(jobs.contains("health_reports\t0 0 12 * * Mon"), "{jobs}");
@@ -253,16 +256,7 @@ async fn engage_wallet_recharges_and_reads_through_the_running_server() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let engage = Engage::start(&data, free_port(), &[]).await;
-    let run = |args: &[&str]| {
-        let output = Command::new(BIN)
-            .args(args)
-            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
-            .env("ENGAGE_DATA_DIR", &data)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
-    };
+    let run = |args: &[&str]| cli(&engage, &data, args).trim().to_owned();
     assert_eq!(
         run(&[
             "wallet",

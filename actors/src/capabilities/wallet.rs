@@ -319,23 +319,13 @@ pub async fn pricing(brand: &mut Brand) -> Result<Pricing, StoreError> {
     Ok(pricing)
 }
 
-/// The transaction id a reference was applied as, when the wallet row committed it.
-///
-/// Checked against the stored wallet (not `_wallet`, which may carry debits of the batch being
-/// built) and the transaction row itself: on a store whose batches are not atomic (NATS KV) a
-/// process killed mid-batch can leave the reference row of a debit that never committed, whose
-/// sequence number a later transaction then takes; such a reference is not applied.
-async fn applied_reference(
-    brand: &Brand,
-    business: &str,
-    reference: &str,
-    _wallet: &Wallet,
-) -> Result<Option<String>, StoreError> {
-    committed(brand, business, reference).await
-}
-
 /// The transaction id of the send or recharge `reference` of `business`'s wallet, when its debit
-/// or credit is committed (see [`applied_reference`]).
+/// or credit is committed.
+///
+/// Checked against the stored wallet (not one carrying debits of a batch being built) and the
+/// transaction row itself: on a store whose batches are not atomic (NATS KV) a process killed
+/// mid-batch can leave the reference row of a debit that never committed, whose sequence number
+/// a later transaction then takes; such a reference is not committed.
 pub async fn committed(brand: &Brand, business: &str, reference: &str) -> Result<Option<String>, StoreError> {
     let Some(row) = brand.repo().get::<WalletRef>(&keys::wallet_ref(&brand.tenant, business, reference)).await? else {
         return Ok(None);
@@ -382,7 +372,7 @@ pub async fn queue_send(
     now: DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Queued, QueryError> {
-    if let Some(txn_id) = applied_reference(brand, &send.business, &send.send_id, wallet).await? {
+    if let Some(txn_id) = committed(brand, &send.business, &send.send_id).await? {
         return Ok(Queued { txn_id, balance: text(wallet.balance), charged: None, queue: None, replayed: true });
     }
     let charge = pricing(brand).await?.price(send.purpose, send.channel, send.template_type);
@@ -519,7 +509,7 @@ async fn recharge(
         .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
     let mut wallet = wallet(brand, business).await?;
     let reference = reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
-    if let Some(txn_id) = applied_reference(brand, business, &reference, &wallet).await? {
+    if let Some(txn_id) = committed(brand, business, &reference).await? {
         return Ok(Recharged { txn_id, balance: text(wallet.balance), replayed: true });
     }
     wallet.credit(amount);

@@ -143,7 +143,7 @@ pub async fn sync_flags(brand: &mut Brand, now: DateTime<Utc>) -> Result<FlagsSy
     let tenant = brand.tenant.clone();
     let brand_wide = |child: &str| child == "0" || child == tenant;
     let on = |j: &&super::JourneyConfig| j.campaign_enabled == 1 && j.config_enabled == 1;
-    let any_on = all.iter().filter(on).count() > 0;
+    let any_on = all.iter().any(|j| on(&j));
     let brand_wide_on = all.iter().filter(on).any(|j| brand_wide(&j.child_business_id));
     let mut outlets: BTreeSet<String> =
         all.iter().map(|j| j.child_business_id.clone()).filter(|c| !brand_wide(c)).collect();

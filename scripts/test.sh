@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of engage against real servers. Installs what is missing, checks formatting and
-# clippy (-D warnings), starts moto_server (CloudWatch Logs) and nats-server on free loopback
-# ports, runs the whole suite with cargo-nextest, then fuzzes the running binary's whole HTTP
+# clippy (-D warnings), installs headless Chromium for the web pages, starts moto_server
+# (CloudWatch Logs) and nats-server on free loopback ports, runs the whole suite with cargo-nextest, then fuzzes the running binary's whole HTTP
 # surface with schemathesis against its /openapi.json, and stops what it started. A server or
 # tool that cannot be installed or started fails the run.
 set -euo pipefail
@@ -92,6 +92,13 @@ pids+=($!)
 wait_port "$nats_port" || { log "nats-server did not start"; cat target/nats.log >&2; exit 1; }
 log "nats-server -js on 127.0.0.1:$nats_port"
 
+# headless Chromium (Debian's) for the web pages (the bill page)
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing chromium (Debian)"
+  apt_install chromium
+fi
+command -v chromium >/dev/null 2>&1 || { log "chromium is not installed"; exit 1; }
+export ENGAGE_TEST_CHROMIUM="$(command -v chromium)"
 export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"
 export ENGAGE_TEST_NATS_URL="nats://127.0.0.1:$nats_port"
 export ENGAGE_TEST_NATS_SERVER="$nats_bin"

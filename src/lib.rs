@@ -154,6 +154,13 @@ impl Application {
         if settings.fault_panic_order_id.is_some() {
             tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID is ignored: this build has no fault-injection feature");
         }
+        let link_secret = engage_actors::links::secret(
+            &Repo::new(platform_store.clone()),
+            settings.link_secret.as_ref().map(|s| s.expose()),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot read or keep the link-signing secret: {e}"))?;
+        let links = engage_actors::links::Links::new(&link_secret, &settings.public_base_url());
         // the engine and partition ownership
         let engine = (settings.role != Role::Ingress).then(|| {
             Engine::new(
@@ -164,6 +171,7 @@ impl Application {
                     partitions: settings.partitions,
                     passivate_after: Duration::from_secs(settings.passivate_after_secs),
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
+                    services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone()),
                 },
             )
         });
@@ -238,13 +246,6 @@ impl Application {
                 }
             });
         }
-        let link_secret = engage_actors::links::secret(
-            &Repo::new(platform_store.clone()),
-            settings.link_secret.as_ref().map(|s| s.expose()),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot read or keep the link-signing secret: {e}"))?;
-        let links = engage_actors::links::Links::new(&link_secret, &settings.public_base_url());
         let jobs = engine.as_ref().map(|engine| {
             engage_actors::jobs::Jobs::new(
                 Repo::new(platform_store.clone()),

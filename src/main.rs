@@ -66,6 +66,13 @@ enum ReportsAction {
         #[arg(long)]
         now: Option<String>,
     },
+    /// The digital-bill workbook of one IST day (yesterday unless --date), written under the data
+    /// dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints its path.
+    Bills {
+        /// The IST day reported, YYYY-MM-DD.
+        #[arg(long)]
+        date: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -76,7 +83,7 @@ enum JobsAction {
     Run {
         /// sms_drain, chat_drain, push_drain, pos_revoke, chat_refund, points_expiry, journeys,
         /// abandoned_cart, roi_lost_customers, roi_referral, roi_journeys, roi_abandoned_cart,
-        /// roi_welcome, auto_campaign_sync or health_reports.
+        /// roi_welcome, auto_campaign_sync, health_reports, bill_generation or bill_report.
         name: String,
         /// Run as of this time (RFC 3339) instead of now.
         #[arg(long)]
@@ -204,6 +211,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         Command::Reports { action: ReportsAction::Health { now } } => {
             let settings = load(config, None)?;
             runtime()?.block_on(health_reports(settings, now))
+        }
+        Command::Reports { action: ReportsAction::Bills { date } } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(bill_report(settings, date))
         }
     }
 }
@@ -337,6 +348,33 @@ async fn health_reports(settings: Settings, now: Option<String>) -> Result<ExitC
         outcome["from"].as_str().unwrap_or_default(),
         outcome["to"].as_str().unwrap_or_default(),
         outcome["journeys"],
+        outcome["mailed"]
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn bill_report(settings: Settings, date: Option<String>) -> Result<ExitCode, ExitCode> {
+    // the job reports the day before its `now`: 11:32 IST of the day after `date`
+    let now = match date {
+        None => None,
+        Some(date) => match chrono::NaiveDate::parse_from_str(&date, "%Y-%m-%d") {
+            Ok(day) => Some(format!("{}T06:02:00Z", day + chrono::Duration::days(1))),
+            Err(_) => {
+                eprintln!("--date must be an IST day, YYYY-MM-DD: {date:?}");
+                return Err(ExitCode::from(2));
+            }
+        },
+    };
+    let body = json!({"name": "bill_report", "now": now});
+    let answer = admin_call(&settings, reqwest::Method::POST, "/admin/jobs/run", Some(body)).await?;
+    let outcome = &answer["outcome"];
+    println!("{}", outcome["file"].as_str().unwrap_or_default());
+    eprintln!(
+        "{}: {} brands, {} outlets, {} businesses with bills on sent none; mailed: {}",
+        outcome["date"].as_str().unwrap_or_default(),
+        outcome["brands"],
+        outcome["outlets"],
+        outcome["unsent"],
         outcome["mailed"]
     );
     Ok(ExitCode::SUCCESS)

@@ -29,6 +29,35 @@ pub struct EngineContext {
     pub fault_panic_order_id: Option<String>,
     /// Whether the fault fired already (once per process).
     pub fault_fired: AtomicBool,
+    /// Links and the link service, for digital bills.
+    pub services: Services,
+}
+
+/// What the capabilities that make links need.
+#[derive(Clone, Debug)]
+pub struct Services {
+    /// Signs links (feedback forms, bill pages) under the public URL.
+    pub links: crate::links::Links,
+    /// The link service (`ENGAGE_LINK_SERVICE_URL`); unset: engage serves bills at `/b/<id>`.
+    pub link_service_url: Option<String>,
+    /// HTTP client for it (5 s time-out).
+    pub http: reqwest::Client,
+}
+
+impl Services {
+    /// With `links`, and the link service at `link_service_url` when given.
+    pub fn new(links: crate::links::Links, link_service_url: Option<String>) -> Self {
+        let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build().unwrap_or_default();
+        Self { links, link_service_url, http }
+    }
+}
+
+impl Default for Services {
+    /// Links signed with a secret made for this process, under `http://127.0.0.1:8080`.
+    fn default() -> Self {
+        let secret = format!("{}", uuid::Uuid::new_v4().simple());
+        Self::new(crate::links::Links::new(secret.as_bytes(), "http://127.0.0.1:8080"), None)
+    }
 }
 
 /// One brand's state inside its tenant actor. Only the actor touches it, one message at a time.
@@ -48,6 +77,9 @@ pub struct Brand {
     pub journeys: Option<Vec<crate::capabilities::journeys::JourneyConfig>>,
     /// The brand's journey settings, once loaded.
     pub journey_settings: Option<crate::capabilities::journeys::JourneySettings>,
+    /// The brand's bill configurations by business, once loaded (the bills capability keeps it
+    /// current).
+    pub bill_configs: Option<std::collections::BTreeMap<String, crate::capabilities::bills::LinkConfig>>,
 }
 
 impl Brand {
@@ -62,6 +94,7 @@ impl Brand {
             pricing: None,
             journeys: None,
             journey_settings: None,
+            bill_configs: None,
         }
     }
 

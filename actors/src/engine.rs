@@ -36,6 +36,8 @@ pub struct EngineConfig {
     pub passivate_after: Duration,
     /// Testing only: panic once on this order id.
     pub fault_panic_order_id: Option<String>,
+    /// Links and the link service (digital bills).
+    pub services: crate::brand::Services,
 }
 
 struct Runner {
@@ -75,6 +77,7 @@ impl Engine {
             reactions,
             fault_panic_order_id: config.fault_panic_order_id.clone(),
             fault_fired: AtomicBool::new(false),
+            services: config.services.clone(),
         });
         Arc::new(Self {
             ctx,

@@ -18,13 +18,16 @@
 //! | `roi_welcome` | `0 30 7 * * *` | ROI attribution of welcome journeys |
 //! | `auto_campaign_sync` | `0 47 12 * * *` | sets each brand's and outlet's `business_configs.auto_campaign` (1 when a journey of theirs is enabled and configured) |
 //! | `health_reports` | `0 0 12 * * Mon` | writes the five journey health workbooks of the last 7 IST days under `<data dir>/reports/` and POSTs them to `ENGAGE_MAIL_SERVICE_URL` when set ([`crate::reports`]) |
+//! | `bill_generation` | `0 57 9 * * *` | digital bills for each brand's queue records of yesterday and today with status 1 and source 2 that the order reaction did not bill (a configuration added later, a wallet recharged), 10,000 a page, in the brand's tenant actor; skips counted by reason |
+//! | `bill_report` | `0 32 11 * * *` | the digital-bill workbook of yesterday (vs one and two weeks earlier; skips; enabled-but-unsent businesses with the reason) under `<data dir>/reports/bills-<day>/`, POSTed to `ENGAGE_MAIL_SERVICE_URL` when set |
 //!
+//! A send with a `not_before` (a digital bill's `scheduled_at`) stays queued until then.
 //! Quiet hours: a drain leaves a brand's campaign sends (`purpose` `campaign`) queued while the
 //! brand's quiet hours (IST) last; they go out on the first drain after.
 //!
 //! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
-//! `{send_id, to, message, channel, template_type, business_id}` (plus `template_id` when the send
-//! names one, and `buttons: [{text, url}]` for a chat button, whose `url` is the signed tracking
+//! `{send_id, to, message, channel, template_type, business_id}` (plus `template_id` and
+//! `sender_id` when the send names them, and `buttons: [{text, url}]` for a chat button, whose `url` is the signed tracking
 //! link of [`crate::links`]); a 2xx answer is delivered (its
 //! JSON `id`, if any, is kept as `provider_message_id`); anything else is a failure, retried on
 //! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
@@ -43,6 +46,7 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
+use crate::capabilities::bills::{BillReport, BillsQuery, Generated};
 use crate::capabilities::journeys::{
     Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
 };
@@ -54,7 +58,7 @@ use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
 use crate::links::Links;
-use crate::repo::{Repo, CHANNEL_QUEUE, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::repo::{Repo, BILL_BRANDS, CHANNEL_QUEUE, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
 use crate::reports;
 use crate::rpc::TenantGateway;
 
@@ -99,11 +103,15 @@ pub enum JobName {
     AutoCampaignSync,
     /// The weekly journey health reports.
     HealthReports,
+    /// Digital bill generation (catch-up of what the order reaction could not do).
+    BillGeneration,
+    /// The daily digital bill report.
+    BillReport,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 15] = [
+    pub const ALL: [JobName; 17] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -119,6 +127,8 @@ impl JobName {
         JobName::RoiWelcome,
         JobName::AutoCampaignSync,
         JobName::HealthReports,
+        JobName::BillGeneration,
+        JobName::BillReport,
     ];
 
     /// The job's name.
@@ -139,6 +149,8 @@ impl JobName {
             JobName::RoiWelcome => "roi_welcome",
             JobName::AutoCampaignSync => "auto_campaign_sync",
             JobName::HealthReports => "health_reports",
+            JobName::BillGeneration => "bill_generation",
+            JobName::BillReport => "bill_report",
         }
     }
 
@@ -249,6 +261,8 @@ impl Jobs {
             | JobName::RoiWelcome => self.attribute(job.roi_types(), now).await,
             JobName::AutoCampaignSync => self.sync_flags(now).await,
             JobName::HealthReports => self.health_reports(now).await,
+            JobName::BillGeneration => self.generate_bills(now).await,
+            JobName::BillReport => self.bill_report(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -312,7 +326,7 @@ impl Jobs {
         let Some(url) = self.provider(channel).map(str::to_owned) else {
             return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
         };
-        let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet) = (0, 0, 0, 0, 0);
+        let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
         let mut quiet_hours = HashMap::new();
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
@@ -322,6 +336,10 @@ impl Jobs {
             for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
                     break;
+                }
+                if row.not_before.is_some_and(|at| at > now) {
+                    scheduled += 1;
+                    continue;
                 }
                 if row.purpose == Purpose::Campaign && self.quiet(&mut quiet_hours, &row.parent_business_id, now).await
                 {
@@ -378,7 +396,8 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid, "quiet": quiet}))
+        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid, "quiet": quiet,
+                  "scheduled": scheduled}))
     }
 
     /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable
@@ -522,18 +541,102 @@ impl Jobs {
         let failed = self.each_brand("health report", query, |_, health: Health| rows.extend(health.data)).await?;
         let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
         let files = reports::write_health(&dir, &from, &to, &rows).map_err(|e| format!("reports not written: {e}"))?;
-        let mailed = match &self.providers.mail {
-            None => Value::Bool(false),
-            Some(url) => match reports::mail(&self.client, url, self.providers.token.as_deref(), &from, &to, &files)
-                .await
-            {
-                Ok(()) => Value::Bool(true),
-                Err(error) => return Err(format!("reports written under {} but not mailed: {error}", dir.display())),
-            },
+        let letter = reports::Letter {
+            report: "journey-health",
+            subject: format!("Journey health reports, {from} to {to}"),
+            from: &from,
+            to: &to,
         };
+        let mailed = self.mail(&letter, &files, &dir).await?;
         let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
                              "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// POSTs written reports to `ENGAGE_MAIL_SERVICE_URL`: whether they were mailed (false when it
+    /// is unset); an error names where they were written.
+    async fn mail(
+        &self,
+        letter: &reports::Letter<'_>,
+        files: &[std::path::PathBuf],
+        dir: &std::path::Path,
+    ) -> Result<Value, String> {
+        let Some(url) = &self.providers.mail else { return Ok(Value::Bool(false)) };
+        match reports::mail(&self.client, url, self.providers.token.as_deref(), letter, files).await {
+            Ok(()) => Ok(Value::Bool(true)),
+            Err(error) => Err(format!("reports written under {} but not mailed: {error}", dir.display())),
+        }
+    }
+
+    /// The brands with bill configurations.
+    async fn bill_brands(&self) -> Result<Vec<String>, String> {
+        self.repo.clusterings(BILL_BRANDS, "all").await.map_err(|e| e.to_string())
+    }
+
+    /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
+    /// status 1 and source 2, 10,000 a page, in the brand's tenant actor.
+    async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut records, mut generated) = (0, 0u64, 0u64);
+        let mut skipped: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        let mut failed = Vec::new();
+        let days = [ist_day(now - chrono::Duration::days(1)), ist_day(now)];
+        for tenant in self.bill_brands().await? {
+            brands += 1;
+            'days: for day in &days {
+                let mut after = None;
+                loop {
+                    let query = BillsQuery::Generate { now, day: day.clone(), after: after.take() };
+                    match self.gateway.ask_as::<Generated>(&tenant, query).await {
+                        Ok(page) => {
+                            records += page.records;
+                            generated += page.generated;
+                            for (reason, n) in page.skipped {
+                                *skipped.entry(reason).or_default() += n;
+                            }
+                            match page.next {
+                                Some(next) => after = Some(next),
+                                None => break,
+                            }
+                        }
+                        Err(error) => {
+                            tracing::error!(tenant, %error, "bill generation failed for a brand");
+                            failed.push(tenant.clone());
+                            break 'days;
+                        }
+                    }
+                }
+            }
+        }
+        let outcome = json!({"brands": brands, "records": records, "generated": generated, "skipped": skipped,
+                             "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// The daily bill report of the IST day before `now`'s: every brand's figures in one workbook
+    /// under `<data dir>/reports/bills-<day>/`, mailed when a mail service is set.
+    async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let day = ist_day(now - chrono::Duration::days(1));
+        let mut figures = Vec::new();
+        let mut failed = Vec::new();
+        for tenant in self.bill_brands().await? {
+            match self.gateway.ask_as::<BillReport>(&tenant, BillsQuery::Report { day: day.clone() }).await {
+                Ok(report) => figures.push(report),
+                Err(error) => {
+                    tracing::error!(tenant, %error, "bill report failed for a brand");
+                    failed.push(tenant);
+                }
+            }
+        }
+        let dir = self.providers.reports_dir.join(format!("bills-{day}"));
+        let file = reports::write_bills(&dir, &figures).map_err(|e| format!("report not written: {e}"))?;
+        let letter =
+            reports::Letter { report: "digital-bills", subject: format!("Digital bills, {day}"), from: &day, to: &day };
+        let mailed = self.mail(&letter, std::slice::from_ref(&file), &dir).await?;
+        let outlets: usize = figures.iter().map(|f| f.funnel.len()).sum();
+        let unsent: usize = figures.iter().map(|f| f.unsent.len()).sum();
+        let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
+                             "file": file.display().to_string(), "mailed": mailed, "failed": failed});
         all_brands(outcome, &failed)
     }
 
@@ -568,6 +671,9 @@ impl Jobs {
                           "template_type": row.template_type, "business_id": row.business_id});
         if let Some(template_id) = &row.template_id {
             body["template_id"] = json!(template_id);
+        }
+        if let Some(sender_id) = &row.sender_id {
+            body["sender_id"] = json!(sender_id);
         }
         if let Some(button) = &row.button {
             body["buttons"] = json!([{"text": button.text, "url": self.button_url(row, button)}]);

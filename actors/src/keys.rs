@@ -261,3 +261,44 @@ pub fn business_config(tenant: &str, business: &str) -> Key {
 pub fn service_secret(name: &str) -> Key {
     Key::new(SERVICE_SECRETS, "all", name.as_bytes())
 }
+
+/// `bill_configs`: a business's bill configuration (the brand's own under the brand's id).
+pub fn bill_config(tenant: &str, business: &str) -> Key {
+    Key::new(BILL_CONFIGS, tenant, business.as_bytes())
+}
+
+/// `bill_widgets`: a widget mapping of the brand, by its id.
+pub fn bill_widget(tenant: &str, id: u64) -> Key {
+    Key::new(BILL_WIDGETS, tenant, id.to_be_bytes().to_vec())
+}
+
+/// `digital_bills`: a bill.
+pub fn digital_bill(tenant: &str, bill_id: &str) -> Key {
+    Key::new(DIGITAL_BILLS, tenant, bill_id.as_bytes())
+}
+
+/// `bill_codes`: which brand a bill's own short link (`/b/<bill_id>`) belongs to; partitioned by
+/// the id's first two characters.
+pub fn bill_code(bill_id: &str) -> Key {
+    Key::new(BILL_CODES, bill_id.get(..2).unwrap_or(bill_id), bill_id.as_bytes())
+}
+
+/// `bill_aliases`: a link service's bill id, to the bill's own.
+pub fn bill_alias(tenant: &str, alias: &str) -> Key {
+    Key::new(BILL_ALIASES, tenant, alias.as_bytes())
+}
+
+/// `bill_funnel`: an outlet's funnel of an IST day.
+pub fn bill_funnel(tenant: &str, ist_day: &str, business: &str) -> Key {
+    Key::new(BILL_FUNNEL, tenant, format!("{ist_day}|{business}").into_bytes())
+}
+
+/// `bill_skips`: an order that got no bill, under the IST day it was accepted.
+pub fn bill_skip(tenant: &str, ist_day: &str, business: &str, order_id: &str) -> Key {
+    Key::new(BILL_SKIPS, format!("{tenant}|{ist_day}"), format!("{business}|{order_id}").into_bytes())
+}
+
+/// `bill_brands`: a brand with bill configurations (the bill jobs walk it).
+pub fn bill_brand(tenant: &str) -> Key {
+    Key::new(BILL_BRANDS, "all", tenant.as_bytes())
+}

@@ -44,12 +44,47 @@ pub enum LinkRefusal {
     Invalid,
 }
 
+/// What a feedback-form link of a bill says (`{public_url}/f/<token>`; the feedback capability
+/// serves the form).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormClaims {
+    /// `feedback_form`.
+    pub scope: String,
+    /// The brand.
+    pub tenant: String,
+    /// The outlet.
+    pub business_id: String,
+    /// The customer.
+    pub phone: String,
+    /// The order.
+    pub order_id: String,
+    /// The bill it came with.
+    pub bill_id: String,
+    /// Expiry (seconds since the epoch).
+    pub exp: i64,
+}
+
+/// What a bill page's own token says: it lets the page report its widgets' clicks and watch time
+/// for that one bill (`Authorization: Bearer` on `/crm_api/update/widget/insight`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BillPageClaims {
+    /// `bill_page`.
+    pub scope: String,
+    /// The brand.
+    pub tenant: String,
+    /// The bill.
+    pub bill_id: String,
+    /// Expiry (seconds since the epoch).
+    pub exp: i64,
+}
+
 /// Signs and verifies tracking links.
 #[derive(Clone)]
 pub struct Links {
     encoding: EncodingKey,
     decoding: DecodingKey,
     base_url: String,
+    salt: String,
 }
 
 impl std::fmt::Debug for Links {
@@ -61,11 +96,50 @@ impl std::fmt::Debug for Links {
 impl Links {
     /// Links under `base_url` (no trailing `/`), signed with `secret`.
     pub fn new(secret: &[u8], base_url: &str) -> Self {
+        let text = String::from_utf8_lossy(secret);
         Self {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             base_url: base_url.trim_end_matches('/').to_owned(),
+            salt: keys::digest(&["bill ids", &text]),
         }
+    }
+
+    /// A value derived from the secret: it keeps ids made from public facts (a bill's outlet and
+    /// order) from being guessed.
+    pub fn salt(&self) -> &str {
+        &self.salt
+    }
+
+    /// The public base URL (no trailing `/`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The URL of engage's own page of bill `bill_id`.
+    pub fn page_url(&self, bill_id: &str) -> String {
+        format!("{}/b/{bill_id}", self.base_url)
+    }
+
+    /// The feedback-form link of a bill.
+    pub fn form_url(&self, claims: &FormClaims) -> Result<String, String> {
+        Ok(format!("{}/f/{}", self.base_url, self.sign(claims)?))
+    }
+
+    /// Signs `claims` (which must carry `exp`).
+    pub fn sign<T: Serialize>(&self, claims: &T) -> Result<String, String> {
+        encode(&Header::new(Algorithm::HS256), claims, &self.encoding).map_err(|e| e.to_string())
+    }
+
+    /// What `token` says, if this service signed it, it has not expired and it decodes as `T`.
+    pub fn verify_as<T: serde::de::DeserializeOwned>(&self, token: &str) -> Result<T, LinkRefusal> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = 0;
+        validation.validate_aud = false;
+        decode::<T>(token, &self.decoding, &validation).map(|data| data.claims).map_err(|error| match error.kind() {
+            ErrorKind::ExpiredSignature => LinkRefusal::Expired,
+            _ => LinkRefusal::Invalid,
+        })
     }
 
     /// The tracking URL of a button sent at `sent_at`.
@@ -86,21 +160,12 @@ impl Links {
             target: target.to_owned(),
             exp: (sent_at + Duration::days(LINK_VALIDITY_DAYS)).timestamp(),
         };
-        let token = encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| e.to_string())?;
-        Ok(format!("{}/track/chat/link/{token}", self.base_url))
+        Ok(format!("{}/track/chat/link/{}", self.base_url, self.sign(&claims)?))
     }
 
-    /// What `token` says, if this service signed it and it has not expired.
+    /// What a tracking `token` says, if this service signed it and it has not expired.
     pub fn verify(&self, token: &str) -> Result<LinkClaims, LinkRefusal> {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.leeway = 0;
-        validation.validate_aud = false;
-        decode::<LinkClaims>(token, &self.decoding, &validation).map(|data| data.claims).map_err(|error| {
-            match error.kind() {
-                ErrorKind::ExpiredSignature => LinkRefusal::Expired,
-                _ => LinkRefusal::Invalid,
-            }
-        })
+        self.verify_as(token)
     }
 }
 

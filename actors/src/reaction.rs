@@ -28,6 +28,9 @@ pub struct OrderEvent<'a> {
     pub received: DateTime<Utc>,
     /// What applying it to the customer did.
     pub applied: Applied,
+    /// The status its queue record is written with (a reaction that completes the record's
+    /// processing, as the bill generation does, raises it).
+    pub queue_status: std::sync::atomic::AtomicU8,
 }
 
 impl OrderEvent<'_> {

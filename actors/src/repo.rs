@@ -33,6 +33,14 @@
 //! | `campaign_tags` | tenant | tag id | [`crate::capabilities::journeys::CampaignTag`] |
 //! | `open_carts` | `all` | `tenant|outlet/orderId` | [`crate::capabilities::journeys::OpenCart`]: carts the abandoned-cart job looks at |
 //! | `auto_campaign_roi` | `tenant|journey` | `IST day|mode` | [`crate::capabilities::journeys::RoiRow`] |
+//! | `bill_configs` | tenant | business id (the brand's own record under the brand's id) | [`crate::capabilities::bills::LinkConfig`] |
+//! | `bill_widgets` | tenant | widget mapping id (u64, big-endian) | [`crate::capabilities::bills::WidgetMapping`] |
+//! | `digital_bills` | tenant | bill id | [`crate::capabilities::bills::Bill`]: the bill customer record and what the bill page shows |
+//! | `bill_codes` | first two characters of the bill id | bill id | `{tenant}`: whose bill `/b/<bill_id>` is |
+//! | `bill_aliases` | tenant | the link service's bill id | `{bill_id}` |
+//! | `bill_funnel` | tenant | `IST day|outlet` | [`crate::capabilities::bills::Funnel`]: the daily funnel |
+//! | `bill_skips` | `tenant|IST day` | `outlet|orderId` | [`crate::capabilities::bills::generate::Skipped`]: an order without a bill, and why |
+//! | `bill_brands` | `all` | tenant | `{}`: brands with bill configurations (the bill jobs walk it) |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -133,13 +141,30 @@ pub const BUSINESS_CONFIGS: &str = "business_configs";
 /// (the link-signing secret when `ENGAGE_LINK_SECRET` is unset).
 pub const SERVICE_SECRETS: &str = "service_secrets";
 
+/// `bill_configs`: partition tenant, clustering business id: bill configurations.
+pub const BILL_CONFIGS: &str = "bill_configs";
+/// `bill_widgets`: partition tenant, clustering the mapping id: bill widgets.
+pub const BILL_WIDGETS: &str = "bill_widgets";
+/// `digital_bills`: partition tenant, clustering bill id.
+pub const DIGITAL_BILLS: &str = "digital_bills";
+/// `bill_codes`: partition the bill id's first two characters, clustering bill id: its brand.
+pub const BILL_CODES: &str = "bill_codes";
+/// `bill_aliases`: partition tenant, clustering a link service's bill id: the bill's own id.
+pub const BILL_ALIASES: &str = "bill_aliases";
+/// `bill_funnel`: partition tenant, clustering `IST day|outlet`: the daily funnel.
+pub const BILL_FUNNEL: &str = "bill_funnel";
+/// `bill_skips`: partition `tenant|IST day`, clustering `outlet|orderId`: skipped orders.
+pub const BILL_SKIPS: &str = "bill_skips";
+/// `bill_brands`: partition `all`, clustering tenant: brands with bill configurations.
+pub const BILL_BRANDS: &str = "bill_brands";
+
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;
 /// Queue status: processed (customer and order upserted, totals recomputed).
 pub const STATUS_PROCESSED: u8 = 1;
 /// Queue status: the payload could not be processed (kept for inspection, not retried).
 pub const STATUS_UNPROCESSABLE: u8 = 2;
-/// Queue status: digital bill generated (the digital-bill issue sets it).
+/// Queue status: digital bill generated (the bill's send is committed).
 pub const STATUS_BILL_GENERATED: u8 = 3;
 
 /// A `crm_queue` record, as the spec's table.

@@ -13,6 +13,9 @@
 //! They are written to `<data dir>/reports/health-<from>_<to>/` and, when
 //! `ENGAGE_MAIL_SERVICE_URL` is set, POSTed there as one multipart request (fields `report`,
 //! `subject`, `from`, `to` and one `file` part per workbook). They send no customer messages.
+//!
+//! The daily digital-bill report ([`write_bills`]) is one workbook, mailed the same way with
+//! `report` `digital-bills`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,7 @@ use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 
+use crate::capabilities::bills::BillReport;
 use crate::capabilities::journeys::JourneyHealth;
 
 /// Journeys listed per brand in `top-journeys.xlsx`.
@@ -38,6 +42,18 @@ impl From<&str> for Cell {
     }
 }
 
+impl From<u64> for Cell {
+    fn from(n: u64) -> Self {
+        Cell::Number(n as f64)
+    }
+}
+
+impl From<f64> for Cell {
+    fn from(n: f64) -> Self {
+        Cell::Number(n)
+    }
+}
+
 impl From<u32> for Cell {
     fn from(n: u32) -> Self {
         Cell::Number(f64::from(n))
@@ -50,26 +66,36 @@ impl From<Decimal> for Cell {
     }
 }
 
-/// Writes one workbook: a bold header row, then `rows`.
-fn workbook(path: &Path, sheet: &str, header: &[&str], rows: Vec<Vec<Cell>>) -> Result<(), XlsxError> {
+/// One sheet: its name, its header row, its rows.
+type Sheet<'a> = (&'a str, Vec<&'a str>, Vec<Vec<Cell>>);
+
+/// Writes one workbook of `sheets`, each a bold header row, then its rows.
+fn workbook_of(path: &Path, sheets: Vec<Sheet<'_>>) -> Result<(), XlsxError> {
     let mut book = Workbook::new();
     let bold = Format::new().set_bold();
-    let worksheet = book.add_worksheet();
-    worksheet.set_name(sheet)?;
-    for (col, title) in header.iter().enumerate() {
-        worksheet.write_string_with_format(0, col as u16, *title, &bold)?;
-    }
-    for (index, row) in rows.into_iter().enumerate() {
-        let line = index as u32 + 1;
-        for (col, cell) in row.into_iter().enumerate() {
-            match cell {
-                Cell::Text(text) => worksheet.write_string(line, col as u16, text)?,
-                Cell::Number(n) => worksheet.write_number(line, col as u16, n)?,
-            };
+    for (sheet, header, rows) in sheets {
+        let worksheet = book.add_worksheet();
+        worksheet.set_name(sheet)?;
+        for (col, title) in header.iter().enumerate() {
+            worksheet.write_string_with_format(0, col as u16, *title, &bold)?;
         }
+        for (index, row) in rows.into_iter().enumerate() {
+            let line = index as u32 + 1;
+            for (col, cell) in row.into_iter().enumerate() {
+                match cell {
+                    Cell::Text(text) => worksheet.write_string(line, col as u16, text)?,
+                    Cell::Number(n) => worksheet.write_number(line, col as u16, n)?,
+                };
+            }
+        }
+        worksheet.autofit();
     }
-    worksheet.autofit();
     book.save(path)
+}
+
+/// Writes one workbook of one sheet.
+fn workbook(path: &Path, sheet: &str, header: &[&str], rows: Vec<Vec<Cell>>) -> Result<(), XlsxError> {
+    workbook_of(path, vec![(sheet, header.to_vec(), rows)])
 }
 
 /// The first columns of every report's row.
@@ -146,19 +172,30 @@ pub fn write_health(dir: &Path, from: &str, to: &str, rows: &[JourneyHealth]) ->
 }
 
 /// POSTs the workbooks to the mail service (multipart; `Authorization: Bearer <token>` when set).
+/// What a mailed report says about itself.
+pub struct Letter<'a> {
+    /// `journey-health`, `digital-bills`.
+    pub report: &'a str,
+    /// The subject line.
+    pub subject: String,
+    /// First day covered.
+    pub from: &'a str,
+    /// Last day covered.
+    pub to: &'a str,
+}
+
 pub async fn mail(
     client: &reqwest::Client,
     url: &str,
     token: Option<&str>,
-    from: &str,
-    to: &str,
+    letter: &Letter<'_>,
     files: &[PathBuf],
 ) -> Result<(), String> {
     let mut form = reqwest::multipart::Form::new()
-        .text("report", "journey-health")
-        .text("subject", format!("Journey health reports, {from} to {to}"))
-        .text("from", from.to_owned())
-        .text("to", to.to_owned());
+        .text("report", letter.report.to_owned())
+        .text("subject", letter.subject.clone())
+        .text("from", letter.from.to_owned())
+        .text("to", letter.to.to_owned());
     for file in files {
         let bytes = tokio::fs::read(file).await.map_err(|e| format!("{}: {e}", file.display()))?;
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -178,4 +215,78 @@ pub async fn mail(
     } else {
         Err(format!("mail service answered {}", response.status()))
     }
+}
+
+/// The daily digital-bill workbook (`digital-bills.xlsx` in `dir`) of the brands' `reports` (of
+/// one IST day), with three sheets:
+///
+/// | sheet | one row per | columns |
+/// |---|---|---|
+/// | `funnel` | brand and outlet | bills sent, SMS, chat, opens, unique opens, opening % on the day, then bills sent and opening % 7 and 14 days earlier |
+/// | `skips` | brand, outlet and reason | orders skipped that day |
+/// | `unsent` | business with bills on (or orders waiting) that sent none | the reason (wallet balance below 0.30, no configuration, …) |
+pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join("digital-bills.xlsx");
+    let funnel = reports
+        .iter()
+        .flat_map(|r| r.funnel.iter())
+        .map(|f| {
+            vec![
+                f.parent_business_id.as_str().into(),
+                f.child_business_id.as_str().into(),
+                f.day.total_bill_sent.into(),
+                f.day.total_sms_sent.into(),
+                f.day.total_chat_sent.into(),
+                f.day.total_clicks.into(),
+                f.day.unique_clicks.into(),
+                f.day.opening_percentage().into(),
+                f.week_before.total_bill_sent.into(),
+                f.week_before.opening_percentage().into(),
+                f.two_weeks_before.total_bill_sent.into(),
+                f.two_weeks_before.opening_percentage().into(),
+            ]
+        })
+        .collect();
+    let skips = reports
+        .iter()
+        .flat_map(|r| r.skips.iter())
+        .map(|s| {
+            vec![
+                s.parent_business_id.as_str().into(),
+                s.child_business_id.as_str().into(),
+                s.reason.as_str().into(),
+                s.count.into(),
+            ]
+        })
+        .collect();
+    let unsent = reports
+        .iter()
+        .flat_map(|r| r.unsent.iter())
+        .map(|u| vec![u.parent_business_id.as_str().into(), u.business_id.as_str().into(), u.reason.as_str().into()])
+        .collect();
+    let sheets = vec![
+        (
+            "funnel",
+            vec![
+                "parent_business_id",
+                "child_business_id",
+                "bills sent",
+                "sms sent",
+                "chat sent",
+                "opens",
+                "unique opens",
+                "opening %",
+                "bills sent 7 days before",
+                "opening % 7 days before",
+                "bills sent 14 days before",
+                "opening % 14 days before",
+            ],
+            funnel,
+        ),
+        ("skips", vec!["parent_business_id", "child_business_id", "reason", "orders"], skips),
+        ("unsent", vec!["parent_business_id", "business_id", "reason"], unsent),
+    ];
+    workbook_of(&path, sheets).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }

@@ -17,6 +17,7 @@ use engage_streams::Envelope;
 
 use crate::brand::Brand;
 pub use crate::brand::EngineContext;
+use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::fraud::FraudQuery;
 use crate::capabilities::journeys::JourneysQuery;
@@ -25,7 +26,7 @@ use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::WalletQuery;
-use crate::capabilities::{customers, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet};
+use crate::capabilities::{bills, customers, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet};
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
 
@@ -49,6 +50,8 @@ pub enum TenantQuery {
     Wallet(WalletQuery),
     /// Automated journey configurations.
     Journeys(JourneysQuery),
+    /// Digital bills.
+    Bills(BillsQuery),
 }
 
 macro_rules! area {
@@ -70,6 +73,7 @@ area!(
     FraudQuery => Fraud,
     WalletQuery => Wallet,
     JourneysQuery => Journeys,
+    BillsQuery => Bills,
 );
 
 /// Messages of [`TenantActor`].
@@ -175,6 +179,7 @@ impl Actor for TenantActor {
                     TenantQuery::Fraud(query) => fraud::handle(brand, query).await,
                     TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
                     TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
+                    TenantQuery::Bills(query) => bills::handle(brand, query).await,
                 };
                 let _ = reply.send(answer);
             }

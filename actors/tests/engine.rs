@@ -46,6 +46,7 @@ async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, 
             partitions: 4,
             passivate_after: Duration::from_secs(60),
             fault_panic_order_id: fault.map(str::to_owned),
+            services: Default::default(),
         },
     );
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
@@ -133,7 +134,12 @@ async fn a_passivated_tenant_reloads_its_state_from_the_store() {
         Repo::new(store),
         bus.clone(),
         None,
-        EngineConfig { partitions: 2, passivate_after: Duration::from_millis(200), fault_panic_order_id: None },
+        EngineConfig {
+            partitions: 2,
+            passivate_after: Duration::from_millis(200),
+            fault_panic_order_id: None,
+            services: Default::default(),
+        },
     );
     engine.set_owned(&(0..2).collect::<BTreeSet<u32>>()).await;
     let gateway = TenantGateway::new(Some(engine.clone()), None, 2);
@@ -179,6 +185,8 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
                         auto_id: None,
                         template_id: None,
                         button: None,
+                        sender_id: None,
+                        not_before: None,
                     }),
                 )
                 .await
@@ -335,7 +343,12 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
     let recorder = Arc::new(RecordOrders { calls: std::sync::Mutex::new(Vec::new()) });
     let mut reactions = engage_actors::capabilities::order_reactions();
     reactions.push(recorder.clone());
-    let config = EngineConfig { partitions: 4, passivate_after: Duration::from_secs(60), fault_panic_order_id: None };
+    let config = EngineConfig {
+        partitions: 4,
+        passivate_after: Duration::from_secs(60),
+        fault_panic_order_id: None,
+        services: Default::default(),
+    };
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
     let gateway = TenantGateway::new(Some(engine.clone()), None, 4);

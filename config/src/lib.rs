@@ -192,13 +192,21 @@ pub struct Settings {
     pub job_auto_campaign_sync: String,
     /// Cron of the weekly journey health reports (`ENGAGE_JOB_HEALTH_REPORTS`; Monday 12:00).
     pub job_health_reports: String,
+    /// Cron of the digital bill generation (`ENGAGE_JOB_BILL_GENERATION`; 09:57).
+    pub job_bill_generation: String,
+    /// Cron of the daily digital bill report (`ENGAGE_JOB_BILL_REPORT`; 11:32).
+    pub job_bill_report: String,
+    /// The link service that makes bills' short links (`ENGAGE_LINK_SERVICE_URL`; `POST` answering
+    /// `shortened_url`, `bill_id`). Unset: engage serves each bill itself at `/b/<bill_id>`.
+    pub link_service_url: Option<String>,
     /// The public base URL of this service, for links in messages (`ENGAGE_PUBLIC_URL`; default
     /// `http://<http_addr>`).
     pub public_url: Option<String>,
     /// Secret that signs chat tracking links (`ENGAGE_LINK_SECRET`). Unset: one is made at first
     /// start and kept in the store, so every node sharing the store signs alike.
     pub link_secret: Option<Secret>,
-    /// Where the health reports are POSTed (`ENGAGE_MAIL_SERVICE_URL`); unset: written only.
+    /// Where the health and bill reports are POSTed (`ENGAGE_MAIL_SERVICE_URL`); unset: written
+    /// only.
     pub mail_service_url: Option<String>,
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
@@ -261,6 +269,9 @@ impl Default for Settings {
             job_roi_welcome: "0 30 7 * * *".to_owned(),
             job_auto_campaign_sync: "0 47 12 * * *".to_owned(),
             job_health_reports: "0 0 12 * * Mon".to_owned(),
+            job_bill_generation: "0 57 9 * * *".to_owned(),
+            job_bill_report: "0 32 11 * * *".to_owned(),
+            link_service_url: None,
             public_url: None,
             link_secret: None,
             mail_service_url: None,
@@ -392,6 +403,7 @@ impl Settings {
             ("push_provider_url", &self.push_provider_url),
             ("public_url", &self.public_url),
             ("mail_service_url", &self.mail_service_url),
+            ("link_service_url", &self.link_service_url),
         ] {
             if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
                 return Err(ConfigError::new(key, "must be an http(s) URL"));
@@ -406,7 +418,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 15] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 17] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -423,6 +435,8 @@ impl Settings {
             ("roi_welcome", &self.job_roi_welcome),
             ("auto_campaign_sync", &self.job_auto_campaign_sync),
             ("health_reports", &self.job_health_reports),
+            ("bill_generation", &self.job_bill_generation),
+            ("bill_report", &self.job_bill_report),
         ]
     }
 

@@ -207,7 +207,7 @@ async fn a_chat_button_link_counts_its_click_and_redirects_and_bad_links_count_n
 }
 
 /// A mail service on a loopback port: records each request's text fields and files.
-async fn mail_service() -> (String, Arc<Mutex<Vec<(Vec<(String, String)>, Vec<(String, Vec<u8>)>)>>>) {
+pub(crate) async fn mail_service() -> (String, Arc<Mutex<Vec<(Vec<(String, String)>, Vec<(String, Vec<u8>)>)>>>) {
     type Got = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<(String, Vec<u8>)>)>>>;
     async fn handle(State(got): State<Got>, mut form: Multipart) -> &'static str {
         let (mut fields, mut files) = (Vec::new(), Vec::new());
@@ -232,6 +232,11 @@ async fn mail_service() -> (String, Arc<Mutex<Vec<(Vec<(String, String)>, Vec<(S
 /// The text of every cell of an XLSX workbook (shared strings and numbers), read by Python's
 /// zipfile: the file is a real workbook, not just bytes.
 fn xlsx_text(bytes: &[u8]) -> String {
+    xlsx_sheet(bytes, 1)
+}
+
+/// The text of every cell of sheet `sheet` (from 1) of an XLSX workbook, as [`xlsx_text`].
+pub(crate) fn xlsx_sheet(bytes: &[u8], sheet: u32) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("book.xlsx");
     std::fs::write(&path, bytes).unwrap();
@@ -240,10 +245,11 @@ fn xlsx_text(bytes: &[u8]) -> String {
                   assert z.testzip() is None\n\
                   names = z.namelist()\n\
                   strings = re.findall(r'<t[^>]*>([^<]*)</t>', z.read('xl/sharedStrings.xml').decode()) if 'xl/sharedStrings.xml' in names else []\n\
-                  sheet = z.read('xl/worksheets/sheet1.xml').decode()\n\
+                  sheet = z.read('xl/worksheets/sheet' + sys.argv[2] + '.xml').decode()\n\
                   numbers = re.findall(r'<c r=\"[A-Z]+[0-9]+\"(?![^>]*t=\"s\")[^>]*><v>([^<]*)</v>', sheet)\n\
                   print(' | '.join(strings + numbers))\n";
-    let out = std::process::Command::new("python3").args(["-c", script]).arg(&path).output().unwrap();
+    let out =
+        std::process::Command::new("python3").args(["-c", script]).arg(&path).arg(sheet.to_string()).output().unwrap();
     assert!(out.status.success(), "not a readable workbook: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

@@ -7,6 +7,7 @@
 
 mod helpers;
 
+mod bills;
 mod campaigns;
 mod cli;
 mod cloudwatch;

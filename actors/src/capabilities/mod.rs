@@ -13,6 +13,7 @@
 //! | [`otp`] | [`otp::OtpQuery`] | |
 //! | [`fraud`] | [`fraud::FraudQuery`] | |
 //! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | [`journeys::SendWelcome`] |
+//! | [`bills`] | [`bills::BillsQuery`] (configurations, widgets, funnel, generation pages) | [`bills::GenerateBill`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
 
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use crate::reaction::OrderReaction;
 
+pub mod bills;
 pub mod customers;
 pub mod fraud;
 pub mod journeys;
@@ -40,5 +42,6 @@ pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {
         Arc::new(rewards::ConfirmPendingCoupon),
         Arc::new(redemption::ConfirmPendingRedemption),
         Arc::new(journeys::SendWelcome),
+        Arc::new(bills::GenerateBill),
     ]
 }

@@ -33,6 +33,7 @@ async fn apply_order(
     facts: &OrderFacts,
     version: &str,
     ops: &mut Vec<WriteOp>,
+    status: &mut u8,
 ) -> Result<Customer, StoreError> {
     let ctx = brand.ctx.clone();
     #[cfg(feature = "fault-injection")]
@@ -45,7 +46,7 @@ async fn apply_order(
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     let mut customer = brand.customer_or_new(&facts.phone, now).await?;
     let applied = customer.apply_order(facts, version);
-    let event = OrderEvent { facts, envelope, received, applied };
+    let event = OrderEvent { facts, envelope, received, applied, queue_status: STATUS_PROCESSED.into() };
     for reaction in &ctx.reactions {
         reaction.react(brand, &event, &mut customer, ops).await?;
     }
@@ -55,6 +56,7 @@ async fn apply_order(
         ));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => format!("{applied:?}").to_lowercase()).increment(1);
+    *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);
     if envelope.api_source.as_deref() == Some("lambda") {
         ops.push(merge_business(brand, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);
     }
@@ -105,11 +107,12 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
     let mut ops = Vec::new();
     let mut touched: Option<Customer> = None;
     let mut error = None;
+    let mut status = STATUS_PROCESSED;
 
     match envelope.kind {
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
             Ok(facts) if facts.is_cart() => touched = Some(open_cart(brand, &facts, received, &mut ops).await?),
-            Ok(facts) => touched = Some(apply_order(brand, envelope, &facts, &version, &mut ops).await?),
+            Ok(facts) => touched = Some(apply_order(brand, envelope, &facts, &version, &mut ops, &mut status).await?),
             Err(not_an_order) => error = Some(not_an_order.to_string()),
         },
         EventKind::Customer => match text("phone") {
@@ -175,7 +178,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
         data: envelope.payload.clone(),
         source: envelope.source_id,
         inserted_at: ist_timestamp(received),
-        status: if error.is_some() { STATUS_UNPROCESSABLE } else { STATUS_PROCESSED },
+        status: if error.is_some() { STATUS_UNPROCESSABLE } else { status },
         api_source: envelope.api_source.clone(),
         id: envelope.id.clone(),
         kind: serde_json::to_value(envelope.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),

@@ -131,6 +131,8 @@ pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
                 auto_id: None,
                 template_id: None,
                 button: None,
+                sender_id: None,
+                not_before: None,
             };
             send_now(brand, &send, vec![keys::otp(&brand.tenant, &phone).put(&row)], now).await?;
             reply(Ok(Generated { expires_at: expires_at.to_rfc3339() }))

@@ -83,6 +83,12 @@ pub struct SendRequest {
     /// A chat message's call-to-action button, when any.
     #[serde(default)]
     pub button: Option<ChatButton>,
+    /// The sender (SMS sender id), when the caller names one.
+    #[serde(default)]
+    pub sender_id: Option<String>,
+    /// Not delivered before this instant (a digital bill's `scheduled_at`); none: the next drain.
+    #[serde(default)]
+    pub not_before: Option<DateTime<Utc>>,
 }
 
 /// A chat message's call-to-action button. The drain sends its `url` as a signed tracking link
@@ -167,6 +173,12 @@ pub struct QueuedSend {
     /// A chat call-to-action button.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub button: Option<ChatButton>,
+    /// The sender id, when the send names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_id: Option<String>,
+    /// The drains leave it queued until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<DateTime<Utc>>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -429,6 +441,8 @@ pub async fn queue_send(
         refund_txn_id: None,
         template_id: send.template_id.clone(),
         button: send.button.clone(),
+        sender_id: send.sender_id.clone(),
+        not_before: send.not_before,
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
     ops.push(row.key().put(&row));

@@ -19,6 +19,7 @@
 //! | [`Staff`] | staff token (`token:`) | the body's `parent_business_id` (or `parentBusinessId`), which must be the token's | staff family: 403 `invalid credentials` / not allowed for this business, 400 `{message, errors}`, 500 when the check fails |
 //! | [`Integration`] | integration token (raw `Authorization:`) | the token's; a body naming another is 403 `xE_103` | integration family: 401 `xE_101`, 400 `xE_102` |
 //! | [`Open`] | none (the `/pos_e/v1` routes, `/crm_api/get/customer/details`) | the body's `parent_business_id`, required | integration family: 400 `xE_102` |
+//! | [`Ingested`] | ingestion token (`token:`) | the token's | staff family |
 //! | [`AppCustomer`] | app token (`token:` + `source: mobile`) | the token's, and the customer is the token's | staff family |
 //!
 //! The schemas and the types cannot drift apart: a test in [`super::requests`] checks every
@@ -98,6 +99,30 @@ pub fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, 
 /// A decimal field of a body, or `current` when the body leaves it out.
 pub fn decimal_or(given: &Option<serde_json::Number>, current: rust_decimal::Decimal) -> rust_decimal::Decimal {
     given.as_ref().and_then(|n| engage_actors::domain::order::decimal(&Value::Number(n.clone()))).unwrap_or(current)
+}
+
+/// An ingestion-token request: the brand is the token's (staff error family).
+pub struct Ingested<T> {
+    /// The token's brand.
+    pub brand: String,
+    /// The decoded body.
+    pub body: T,
+}
+
+impl<T: PlatformRequest> FromRequest<AppState> for Ingested<T> {
+    type Rejection = StaffError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let grant = token(state, TokenKind::Ingestion, request.headers()).await?;
+        let body: T = decode(request, state).await.map_err(StaffError::invalid)?;
+        Ok(Self { brand: grant.parent, body })
+    }
+}
+
+/// The body of `request`, checked against `T`'s schema and decoded, for handlers that check
+/// their caller themselves.
+pub async fn checked_body<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, StaffError> {
+    decode(request, state).await.map_err(StaffError::invalid)
 }
 
 /// An integration-token request: the brand is the token's.

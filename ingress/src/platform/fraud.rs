@@ -384,6 +384,8 @@ async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQue
             auto_id: None,
             template_id: None,
             button: None,
+            sender_id: None,
+            not_before: None,
         });
         match state.platform.gateway.ask_as::<Queued>(&brand, query).await {
             Ok(done) => {

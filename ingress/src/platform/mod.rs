@@ -11,6 +11,7 @@
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
+//! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -23,6 +24,8 @@
 
 pub mod admin;
 pub mod auth;
+pub mod bill_page;
+pub mod bills;
 pub mod body;
 pub mod chat;
 pub mod customers;
@@ -83,6 +86,7 @@ pub fn router() -> Router<AppState> {
         .merge(fraud::router())
         .merge(wallet::router())
         .merge(journeys::router())
+        .merge(bills::router())
         .merge(admin::router())
 }
 
@@ -91,7 +95,7 @@ const FLAG_ROUTES: &[&str] = &["/crm_api/block_unblock_resolve_contacts", "/crm_
 
 fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     let error = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
-    let mut responses = if matches!(auth, Auth::Staff | Auth::App) {
+    let mut responses = if matches!(auth, Auth::Staff | Auth::App | Auth::Ingestion) {
         // the staff family: `{message[, errors]}`
         let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
         json!({
@@ -237,15 +241,31 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/journeys/settings", Auth::Staff, "JourneySettingsRequest", "Read or change the brand's quiet hours and frequency cap: {status, data: {quiet_hours, frequency_cap}}"),
         ("/crm_api/wallet/get_pricing", Auth::Staff, "WalletPricingRequest", "The brand's price table for paid messages: {status, pricing} (the spec's values until one is set)"),
         ("/crm_api/wallet/set_pricing", Auth::Staff, "WalletPricingRequest", "Change the brand's price table (fields left out keep their value): {status, message, pricing}"),
+        ("/crm_api/links/getWidgetList", Auth::Staff, "BillRequest", "The widget catalogue: {status, data: [{id, name, kind, status}]} (six kinds)"),
+        ("/crm_api/links/addBusinessConfig", Auth::Staff, "BillConfigRequest", "Create or replace a business's digital-bill configuration (business_id left out: the brand's own, parentId \"0\"): {status: 1, message, data: link_config}"),
+        ("/crm_api/update/bill/status", Auth::Staff, "BillRequest", "Turn a business's bills on or off (status 0/1; also business_configs.digital_bill): {status: 1, message, data, digital_bill}; 404 when it has no configuration"),
+        ("/crm_api/links/getBusinessConfig", Auth::Staff, "BillRequest", "A business's configuration, the brand's when it has none (inherited), and its widgets: {status, data: {config, inherited, widgets}}"),
+        ("/crm_api/links/addWidget", Auth::Staff, "WidgetRequest", "Map a catalogue widget (widget_id) for a business: {status: 1, message, data: widget}; 400 when the business has that kind already"),
+        ("/crm_api/links/editWidget", Auth::Staff, "WidgetRequest", "Change a widget mapping (id): {status: 1, message, data: widget}; 404 unknown"),
+        ("/crm_api/get_digital_bill_customers", Auth::Staff, "BillRequest", "Bills sent, newest first, 10 a page (business_id, start, end optional): {status, data: [bill customer record], total, page, page_size}"),
+        ("/crm_api/get_digital_bill_mis", Auth::Staff, "BillRequest", "The funnel between start and end (IST days): {status, data: {totals: {total_bill_sent, total_clicks, unique_clicks, total_sms_sent, total_chat_sent}, opening_percentage (unique_clicks / total_bill_sent, %), days: [per day and outlet]}}"),
+        ("/crm_api/invoice/open", Auth::Ingestion, "BillEventRequest", "Count an open: clicked + 1; the day's total_clicks + 1, unique_clicks + 1 on the first open: {status: 1, counted, clicked}; an unknown bill_id changes nothing (counted false)"),
+        ("/crm_api/feedback_invoice/open", Auth::Ingestion, "BillEventRequest", "Count an open of the bill's feedback link: {status: 1, counted, feedback_opens}"),
+        ("/crm_api/update/widget/insight", Auth::Ingestion, "WidgetInsightRequest", "A widget click (clicks + 1) or watch time (watchTime set): {status: 1, counted}. Also accepts the bill page's own token (Authorization: Bearer), for its bill only"),
+        ("/crm_api/invoice/download", Auth::Ingestion, "BillEventRequest", "Count a download: download_flag + 1: {status: 1, counted, download_flag}"),
     ] {
         let mut op = operation(summary, auth, schema, object.clone());
         // every tenant route can name a customer, coupon or reward the brand does not have
-        let family = if matches!(auth, Auth::Staff | Auth::App) { "StaffErrorBody" } else { "IntegrationErrorBody" };
+        let family =
+            if matches!(auth, Auth::Staff | Auth::App | Auth::Ingestion) { "StaffErrorBody" } else { "IntegrationErrorBody" };
         let body = json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{family}")}}});
         op["responses"]["404"] = json!({"description": "not found (customer, coupon, reward or journey)", "content": body});
         if auth == Auth::None {
             // the open /pos_e/v1 routes: a fraud denial (fraud_detected) or a refused one-time password
             op["responses"]["403"] = json!({"description": "xE_108/xE_109 fraud_detected denial, xE_112 one-time password refused", "content": body});
+        }
+        if path == "/crm_api/update/widget/insight" {
+            op["security"] = json!([{"ingestionToken": []}, {"billPageToken": []}]);
         }
         if FLAG_ROUTES.contains(&path) {
             op["responses"]["409"] = json!({"description": "the flag transition is refused in the contact's state", "content": body});
@@ -297,6 +317,20 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
                 "410": {"description": "the link has expired (30 days after delivery); nothing counted",
                         "content": {"application/json": {"schema": refused}}}}}}),
     );
+    let html = |what: &str| json!({"description": what, "content": {"text/html": {"schema": {"type": "string"}}}});
+    paths.insert(
+        "/b/{bill_id}".to_owned(),
+        json!({"get": {
+            "summary": "A digital bill as a mobile web page (engage's own link service): counts an open as /invoice/open does",
+            "tags": ["platform"],
+            "security": [],
+            "parameters": [{"name": "bill_id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+            "responses": {
+                "200": html("the bill page"),
+                "404": html("unknown bill: a page saying so"),
+                "410": html("the bill link has expired (linkValidity days): a page saying so"),
+                "503": html("the brand's owner is unavailable; retry")}}}),
+    );
     let mut blocked =
         operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
     blocked.as_object_mut().map(|o| o.remove("requestBody"));
@@ -338,6 +372,10 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         json!({"type": "apiKey", "in": "header", "name": "Authorization", "description": "the raw token, no Bearer"}),
     );
     security.insert("appToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token", "description": "an app token, with the header source: mobile"}));
+    security.insert(
+        "billPageToken".to_owned(),
+        json!({"type": "http", "scheme": "bearer", "description": "the token a bill page carries (data-token), for its own bill"}),
+    );
     security.insert("internalJwt".to_owned(), json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}));
     (paths, schemas, security)
 }

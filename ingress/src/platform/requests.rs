@@ -57,6 +57,11 @@ platform_requests!(
     JourneyReportRequest,
     JourneySettingsRequest,
     CampaignTagRequest,
+    BillRequest,
+    BillConfigRequest,
+    WidgetRequest,
+    BillEventRequest,
+    WidgetInsightRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -99,10 +104,26 @@ brand_field!(
     JourneyReportRequest,
     JourneySettingsRequest,
     CampaignTagRequest,
+    BillRequest,
+    BillConfigRequest,
+    WidgetRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
+
+/// Bodies of ingestion-token routes: the brand is the token's.
+macro_rules! brand_of_token {
+    ($($ty:ident),*) => {$(
+        impl $ty {
+            fn named_brand(&self) -> Option<&str> {
+                None
+            }
+        }
+    )*};
+}
+
+brand_of_token!(BillEventRequest, WidgetInsightRequest);
 
 /// `/crm_api/get/customer/details`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -456,6 +477,73 @@ pub struct AutoCampaignRequest {
     pub campaign_type: String,
     pub icon_url: Option<String>,
     pub execution_type: String,
+}
+
+/// The digital-bill staff reads and the on/off toggle.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BillRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub status: Option<u8>,
+    pub page: Option<u64>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+}
+
+/// `/crm_api/links/addBusinessConfig`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BillConfigRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub mode: u8,
+    #[serde(rename = "type")]
+    pub bill_type: Option<i64>,
+    #[serde(rename = "linkValidity")]
+    pub link_validity: Option<i64>,
+    #[serde(rename = "brandColor")]
+    pub brand_color: Option<String>,
+    #[serde(rename = "enableFooter")]
+    pub enable_footer: Option<u8>,
+    #[serde(rename = "footerButton")]
+    pub footer_button: Option<String>,
+    pub time: Option<i64>,
+    pub status: Option<u8>,
+    pub sms_template: Option<String>,
+    pub chat_template: Option<String>,
+    pub chat_template_type: Option<String>,
+    pub sender_id: Option<String>,
+    pub sms_variables: Option<String>,
+    pub chat_variables: Option<String>,
+    pub platform: Option<Vec<String>>,
+}
+
+/// `/crm_api/links/addWidget` and `/crm_api/links/editWidget`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct WidgetRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub id: Option<u64>,
+    pub widget_id: Option<u32>,
+    pub sequence: Option<i64>,
+    pub title: Option<String>,
+    pub value: Option<String>,
+    pub static_banner_link: Option<String>,
+    pub status: Option<u8>,
+}
+
+/// `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/invoice/download`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BillEventRequest {
+    pub bill_id: String,
+}
+
+/// `/crm_api/update/widget/insight`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct WidgetInsightRequest {
+    pub bill_id: String,
+    pub widget_id: u32,
+    pub event_type: String,
+    pub watch_time: Option<u64>,
 }
 
 #[cfg(test)]

@@ -41,6 +41,11 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("JourneySettingsRequest", include_str!("schemas/journey_settings.json")),
     ("CampaignTagRequest", include_str!("schemas/campaign_tag.json")),
     ("AutoCampaignRequest", include_str!("schemas/auto_campaign.json")),
+    ("BillRequest", include_str!("schemas/bill.json")),
+    ("BillConfigRequest", include_str!("schemas/bill_config.json")),
+    ("WidgetRequest", include_str!("schemas/widget.json")),
+    ("BillEventRequest", include_str!("schemas/bill_event.json")),
+    ("WidgetInsightRequest", include_str!("schemas/widget_insight.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -142,6 +142,8 @@ pub async fn queue(
             auto_id: Some(campaign.auto_id()),
             template_id: Some(campaign.template_id.clone()),
             button: None,
+            sender_id: None,
+            not_before: None,
         };
         // a recipient already paid for (a retried chunk) is neither counted nor paid again
         match queue_send(brand, &mut purse, &send, now, &mut ops).await {

@@ -337,6 +337,8 @@ async fn send(
             auto_id: Some(journey.campaign_journey_id.clone()),
             template_id: None,
             button: (*channel == JourneyChannel::Chat).then(|| data.chat_button(&reach.occasion)).flatten(),
+            sender_id: None,
+            not_before: None,
         };
         match queue_send(brand, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),

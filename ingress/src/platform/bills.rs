@@ -1,0 +1,366 @@
+//! Digital bills (spec "Digital bills", relative to `/crm_api`, POST), and the bill page engage
+//! serves itself when no link service is set (`GET /b/{bill_id}`). The bills live in the brand's
+//! tenant actor ([`engage_actors::capabilities::bills`]); the page is [`super::bill_page`].
+//!
+//! | Route | Auth | Body | Answer |
+//! |---|---|---|---|
+//! | `/links/getWidgetList` | staff | BillRequest | `{status: true, data: [{id, name, kind, status}]}`: the six kinds |
+//! | `/links/addBusinessConfig` | staff | BillConfigRequest | `{status: 1, message, data: <link_config>}` |
+//! | `/update/bill/status` | staff | BillRequest + `status` | `{status: 1, message, data: <link_config>}`; 404 without a configuration |
+//! | `/links/getBusinessConfig` | staff | BillRequest | `{status: true, data: {config, inherited, widgets}}` |
+//! | `/links/addWidget` | staff | WidgetRequest + `widget_id` | `{status: 1, message, data: <widget>}` |
+//! | `/links/editWidget` | staff | WidgetRequest + `id` | `{status: 1, message, data: <widget>}`; 404 unknown |
+//! | `/get_digital_bill_customers` | staff | BillRequest (`page`, `start`, `end`) | `{status: true, data: [bill], total, page, page_size: 10}` |
+//! | `/get_digital_bill_mis` | staff | BillRequest + `start`, `end` | `{status: true, data: {totals, opening_percentage, days}}` |
+//! | `/invoice/open` | ingestion | BillEventRequest | `{status: 1, counted, clicked}` |
+//! | `/feedback_invoice/open` | ingestion | BillEventRequest | `{status: 1, counted, feedback_opens}` |
+//! | `/update/widget/insight` | ingestion, or the bill page's own token | WidgetInsightRequest | `{status: 1, counted}` |
+//! | `/invoice/download` | ingestion | BillEventRequest | `{status: 1, counted, download_flag}` |
+//! | `GET /b/{bill_id}` (no `/crm_api`, no token) | – | – | the bill page (HTML); counts an open; 404 / 410 pages |
+
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::bills::{
+    BillPage, BillsQuery, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
+};
+use engage_actors::domain::wallet::TemplateType;
+use engage_actors::keys;
+use engage_actors::links::BillPageClaims;
+use engage_actors::QueryError;
+
+use super::auth::token;
+use super::bill_page;
+use super::edge::{answer, checked_body, staff_answer, Answer, Ingested, Staff, StaffAnswer};
+use super::errors::StaffError;
+use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
+use super::tokens::TokenKind;
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/crm_api/links/getWidgetList", post(widget_list))
+        .route("/crm_api/links/addBusinessConfig", post(add_business_config))
+        .route("/crm_api/update/bill/status", post(update_bill_status))
+        .route("/crm_api/links/getBusinessConfig", post(get_business_config))
+        .route("/crm_api/links/addWidget", post(add_widget))
+        .route("/crm_api/links/editWidget", post(edit_widget))
+        .route("/crm_api/get_digital_bill_customers", post(bill_customers))
+        .route("/crm_api/get_digital_bill_mis", post(bill_mis))
+        .route("/crm_api/invoice/open", post(invoice_open))
+        .route("/crm_api/feedback_invoice/open", post(feedback_invoice_open))
+        .route("/crm_api/update/widget/insight", post(widget_insight))
+        .route("/crm_api/invoice/download", post(invoice_download))
+        .route("/b/{bill_id}", get(bill_page_route))
+}
+
+/// A refusal of the bills capability in the staff family: `Invalid` messages start with the
+/// pointer of the field they are about (`/widget_id: …`).
+fn refused(error: QueryError, what: &str) -> StaffError {
+    match error {
+        QueryError::NotFound => StaffError::not_found(what),
+        QueryError::Invalid(message) => match message.split_once(": ") {
+            Some((pointer, text)) if pointer.starts_with('/') => StaffError::invalid_message(pointer, text),
+            _ => StaffError::invalid_message("", message),
+        },
+        other => other.into(),
+    }
+}
+
+/// The business a body names: `business_id`, else the brand itself.
+fn business(brand: &str, business_id: Option<String>) -> String {
+    business_id.filter(|b| !b.is_empty()).unwrap_or_else(|| brand.to_owned())
+}
+
+/// `/crm_api/links/getWidgetList`.
+async fn widget_list(Staff { .. }: Staff<BillRequest>) -> Json<StaffAnswer<Value>> {
+    staff_answer(json!({"data": WIDGETS}))
+}
+
+/// `/crm_api/links/addBusinessConfig`.
+async fn add_business_config(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BillConfigRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let now = Utc::now();
+    let business_id = business(&brand, body.business_id);
+    let parent_id = if business_id == brand { "0".to_owned() } else { brand.clone() };
+    let config = LinkConfig {
+        business_id,
+        parent_id,
+        mode: body.mode,
+        bill_type: body.bill_type.unwrap_or(1),
+        link_validity: body.link_validity.unwrap_or(0),
+        brand_color: body.brand_color.unwrap_or_default(),
+        enable_footer: body.enable_footer.unwrap_or(0),
+        footer_button: body.footer_button.unwrap_or_default(),
+        time: body.time.unwrap_or(0),
+        status: body.status.unwrap_or(1),
+        sms_template: body.sms_template,
+        chat_template: body.chat_template,
+        chat_template_type: if body.chat_template_type.as_deref() == Some("MARKETING") {
+            TemplateType::Marketing
+        } else {
+            TemplateType::Utility
+        },
+        sender_id: body.sender_id,
+        sms_variables: body.sms_variables,
+        chat_variables: body.chat_variables,
+        bill_platform: body.platform.unwrap_or_default(),
+        inserted_at: now,
+        updated_at: now,
+    };
+    let query = BillsQuery::SaveConfig { config: Box::new(config) };
+    let saved: LinkConfig =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "configuration"))?;
+    Ok(answer(json!({"message": "Digital bill configuration saved", "data": saved})))
+}
+
+/// `/crm_api/update/bill/status`.
+async fn update_bill_status(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BillRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let Some(status) = body.status else {
+        return Err(StaffError::invalid_message("/status", "status (0 or 1) is required"));
+    };
+    let query = BillsQuery::SetStatus { business_id: business(&brand, body.business_id), status, now: Utc::now() };
+    let config: LinkConfig = state
+        .platform
+        .gateway
+        .ask_as(&brand, query)
+        .await
+        .map_err(|e| refused(e, "digital bill configuration of this business"))?;
+    let message = if status == 1 { "Digital bill turned on" } else { "Digital bill turned off" };
+    Ok(answer(json!({"message": message, "data": config, "digital_bill": status})))
+}
+
+/// `/crm_api/links/getBusinessConfig`.
+async fn get_business_config(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BillRequest>,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    let query = BillsQuery::Config { business_id: business(&brand, body.business_id) };
+    let view: ConfigView =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "configuration"))?;
+    Ok(staff_answer(json!({"data": view})))
+}
+
+fn widget_fields(body: &WidgetRequest) -> WidgetFields {
+    WidgetFields {
+        sequence: body.sequence,
+        title: body.title.clone(),
+        value: body.value.clone(),
+        static_banner_link: body.static_banner_link.clone(),
+        status: body.status,
+    }
+}
+
+/// `/crm_api/links/addWidget`.
+async fn add_widget(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<WidgetRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let Some(widget_id) = body.widget_id else {
+        return Err(StaffError::invalid_message("/widget_id", "widget_id (the catalogue id, 1 to 6) is required"));
+    };
+    let fields = widget_fields(&body);
+    let query =
+        BillsQuery::AddWidget { business_id: business(&brand, body.business_id), widget_id, fields, now: Utc::now() };
+    let widget: WidgetMapping = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "widget"))?;
+    Ok(answer(json!({"message": "Widget added", "data": widget})))
+}
+
+/// `/crm_api/links/editWidget`.
+async fn edit_widget(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<WidgetRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let Some(id) = body.id else {
+        return Err(StaffError::invalid_message("/id", "id (the widget mapping's id) is required"));
+    };
+    let query = BillsQuery::EditWidget { id, fields: widget_fields(&body) };
+    let widget: WidgetMapping = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "widget"))?;
+    Ok(answer(json!({"message": "Widget updated", "data": widget})))
+}
+
+fn period(body: &BillRequest) -> Result<(), StaffError> {
+    match (&body.start, &body.end) {
+        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
+        _ => Ok(()),
+    }
+}
+
+/// `/crm_api/get_digital_bill_customers`.
+async fn bill_customers(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BillRequest>,
+) -> Result<Json<StaffAnswer<BillPage>>, StaffError> {
+    period(&body)?;
+    let query = BillsQuery::Customers {
+        business_id: body.business_id.clone(),
+        page: body.page.unwrap_or(1),
+        start: body.start.clone(),
+        end: body.end.clone(),
+    };
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?))
+}
+
+/// `/crm_api/get_digital_bill_mis`.
+async fn bill_mis(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BillRequest>,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    period(&body)?;
+    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
+        let missing = if body.start.is_none() { "/start" } else { "/end" };
+        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
+    };
+    let query = BillsQuery::Mis { business_id: body.business_id, start, end };
+    let mis: Mis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?;
+    Ok(staff_answer(json!({"data": mis})))
+}
+
+/// Asks the bill's brand `query`; the answer's `counted` and one figure of the bill.
+async fn count(
+    state: &AppState,
+    brand: &str,
+    query: BillsQuery,
+    figure: &str,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let counted: Counted = state.platform.gateway.ask_as(brand, query).await.map_err(|e| refused(e, "bill"))?;
+    let mut body = json!({"counted": counted.counted});
+    if let Some(bill) = &counted.bill {
+        body[figure] = serde_json::to_value(bill).ok().map(|b| b[figure].clone()).unwrap_or(Value::Null);
+    }
+    Ok(answer(body))
+}
+
+/// `/crm_api/invoice/open`.
+async fn invoice_open(
+    State(state): State<AppState>,
+    Ingested { brand, body }: Ingested<BillEventRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
+    count(&state, &brand, BillsQuery::Open { bill_id, now: Utc::now() }, "clicked").await
+}
+
+/// `/crm_api/feedback_invoice/open`.
+async fn feedback_invoice_open(
+    State(state): State<AppState>,
+    Ingested { brand, body }: Ingested<BillEventRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
+    count(&state, &brand, BillsQuery::FeedbackOpen { bill_id }, "feedback_opens").await
+}
+
+/// `/crm_api/invoice/download`.
+async fn invoice_download(
+    State(state): State<AppState>,
+    Ingested { brand, body }: Ingested<BillEventRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
+    count(&state, &brand, BillsQuery::Download { bill_id }, "download_flag").await
+}
+
+/// A bill id as sent: engage's own, or the link service's (its alias).
+async fn bill_id(state: &AppState, brand: &str, sent: String) -> Result<String, StaffError> {
+    let alias: Option<Value> =
+        state.platform.repo.get(&keys::bill_alias(brand, &sent)).await.map_err(StaffError::unavailable)?;
+    Ok(alias.and_then(|a| a["bill_id"].as_str().map(str::to_owned)).unwrap_or(sent))
+}
+
+/// `/crm_api/update/widget/insight`: an ingestion token (`token:`), or the bill page's own token
+/// (`Authorization: Bearer`), which is good for its one bill only.
+async fn widget_insight(State(state): State<AppState>, request: Request) -> Result<Json<Answer<Value>>, StaffError> {
+    let headers: HeaderMap = request.headers().clone();
+    let page = page_token(&state, &headers);
+    let brand = match page {
+        Some(Ok(claims)) => Some(claims),
+        Some(Err(())) => return Err(StaffError::invalid_credentials()),
+        None => None,
+    };
+    let (brand, only_bill) = match brand {
+        Some(claims) => (claims.tenant, Some(claims.bill_id)),
+        None => (token(&state, TokenKind::Ingestion, &headers).await?.parent, None),
+    };
+    let body: WidgetInsightRequest = checked_body(request, &state).await?;
+    if only_bill.as_ref().is_some_and(|only| *only != body.bill_id) {
+        return Err(StaffError::invalid_credentials());
+    }
+    let event = if body.event_type == "watch" { InsightEvent::Watch } else { InsightEvent::Click };
+    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
+    let query =
+        BillsQuery::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
+    let counted: Counted = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?;
+    Ok(answer(json!({"counted": counted.counted})))
+}
+
+/// The bill page token of `Authorization: Bearer`, when one is sent: its claims, or `Err` when it
+/// is not one this service signed for a bill page (or has expired).
+fn page_token(state: &AppState, headers: &HeaderMap) -> Option<Result<BillPageClaims, ()>> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    Some(state.platform.links.verify_as::<BillPageClaims>(token.trim()).map_err(|_| ()).and_then(|c| {
+        if c.scope == "bill_page" {
+            Ok(c)
+        } else {
+            Err(())
+        }
+    }))
+}
+
+/// `GET /b/{bill_id}`: the bill as a page; the open is counted as `/invoice/open` counts it.
+async fn bill_page_route(State(state): State<AppState>, Path(bill_id): Path<String>) -> Response {
+    let now = Utc::now();
+    let not_found = || {
+        (
+            StatusCode::NOT_FOUND,
+            Html(bill_page::message_page(
+                "Bill not found",
+                "This bill link is not known. Check the link in your message.",
+            )),
+        )
+            .into_response()
+    };
+    if bill_id.len() > 64 || !bill_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return not_found();
+    }
+    let owner: Option<Value> = match state.platform.repo.get(&keys::bill_code(&bill_id)).await {
+        Ok(owner) => owner,
+        Err(error) => return unavailable(error),
+    };
+    let Some(tenant) = owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)) else { return not_found() };
+    let counted: Counted = match state.platform.gateway.ask_as(&tenant, BillsQuery::Open { bill_id, now }).await {
+        Ok(counted) => counted,
+        Err(error) => return unavailable(error),
+    };
+    let Some(bill) = counted.bill else { return not_found() };
+    if bill.expires_at.is_some_and(|at| at <= now) {
+        let page = bill_page::message_page("This bill link has expired", "Ask the outlet for a copy of your bill.");
+        return (StatusCode::GONE, Html(page)).into_response();
+    }
+    let claims = BillPageClaims {
+        scope: "bill_page".to_owned(),
+        tenant,
+        bill_id: bill.bill_id.clone(),
+        exp: (now + chrono::Duration::days(1)).timestamp(),
+    };
+    let token = state.platform.links.sign(&claims).unwrap_or_default();
+    ([(header::CACHE_CONTROL, "no-store")], Html(bill_page::render(&bill, &token))).into_response()
+}
+
+fn unavailable(error: impl std::fmt::Display) -> Response {
+    tracing::warn!(%error, "bill page unavailable");
+    let page = bill_page::message_page("Temporarily unavailable", "Please try again in a moment.");
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], Html(page)).into_response()
+}

@@ -1,8 +1,12 @@
 //! Baseline for BENCHMARKS.md: a bare axum server that parses a JSON body and answers
-//! `{"accepted": n}`. Nothing else (no schema, no sink). Usage: `bare-json-baseline 127.0.0.1:8091`.
+//! `{"accepted": n}`, and answers `GET /b/{id}` with a fixed 3 KiB HTML page (the floor of the
+//! bill page). Nothing else (no schema, no sink, no store). Usage:
+//! `bare-json-baseline 127.0.0.1:8091`.
 
 use axum::body::Bytes;
-use axum::routing::post;
+use axum::extract::Path;
+use axum::response::Html;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
@@ -18,6 +22,12 @@ async fn main() -> anyhow::Result<()> {
                     Ok(_) => Json(json!({"accepted": 1})),
                     Err(_) => Json(json!({"error": "INVALID_JSON"})),
                 }
+            }),
+        )
+        .route(
+            "/b/{id}",
+            get(|Path(id): Path<String>| async move {
+                Html(format!("<!doctype html><html><body data-bill=\"{id}\">{}</body></html>", "<p>bill</p>".repeat(280)))
             }),
         )
         .layer(axum::extract::DefaultBodyLimit::max(5 * 1024 * 1024));

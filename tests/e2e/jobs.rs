@@ -95,13 +95,13 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     let staff = create_token(&app, "staff", "brand-d").await;
     queue_alerts(&app, &staff, "brand-d", "sms").await;
     let first = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
-    assert_eq!(first["outcome"], json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0}));
+    assert_eq!(first["outcome"], json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0}));
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["retrying"], 1);
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["failed"], 1);
     // nothing left: delivered rows are not sent twice
     assert_eq!(
         admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"],
-        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0, "quiet": 0})
+        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0, "quiet": 0, "scheduled": 0})
     );
     let received = sms.received.lock().unwrap().clone();
     assert_eq!(received.len(), 2 + 3, "two delivered once, the failing one tried three times");
@@ -144,8 +144,9 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     let jobs: Value = jobs.json().await.unwrap();
     assert_eq!(
         jobs["jobs"].as_array().unwrap().len(),
-        15,
-        "drains, revoke, refund, expiry, journeys, carts, five ROI jobs, flag sync, health reports"
+        17,
+        "drains, revoke, refund, expiry, journeys, carts, five ROI jobs, flag sync, health reports, bill \
+         generation and report"
     );
 }
 

@@ -27,7 +27,10 @@ async fn main() -> anyhow::Result<()> {
         .route(
             "/b/{id}",
             get(|Path(id): Path<String>| async move {
-                Html(format!("<!doctype html><html><body data-bill=\"{id}\">{}</body></html>", "<p>bill</p>".repeat(280)))
+                Html(format!(
+                    "<!doctype html><html><body data-bill=\"{id}\">{}</body></html>",
+                    "<p>bill</p>".repeat(280)
+                ))
             }),
         )
         .layer(axum::extract::DefaultBodyLimit::max(5 * 1024 * 1024));

@@ -73,7 +73,9 @@ bill=$(curl -s -H "token: $staff" -H 'Content-Type: application/json' "http://12
 bare_port=$(free_port)
 target/release/bare-json-baseline "127.0.0.1:$bare_port" >/dev/null 2>&1 &
 pids+=($!); wait_port "$bare_port"
-rps() { wrk -t1 -c32 -d10s --latency "$1" | awk '/Requests\/sec/ {print $2} /^ +99%/ {print "p99=" $2}' | paste -sd' '; }
+rps() { # url -> "<req/s> p99=<latency>"
+  wrk -t1 -c32 -d10s --latency "$1" | awk '/Requests\/sec/ {r = $2} /^ +99%/ {p = $2} END {print r " p99=" p}'
+}
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 engage_runs=(); bare_runs=()
 for i in $(seq 1 "$runs"); do

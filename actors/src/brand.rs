@@ -80,6 +80,8 @@ pub struct Brand {
     /// The brand's bill configurations by business, once loaded (the bills capability keeps it
     /// current).
     pub bill_configs: Option<std::collections::BTreeMap<String, crate::capabilities::bills::LinkConfig>>,
+    /// The brand's bill widget mappings, once loaded (kept current the same way).
+    pub bill_widgets: Option<Vec<crate::capabilities::bills::WidgetMapping>>,
 }
 
 impl Brand {
@@ -95,6 +97,7 @@ impl Brand {
             journeys: None,
             journey_settings: None,
             bill_configs: None,
+            bill_widgets: None,
         }
     }
 

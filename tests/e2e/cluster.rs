@@ -837,3 +837,134 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
         "{drained}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_billed_twice() {
+    const BRANDS: usize = 3;
+    const ORDERS: usize = 600;
+    let nats = NatsServer::start().await;
+    let sms = crate::jobs::provider(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = "cluster-admin-key";
+    let common = [
+        ("ENGAGE_NATS_URL", nats.url.as_str()),
+        ("ENGAGE_PARTITIONS", "16"),
+        ("ENGAGE_PARTITION_LEASE_SECS", "3"),
+        ("ENGAGE_ADMIN_KEY", key),
+        ("ENGAGE_SMS_PROVIDER_URL", sms.url.as_str()),
+    ];
+    let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
+    let mut node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
+    let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
+    wait_owners(
+        &nats.url,
+        16,
+        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
+        Duration::from_secs(30),
+    )
+    .await;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let admin = [("x-admin-key", key)];
+    let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-bk{b}")).collect();
+
+    // every brand: ORDERS pos_a orders, processed before any brand has bills on
+    let posts = futures::stream::iter((0..BRANDS * ORDERS).map(|n| {
+        let (client, base) = (client.clone(), node_b.base.clone());
+        async move {
+            let (b, o) = (n % BRANDS, n / BRANDS);
+            let body = json!({"parentBusinessId": format!("brand-bk{b}"), "businessId": "outlet-1",
+                "orderId": format!("bk-{b}-{o}"), "customer": {"phone": format!("98{b}{o:07}")}, "amount": 100});
+            let (status, answer) = call(&client, &base, "/injestion/pos_a", &[], &body).await;
+            assert_eq!(status, 200, "{answer}");
+        }
+    }))
+    .buffer_unordered(8)
+    .collect::<Vec<()>>();
+    posts.await;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while applied(&client, &node_a.base).await + applied(&client, &node_b.base).await < (BRANDS * ORDERS) as u64 {
+        assert!(Instant::now() < deadline, "the orders were not all processed");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    // bills on (brand-level, SMS, immediate) and a wallet of 1,000 per brand
+    let mut staff = Vec::new();
+    for brand in &brands {
+        let (status, token) =
+            call(&client, &node_b.base, "/admin/tokens", &admin, &json!({"kind": "staff", "parent": brand})).await;
+        assert_eq!(status, 201, "{token}");
+        let token = token["token"].as_str().unwrap().to_owned();
+        let auth = [("token", token.as_str())];
+        for (path, body) in [
+            ("/crm_api/links/addBusinessConfig", json!({"mode": 1, "time": 0, "status": 1})),
+            ("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 1000, "reference": "bk"})),
+        ] {
+            let mut body = body;
+            body["parent_business_id"] = json!(brand);
+            let (status, answer) = call(&client, &node_b.base, path, &auth, &body).await;
+            assert_eq!(status, 200, "{path}: {answer}");
+        }
+        staff.push(token);
+    }
+    let ask = |n: usize, path: &'static str, body: Value| {
+        let (client, base, brand, token) = (client.clone(), node_b.base.clone(), brands[n].clone(), staff[n].clone());
+        async move {
+            let mut body = body;
+            body["parent_business_id"] = json!(brand);
+            call(&client, &base, path, &[("token", token.as_str())], &body).await.1
+        }
+    };
+
+    // generation starts on node A; A is killed once brand-bk0's first bill is paid for
+    let job = json!({"name": "bill_generation"});
+    let first = tokio::spawn({
+        let (client, base, job) = (client.clone(), node_a.base.clone(), job.clone());
+        async move { call(&client, &base, "/admin/jobs/run", &[("x-admin-key", key)], &job).await }
+    });
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let row = engage_storage::Store::get(&store, "business_wallets", "brand-bk0", b"outlet-1").await;
+        let wallet: Value = row.ok().flatten().and_then(|v| serde_json::from_slice(&v).ok()).unwrap_or_default();
+        if wallet["balance"].as_str().is_some_and(|b| b != "1000") {
+            break;
+        }
+        assert!(!first.is_finished(), "the job ended before any bill was paid for: {:?}", first.await);
+        assert!(Instant::now() < deadline, "no bill was ever paid for");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    node_a.kill9();
+    let (status, answer) = first.await.unwrap();
+    assert_eq!(status, 0, "node A finished the job before it was killed, so nothing was tested: {answer}");
+
+    // node B takes A's partitions; the job is run again there and bills every order left
+    wait_owners(&nats.url, 16, |o| o.values().all(|n| n == "node-b"), Duration::from_secs(20)).await;
+    let (status, retried) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &job).await;
+    let log = std::fs::read_to_string(dir.path().join("b").with_extension(format!("{}.log", node_b.port)));
+    let errors: Vec<String> = log
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("ERROR") || l.contains("WARN"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(status, 200, "{retried}; node B's errors: {errors:#?}");
+    let left = retried["outcome"]["generated"].as_u64().unwrap() as usize;
+    assert!(left > 0 && left < BRANDS * ORDERS, "the retry billed {left}: {retried}");
+    for (n, brand) in brands.iter().enumerate() {
+        let bills = ask(n, "/crm_api/get_digital_bill_customers", json!({})).await;
+        assert_eq!(bills["total"], ORDERS, "{brand}: {bills}");
+        // every order paid for exactly once: ORDERS SMS bills at 0.1711
+        let wallet = ask(n, "/crm_api/wallet/balance", json!({"business_id": "outlet-1"})).await;
+        let spent = ((1000.0 - wallet["balance"].as_str().unwrap().parse::<f64>().unwrap()) * 10_000.0).round();
+        assert_eq!(spent as i64, ORDERS as i64 * 1711, "{brand}: {wallet}");
+    }
+    // a third run finds nothing to bill; the drain sends one bill to every customer
+    let (_, again) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &job).await;
+    assert_eq!(again["outcome"]["generated"], 0, "{again}");
+    let (_, drained) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &json!({"name": "sms_drain"})).await;
+    let received = sms.received.lock().unwrap().clone();
+    let phones: std::collections::BTreeSet<String> =
+        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!((received.len(), phones.len()), (BRANDS * ORDERS, BRANDS * ORDERS), "{drained}");
+}

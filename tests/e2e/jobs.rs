@@ -95,7 +95,10 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     let staff = create_token(&app, "staff", "brand-d").await;
     queue_alerts(&app, &staff, "brand-d", "sms").await;
     let first = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
-    assert_eq!(first["outcome"], json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0}));
+    assert_eq!(
+        first["outcome"],
+        json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0})
+    );
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["retrying"], 1);
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["failed"], 1);
     // nothing left: delivered rows are not sent twice

@@ -302,7 +302,7 @@ pub async fn generate(
 
 #[allow(clippy::too_many_arguments)]
 async fn make_bill(
-    brand: &Brand,
+    brand: &mut Brand,
     candidate: &Candidate<'_>,
     customer: Option<&Customer>,
     config: &LinkConfig,

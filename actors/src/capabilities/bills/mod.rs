@@ -512,15 +512,21 @@ pub fn applicable<'a>(
     configs.get(business).or_else(|| configs.get(tenant).filter(|c| c.brand_level()))
 }
 
-async fn widgets(brand: &Brand) -> Result<Vec<WidgetMapping>, QueryError> {
+/// The brand's widget mappings in `sequence` (cached in [`Brand::bill_widgets`]: generation reads
+/// them for every bill).
+async fn widgets(brand: &mut Brand) -> Result<Vec<WidgetMapping>, QueryError> {
+    if let Some(all) = &brand.bill_widgets {
+        return Ok(all.clone());
+    }
     let mut all: Vec<WidgetMapping> = brand.repo().all(BILL_WIDGETS, &brand.tenant).await?;
     all.sort_by_key(|w| (w.sequence, w.id));
+    brand.bill_widgets = Some(all.clone());
     Ok(all)
 }
 
 /// The active widgets a bill of outlet `business` shows: the outlet's when it maps any, else the
 /// brand's; in `sequence`.
-pub async fn widgets_for(brand: &Brand, business: &str) -> Result<Vec<WidgetMapping>, QueryError> {
+pub async fn widgets_for(brand: &mut Brand, business: &str) -> Result<Vec<WidgetMapping>, QueryError> {
     let all = widgets(brand).await?;
     let own: Vec<WidgetMapping> = all.iter().filter(|w| w.business_id == business).cloned().collect();
     let chosen = if own.is_empty() { all.into_iter().filter(|w| w.business_id == brand.tenant).collect() } else { own };
@@ -707,7 +713,7 @@ fn apply_fields(widget: &mut WidgetMapping, fields: WidgetFields) {
 }
 
 async fn add_widget(
-    brand: &Brand,
+    brand: &mut Brand,
     business: String,
     widget_id: u32,
     fields: WidgetFields,
@@ -737,14 +743,16 @@ async fn add_widget(
         inserted_at: now,
     };
     apply_fields(&mut widget, fields);
+    brand.bill_widgets = None;
     brand.batch(vec![keys::bill_widget(&brand.tenant, widget.id).put(&widget)]).await?;
     Ok(widget)
 }
 
-async fn edit_widget(brand: &Brand, id: u64, fields: WidgetFields) -> Result<WidgetMapping, QueryError> {
+async fn edit_widget(brand: &mut Brand, id: u64, fields: WidgetFields) -> Result<WidgetMapping, QueryError> {
     let key = keys::bill_widget(&brand.tenant, id);
     let Some(mut widget) = brand.repo().get::<WidgetMapping>(&key).await? else { return Err(QueryError::NotFound) };
     apply_fields(&mut widget, fields);
+    brand.bill_widgets = None;
     brand.batch(vec![key.put(&widget)]).await?;
     Ok(widget)
 }

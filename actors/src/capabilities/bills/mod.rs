@@ -583,15 +583,14 @@ async fn open(brand: &Brand, bill_id: &str, now: DateTime<Utc>) -> Result<Counte
     let Some(bill) = load_bill(brand, bill_id).await? else { return touch(brand, bill_id, |_| None).await };
     let mut row = funnel(brand, &ist_day(now), &bill.child_business_id).await?;
     row.total_clicks += 1;
+    let mut bill = bill;
     if bill.clicked == 0 {
         row.unique_clicks += 1;
     }
-    let put = put_funnel(brand, row, now);
-    touch(brand, bill_id, |bill| {
-        bill.clicked += 1;
-        Some(vec![put])
-    })
-    .await
+    bill.clicked += 1;
+    brand.batch(vec![keys::digital_bill(&brand.tenant, bill_id).put(&bill), put_funnel(brand, row, now)]).await?;
+    metrics::counter!("engage_bill_events_total", "outcome" => "counted").increment(1);
+    Ok(Counted { counted: true, bill: Some(bill) })
 }
 
 fn in_period(day: &str, start: Option<&str>, end: Option<&str>) -> bool {

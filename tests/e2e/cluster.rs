@@ -677,32 +677,71 @@ async fn applied(client: &reqwest::Client, base: &str) -> u64 {
         .unwrap_or(0.0) as u64
 }
 
+/// The admin key of a [`Pair`]'s nodes.
+const PAIR_ADMIN_KEY: &str = "cluster-admin-key";
+
+/// Two engage nodes (A and B) on one nats-server, 16 partitions shared between them with a 3 s
+/// lease, sending SMS to a local provider.
+struct Pair {
+    nats: NatsServer,
+    sms: crate::jobs::Provider,
+    dir: tempfile::TempDir,
+    node_a: Engage,
+    node_b: Engage,
+    client: reqwest::Client,
+}
+
+impl Pair {
+    async fn start() -> Self {
+        let nats = NatsServer::start().await;
+        let sms = crate::jobs::provider(&[]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let common = [
+            ("ENGAGE_NATS_URL", nats.url.as_str()),
+            ("ENGAGE_PARTITIONS", "16"),
+            ("ENGAGE_PARTITION_LEASE_SECS", "3"),
+            ("ENGAGE_ADMIN_KEY", PAIR_ADMIN_KEY),
+            ("ENGAGE_SMS_PROVIDER_URL", sms.url.as_str()),
+        ];
+        let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
+        let node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
+        let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
+        wait_owners(
+            &nats.url,
+            16,
+            |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
+            Duration::from_secs(30),
+        )
+        .await;
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+        Self { nats, sms, dir, node_a, node_b, client }
+    }
+}
+
+/// Waits until the wallet of `tenant`'s `outlet` has been debited, read from the NATS KV store
+/// itself (the tenant actor is busy with the job), while `job` still runs.
+async fn wait_first_debit(nats_url: &str, tenant: &str, outlet: &str, job: &tokio::task::JoinHandle<(u16, Value)>) {
+    let jetstream = async_nats::jetstream::new(async_nats::connect(nats_url).await.unwrap());
+    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let row = engage_storage::Store::get(&store, "business_wallets", tenant, outlet.as_bytes()).await;
+        let wallet: Value = row.ok().flatten().and_then(|v| serde_json::from_slice(&v).ok()).unwrap_or_default();
+        if wallet["balance"].as_str().is_some_and(|b| b != "1000") {
+            return;
+        }
+        assert!(!job.is_finished(), "the job ended before anything was paid for");
+        assert!(Instant::now() < deadline, "nothing was ever paid for");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twice_on_retry() {
     const BRANDS: usize = 3;
     const CUSTOMERS: usize = 1_600;
-    let nats = NatsServer::start().await;
-    let sms = crate::jobs::provider(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let key = "cluster-admin-key";
-    let common = [
-        ("ENGAGE_NATS_URL", nats.url.as_str()),
-        ("ENGAGE_PARTITIONS", "16"),
-        ("ENGAGE_PARTITION_LEASE_SECS", "3"),
-        ("ENGAGE_ADMIN_KEY", key),
-        ("ENGAGE_SMS_PROVIDER_URL", sms.url.as_str()),
-    ];
-    let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
-    let mut node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
-    let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
-    wait_owners(
-        &nats.url,
-        16,
-        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
-        Duration::from_secs(30),
-    )
-    .await;
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let Pair { nats, sms, dir: _dir, mut node_a, node_b, client } = Pair::start().await;
+    let key = PAIR_ADMIN_KEY;
     let admin = [("x-admin-key", key)];
     let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-k{b}")).collect();
 
@@ -782,22 +821,9 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
         let (client, base, job) = (client.clone(), node_a.base.clone(), job.clone());
         async move { call(&client, &base, "/admin/jobs/run", &[("x-admin-key", key)], &job).await }
     });
-    let deadline = Instant::now() + Duration::from_secs(120);
     // the run takes the brands in order: brand-k0's first page of 1,000 is paid for first, and
-    // A dies while it works on the second. The wallet row is read from the store itself (the
-    // tenant actor is busy with the run).
-    let jetstream = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
-    loop {
-        let row = engage_storage::Store::get(&store, "business_wallets", "brand-k0", b"outlet-1").await;
-        let wallet: Value = row.ok().flatten().and_then(|v| serde_json::from_slice(&v).ok()).unwrap_or_default();
-        if wallet["balance"].as_str().is_some_and(|b| b != "1000") {
-            break;
-        }
-        assert!(!first.is_finished(), "the run ended before any page was paid for: {:?}", first.await);
-        assert!(Instant::now() < deadline, "no page of the run was ever paid for");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    // A dies while it works on the second
+    wait_first_debit(&nats.url, "brand-k0", "outlet-1", &first).await;
     node_a.kill9();
     let (status, answer) = first.await.unwrap();
     assert_eq!(status, 0, "node A finished the run before it was killed, so nothing was tested: {answer}");
@@ -842,28 +868,8 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
 async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_billed_twice() {
     const BRANDS: usize = 3;
     const ORDERS: usize = 600;
-    let nats = NatsServer::start().await;
-    let sms = crate::jobs::provider(&[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let key = "cluster-admin-key";
-    let common = [
-        ("ENGAGE_NATS_URL", nats.url.as_str()),
-        ("ENGAGE_PARTITIONS", "16"),
-        ("ENGAGE_PARTITION_LEASE_SECS", "3"),
-        ("ENGAGE_ADMIN_KEY", key),
-        ("ENGAGE_SMS_PROVIDER_URL", sms.url.as_str()),
-    ];
-    let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
-    let mut node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
-    let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
-    wait_owners(
-        &nats.url,
-        16,
-        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
-        Duration::from_secs(30),
-    )
-    .await;
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let Pair { nats, sms, dir, mut node_a, node_b, client } = Pair::start().await;
+    let key = PAIR_ADMIN_KEY;
     let admin = [("x-admin-key", key)];
     let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-bk{b}")).collect();
 
@@ -921,19 +927,7 @@ async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_bil
         let (client, base, job) = (client.clone(), node_a.base.clone(), job.clone());
         async move { call(&client, &base, "/admin/jobs/run", &[("x-admin-key", key)], &job).await }
     });
-    let jetstream = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let row = engage_storage::Store::get(&store, "business_wallets", "brand-bk0", b"outlet-1").await;
-        let wallet: Value = row.ok().flatten().and_then(|v| serde_json::from_slice(&v).ok()).unwrap_or_default();
-        if wallet["balance"].as_str().is_some_and(|b| b != "1000") {
-            break;
-        }
-        assert!(!first.is_finished(), "the job ended before any bill was paid for: {:?}", first.await);
-        assert!(Instant::now() < deadline, "no bill was ever paid for");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_first_debit(&nats.url, "brand-bk0", "outlet-1", &first).await;
     node_a.kill9();
     let (status, answer) = first.await.unwrap();
     assert_eq!(status, 0, "node A finished the job before it was killed, so nothing was tested: {answer}");

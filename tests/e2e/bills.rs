@@ -3,6 +3,12 @@
 //! open / click / download funnel, the bill page in headless Chromium, each skip reason, exact
 //! prices, the delay, the catch-up job and the XLSX report read back.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::Json;
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
@@ -460,4 +466,57 @@ async fn skips_are_counted_by_reason_prices_are_exact_and_the_job_and_report_cat
     assert_eq!(mail.len(), 1);
     assert!(mail[0].0.iter().any(|(k, v)| k == "report" && v == "digital-bills"), "{:?}", mail[0].0);
     assert_eq!(mail[0].1[0].1, bytes);
+}
+
+/// A link service on a loopback port: answers `{shortened_url, bill_id}` (numbered from 700), or
+/// 503 while `down`; records each request.
+async fn link_service() -> (String, Arc<AtomicBool>, Arc<Mutex<Vec<Value>>>) {
+    type S = (Arc<AtomicBool>, Arc<Mutex<Vec<Value>>>);
+    async fn handle(State((down, got)): State<S>, Json(body): Json<Value>) -> axum::response::Response {
+        if down.load(Ordering::SeqCst) {
+            return axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+        let mut got = got.lock().unwrap();
+        got.push(body);
+        let n = 700 + got.len();
+        Json(json!({"shortened_url": format!("https://s.test/{n}"), "bill_id": n})).into_response()
+    }
+    let state: S = (Arc::new(AtomicBool::new(true)), Arc::default());
+    let app = axum::Router::new().route("/links", axum::routing::post(handle)).with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/links", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, state.0, state.1)
+}
+
+#[tokio::test]
+async fn a_link_service_makes_the_short_link_and_its_bill_id_counts_opens() {
+    let sms = provider(&[]).await;
+    let (links, down, asked) = link_service().await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url), ("ENGAGE_LINK_SERVICE_URL", &links)]).await;
+    let (b, ingestion) = brand(&app, "brand-bill-link").await;
+    b.staff("/crm_api/links/addBusinessConfig", json!({"mode": 1, "sms_template": "Bill: x_short_url"})).await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 1, "reference": "l1"})).await;
+
+    // the service is down: no bill, nothing paid, the skip counted; the job bills it once it is up
+    pos_order(&b, "outlet-1", "L-1", "9811600001", json!({})).await;
+    wait_customer(&app, b.name, "9811600001", |c| c["total_orders"] == 1).await;
+    let first = run(&app, "bill_generation", Utc::now()).await["outcome"].clone();
+    assert_eq!((&first["generated"], &first["skipped"]["link_service"]), (&json!(0), &json!(1)), "{first}");
+    assert_eq!(balance(&b, "outlet-1").await, "1");
+    down.store(false, Ordering::SeqCst);
+    let second = run(&app, "bill_generation", Utc::now()).await["outcome"].clone();
+    assert_eq!(second["generated"], 1, "{second}");
+    let bill = wait_bills(&b, "outlet-1", 1).await[0].clone();
+    assert_eq!((&bill["short_url"], &bill["link_service_bill_id"]), (&json!("https://s.test/701"), &json!("701")));
+    let request = asked.lock().unwrap()[0].clone();
+    assert_eq!((&request["order_id"], &request["bill_id"]), (&json!("L-1"), &bill["bill_id"]), "{request}");
+    assert!(request["long_url"].as_str().unwrap().ends_with(&format!("/b/{}", bill["bill_id"].as_str().unwrap())));
+
+    // the message carries the service's link; an open reported with the service's id counts
+    run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!(sms.received.lock().unwrap()[0]["message"], "Bill: https://s.test/701");
+    let (status, opened) =
+        post(&app, "/crm_api/invoice/open", &[("token", &ingestion)], &json!({"bill_id": "701"})).await;
+    assert_eq!((status, &opened["counted"], &opened["clicked"]), (200, &json!(true), &json!(1)), "{opened}");
 }

@@ -718,6 +718,27 @@ impl Pair {
     }
 }
 
+/// POSTs `orders` to `path` of the second node (8 at a time), then waits until the two nodes
+/// together have applied them all.
+async fn post_and_process(client: &reqwest::Client, nodes: [&Engage; 2], path: &str, orders: Vec<Value>) {
+    let count = orders.len() as u64;
+    let posts = futures::stream::iter(orders.into_iter().map(|body| {
+        let (client, base) = (client.clone(), nodes[1].base.clone());
+        async move {
+            let (status, answer) = call(&client, &base, path, &[], &body).await;
+            assert_eq!(status, 200, "{answer}");
+        }
+    }))
+    .buffer_unordered(8)
+    .collect::<Vec<()>>();
+    posts.await;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while applied(client, &nodes[0].base).await + applied(client, &nodes[1].base).await < count {
+        assert!(Instant::now() < deadline, "the orders were not all processed");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 /// Waits until the wallet of `tenant`'s `outlet` has been debited, read from the NATS KV store
 /// itself (the tenant actor is busy with the job), while `job` still runs.
 async fn wait_first_debit(nats_url: &str, tenant: &str, outlet: &str, job: &tokio::task::JoinHandle<(u16, Value)>) {
@@ -746,25 +767,12 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
     let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-k{b}")).collect();
 
     // every brand: CUSTOMERS customers who last ordered on 1 January (long lapsed), through node B
-    let posts = futures::stream::iter((0..BRANDS * CUSTOMERS).map(|n| {
-        let (client, base) = (client.clone(), node_b.base.clone());
-        async move {
-            let (b, c) = (n % BRANDS, n / BRANDS);
-            let body = json!({"parentBusinessId": format!("brand-k{b}"), "businessId": "outlet-1",
-                "orderId": format!("k-{b}-{c}"), "customer": {"phone": format!("97{b}{c:07}")}, "amount": 100,
-                "orderTime": "2026-01-01 10:00:00"});
-            let (status, answer) = call(&client, &base, "/injestion/platform", &[], &body).await;
-            assert_eq!(status, 200, "{answer}");
-        }
-    }))
-    .buffer_unordered(8)
-    .collect::<Vec<()>>();
-    posts.await;
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while applied(&client, &node_a.base).await + applied(&client, &node_b.base).await < (BRANDS * CUSTOMERS) as u64 {
-        assert!(Instant::now() < deadline, "the orders were not all processed");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let orders = (0..BRANDS * CUSTOMERS).map(|n| {
+        let (b, c) = (n % BRANDS, n / BRANDS);
+        json!({"parentBusinessId": format!("brand-k{b}"), "businessId": "outlet-1", "orderId": format!("k-{b}-{c}"),
+               "customer": {"phone": format!("97{b}{c:07}")}, "amount": 100, "orderTime": "2026-01-01 10:00:00"})
+    });
+    post_and_process(&client, [&node_a, &node_b], "/injestion/platform", orders.collect()).await;
 
     // an enabled lost-customers journey and a wallet of 1,000 per brand
     let mut staff = Vec::new();
@@ -874,24 +882,12 @@ async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_bil
     let brands: Vec<String> = (0..BRANDS).map(|b| format!("brand-bk{b}")).collect();
 
     // every brand: ORDERS pos_a orders, processed before any brand has bills on
-    let posts = futures::stream::iter((0..BRANDS * ORDERS).map(|n| {
-        let (client, base) = (client.clone(), node_b.base.clone());
-        async move {
-            let (b, o) = (n % BRANDS, n / BRANDS);
-            let body = json!({"parentBusinessId": format!("brand-bk{b}"), "businessId": "outlet-1",
-                "orderId": format!("bk-{b}-{o}"), "customer": {"phone": format!("98{b}{o:07}")}, "amount": 100});
-            let (status, answer) = call(&client, &base, "/injestion/pos_a", &[], &body).await;
-            assert_eq!(status, 200, "{answer}");
-        }
-    }))
-    .buffer_unordered(8)
-    .collect::<Vec<()>>();
-    posts.await;
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while applied(&client, &node_a.base).await + applied(&client, &node_b.base).await < (BRANDS * ORDERS) as u64 {
-        assert!(Instant::now() < deadline, "the orders were not all processed");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let orders = (0..BRANDS * ORDERS).map(|n| {
+        let (b, o) = (n % BRANDS, n / BRANDS);
+        json!({"parentBusinessId": format!("brand-bk{b}"), "businessId": "outlet-1", "orderId": format!("bk-{b}-{o}"),
+               "customer": {"phone": format!("98{b}{o:07}")}, "amount": 100})
+    });
+    post_and_process(&client, [&node_a, &node_b], "/injestion/pos_a", orders.collect()).await;
 
     // bills on (brand-level, SMS, immediate) and a wallet of 1,000 per brand
     let mut staff = Vec::new();

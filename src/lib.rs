@@ -171,7 +171,8 @@ impl Application {
                     partitions: settings.partitions,
                     passivate_after: Duration::from_secs(settings.passivate_after_secs),
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
-                    services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone()),
+                    services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone())
+                        .with_feedback_service(settings.feedback_service_url.clone()),
                 },
             )
         });

@@ -40,6 +40,9 @@ pub struct Services {
     pub links: crate::links::Links,
     /// The link service (`ENGAGE_LINK_SERVICE_URL`); unset: engage serves bills at `/b/<id>`.
     pub link_service_url: Option<String>,
+    /// The feedback form service (`ENGAGE_FEEDBACK_SERVICE_URL`): links are `<it>?token=<JWT>`;
+    /// unset: engage serves the form at `/f/<JWT>`.
+    pub feedback_service_url: Option<String>,
     /// HTTP client for it (5 s time-out).
     pub http: reqwest::Client,
 }
@@ -48,7 +51,13 @@ impl Services {
     /// With `links`, and the link service at `link_service_url` when given.
     pub fn new(links: crate::links::Links, link_service_url: Option<String>) -> Self {
         let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build().unwrap_or_default();
-        Self { links, link_service_url, http }
+        Self { links, link_service_url, feedback_service_url: None, http }
+    }
+
+    /// With the feedback form service at `url` (when given).
+    pub fn with_feedback_service(mut self, url: Option<String>) -> Self {
+        self.feedback_service_url = url;
+        self
     }
 }
 
@@ -82,6 +91,8 @@ pub struct Brand {
     pub bill_configs: Option<std::collections::BTreeMap<String, crate::capabilities::bills::LinkConfig>>,
     /// The brand's bill widget mappings, once loaded (kept current the same way).
     pub bill_widgets: Option<Vec<crate::capabilities::bills::WidgetMapping>>,
+    /// The brand's feedback configurations by outlet, once loaded (kept current the same way).
+    pub feedback_configs: Option<std::collections::BTreeMap<String, crate::capabilities::feedback::FeedbackConfig>>,
 }
 
 impl Brand {
@@ -98,6 +109,7 @@ impl Brand {
             journey_settings: None,
             bill_configs: None,
             bill_widgets: None,
+            feedback_configs: None,
         }
     }
 

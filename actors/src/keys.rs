@@ -302,3 +302,23 @@ pub fn bill_skip(tenant: &str, ist_day: &str, business: &str, order_id: &str) ->
 pub fn bill_brand(tenant: &str) -> Key {
     Key::new(BILL_BRANDS, "all", tenant.as_bytes())
 }
+
+/// `feedback_configs`: a business's feedback configuration (`"0"` for the brand's own).
+pub fn feedback_config(tenant: &str, child: &str) -> Key {
+    Key::new(FEEDBACK_CONFIGS, tenant, child.as_bytes())
+}
+
+/// `feedback_requests`: the feedback link sent after an order.
+pub fn feedback_request(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(FEEDBACK_REQUESTS, tenant, format!("{outlet}|{order_id}").into_bytes())
+}
+
+/// `feedback_funnel`: an outlet's feedback funnel of an IST day.
+pub fn feedback_funnel(tenant: &str, ist_day: &str, outlet: &str) -> Key {
+    Key::new(FEEDBACK_FUNNEL, tenant, format!("{ist_day}|{outlet}").into_bytes())
+}
+
+/// `ratings`: a rating of an order from one source.
+pub fn rating(tenant: &str, outlet: &str, order_id: &str, source: &str) -> Key {
+    Key::new(RATINGS, tenant, format!("{outlet}|{order_id}|{source}").into_bytes())
+}

@@ -41,6 +41,10 @@
 //! | `bill_funnel` | tenant | `IST day|outlet` | [`crate::capabilities::bills::Funnel`]: the daily funnel |
 //! | `bill_skips` | `tenant|IST day` | `outlet|orderId` | [`crate::capabilities::bills::generate::Skipped`]: an order without a bill, and why |
 //! | `bill_brands` | `all` | tenant | `{}`: brands with bill configurations (the bill jobs walk it) |
+//! | `feedback_configs` | tenant | outlet (`0` for the brand's own) | [`crate::capabilities::feedback::FeedbackConfig`] |
+//! | `feedback_requests` | tenant | `outlet|orderId` | [`crate::capabilities::feedback::FeedbackRequest`]: the feedback link sent after an order |
+//! | `feedback_funnel` | tenant | `IST day|outlet` | [`crate::capabilities::feedback::FeedbackFunnel`] |
+//! | `ratings` | tenant | `outlet|orderId|source` | [`crate::capabilities::feedback::Rating`] |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -157,6 +161,15 @@ pub const BILL_FUNNEL: &str = "bill_funnel";
 pub const BILL_SKIPS: &str = "bill_skips";
 /// `bill_brands`: partition `all`, clustering tenant: brands with bill configurations.
 pub const BILL_BRANDS: &str = "bill_brands";
+
+/// `feedback_configs`: partition tenant, clustering outlet (`0`: the brand's own).
+pub const FEEDBACK_CONFIGS: &str = "feedback_configs";
+/// `feedback_requests`: partition tenant, clustering `outlet|orderId`.
+pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
+/// `feedback_funnel`: partition tenant, clustering `IST day|outlet`.
+pub const FEEDBACK_FUNNEL: &str = "feedback_funnel";
+/// `ratings`: partition tenant, clustering `outlet|orderId|source`.
+pub const RATINGS: &str = "ratings";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

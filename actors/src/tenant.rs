@@ -19,6 +19,7 @@ use crate::brand::Brand;
 pub use crate::brand::EngineContext;
 use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::customers::CustomersQuery;
+use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::fraud::FraudQuery;
 use crate::capabilities::journeys::JourneysQuery;
 use crate::capabilities::loyalty::LoyaltyQuery;
@@ -26,7 +27,9 @@ use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::WalletQuery;
-use crate::capabilities::{bills, customers, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet};
+use crate::capabilities::{
+    bills, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet,
+};
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
 
@@ -52,6 +55,8 @@ pub enum TenantQuery {
     Journeys(JourneysQuery),
     /// Digital bills.
     Bills(BillsQuery),
+    /// Feedback and ratings.
+    Feedback(FeedbackQuery),
 }
 
 macro_rules! area {
@@ -74,6 +79,7 @@ area!(
     WalletQuery => Wallet,
     JourneysQuery => Journeys,
     BillsQuery => Bills,
+    FeedbackQuery => Feedback,
 );
 
 /// Messages of [`TenantActor`].
@@ -180,6 +186,7 @@ impl Actor for TenantActor {
                     TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
                     TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
                     TenantQuery::Bills(query) => bills::handle(brand, query).await,
+                    TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
                 };
                 let _ = reply.send(answer);
             }

@@ -199,6 +199,9 @@ pub struct Settings {
     /// The link service that makes bills' short links (`ENGAGE_LINK_SERVICE_URL`; `POST` answering
     /// `shortened_url`, `bill_id`). Unset: engage serves each bill itself at `/b/<bill_id>`.
     pub link_service_url: Option<String>,
+    /// The feedback form service (`ENGAGE_FEEDBACK_SERVICE_URL`): feedback links are
+    /// `<it>?token=<JWT>`. Unset: engage serves the form itself at `/f/<JWT>`.
+    pub feedback_service_url: Option<String>,
     /// The public base URL of this service, for links in messages (`ENGAGE_PUBLIC_URL`; default
     /// `http://<http_addr>`).
     pub public_url: Option<String>,
@@ -272,6 +275,7 @@ impl Default for Settings {
             job_bill_generation: "0 57 9 * * *".to_owned(),
             job_bill_report: "0 32 11 * * *".to_owned(),
             link_service_url: None,
+            feedback_service_url: None,
             public_url: None,
             link_secret: None,
             mail_service_url: None,
@@ -404,6 +408,7 @@ impl Settings {
             ("public_url", &self.public_url),
             ("mail_service_url", &self.mail_service_url),
             ("link_service_url", &self.link_service_url),
+            ("feedback_service_url", &self.feedback_service_url),
         ] {
             if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
                 return Err(ConfigError::new(key, "must be an http(s) URL"));

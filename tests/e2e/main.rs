@@ -12,6 +12,7 @@ mod campaigns;
 mod cli;
 mod cloudwatch;
 mod cluster;
+mod feedback;
 mod fraud;
 mod integration_routes;
 mod jobs;

@@ -14,6 +14,7 @@
 //! | [`fraud`] | [`fraud::FraudQuery`] | |
 //! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | [`journeys::SendWelcome`] |
 //! | [`bills`] | [`bills::BillsQuery`] (configurations, widgets, funnel, generation pages) | [`bills::GenerateBill`] |
+//! | [`feedback`] | [`feedback::FeedbackQuery`] (configurations, the form, the funnel) | [`feedback::SendFeedback`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
 
@@ -23,6 +24,7 @@ use crate::reaction::OrderReaction;
 
 pub mod bills;
 pub mod customers;
+pub mod feedback;
 pub mod fraud;
 pub mod journeys;
 pub mod ledger;
@@ -43,5 +45,6 @@ pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {
         Arc::new(redemption::ConfirmPendingRedemption),
         Arc::new(journeys::SendWelcome),
         Arc::new(bills::GenerateBill),
+        Arc::new(feedback::SendFeedback),
     ]
 }

@@ -12,6 +12,7 @@
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
 //! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
+//! | feedback and ratings: `/crm_api/{save,get}/feedback/config`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -31,6 +32,8 @@ pub mod chat;
 pub mod customers;
 pub mod edge;
 pub mod errors;
+pub mod feedback;
+pub mod feedback_page;
 pub mod fraud;
 pub mod ingestion;
 pub mod integration;
@@ -87,6 +90,7 @@ pub fn router() -> Router<AppState> {
         .merge(wallet::router())
         .merge(journeys::router())
         .merge(bills::router())
+        .merge(feedback::router())
         .merge(admin::router())
 }
 
@@ -253,6 +257,14 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/feedback_invoice/open", Auth::Ingestion, "BillEventRequest", "Count an open of the bill's feedback link: {status: 1, counted, feedback_opens}"),
         ("/crm_api/update/widget/insight", Auth::Ingestion, "WidgetInsightRequest", "A widget click (clicks + 1) or watch time (watchTime set): {status: 1, counted}. Also accepts the bill page's own token (Authorization: Bearer), for its bill only"),
         ("/crm_api/invoice/download", Auth::Ingestion, "BillEventRequest", "Count a download: download_flag + 1: {status: 1, counted, download_flag}"),
+        ("/crm_api/save/feedback/config", Auth::Staff, "FeedbackConfigRequest", "Create or replace a business's feedback configuration (engage's route; child_business_id \"0\" is the brand's): {status: 1, message, data}"),
+        ("/crm_api/get/feedback/config", Auth::Staff, "FeedbackReadRequest", "A business's feedback configuration (child_business_id, \"0\" by default): {status, data}; 404 without one"),
+        ("/crm_api/fetch_feedback_customers", Auth::Staff, "FeedbackReadRequest", "Feedback links sent, newest first, 20 a page: {status, data: [{child_business_id, order_id, mobile_number, name, channels, url, sent_at, scheduled_at, clicks, is_submitted, rating}], total, page, page_size}"),
+        ("/crm_api/feedback_form_interaction_mis", Auth::Staff, "FeedbackReadRequest", "The feedback funnel between start and end (IST days): {status, data: {totals: {total_feedback_sent, total_clicks, unique_clicks, total_submitted}, days}}"),
+        ("/crm_api/get/rating_list", Auth::Staff, "FeedbackReadRequest", "Ratings, newest first, 20 a page: source 1 or 2 (or none) engage's own ratings; 3 and 4 the app stores' reviews (empty until the review sync exists): {status, data, total, page, page_size}"),
+        ("/crm_api/get/rating_count_datewise", Auth::Staff, "FeedbackReadRequest", "Ratings per IST day: {status, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}"),
+        ("/crm_api/get/hear_about_us_source", Auth::Staff, "FeedbackReadRequest", "How customers heard about the brand (the form's answers): {status, data: [{source, count}]}"),
+        ("/crm_api/get/latest_rating", Auth::Staff, "FeedbackReadRequest", "The latest 5-star ratings with a comment of 100 characters or more (10, newest first): {status, data}"),
     ] {
         let mut op = operation(summary, auth, schema, object.clone());
         // every tenant route can name a customer, coupon or reward the brand does not have
@@ -331,6 +343,26 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
                 "410": html("the bill link has expired (linkValidity days): a page saying so"),
                 "503": html("the brand's owner is unavailable; retry")}}}),
     );
+    let form_page = json!({
+        "summary": "The feedback form of a signed link (engage's own form service): counts an open",
+        "tags": ["platform"],
+        "security": [],
+        "parameters": [{"name": "token", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+        "responses": {
+            "200": html("the form"),
+            "400": html("not a feedback link this service signed: a page saying so"),
+            "410": html("the link has expired: a page saying so"),
+            "503": html("the brand's owner is unavailable; retry")}});
+    let mut form_post = form_page.clone();
+    form_post["summary"] = json!("Submit the feedback form: stores a rating with source '3'");
+    form_post["requestBody"] = json!({"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {
+        "type": "object", "required": ["rating"], "properties": {
+            "rating": {"type": "string", "enum": ["1", "2", "3", "4", "5"]}, "comment": {"type": "string"},
+            "hear_about_us": {"type": "string"}, "q1": {"type": "string"}}}}}});
+    form_post["responses"]["200"] = html("a thank-you page");
+    form_post["responses"]["400"] =
+        html("not a feedback link, or no rating from 1 to 5 (a body that is not a form has none): a page saying so");
+    paths.insert("/f/{token}".to_owned(), json!({"get": form_page, "post": form_post}));
     let mut blocked =
         operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
     blocked.as_object_mut().map(|o| o.remove("requestBody"));

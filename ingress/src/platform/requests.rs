@@ -62,6 +62,8 @@ platform_requests!(
     WidgetRequest,
     BillEventRequest,
     WidgetInsightRequest,
+    FeedbackConfigRequest,
+    FeedbackReadRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -107,6 +109,8 @@ brand_field!(
     BillRequest,
     BillConfigRequest,
     WidgetRequest,
+    FeedbackConfigRequest,
+    FeedbackReadRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
@@ -544,6 +548,36 @@ pub struct WidgetInsightRequest {
     pub widget_id: u32,
     pub event_type: String,
     pub watch_time: Option<u64>,
+}
+
+/// `/crm_api/save/feedback/config`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FeedbackConfigRequest {
+    pub parent_business_id: Option<String>,
+    pub child_business_id: Option<String>,
+    pub feedback_flow: u8,
+    pub feedback_sms: Option<String>,
+    pub feedback_chat: Option<String>,
+    pub feedback_time: Option<i64>,
+    pub sms_template: Option<String>,
+    pub chat_template: Option<String>,
+    pub chat_template_type: Option<String>,
+    pub sender_id: Option<String>,
+    pub questions: Option<Vec<String>>,
+    pub alert_contacts: Option<Vec<String>>,
+    pub alert_emails: Option<Vec<String>>,
+}
+
+/// The feedback and rating reads.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FeedbackReadRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub child_business_id: Option<String>,
+    pub page: Option<u64>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub source: Option<u8>,
 }
 
 #[cfg(test)]

@@ -46,6 +46,8 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("WidgetRequest", include_str!("schemas/widget.json")),
     ("BillEventRequest", include_str!("schemas/bill_event.json")),
     ("WidgetInsightRequest", include_str!("schemas/widget_insight.json")),
+    ("FeedbackConfigRequest", include_str!("schemas/feedback_config.json")),
+    ("FeedbackReadRequest", include_str!("schemas/feedback_read.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -1,0 +1,265 @@
+//! Feedback and ratings (spec "Feedback, ratings and NPS", relative to `/crm_api`, POST, staff
+//! token), and the feedback form engage serves itself when no feedback service is set
+//! (`GET`/`POST /f/{token}`). The state lives in the brand's tenant actor
+//! ([`engage_actors::capabilities::feedback`]); the form page is [`super::feedback_page`].
+//!
+//! | Route | Body | Answer |
+//! |---|---|---|
+//! | `/save/feedback/config` (engage's) | FeedbackConfigRequest | `{status: 1, message, data: <config>}` |
+//! | `/get/feedback/config` (engage's) | FeedbackReadRequest (`child_business_id`, `"0"` by default) | `{status: true, data: <config>}`; 404 without one |
+//! | `/fetch_feedback_customers` | FeedbackReadRequest (`page`, `start`, `end`) | `{status: true, data: [request], total, page, page_size: 20}` |
+//! | `/feedback_form_interaction_mis` | FeedbackReadRequest + `start`, `end` | `{status: true, data: {totals, days}}` |
+//! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating], total, page, page_size: 20}` |
+//! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
+//! | `/get/hear_about_us_source` | FeedbackReadRequest | `{status: true, data: [{source, count}]}` |
+//! | `/get/latest_rating` | FeedbackReadRequest | `{status: true, data: [rating]}`: 5 stars, a comment of 100 characters or more, newest first, 10 |
+//! | `GET /f/{token}` (no `/crm_api`, no token) | – | the form (HTML); counts an open; 400 / 410 pages |
+//! | `POST /f/{token}` | form: `rating` (1–5), `comment`, `q1`…, `hear_about_us` | a thank-you page; 400 page for a bad rating |
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::feedback::{
+    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, RatingDays, RatingPage, RequestPage, Submission,
+};
+use engage_actors::domain::wallet::TemplateType;
+use engage_actors::links::{FormClaims, LinkRefusal};
+use engage_actors::QueryError;
+
+use super::edge::{answer, staff_answer, Answer, Staff, StaffAnswer};
+use super::errors::StaffError;
+use super::feedback_page;
+use super::requests::{FeedbackConfigRequest, FeedbackReadRequest};
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/crm_api/save/feedback/config", post(save_config))
+        .route("/crm_api/get/feedback/config", post(get_config))
+        .route("/crm_api/fetch_feedback_customers", post(feedback_customers))
+        .route("/crm_api/feedback_form_interaction_mis", post(interaction_mis))
+        .route("/crm_api/get/rating_list", post(rating_list))
+        .route("/crm_api/get/rating_count_datewise", post(rating_count_datewise))
+        .route("/crm_api/get/hear_about_us_source", post(hear_about_us_source))
+        .route("/crm_api/get/latest_rating", post(latest_rating))
+        .route("/f/{token}", get(form).post(submit))
+}
+
+type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
+
+fn refused(error: QueryError, what: &str) -> StaffError {
+    match error {
+        QueryError::NotFound => StaffError::not_found(what),
+        other => other.into(),
+    }
+}
+
+fn period(body: &FeedbackReadRequest) -> Result<(), StaffError> {
+    match (&body.start, &body.end) {
+        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
+        _ => Ok(()),
+    }
+}
+
+/// `/crm_api/save/feedback/config`.
+async fn save_config(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackConfigRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let config = FeedbackConfig {
+        parent_business_id: brand.clone(),
+        child_business_id: body.child_business_id.filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned()),
+        feedback_flow: body.feedback_flow,
+        feedback_sms: body.feedback_sms.unwrap_or_else(|| "false".to_owned()),
+        feedback_chat: body.feedback_chat.unwrap_or_else(|| "false".to_owned()),
+        feedback_time: body.feedback_time.unwrap_or(0),
+        sms_template: body.sms_template,
+        chat_template: body.chat_template,
+        chat_template_type: if body.chat_template_type.as_deref() == Some("MARKETING") {
+            TemplateType::Marketing
+        } else {
+            TemplateType::Utility
+        },
+        sender_id: body.sender_id,
+        questions: body.questions.unwrap_or_default(),
+        alert_contacts: body.alert_contacts.unwrap_or_default(),
+        alert_emails: body.alert_emails.unwrap_or_default(),
+        updated_at: Some(Utc::now()),
+    };
+    let query = FeedbackQuery::SaveConfig { config: Box::new(config) };
+    let saved: FeedbackConfig = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "config"))?;
+    Ok(answer(json!({"message": "Feedback configuration saved", "data": saved})))
+}
+
+/// `/crm_api/get/feedback/config`.
+async fn get_config(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
+    let child = body.child_business_id.or(body.business_id).filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned());
+    let query = FeedbackQuery::Config { child_business_id: child };
+    let config: FeedbackConfig =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback configuration"))?;
+    Ok(staff_answer(json!({"data": config})))
+}
+
+/// `/crm_api/fetch_feedback_customers`.
+async fn feedback_customers(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Result<Json<StaffAnswer<RequestPage>>, StaffError> {
+    period(&body)?;
+    let query = FeedbackQuery::Requests {
+        business_id: body.business_id,
+        page: body.page.unwrap_or(1),
+        start: body.start,
+        end: body.end,
+    };
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?))
+}
+
+/// `/crm_api/feedback_form_interaction_mis`.
+async fn interaction_mis(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Answered {
+    period(&body)?;
+    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
+        let missing = if body.start.is_none() { "/start" } else { "/end" };
+        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
+    };
+    let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
+    let mis: FeedbackMis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?;
+    Ok(staff_answer(json!({"data": mis})))
+}
+
+/// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);
+/// 3 and 4, the app stores' reviews, are empty until the review sync fills them.
+async fn rating_list(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Result<Json<StaffAnswer<RatingPage>>, StaffError> {
+    period(&body)?;
+    let page = body.page.unwrap_or(1);
+    if matches!(body.source, Some(3 | 4)) {
+        return Ok(staff_answer(RatingPage { data: Vec::new(), total: 0, page, page_size: 20 }));
+    }
+    let query = FeedbackQuery::Ratings {
+        business_id: body.business_id,
+        sources: Vec::new(),
+        page,
+        start: body.start,
+        end: body.end,
+    };
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "rating"))?))
+}
+
+async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
+    period(&body)?;
+    let query = FeedbackQuery::RatingDays { business_id: body.business_id, start: body.start, end: body.end };
+    state.platform.gateway.ask_as(brand, query).await.map_err(|e| refused(e, "rating"))
+}
+
+/// `/crm_api/get/rating_count_datewise`.
+async fn rating_count_datewise(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Answered {
+    let days = rating_days(&state, &brand, body).await?;
+    Ok(staff_answer(json!({"data": days.days, "ratings_done": days.ratings_done, "avg_rating": days.avg_rating})))
+}
+
+/// `/crm_api/get/hear_about_us_source`.
+async fn hear_about_us_source(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Answered {
+    let days = rating_days(&state, &brand, body).await?;
+    let data: Vec<Value> =
+        days.hear_about_us.into_iter().map(|(source, count)| json!({"source": source, "count": count})).collect();
+    Ok(staff_answer(json!({"data": data})))
+}
+
+/// `/crm_api/get/latest_rating`.
+async fn latest_rating(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Answered {
+    let days = rating_days(&state, &brand, body).await?;
+    Ok(staff_answer(json!({"data": days.latest})))
+}
+
+/// The claims of a form link, or the page that refuses it.
+fn claims(state: &AppState, token: &str) -> Result<FormClaims, Response> {
+    match state.platform.links.verify_as::<FormClaims>(token) {
+        Ok(claims) if claims.scope == "feedback_form" => Ok(claims),
+        Err(LinkRefusal::Expired) => Err((
+            StatusCode::GONE,
+            Html(feedback_page::message_page("This feedback link has expired", "Thank you all the same.")),
+        )
+            .into_response()),
+        _ => Err((
+            StatusCode::BAD_REQUEST,
+            Html(feedback_page::message_page("Not a feedback link", "Check the link in your message.")),
+        )
+            .into_response()),
+    }
+}
+
+fn unavailable(error: impl std::fmt::Display) -> Response {
+    tracing::warn!(%error, "feedback form unavailable");
+    let page = feedback_page::message_page("Temporarily unavailable", "Please try again in a moment.");
+    (StatusCode::SERVICE_UNAVAILABLE, [(axum::http::header::RETRY_AFTER, "1")], Html(page)).into_response()
+}
+
+/// `GET /f/{token}`: the form; the open is counted against the feedback request.
+async fn form(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let claims = match claims(&state, &token) {
+        Ok(claims) => claims,
+        Err(page) => return page,
+    };
+    let tenant = claims.tenant.clone();
+    match state.platform.gateway.ask_as::<FormView>(&tenant, FeedbackQuery::Open { claims }).await {
+        Ok(view) => Html(feedback_page::form(&view, &token)).into_response(),
+        Err(error) => unavailable(error),
+    }
+}
+
+/// `POST /f/{token}`: stores the rating (source `'3'`).
+async fn submit(State(state): State<AppState>, Path(token): Path<String>, body: Bytes) -> Response {
+    let claims = match claims(&state, &token) {
+        Ok(claims) => claims,
+        Err(page) => return page,
+    };
+    // a body that is no form reads as an empty one (and so lacks its rating)
+    let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap_or_default();
+    let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim().to_owned());
+    let Some(rating) = field("rating").and_then(|r| r.parse::<u8>().ok()).filter(|r| (1..=5).contains(r)) else {
+        let page =
+            feedback_page::message_page("Please choose a rating", "Pick one to five stars and send the form again.");
+        return (StatusCode::BAD_REQUEST, Html(page)).into_response();
+    };
+    let mut answers = Vec::new();
+    for n in 1..=10 {
+        match field(&format!("q{n}")) {
+            Some(answer) => answers.push(answer.chars().take(1000).collect()),
+            None => break,
+        }
+    }
+    let submission = Submission {
+        rating,
+        comment: field("comment").unwrap_or_default().chars().take(2000).collect(),
+        answers,
+        hear_about_us: field("hear_about_us").map(|h| h.chars().take(100).collect()),
+    };
+    let tenant = claims.tenant.clone();
+    let query = FeedbackQuery::Submit { claims, submission, now: Utc::now() };
+    match state.platform.gateway.ask(&tenant, query).await {
+        Ok(_) => Html(feedback_page::message_page("Thank you!", "Your feedback was received.")).into_response(),
+        Err(error) => unavailable(error),
+    }
+}

@@ -1,0 +1,244 @@
+//! Feedback end to end on the embedded engine: the configuration routes, the feedback link sent
+//! after an order (outlet vs brand configuration, price, delay), the form opened in headless
+//! Chromium and submitted with the fields its DOM carries, the rating record, the funnel and the
+//! rating reads.
+
+use chrono::{Duration, Utc};
+use serde_json::{json, Value};
+
+use crate::helpers::{required_env, spawn_app, TestApp};
+use crate::jobs::provider;
+use crate::journey_runs::{ist, run, Brand};
+use crate::loyalty::post;
+use crate::platform::{create_token, wait_customer};
+
+async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
+    Brand {
+        app,
+        name,
+        staff: create_token(app, "staff", name).await,
+        integration: create_token(app, "integration", name).await,
+    }
+}
+
+async fn order(b: &Brand<'_>, outlet: &str, id: &str, phone: &str) {
+    let body = json!({"parentBusinessId": b.name, "businessId": outlet, "orderId": id,
+        "customer": {"name": "Meera", "phone": phone}, "amount": 400});
+    assert_eq!(b.app.post_json("/injestion/platform", &body).await.0, 200);
+}
+
+async fn staff_status(b: &Brand<'_>, path: &str, mut body: Value) -> (u16, Value) {
+    body["parent_business_id"] = json!(b.name);
+    post(b.app, path, &[("token", &b.staff)], &body).await
+}
+
+async fn balance(b: &Brand<'_>, outlet: &str) -> String {
+    let wallet = b.staff("/crm_api/wallet/balance", json!({"business_id": outlet})).await;
+    wallet["balance"].as_str().unwrap().to_owned()
+}
+
+/// Headless Chromium's DOM of `url` after its scripts ran.
+async fn dom(url: String) -> String {
+    let chromium = required_env("ENGAGE_TEST_CHROMIUM");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+            .arg(url)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The `name` attributes of the form controls in `dom` (after `<form`), in order, once each.
+fn field_names(dom: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let form = &dom[dom.find("<form").expect("a form")..];
+    for part in form.split(" name=\"").skip(1) {
+        let name = part.split('"').next().unwrap().to_owned();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// POSTs `fields` to `url` as `application/x-www-form-urlencoded`, as a browser submits a form.
+async fn submit(app: &TestApp, url: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'*' => (b as char).to_string(),
+                b' ' => "+".to_owned(),
+                other => format!("%{other:02X}"),
+            })
+            .collect()
+    };
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+    app.client
+        .post(url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.join("&"))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn feedback_configuration_routes_answer_and_refuse_as_documented() {
+    let app = spawn_app(&[]).await;
+    let b = brand(&app, "brand-fb-cfg").await;
+    let saved = b
+        .staff(
+            "/crm_api/save/feedback/config",
+            json!({"feedback_flow": 1, "feedback_sms": "true", "feedback_time": 30, "questions": ["Food?"],
+                      "alert_contacts": ["9811900001"], "alert_emails": ["owner@brand.test"]}),
+        )
+        .await;
+    assert_eq!((&saved["status"], &saved["data"]["child_business_id"]), (&json!(1), &json!("0")), "{saved}");
+    let read = b.staff("/crm_api/get/feedback/config", json!({})).await;
+    assert_eq!((&read["data"]["feedback_sms"], &read["data"]["questions"]), (&json!("true"), &json!(["Food?"])));
+    let (status, _) = staff_status(&b, "/crm_api/get/feedback/config", json!({"child_business_id": "outlet-9"})).await;
+    assert_eq!(status, 404);
+    for (body, pointer) in [
+        (json!({}), ""),
+        (json!({"feedback_flow": 2}), "/feedback_flow"),
+        (json!({"feedback_flow": 1, "feedback_sms": "yes"}), "/feedback_sms"),
+        (json!({"feedback_flow": 1, "alert_contacts": ["12345"]}), "/alert_contacts/0"),
+        (json!({"feedback_flow": 1, "feedback_time": -1}), "/feedback_time"),
+    ] {
+        let (status, answer) = staff_status(&b, "/crm_api/save/feedback/config", body.clone()).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        if !pointer.is_empty() {
+            assert_eq!(answer["errors"][0]["pointer"], pointer, "{body}: {answer}");
+        }
+    }
+    let (status, answer) =
+        staff_status(&b, "/crm_api/feedback_form_interaction_mis", json!({"start": "2026-11-01"})).await;
+    assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/end")));
+}
+
+#[tokio::test]
+async fn an_order_gets_the_form_link_and_the_submitted_form_is_a_rating() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url), ("ENGAGE_CHAT_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-fb").await;
+    // the brand: SMS at once; outlet-2's own record is off (the brand's applies); outlet-3's own
+    // is on, by chat only, 20 minutes later
+    b.staff("/crm_api/save/feedback/config",
+            json!({"feedback_flow": 1, "feedback_sms": "true", "sms_template": "Hi x_cust_name, rate x_order_id: x_feedback_url",
+                   "questions": ["What did you order?", "Would you come again?"], "sender_id": "ENGAGE"}))
+        .await;
+    b.staff("/crm_api/save/feedback/config", json!({"child_business_id": "outlet-2", "feedback_flow": 0})).await;
+    b.staff(
+        "/crm_api/save/feedback/config",
+        json!({"child_business_id": "outlet-3", "feedback_flow": 1, "feedback_chat": "true", "feedback_time": 20}),
+    )
+    .await;
+    for outlet in ["outlet-1", "outlet-2", "outlet-3"] {
+        b.staff("/crm_api/wallet/recharge", json!({"business_id": outlet, "amount": 1, "reference": outlet})).await;
+    }
+    order(&b, "outlet-1", "F-1", "9811900011").await;
+    order(&b, "outlet-1", "F-1", "9811900011").await; // a replay sends nothing
+    order(&b, "outlet-1", "F-bad", "9876543210").await; // sequential: no link
+    order(&b, "outlet-2", "F-2", "9811900012").await;
+    order(&b, "outlet-3", "F-3", "9811900013").await;
+    wait_customer(&app, b.name, "9811900013", |c| c["total_orders"] == 1).await;
+    wait_customer(&app, b.name, "9876543210", |c| c["total_orders"] == 1).await;
+    // feedback prices: SMS 0.14 + 18% = 0.1652; utility chat 0.17 + 18% = 0.2006
+    assert_eq!(balance(&b, "outlet-1").await, "0.8348");
+    assert_eq!(balance(&b, "outlet-2").await, "0.8348");
+    assert_eq!(balance(&b, "outlet-3").await, "0.7994");
+    let sent = b.staff("/crm_api/fetch_feedback_customers", json!({})).await;
+    assert_eq!(sent["total"], 3, "{sent}");
+
+    // delivered now (outlet-3's chat waits for its 20 minutes)
+    let drained = run(&app, "sms_drain", Utc::now()).await["outcome"].clone();
+    assert_eq!(drained["sent"], 2, "{drained}");
+    let messages = sms.received.lock().unwrap().clone();
+    let mine = messages.iter().find(|m| m["to"] == "9811900011").unwrap();
+    let text = mine["message"].as_str().unwrap();
+    assert!(text.starts_with("Hi Meera, rate F-1: "), "{text}");
+    assert_eq!(mine["sender_id"], "ENGAGE");
+    let chat = run(&app, "chat_drain", Utc::now()).await["outcome"].clone();
+    assert_eq!((&chat["scheduled"], &chat["sent"]), (&json!(1), &json!(0)), "{chat}");
+    let chat = run(&app, "chat_drain", Utc::now() + Duration::minutes(21)).await["outcome"].clone();
+    assert_eq!(chat["sent"], 1, "{chat}");
+    let path = &text[text.find("/f/").unwrap()..];
+    let url = format!("{}{path}", app.base);
+
+    // the form in headless Chromium: stars, comment, the brand's questions, hear about us
+    let page = dom(url.clone()).await;
+    for expected in [
+        "How was your order, Meera?",
+        "What did you order?",
+        "Would you come again?",
+        "How did you hear about us?",
+        "Send feedback",
+    ] {
+        assert!(page.contains(expected), "{expected:?} is not in the form: {page}");
+    }
+    assert_eq!(field_names(&page), ["rating", "comment", "q1", "q2", "hear_about_us"]);
+    // submitted as the browser would post that form
+    let comment = "Lovely dosa and the coffee was just right. The staff were quick and kind; we will come back soon with friends.";
+    let form =
+        [("rating", "5"), ("comment", comment), ("q1", "Dosa"), ("q2", "Yes"), ("hear_about_us", "Social media")];
+    let response = submit(&app, &url, &form).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.text().await.unwrap().contains("Thank you"));
+    // a rating outside 1-5 is refused with a page; a link this service did not sign too
+    let bad = submit(&app, &url, &[("rating", "9")]).await;
+    assert_eq!(bad.status(), 400);
+    let forged = app.client.get(format!("{}/f/not.a.token", app.base)).send().await.unwrap();
+    assert_eq!(forged.status(), 400);
+    // submitted again: replaces the rating, counted once
+    let again = submit(&app, &url, &[("rating", "4"), ("comment", "Good")]).await;
+    assert_eq!(again.status(), 200);
+    let response = submit(&app, &url, &form).await;
+    assert_eq!(response.status(), 200);
+
+    // the funnel: 3 sent; one open (Chromium) of one link; one submission (the later ones replace it)
+    let today = ist(Utc::now())[..10].to_owned();
+    let mis = b.staff("/crm_api/feedback_form_interaction_mis", json!({"start": today, "end": today})).await;
+    let totals = &mis["data"]["totals"];
+    assert_eq!(
+        (&totals["total_feedback_sent"], &totals["total_clicks"], &totals["unique_clicks"], &totals["total_submitted"]),
+        (&json!(3), &json!(1), &json!(1), &json!(1)),
+        "{mis}"
+    );
+    let sent = b.staff("/crm_api/fetch_feedback_customers", json!({"business_id": "outlet-1"})).await;
+    assert_eq!((&sent["data"][0]["is_submitted"], &sent["data"][0]["rating"]), (&json!(true), &json!(5)), "{sent}");
+
+    // the rating record and the reads
+    let list = b.staff("/crm_api/get/rating_list", json!({"source": 1})).await;
+    let rating = &list["data"][0];
+    assert_eq!(
+        (&list["total"], &rating["source"], &rating["rating"], &rating["order_id"], &rating["mobile_number"]),
+        (&json!(1), &json!("3"), &json!(5), &json!("F-1"), &json!("9811900011")),
+        "{list}"
+    );
+    assert_eq!(
+        rating["questions"],
+        json!([{"question": "What did you order?", "answer": "Dosa"},
+                                           {"question": "Would you come again?", "answer": "Yes"}])
+    );
+    assert_eq!(rating["other_params"]["Hear About Us From"], "Social media");
+    let stores = b.staff("/crm_api/get/rating_list", json!({"source": 3})).await;
+    assert_eq!(stores["total"], 0);
+    let days = b.staff("/crm_api/get/rating_count_datewise", json!({})).await;
+    assert_eq!(days["data"], json!([{"date": today, "rating_count": 1, "avg_rating": 5.0}]));
+    let heard = b.staff("/crm_api/get/hear_about_us_source", json!({})).await;
+    assert_eq!(heard["data"], json!([{"source": "Social media", "count": 1}]));
+    let latest = b.staff("/crm_api/get/latest_rating", json!({})).await;
+    assert_eq!(latest["data"][0]["rating_comments"], comment);
+    let later = b
+        .staff(
+            "/crm_api/get/rating_count_datewise",
+            json!({"start": ist(Utc::now() + Duration::days(1))[..10].to_owned()}),
+        )
+        .await;
+    assert_eq!(later["ratings_done"], 0);
+}

@@ -20,6 +20,7 @@
 //! | `health_reports` | `0 0 12 * * Mon` | writes the five journey health workbooks of the last 7 IST days under `<data dir>/reports/` and POSTs them to `ENGAGE_MAIL_SERVICE_URL` when set ([`crate::reports`]) |
 //! | `bill_generation` | `0 57 9 * * *` | digital bills for each brand's queue records of yesterday and today with status 1 and source 2 that the order reaction did not bill (a configuration added later, a wallet recharged), 10,000 a page, in the brand's tenant actor; skips counted by reason |
 //! | `bill_report` | `0 32 11 * * *` | the digital-bill workbook of yesterday (vs one and two weeks earlier; skips; enabled-but-unsent businesses with the reason) under `<data dir>/reports/bills-<day>/`, POSTed to `ENGAGE_MAIL_SERVICE_URL` when set |
+//! | `nps_conversion` | `0 0 6 * * *` | yesterday's feedback-form ratings (source `'3'`) of every brand with feedback become NPS responses (a rating of 5 or less doubled), once each |
 //!
 //! A send with a `not_before` (a digital bill's `scheduled_at`) stays queued until then.
 //! Quiet hours: a drain leaves a brand's campaign sends (`purpose` `campaign`) queued while the
@@ -47,6 +48,8 @@ use tokio::task::JoinHandle;
 use engage_storage::WriteOp;
 
 use crate::capabilities::bills::{BillReport, BillsQuery, Generated};
+use crate::capabilities::feedback::nps::Converted;
+use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::journeys::{
     Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
 };
@@ -58,7 +61,9 @@ use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
 use crate::links::Links;
-use crate::repo::{Repo, BILL_BRANDS, CHANNEL_QUEUE, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY};
+use crate::repo::{
+    Repo, BILL_BRANDS, CHANNEL_QUEUE, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY,
+};
 use crate::reports;
 use crate::rpc::TenantGateway;
 
@@ -107,11 +112,13 @@ pub enum JobName {
     BillGeneration,
     /// The daily digital bill report.
     BillReport,
+    /// Yesterday's feedback-form ratings become NPS responses.
+    NpsConversion,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 17] = [
+    pub const ALL: [JobName; 18] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -129,6 +136,7 @@ impl JobName {
         JobName::HealthReports,
         JobName::BillGeneration,
         JobName::BillReport,
+        JobName::NpsConversion,
     ];
 
     /// The job's name.
@@ -151,6 +159,7 @@ impl JobName {
             JobName::HealthReports => "health_reports",
             JobName::BillGeneration => "bill_generation",
             JobName::BillReport => "bill_report",
+            JobName::NpsConversion => "nps_conversion",
         }
     }
 
@@ -263,6 +272,7 @@ impl Jobs {
             JobName::HealthReports => self.health_reports(now).await,
             JobName::BillGeneration => self.generate_bills(now).await,
             JobName::BillReport => self.bill_report(now).await,
+            JobName::NpsConversion => self.convert_nps(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -637,6 +647,30 @@ impl Jobs {
         let unsent: usize = figures.iter().map(|f| f.unsent.len()).sum();
         let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
                              "file": file.display().to_string(), "mailed": mailed, "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// The NPS conversion of the IST day before `now`'s, brand by brand.
+    async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let day = ist_day(now - chrono::Duration::days(1));
+        let (mut brands, mut ratings, mut responses) = (0, 0, 0);
+        let mut failed = Vec::new();
+        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
+        for tenant in tenants {
+            match self.gateway.ask_as::<Converted>(&tenant, FeedbackQuery::NpsConvert { day: day.clone() }).await {
+                Ok(done) => {
+                    brands += 1;
+                    ratings += done.ratings;
+                    responses += done.responses;
+                }
+                Err(error) => {
+                    tracing::error!(tenant, %error, "NPS conversion failed for a brand");
+                    failed.push(tenant);
+                }
+            }
+        }
+        let outcome =
+            json!({"date": day, "brands": brands, "ratings": ratings, "responses": responses, "failed": failed});
         all_brands(outcome, &failed)
     }
 

@@ -322,3 +322,14 @@ pub fn feedback_funnel(tenant: &str, ist_day: &str, outlet: &str) -> Key {
 pub fn rating(tenant: &str, outlet: &str, order_id: &str, source: &str) -> Key {
     Key::new(RATINGS, tenant, format!("{outlet}|{order_id}|{source}").into_bytes())
 }
+
+/// `nps_responses`: an NPS response.
+pub fn nps_response(tenant: &str, nps_id: &str) -> Key {
+    Key::new(NPS_RESPONSES, tenant, nps_id.as_bytes())
+}
+
+/// `feedback_brands`: a brand with feedback configurations or ratings (the NPS conversion walks
+/// it).
+pub fn feedback_brand(tenant: &str) -> Key {
+    Key::new(FEEDBACK_BRANDS, "all", tenant.as_bytes())
+}

@@ -45,6 +45,8 @@
 //! | `feedback_requests` | tenant | `outlet|orderId` | [`crate::capabilities::feedback::FeedbackRequest`]: the feedback link sent after an order |
 //! | `feedback_funnel` | tenant | `IST day|outlet` | [`crate::capabilities::feedback::FeedbackFunnel`] |
 //! | `ratings` | tenant | `outlet|orderId|source` | [`crate::capabilities::feedback::Rating`] |
+//! | `nps_responses` | tenant | NPS id | [`crate::capabilities::feedback::nps::NpsResponse`] |
+//! | `feedback_brands` | `all` | tenant | `{}`: brands with feedback configurations or ratings |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -170,6 +172,11 @@ pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
 pub const FEEDBACK_FUNNEL: &str = "feedback_funnel";
 /// `ratings`: partition tenant, clustering `outlet|orderId|source`.
 pub const RATINGS: &str = "ratings";
+
+/// `nps_responses`: partition tenant, clustering the NPS id.
+pub const NPS_RESPONSES: &str = "nps_responses";
+/// `feedback_brands`: partition `all`, clustering tenant.
+pub const FEEDBACK_BRANDS: &str = "feedback_brands";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

@@ -25,6 +25,7 @@ use rust_decimal::Decimal;
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 
 use crate::capabilities::bills::BillReport;
+use crate::capabilities::feedback::nps::NpsResponse;
 use crate::capabilities::journeys::JourneyHealth;
 
 /// Journeys listed per brand in `top-journeys.xlsx`.
@@ -289,4 +290,38 @@ pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, String
     ];
     workbook_of(&path, sheets).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
+}
+
+/// The NPS export (`/crm_api/download/nps/data`): one sheet `nps`, one row per response, newest
+/// first: `nps_id`, `businessId`, `mobileNo`, `rating`, `order_id`, `insertedAt` (RFC 3339, UTC),
+/// `validTill`, `source`, and the answers as JSON text.
+pub fn nps_workbook(rows: &[NpsResponse]) -> Result<Vec<u8>, String> {
+    let mut book = Workbook::new();
+    let bold = Format::new().set_bold();
+    let sheet = book.add_worksheet();
+    sheet.set_name("nps").map_err(|e| e.to_string())?;
+    let header =
+        ["nps_id", "businessId", "mobileNo", "rating", "order_id", "insertedAt", "validTill", "source", "questions"];
+    for (col, title) in header.iter().enumerate() {
+        sheet.write_string_with_format(0, col as u16, *title, &bold).map_err(|e| e.to_string())?;
+    }
+    for (index, row) in rows.iter().enumerate() {
+        let line = index as u32 + 1;
+        let texts = [
+            (0, row.nps_id.clone()),
+            (1, row.businessId.clone()),
+            (2, row.mobileNo.clone()),
+            (4, row.order_id.clone()),
+            (5, row.insertedAt.to_rfc3339()),
+            (6, row.validTill.to_rfc3339()),
+            (7, row.source.clone()),
+            (8, serde_json::to_string(&row.questions).unwrap_or_default()),
+        ];
+        for (col, text) in texts {
+            sheet.write_string(line, col, text).map_err(|e| e.to_string())?;
+        }
+        sheet.write_number(line, 3, f64::from(row.rating)).map_err(|e| e.to_string())?;
+    }
+    sheet.autofit();
+    book.save_to_buffer().map_err(|e| e.to_string())
 }

@@ -242,3 +242,98 @@ async fn an_order_gets_the_form_link_and_the_submitted_form_is_a_rating() {
         .await;
     assert_eq!(later["ratings_done"], 0);
 }
+
+#[tokio::test]
+async fn nps_answers_are_validated_listed_aggregated_exported_and_converted_from_the_form() {
+    let app = spawn_app(&[]).await;
+    let b = brand(&app, "brand-nps").await;
+    // a known set: outlet-1 10 9 9 8 7, outlet-2 6 0 10 3 9
+    for (n, (outlet, rating)) in [
+        ("outlet-1", 10),
+        ("outlet-1", 9),
+        ("outlet-1", 9),
+        ("outlet-1", 8),
+        ("outlet-1", 7),
+        ("outlet-2", 6),
+        ("outlet-2", 0),
+        ("outlet-2", 10),
+        ("outlet-2", 3),
+        ("outlet-2", 9),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let body = json!({"parentBusinessId": b.name, "businessId": outlet, "mobileNo": format!("98120000{n:02}"),
+                          "rating": rating, "order_id": format!("N-{n}"), "questions": [{"q": "Why?", "a": "Food"}]});
+        let (status, answer) = post(&app, "/crm_api/nps/data", &[], &body).await;
+        assert_eq!((status, &answer["status"]), (200, &json!(1)), "{answer}");
+    }
+    // the same answer again replaces it
+    let again = json!({"parentBusinessId": b.name, "businessId": "outlet-1", "mobileNo": "9812000000", "rating": 10,
+                       "order_id": "N-0"});
+    assert_eq!(post(&app, "/crm_api/nps/data", &[], &again).await.0, 200);
+    for (body, pointer) in [
+        (json!({"parentBusinessId": b.name, "businessId": "o", "mobileNo": "9812000001", "rating": 11}), "/rating"),
+        (json!({"parentBusinessId": b.name, "businessId": "o", "mobileNo": "1234", "rating": 5}), "/mobileNo"),
+        (json!({"parentBusinessId": b.name, "businessId": "o", "mobileNo": "9812000001"}), ""),
+    ] {
+        let (status, answer) = post(&app, "/crm_api/nps/data", &[], &body).await;
+        assert_eq!((status, &answer["error_code"]), (400, &json!("xE_102")), "{body}: {answer}");
+        if pointer.is_empty() {
+            assert!(answer["error_message"].as_str().unwrap().contains("rating"), "{answer}");
+        } else {
+            assert_eq!(answer["errors"][0]["pointer"], pointer, "{answer}");
+        }
+    }
+
+    let list = b.staff("/crm_api/npsList", json!({})).await;
+    assert_eq!((&list["status"], &list["total"]), (&json!(1), &json!(10)), "{list}");
+    let nines = b.staff("/crm_api/npsList", json!({"rating": 9})).await;
+    assert_eq!(nines["total"], 3);
+    let one = b.staff("/crm_api/npsList", json!({"mobile_number": "9812000007"})).await;
+    assert_eq!(
+        (&one["data"][0]["rating"], &one["data"][0]["questions"]),
+        (&json!(10), &json!([{"q": "Why?", "a": "Food"}]))
+    );
+    let empty = b.staff("/crm_api/npsList", json!({"page": 2})).await;
+    assert_eq!((&empty["data"], &empty["total"]), (&json!([]), &json!(10)));
+
+    // 5 promoters, 2 passives, 3 detractors: 50 - 30 = 20; outlet-1 3/2/0: 60; outlet-2 2/0/3: -20
+    let today = ist(Utc::now())[..10].to_owned();
+    let report = b.staff("/crm_api/npsData", json!({"start": today, "end": today})).await;
+    let brand_figures = &report["data"]["brand"];
+    assert_eq!(
+        (&brand_figures["promoters"], &brand_figures["passives"], &brand_figures["detractors"], &brand_figures["nps"]),
+        (&json!(5), &json!(2), &json!(3), &json!(20.0)),
+        "{report}"
+    );
+    let outlets: Vec<f64> =
+        report["data"]["outlets"].as_array().unwrap().iter().map(|o| o["nps"].as_f64().unwrap()).collect();
+    assert_eq!(outlets, [60.0, -20.0]);
+    // the buckets are the report's: promoters from 10, passives from 8 give 20 - 40 = -20
+    let strict = b
+        .staff("/crm_api/npsData", json!({"start": today, "end": today, "promoter_from": 10, "passive_from": 8}))
+        .await;
+    assert_eq!(strict["data"]["brand"]["nps"], -20.0, "{strict}");
+    let (status, _) = staff_status(&b, "/crm_api/npsData", json!({"start": today})).await;
+    assert_eq!(status, 400);
+
+    // the export: a real workbook, one row per response
+    let response = app
+        .client
+        .post(format!("{}/crm_api/download/nps/data", app.base))
+        .header("token", &b.staff)
+        .json(&json!({"parent_business_id": b.name, "start": today, "end": today}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().contains("spreadsheetml"));
+    let sheet = crate::campaigns::xlsx_sheet(&response.bytes().await.unwrap(), 1);
+    for phone in ["9812000000", "9812000009"] {
+        assert!(sheet.contains(phone), "{phone} missing: {sheet}");
+    }
+    let mut numbers: Vec<u32> = sheet.trim_end().rsplit(" | ").take(10).map(|n| n.parse().unwrap()).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, [0, 3, 6, 7, 8, 9, 9, 9, 10, 10], "{sheet}");
+}

@@ -104,6 +104,11 @@ impl IntegrationError {
         Self::new(StatusCode::NOT_FOUND, "xE_404", format!("{what} not found"))
     }
 
+    /// 429 `xE_429`: over the per-client rate limit of the open routes.
+    pub fn rate_limited() -> Self {
+        Self::new(StatusCode::TOO_MANY_REQUESTS, "xE_429", "too many requests; slow down")
+    }
+
     /// 503 `xE_503`: retry later.
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
         tracing::warn!(%cause, "unavailable");

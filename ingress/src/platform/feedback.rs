@@ -13,6 +13,10 @@
 //! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
 //! | `/get/hear_about_us_source` | FeedbackReadRequest | `{status: true, data: [{source, count}]}` |
 //! | `/get/latest_rating` | FeedbackReadRequest | `{status: true, data: [rating]}`: 5 stars, a comment of 100 characters or more, newest first, 10 |
+//! | `/nps/data` (no auth) | NpsDataRequest | `{status: 1, nps_id}`; 400 `xE_102` naming a missing or out-of-range field; 429 `xE_429` over the optional rate limit |
+//! | `/npsList` | NpsRequest (`page`, `rating`, `mobile_number`) | `{status: 1, data: [{mobileNo, rating, questions, …}], total}` (an empty page: `data: []`) |
+//! | `/npsData` | NpsRequest + `start`, `end` (`promoter_from`, `passive_from`) | `{status: true, data: {buckets, brand: {total, promoters, passives, detractors, nps}, outlets: […]}}` |
+//! | `/download/nps/data` | NpsRequest + `start`, `end` | the responses as an XLSX workbook |
 //! | `GET /f/{token}` (no `/crm_api`, no token) | – | the form (HTML); counts an open; 400 / 410 pages |
 //! | `POST /f/{token}` | form: `rating` (1–5), `comment`, `q1`…, `hear_about_us` | a thank-you page; 400 page for a bad rating |
 
@@ -25,6 +29,7 @@ use axum::{Json, Router};
 use chrono::Utc;
 use serde_json::{json, Value};
 
+use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
     FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, RatingDays, RatingPage, RequestPage, Submission,
 };
@@ -32,10 +37,10 @@ use engage_actors::domain::wallet::TemplateType;
 use engage_actors::links::{FormClaims, LinkRefusal};
 use engage_actors::QueryError;
 
-use super::edge::{answer, staff_answer, Answer, Staff, StaffAnswer};
-use super::errors::StaffError;
+use super::edge::{answer, staff_answer, Answer, Open, Staff, StaffAnswer};
+use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
-use super::requests::{FeedbackConfigRequest, FeedbackReadRequest};
+use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, NpsDataRequest, NpsRequest};
 use crate::AppState;
 
 /// Routes of this module.
@@ -49,6 +54,10 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/get/rating_count_datewise", post(rating_count_datewise))
         .route("/crm_api/get/hear_about_us_source", post(hear_about_us_source))
         .route("/crm_api/get/latest_rating", post(latest_rating))
+        .route("/crm_api/nps/data", post(nps_data))
+        .route("/crm_api/npsList", post(nps_list))
+        .route("/crm_api/npsData", post(nps_report))
+        .route("/crm_api/download/nps/data", post(nps_download))
         .route("/f/{token}", get(form).post(submit))
 }
 
@@ -191,6 +200,93 @@ async fn latest_rating(
 ) -> Answered {
     let days = rating_days(&state, &brand, body).await?;
     Ok(staff_answer(json!({"data": days.latest})))
+}
+
+/// `/crm_api/nps/data` (no auth).
+async fn nps_data(
+    State(state): State<AppState>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
+    Open { brand, body }: Open<NpsDataRequest>,
+) -> Result<Json<Answer<Value>>, IntegrationError> {
+    if let Some(limiter) = &state.limiter {
+        if limiter.check(&format!("nps/{}", peer.ip())).is_err() {
+            return Err(IntegrationError::rate_limited());
+        }
+    }
+    let given = NpsAnswer {
+        business_id: body.business_id,
+        mobile_no: body.mobile_no,
+        rating: body.rating,
+        order_id: body.order_id.unwrap_or_default(),
+        questions: body.questions.unwrap_or_default().into_iter().map(Value::Object).collect(),
+    };
+    let query = FeedbackQuery::NpsRecord { answer: given, now: Utc::now() };
+    let stored: NpsResponse = state.platform.gateway.ask_as(&brand, query).await?;
+    Ok(answer(json!({"nps_id": stored.nps_id})))
+}
+
+fn nps_period(body: &NpsRequest) -> Result<(String, String), StaffError> {
+    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
+        let missing = if body.start.is_none() { "/start" } else { "/end" };
+        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
+    };
+    if start > end {
+        return Err(StaffError::invalid_message("/end", "end is before start"));
+    }
+    Ok((start, end))
+}
+
+/// `/crm_api/npsList`.
+async fn nps_list(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<NpsRequest>,
+) -> Result<Json<Answer<NpsPage>>, StaffError> {
+    let query = FeedbackQuery::NpsList {
+        business_id: body.business_id,
+        rating: body.rating,
+        mobile_number: body.mobile_number,
+        page: body.page.unwrap_or(1),
+    };
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?))
+}
+
+/// `/crm_api/npsData`.
+async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: Staff<NpsRequest>) -> Answered {
+    let (start, end) = nps_period(&body)?;
+    let defaults = Buckets::default();
+    let buckets = Buckets {
+        promoter_from: body.promoter_from.unwrap_or(defaults.promoter_from),
+        passive_from: body.passive_from.unwrap_or(defaults.passive_from),
+    };
+    if buckets.passive_from > buckets.promoter_from {
+        return Err(StaffError::invalid_message("/passive_from", "passive_from is above promoter_from"));
+    }
+    let query = FeedbackQuery::NpsReport { business_id: body.business_id, start, end, buckets };
+    let report: NpsReport = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?;
+    Ok(staff_answer(json!({"data": report})))
+}
+
+/// `/crm_api/download/nps/data`: the responses of the period as an XLSX workbook.
+async fn nps_download(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<NpsRequest>,
+) -> Result<Response, StaffError> {
+    let (start, end) = nps_period(&body)?;
+    let query = FeedbackQuery::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
+    let page: NpsPage = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?;
+    let bytes = engage_actors::reports::nps_workbook(&page.data).map_err(StaffError::unavailable)?;
+    let name = format!("attachment; filename=\"nps-{start}_{end}.xlsx\"");
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet".to_owned(),
+            ),
+            (axum::http::header::CONTENT_DISPOSITION, name),
+        ],
+        bytes,
+    )
+        .into_response())
 }
 
 /// The claims of a form link, or the page that refuses it.

@@ -12,7 +12,7 @@
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
 //! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
-//! | feedback and ratings: `/crm_api/{save,get}/feedback/config`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
+//! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -265,6 +265,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         ("/crm_api/get/rating_count_datewise", Auth::Staff, "FeedbackReadRequest", "Ratings per IST day: {status, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}"),
         ("/crm_api/get/hear_about_us_source", Auth::Staff, "FeedbackReadRequest", "How customers heard about the brand (the form's answers): {status, data: [{source, count}]}"),
         ("/crm_api/get/latest_rating", Auth::Staff, "FeedbackReadRequest", "The latest 5-star ratings with a comment of 100 characters or more (10, newest first): {status, data}"),
+        ("/crm_api/npsList", Auth::Staff, "NpsRequest", "NPS responses, newest first, 20 a page (rating, mobile_number filter): {status: 1, data: [{mobileNo, rating, questions, businessId, order_id, insertedAt, validTill, nps_id, source}], total}; an empty page is data []"),
+        ("/crm_api/npsData", Auth::Staff, "NpsRequest", "NPS between start and end (IST days): {status, data: {buckets: {promoter_from, passive_from}, brand: {total, promoters, passives, detractors, nps}, outlets: [same per businessId]}}; nps = % promoters - % detractors"),
     ] {
         let mut op = operation(summary, auth, schema, object.clone());
         // every tenant route can name a customer, coupon or reward the brand does not have
@@ -343,6 +345,26 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
                 "410": html("the bill link has expired (linkValidity days): a page saying so"),
                 "503": html("the brand's owner is unavailable; retry")}}}),
     );
+    let ack_nps = json!({"type": "object", "required": ["status", "nps_id"],
+        "properties": {"status": {"const": 1}, "nps_id": {"type": "string"}}});
+    let mut nps_data = operation(
+        "Store one NPS answer (no auth): rating 0 to 10; the same outlet, customer and order_id again replaces it",
+        Auth::None,
+        "NpsDataRequest",
+        ack_nps,
+    );
+    nps_data["responses"]["429"] = json!({"description": "xE_429 over the per-client rate limit (ENGAGE_RATE_LIMIT_PER_SECOND, off by default)",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
+    paths.insert("/crm_api/nps/data".to_owned(), json!({"post": nps_data}));
+    let mut download = operation(
+        "The NPS responses between start and end (IST days) as an XLSX workbook (sheet nps)",
+        Auth::Staff,
+        "NpsRequest",
+        object.clone(),
+    );
+    download["responses"]["200"] = json!({"description": "the workbook", "content": {
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {"schema": {"type": "string", "format": "binary"}}}});
+    paths.insert("/crm_api/download/nps/data".to_owned(), json!({"post": download}));
     let form_page = json!({
         "summary": "The feedback form of a signed link (engage's own form service): counts an open",
         "tags": ["platform"],

@@ -64,6 +64,8 @@ platform_requests!(
     WidgetInsightRequest,
     FeedbackConfigRequest,
     FeedbackReadRequest,
+    NpsDataRequest,
+    NpsRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -111,6 +113,7 @@ brand_field!(
     WidgetRequest,
     FeedbackConfigRequest,
     FeedbackReadRequest,
+    NpsRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
@@ -128,6 +131,12 @@ macro_rules! brand_of_token {
 }
 
 brand_of_token!(BillEventRequest, WidgetInsightRequest);
+
+impl NpsDataRequest {
+    fn named_brand(&self) -> Option<&str> {
+        Some(self.parent_business_id_camel.as_str())
+    }
+}
 
 /// `/crm_api/get/customer/details`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -578,6 +587,34 @@ pub struct FeedbackReadRequest {
     pub start: Option<String>,
     pub end: Option<String>,
     pub source: Option<u8>,
+}
+
+/// `/crm_api/nps/data`: one NPS answer.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NpsDataRequest {
+    #[serde(rename = "parentBusinessId")]
+    pub parent_business_id_camel: String,
+    #[serde(rename = "businessId")]
+    pub business_id: String,
+    #[serde(rename = "mobileNo")]
+    pub mobile_no: String,
+    pub rating: u8,
+    pub order_id: Option<String>,
+    pub questions: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// `/crm_api/npsList`, `/crm_api/npsData`, `/crm_api/download/nps/data`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NpsRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub page: Option<u64>,
+    pub rating: Option<u8>,
+    pub mobile_number: Option<String>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub promoter_from: Option<u8>,
+    pub passive_from: Option<u8>,
 }
 
 #[cfg(test)]

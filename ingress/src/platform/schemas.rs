@@ -48,6 +48,8 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("WidgetInsightRequest", include_str!("schemas/widget_insight.json")),
     ("FeedbackConfigRequest", include_str!("schemas/feedback_config.json")),
     ("FeedbackReadRequest", include_str!("schemas/feedback_read.json")),
+    ("NpsDataRequest", include_str!("schemas/nps_data.json")),
+    ("NpsRequest", include_str!("schemas/nps.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+pub mod nps;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -254,6 +256,49 @@ pub enum FeedbackQuery {
         start: Option<String>,
         /// Last IST day.
         end: Option<String>,
+    },
+    /// Store an answer of `/nps/data`: [`nps::NpsResponse`].
+    NpsRecord {
+        /// The answer.
+        answer: nps::NpsAnswer,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// A page of NPS responses, newest first: [`nps::NpsPage`].
+    NpsList {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// Only this answer.
+        rating: Option<u8>,
+        /// Only this customer's.
+        mobile_number: Option<String>,
+        /// From 1.
+        page: u64,
+    },
+    /// The NPS of a period: [`nps::NpsReport`].
+    NpsReport {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+        /// The buckets.
+        buckets: nps::Buckets,
+    },
+    /// Every response of a period, newest first (the export): [`nps::NpsPage`].
+    NpsExport {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+    },
+    /// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
+    NpsConvert {
+        /// The IST day.
+        day: String,
     },
     /// The funnel between two IST days: [`FeedbackMis`].
     Mis {
@@ -552,7 +597,10 @@ async fn submit(
         other_params,
         gender: customer.and_then(|c| c.gender),
     };
-    let mut ops = vec![keys::rating(&brand.tenant, &claims.business_id, &claims.order_id, "3").put(&rating)];
+    let mut ops = vec![
+        keys::rating(&brand.tenant, &claims.business_id, &claims.order_id, "3").put(&rating),
+        keys::feedback_brand(&brand.tenant).put(&serde_json::json!({})),
+    ];
     if let Some(mut request) = request_of(brand, &claims).await? {
         if !request.is_submitted {
             let mut row = funnel(brand, &ist_day(now), &claims.business_id).await?;
@@ -680,7 +728,7 @@ async fn rating_days(
 async fn save_config(brand: &mut Brand, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
     let key = keys::feedback_config(&brand.tenant, &config.child_business_id);
     brand.feedback_configs = None;
-    brand.batch(vec![key.put(&config)]).await?;
+    brand.batch(vec![key.put(&config), keys::feedback_brand(&brand.tenant).put(&serde_json::json!({}))]).await?;
     Ok(config)
 }
 
@@ -698,6 +746,22 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             reply(requests(brand, business_id, page, start, end).await)
         }
         FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
+        FeedbackQuery::NpsRecord { answer, now } => reply(nps::record(brand, answer, now).await),
+        FeedbackQuery::NpsList { business_id, rating, mobile_number, page } => {
+            reply(nps::list(brand, business_id, rating, mobile_number, page).await)
+        }
+        FeedbackQuery::NpsReport { business_id, start, end, buckets } => {
+            reply(nps::report(brand, business_id, &start, &end, buckets).await)
+        }
+        FeedbackQuery::NpsExport { business_id, start, end } => reply(
+            nps::responses(brand, |r| {
+                let day = ist_day(r.insertedAt);
+                business_id.as_ref().is_none_or(|b| *b == r.businessId) && day >= start && day <= end
+            })
+            .await
+            .map(|data| nps::NpsPage { total: data.len() as u64, data }),
+        ),
+        FeedbackQuery::NpsConvert { day } => reply(nps::convert(brand, &day).await),
         FeedbackQuery::Ratings { business_id, sources, page, start, end } => {
             reply(ratings_in(brand, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
                 let matching: Vec<Rating> =

@@ -13,7 +13,7 @@
 //! | `abandoned_cart` | `0 */5 * * * *` | hands each brand's open carts to its tenant actor, which reminds those left for the journey's trigger minutes (once per customer per IST day) |
 //! | `roi_lost_customers` | `0 0 0 * * *` | ROI attribution of lost-customers journeys |
 //! | `roi_referral` | `0 30 5 * * *` | ROI attribution of referral-boost journeys |
-//! | `roi_journeys` | `0 0 6 * * *` | ROI attribution of birthday, anniversary and wallet-expiry journeys |
+//! | `roi_journeys` | `0 0 6 * * *` | ROI attribution of birthday, anniversary, wallet-expiry and low-rating journeys |
 //! | `roi_abandoned_cart` | `0 30 6 * * *` | ROI attribution of abandoned-cart journeys |
 //! | `roi_welcome` | `0 30 7 * * *` | ROI attribution of welcome journeys |
 //! | `auto_campaign_sync` | `0 47 12 * * *` | sets each brand's and outlet's `business_configs.auto_campaign` (1 when a journey of theirs is enabled and configured) |
@@ -168,7 +168,7 @@ impl JobName {
         match self {
             JobName::RoiLostCustomers => &["lost_customers"],
             JobName::RoiReferral => &["referral_boost"],
-            JobName::RoiJourneys => &["birthday", "anniversary", "wallet_expiry"],
+            JobName::RoiJourneys => &["birthday", "anniversary", "wallet_expiry", "low_rating"],
             JobName::RoiAbandonedCart => &["abandoned_cart"],
             JobName::RoiWelcome => &["welcome"],
             _ => &[],

@@ -333,3 +333,8 @@ pub fn nps_response(tenant: &str, nps_id: &str) -> Key {
 pub fn feedback_brand(tenant: &str) -> Key {
     Key::new(FEEDBACK_BRANDS, "all", tenant.as_bytes())
 }
+
+/// `feedback_recoveries`: the low-rating recovery of an order.
+pub fn feedback_recovery(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(FEEDBACK_RECOVERIES, tenant, format!("{outlet}|{order_id}").into_bytes())
+}

@@ -47,6 +47,7 @@
 //! | `ratings` | tenant | `outlet|orderId|source` | [`crate::capabilities::feedback::Rating`] |
 //! | `nps_responses` | tenant | NPS id | [`crate::capabilities::feedback::nps::NpsResponse`] |
 //! | `feedback_brands` | `all` | tenant | `{}`: brands with feedback configurations or ratings |
+//! | `feedback_recoveries` | tenant | `outlet|orderId` | [`crate::capabilities::feedback::recovery::Recovery`]: a low-rating recovery |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -177,6 +178,9 @@ pub const RATINGS: &str = "ratings";
 pub const NPS_RESPONSES: &str = "nps_responses";
 /// `feedback_brands`: partition `all`, clustering tenant.
 pub const FEEDBACK_BRANDS: &str = "feedback_brands";
+
+/// `feedback_recoveries`: partition tenant, clustering `outlet|orderId`.
+pub const FEEDBACK_RECOVERIES: &str = "feedback_recoveries";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

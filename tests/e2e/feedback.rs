@@ -337,3 +337,91 @@ async fn nps_answers_are_validated_listed_aggregated_exported_and_converted_from
     numbers.sort_unstable();
     assert_eq!(numbers, [0, 3, 6, 7, 8, 9, 9, 9, 10, 10], "{sheet}");
 }
+
+#[tokio::test]
+async fn a_low_rating_gets_a_coupon_a_promo_and_a_merchant_alert_within_the_frequency() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-low").await;
+    b.staff(
+        "/crm_api/save/feedback/config",
+        json!({"feedback_flow": 1, "feedback_sms": "true", "sms_template": "Rate us: x_feedback_url",
+                   "alert_contacts": ["9811999999"], "alert_emails": ["owner@brand.test"]}),
+    )
+    .await;
+    let journey = b
+        .journey(
+            "low_rating",
+            json!({"channels": ["sms"], "sms_template": "Sorry x_cust_name! Show x_dynamic_coupon at the counter",
+                                      "rating": 2, "frequency_rating": 1,
+                                      "promo_details": {"name": "Free dessert", "valid_days": 10}}),
+        )
+        .await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 2, "reference": "low"})).await;
+    let form_of = |phone: &'static str| {
+        let sms = sms.clone();
+        async move {
+            let received = sms.received.lock().unwrap().clone();
+            let text =
+                received.iter().rev().find(|m| m["to"] == phone).unwrap()["message"].as_str().unwrap().to_owned();
+            text[text.find("/f/").unwrap()..].to_owned()
+        }
+    };
+    for (id, phone) in [("L-1", "9811900021"), ("L-2", "9811900021"), ("L-3", "9811900022")] {
+        order(&b, "outlet-1", id, phone).await;
+        wait_customer(&app, b.name, phone, |c| c["total_orders"].as_u64().unwrap() >= 1).await;
+    }
+    wait_customer(&app, b.name, "9811900021", |c| c["total_orders"] == 2).await;
+    run(&app, "sms_drain", Utc::now()).await;
+    // three feedback links delivered (0.1652 each)
+    assert_eq!(sms.received.lock().unwrap().len(), 3);
+
+    // a 2-star rating: coupon, promo, alert
+    let first = form_of("9811900021").await;
+    let url = format!("{}{first}", app.base);
+    assert_eq!(submit(&app, &url, &[("rating", "2"), ("comment", "Cold food")]).await.status(), 200);
+    run(&app, "sms_drain", Utc::now()).await;
+    let received = sms.received.lock().unwrap().clone();
+    let promo = received.iter().find(|m| m["message"].as_str().unwrap().starts_with("Sorry Meera!")).unwrap();
+    let text = promo["message"].as_str().unwrap();
+    let code = text.split_whitespace().nth(3).unwrap().to_owned();
+    assert_eq!(code.len(), 8, "{text}");
+    let alert = received.iter().find(|m| m["to"] == "9811999999").unwrap();
+    assert!(alert["message"].as_str().unwrap().contains("rated 2/5"), "{alert}");
+    // feedback 3 x 0.1652, promo 0.1711 (campaign SMS), alert 0.1652
+    assert_eq!(b.balance().await, "1.1681");
+    // the coupon is real: redeemable at the POS
+    let (status, coupon) =
+        post(&app, "/pos_e/v1/get_coupon_details", &[], &json!({"parent_business_id": b.name, "coupon_code": code}))
+            .await;
+    assert_eq!(
+        (status, &coupon["coupon"]["name"], &coupon["coupon"]["status"]),
+        (200, &json!("Free dessert"), &json!("issued")),
+        "{coupon}"
+    );
+    let (status, used) = post(
+        &app,
+        "/pos_e/v1/redeem_coupon_details",
+        &[],
+        &json!({"parent_business_id": b.name, "coupon_code": code, "order_id": "L-9"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{used}");
+    // the journey's send is the recovery's ROI row
+    let users = b.staff("/crm_api/get/auto_campaign_users", json!({"campaign_journey_id": journey})).await;
+    assert_eq!((&users["total"], &users["data"][0]["outcome"]), (&json!(1), &json!("sent")), "{users}");
+
+    // the same customer's next low rating: over frequency_rating 1, nothing; a 4 from another: nothing
+    let second = b.staff("/crm_api/fetch_feedback_customers", json!({})).await;
+    let link_of = |order: &str| {
+        let data = second["data"].as_array().unwrap();
+        let url = data.iter().find(|r| r["order_id"] == order).unwrap()["url"].as_str().unwrap().to_owned();
+        format!("{}{}", app.base, &url[url.find("/f/").unwrap()..])
+    };
+    assert_eq!(submit(&app, &link_of("L-2"), &[("rating", "1")]).await.status(), 200);
+    assert_eq!(submit(&app, &link_of("L-3"), &[("rating", "4")]).await.status(), 200);
+    let before = sms.received.lock().unwrap().len();
+    run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!(sms.received.lock().unwrap().len(), before, "no more promos or alerts");
+    assert_eq!(b.balance().await, "1.1681");
+}

@@ -233,7 +233,8 @@ async fn coupon(brand: &Brand, code: &str) -> Result<Option<Coupon>, StoreError>
     brand.repo().get(&keys::coupon(&brand.tenant, code)).await
 }
 
-fn put_coupon(brand: &Brand, coupon: &Coupon) -> WriteOp {
+/// The write of a coupon row.
+pub fn put_coupon(brand: &Brand, coupon: &Coupon) -> WriteOp {
     keys::coupon(&brand.tenant, &coupon.coupon_code).put(coupon)
 }
 
@@ -437,6 +438,13 @@ async fn revoke(brand: &mut Brand, phone: &str, code: &str, now: DateTime<Utc>) 
         return Err(QueryError::Invalid(format!("coupon {code} is {} and cannot be revoked", coupon.status.text())));
     }
     let mut customer = brand.known_customer(phone).await?;
+    if coupon.points_cost == 0 {
+        // a promo coupon (low-rating recovery) cost no points: nothing to give back
+        coupon.status = CouponStatus::Revoked;
+        coupon.revoked_at = Some(now);
+        brand.batch(vec![put_coupon(brand, &coupon)]).await?;
+        return Ok(Purchased { coupon: Some(coupon), loyalty_points: customer.loyalty_points, replayed: false });
+    }
     let restore = ledger::lots_of(brand, phone, coupon.ledger_seq).await?;
     let mut ops = ledger::entry(
         &brand.tenant,

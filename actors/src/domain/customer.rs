@@ -88,6 +88,9 @@ pub struct Customer {
     /// Milestones (order counts) already awarded.
     #[serde(default)]
     pub milestones_awarded: std::collections::BTreeSet<u32>,
+    /// Low-rating recoveries made for this customer (spec `rating_frequency`).
+    #[serde(default)]
+    pub rating_frequency: u32,
     /// Blocked by staff through a fraud flag.
     #[serde(default)]
     pub is_blocked: bool,

@@ -353,7 +353,7 @@ async fn submit(State(state): State<AppState>, Path(token): Path<String>, body: 
         hear_about_us: field("hear_about_us").map(|h| h.chars().take(100).collect()),
     };
     let tenant = claims.tenant.clone();
-    let query = FeedbackQuery::Submit { claims, submission, now: Utc::now() };
+    let query = FeedbackQuery::Submit { claims, token, submission, now: Utc::now() };
     match state.platform.gateway.ask(&tenant, query).await {
         Ok(_) => Html(feedback_page::message_page("Thank you!", "Your feedback was received.")).into_response(),
         Err(error) => unavailable(error),

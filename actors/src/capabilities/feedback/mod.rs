@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 pub mod nps;
+pub mod recovery;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
@@ -215,10 +216,12 @@ pub enum FeedbackQuery {
         /// The link's claims.
         claims: FormClaims,
     },
-    /// The form was submitted: [`Rating`].
+    /// The form was submitted: [`Submitted`].
     Submit {
         /// The link's claims.
         claims: FormClaims,
+        /// The link's token (`x_jwt_token` of a recovery message).
+        token: String,
         /// What was submitted.
         submission: Submission,
         /// Now.
@@ -309,6 +312,15 @@ pub enum FeedbackQuery {
         /// Last IST day.
         end: String,
     },
+}
+
+/// A stored rating and the recovery it started, if any.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Submitted {
+    /// The rating.
+    pub rating: Rating,
+    /// The low-rating recovery.
+    pub recovery: Option<recovery::Recovery>,
 }
 
 /// What the form shows.
@@ -566,20 +578,22 @@ async fn open(brand: &mut Brand, claims: FormClaims) -> Result<FormView, QueryEr
 async fn submit(
     brand: &mut Brand,
     claims: FormClaims,
+    token: String,
     submission: Submission,
     now: DateTime<Utc>,
-) -> Result<Rating, QueryError> {
+) -> Result<Submitted, QueryError> {
     if !(1..=5).contains(&submission.rating) {
         return Err(QueryError::Invalid("/rating: a rating is 1 to 5 stars".to_owned()));
     }
-    let questions = applicable(&configs(brand).await?, &claims.business_id).map(|c| c.questions.clone());
+    let config = applicable(&configs(brand).await?, &claims.business_id).cloned();
+    let questions = config.as_ref().map(|c| c.questions.clone());
     let answers = questions
         .unwrap_or_default()
         .into_iter()
         .zip(submission.answers)
         .map(|(question, answer)| Answer { question, answer })
         .collect();
-    let customer = brand.customer(&claims.phone).await?;
+    let mut customer = brand.customer_or_new(&claims.phone, now).await?;
     let mut other_params = BTreeMap::new();
     if let Some(heard) = submission.hear_about_us.filter(|h| !h.is_empty()) {
         other_params.insert("Hear About Us From".to_owned(), heard);
@@ -595,7 +609,7 @@ async fn submit(
         source: "3".to_owned(),
         questions: answers,
         other_params,
-        gender: customer.and_then(|c| c.gender),
+        gender: customer.gender.clone(),
     };
     let mut ops = vec![
         keys::rating(&brand.tenant, &claims.business_id, &claims.order_id, "3").put(&rating),
@@ -611,9 +625,32 @@ async fn submit(
         request.rating = Some(submission.rating);
         ops.push(keys::feedback_request(&brand.tenant, &claims.business_id, &claims.order_id).put(&request));
     }
-    brand.batch(ops).await?;
+    let comment = rating.rating_comments.clone();
+    let recovered = recovery::recover(
+        brand,
+        &claims,
+        &token,
+        submission.rating,
+        &comment,
+        config.as_ref(),
+        &mut customer,
+        now,
+        &mut ops,
+    )
+    .await?;
+    let recovery = match recovered {
+        Some((recovery, alerts)) => {
+            brand.commit_customer(ops, customer).await?;
+            recovery::alert(brand, alerts, now).await?;
+            Some(recovery)
+        }
+        None => {
+            brand.batch(ops).await?;
+            None
+        }
+    };
     metrics::counter!("engage_feedback_submitted_total").increment(1);
-    Ok(rating)
+    Ok(Submitted { rating, recovery })
 }
 
 fn in_period(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
@@ -741,7 +778,9 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             reply(found.and_then(|c| c.ok_or(QueryError::NotFound)))
         }
         FeedbackQuery::Open { claims } => reply(open(brand, claims).await),
-        FeedbackQuery::Submit { claims, submission, now } => reply(submit(brand, claims, submission, now).await),
+        FeedbackQuery::Submit { claims, token, submission, now } => {
+            reply(submit(brand, claims, token, submission, now).await)
+        }
         FeedbackQuery::Requests { business_id, page, start, end } => {
             reply(requests(brand, business_id, page, start, end).await)
         }

@@ -39,8 +39,8 @@ pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER
 pub use health::{BusinessConfig, FlagsSynced, Health, JourneyHealth};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
-    occasion, reach, reach_one, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage, AUDIENCE_PAGE,
-    BACKTRACK_LIMIT, NIGHTLY,
+    occasion, reach, reach_one, reach_one_with, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage,
+    SentMessage, AUDIENCE_PAGE, BACKTRACK_LIMIT, NIGHTLY,
 };
 
 /// A query of the journeys capability.

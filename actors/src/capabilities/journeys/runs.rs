@@ -219,6 +219,8 @@ pub struct Reach<'a> {
     pub frequency_cap: Option<u32>,
     /// Now.
     pub now: DateTime<Utc>,
+    /// More template variables and their values (after the customer's: `x_dynamic_coupon`, …).
+    pub variables: Vec<(&'static str, String)>,
 }
 
 /// Decides what `reach.journey` does for `customer` on `reach.occasion` and, when it sends, pays
@@ -331,7 +333,10 @@ async fn send(
             template_type: TemplateType::Marketing,
             purpose: Purpose::Campaign,
             to,
-            message: fill(template, customer),
+            message: reach
+                .variables
+                .iter()
+                .fold(fill(template, customer), |text, (name, value)| text.replace(name, value)),
             send_id: send_id.clone(),
             delivery_date: reach.delivery_date.clone(),
             auto_id: Some(journey.campaign_journey_id.clone()),
@@ -362,6 +367,21 @@ pub async fn reach_one(
     now: DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Option<JourneySend>, StoreError> {
+    reach_one_with(brand, journey, customer, payer, occasion, now, Vec::new(), ops).await
+}
+
+/// [`reach_one`] with more template `variables`.
+#[allow(clippy::too_many_arguments)]
+pub async fn reach_one_with(
+    brand: &mut Brand,
+    journey: &JourneyConfig,
+    customer: &mut Customer,
+    payer: &str,
+    occasion: &str,
+    now: DateTime<Utc>,
+    variables: Vec<(&'static str, String)>,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Option<JourneySend>, StoreError> {
     let day = ist_day(now);
     let mut run = JourneyRun::load(brand, journey, &day, now).await?;
     let mut purse = wallet(brand, payer).await?;
@@ -374,6 +394,7 @@ pub async fn reach_one(
         capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
         frequency_cap: settings(brand).await?.frequency_cap,
         now,
+        variables,
     };
     let decided = reach(brand, &one, customer, &mut purse, ops).await?;
     if let Some((decision, previous)) = &decided {
@@ -528,6 +549,7 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
                 capped: run.sent_count >= limit,
                 frequency_cap,
                 now,
+                variables: Vec::new(),
             };
             let payer_ops = ops.entry(payer.clone()).or_default();
             let decided = reach(brand, &reaching, &mut customer, &mut purse, payer_ops).await?;

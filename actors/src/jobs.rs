@@ -20,6 +20,7 @@
 //! | `health_reports` | `0 0 12 * * Mon` | writes the five journey health workbooks of the last 7 IST days under `<data dir>/reports/` and POSTs them to `ENGAGE_MAIL_SERVICE_URL` when set ([`crate::reports`]) |
 //! | `bill_generation` | `0 57 9 * * *` | digital bills for each brand's queue records of yesterday and today with status 1 and source 2 that the order reaction did not bill (a configuration added later, a wallet recharged), 10,000 a page, in the brand's tenant actor; skips counted by reason |
 //! | `bill_report` | `0 32 11 * * *` | the digital-bill workbook of yesterday (vs one and two weeks earlier; skips; enabled-but-unsent businesses with the reason) under `<data dir>/reports/bills-<day>/`, POSTed to `ENGAGE_MAIL_SERVICE_URL` when set |
+//! | `feedback_config_sync` | `0 6 12 * * *` | a brand's feedback configuration with `feedback_flow` 1 is copied to each outlet it knows (wallets, business records) that has no record of its own; copies are refreshed daily |
 //! | `nps_conversion` | `0 0 6 * * *` | yesterday's feedback-form ratings (source `'3'`) of every brand with feedback become NPS responses (a rating of 5 or less doubled), once each |
 //!
 //! A send with a `not_before` (a digital bill's `scheduled_at`) stays queued until then.
@@ -49,7 +50,7 @@ use engage_storage::WriteOp;
 
 use crate::capabilities::bills::{BillReport, BillsQuery, Generated};
 use crate::capabilities::feedback::nps::Converted;
-use crate::capabilities::feedback::FeedbackQuery;
+use crate::capabilities::feedback::{ConfigsSynced, FeedbackQuery};
 use crate::capabilities::journeys::{
     Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
 };
@@ -114,11 +115,13 @@ pub enum JobName {
     BillReport,
     /// Yesterday's feedback-form ratings become NPS responses.
     NpsConversion,
+    /// The brand's feedback configuration copied to its outlets.
+    FeedbackConfigSync,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 18] = [
+    pub const ALL: [JobName; 19] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -137,6 +140,7 @@ impl JobName {
         JobName::BillGeneration,
         JobName::BillReport,
         JobName::NpsConversion,
+        JobName::FeedbackConfigSync,
     ];
 
     /// The job's name.
@@ -160,6 +164,7 @@ impl JobName {
             JobName::BillGeneration => "bill_generation",
             JobName::BillReport => "bill_report",
             JobName::NpsConversion => "nps_conversion",
+            JobName::FeedbackConfigSync => "feedback_config_sync",
         }
     }
 
@@ -273,6 +278,7 @@ impl Jobs {
             JobName::BillGeneration => self.generate_bills(now).await,
             JobName::BillReport => self.bill_report(now).await,
             JobName::NpsConversion => self.convert_nps(now).await,
+            JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -648,6 +654,27 @@ impl Jobs {
         let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
                              "file": file.display().to_string(), "mailed": mailed, "failed": failed});
         all_brands(outcome, &failed)
+    }
+
+    /// The 12:06 feedback config sync, brand by brand.
+    async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut copied, mut own) = (0, 0, 0);
+        let mut failed = Vec::new();
+        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
+        for tenant in tenants {
+            match self.gateway.ask_as::<ConfigsSynced>(&tenant, FeedbackQuery::SyncConfigs { now }).await {
+                Ok(done) => {
+                    brands += 1;
+                    copied += done.copied;
+                    own += done.own;
+                }
+                Err(error) => {
+                    tracing::error!(tenant, %error, "feedback config sync failed for a brand");
+                    failed.push(tenant);
+                }
+            }
+        }
+        all_brands(json!({"brands": brands, "copied": copied, "own": own, "failed": failed}), &failed)
     }
 
     /// The NPS conversion of the IST day before `now`'s, brand by brand.

@@ -198,6 +198,8 @@ pub struct Settings {
     pub job_bill_report: String,
     /// Cron of the NPS conversion (`ENGAGE_JOB_NPS_CONVERSION`; 06:00).
     pub job_nps_conversion: String,
+    /// Cron of the feedback config sync (`ENGAGE_JOB_FEEDBACK_CONFIG_SYNC`; 12:06).
+    pub job_feedback_config_sync: String,
     /// The link service that makes bills' short links (`ENGAGE_LINK_SERVICE_URL`; `POST` answering
     /// `shortened_url`, `bill_id`). Unset: engage serves each bill itself at `/b/<bill_id>`.
     pub link_service_url: Option<String>,
@@ -277,6 +279,7 @@ impl Default for Settings {
             job_bill_generation: "0 57 9 * * *".to_owned(),
             job_bill_report: "0 32 11 * * *".to_owned(),
             job_nps_conversion: "0 0 6 * * *".to_owned(),
+            job_feedback_config_sync: "0 6 12 * * *".to_owned(),
             link_service_url: None,
             feedback_service_url: None,
             public_url: None,
@@ -426,7 +429,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 18] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 19] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -446,6 +449,7 @@ impl Settings {
             ("bill_generation", &self.job_bill_generation),
             ("bill_report", &self.job_bill_report),
             ("nps_conversion", &self.job_nps_conversion),
+            ("feedback_config_sync", &self.job_feedback_config_sync),
         ]
     }
 

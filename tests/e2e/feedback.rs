@@ -425,3 +425,48 @@ async fn a_low_rating_gets_a_coupon_a_promo_and_a_merchant_alert_within_the_freq
     assert_eq!(sms.received.lock().unwrap().len(), before, "no more promos or alerts");
     assert_eq!(b.balance().await, "1.1681");
 }
+
+#[tokio::test]
+async fn the_config_sync_copies_the_brand_record_and_orders_summary_counts_numbers() {
+    let app = spawn_app(&[]).await;
+    let b = brand(&app, "brand-fb-sync").await;
+    b.staff("/crm_api/save/feedback/config", json!({"feedback_flow": 1, "feedback_sms": "true", "feedback_time": 15}))
+        .await;
+    b.staff("/crm_api/save/feedback/config", json!({"child_business_id": "outlet-2", "feedback_flow": 0})).await;
+    for outlet in ["outlet-1", "outlet-3"] {
+        b.staff("/crm_api/wallet/recharge", json!({"business_id": outlet, "amount": 1, "reference": outlet})).await;
+    }
+    for _ in 0..2 {
+        let synced = run(&app, "feedback_config_sync", Utc::now()).await["outcome"].clone();
+        assert_eq!((&synced["copied"], &synced["own"]), (&json!(2), &json!(1)), "{synced}");
+    }
+    let copy = b.staff("/crm_api/get/feedback/config", json!({"child_business_id": "outlet-3"})).await;
+    assert_eq!((&copy["data"]["feedback_sms"], &copy["data"]["feedback_time"]), (&json!("true"), &json!(15)));
+    assert!(copy["data"]["copied_from_brand_at"].is_string(), "{copy}");
+    let own = b.staff("/crm_api/get/feedback/config", json!({"child_business_id": "outlet-2"})).await;
+    assert_eq!(own["data"]["feedback_flow"], 0, "an outlet's own record is left alone");
+
+    // orders: each once (its latest version), valid and invalid numbers counted
+    order(&b, "outlet-1", "S-1", "9811900031").await;
+    order(&b, "outlet-1", "S-2", "9876543210").await;
+    let update = json!({"parentBusinessId": b.name, "businessId": "outlet-1", "orderId": "S-1",
+        "customer": {"name": "Meera", "phone": "9811900031"}, "amount": 450});
+    assert_eq!(app.post_json("/injestion/platform", &update).await.0, 200);
+    wait_customer(&app, b.name, "9811900031", |c| c["lifetime_value"] == 450.0).await;
+    wait_customer(&app, b.name, "9876543210", |c| c["total_orders"] == 1).await;
+    let today = ist(Utc::now())[..10].to_owned();
+    let summary = b.staff("/crm_api/orders_summary", json!({"start": today, "end": today})).await;
+    assert_eq!(
+        (&summary["total_orders"], &summary["valid_numbers"], &summary["invalid_numbers"]),
+        (&json!(2), &json!(1), &json!(1)),
+        "{summary}"
+    );
+    let s1 = summary["data"].as_array().unwrap().iter().find(|o| o["order_id"] == "S-1").unwrap().clone();
+    assert_eq!((&s1["amount"], &s1["valid_number"]), (&json!("450"), &json!(true)), "{summary}");
+    for (body, pointer) in
+        [(json!({"start": "2026-01-01", "end": "2026-03-01"}), "/end"), (json!({"start": "2026-01-01"}), "/end")]
+    {
+        let (status, answer) = staff_status(&b, "/crm_api/orders_summary", body).await;
+        assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!(pointer)), "{answer}");
+    }
+}

@@ -9,6 +9,7 @@
 //! | `/get/feedback/config` (engage's) | FeedbackReadRequest (`child_business_id`, `"0"` by default) | `{status: true, data: <config>}`; 404 without one |
 //! | `/fetch_feedback_customers` | FeedbackReadRequest (`page`, `start`, `end`) | `{status: true, data: [request], total, page, page_size: 20}` |
 //! | `/feedback_form_interaction_mis` | FeedbackReadRequest + `start`, `end` | `{status: true, data: {totals, days}}` |
+//! | `/orders_summary` | FeedbackReadRequest + `start`, `end` (at most 31 days), `page` | `{status: true, data: [order], total_orders, valid_numbers, invalid_numbers, page, page_size: 20}` |
 //! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating], total, page, page_size: 20}` |
 //! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
 //! | `/get/hear_about_us_source` | FeedbackReadRequest | `{status: true, data: [{source, count}]}` |
@@ -31,7 +32,8 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
-    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, RatingDays, RatingPage, RequestPage, Submission,
+    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RatingPage, RequestPage,
+    Submission,
 };
 use engage_actors::domain::wallet::TemplateType;
 use engage_actors::links::{FormClaims, LinkRefusal};
@@ -50,6 +52,7 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/get/feedback/config", post(get_config))
         .route("/crm_api/fetch_feedback_customers", post(feedback_customers))
         .route("/crm_api/feedback_form_interaction_mis", post(interaction_mis))
+        .route("/crm_api/orders_summary", post(orders_summary))
         .route("/crm_api/get/rating_list", post(rating_list))
         .route("/crm_api/get/rating_count_datewise", post(rating_count_datewise))
         .route("/crm_api/get/hear_about_us_source", post(hear_about_us_source))
@@ -101,6 +104,7 @@ async fn save_config(
         alert_contacts: body.alert_contacts.unwrap_or_default(),
         alert_emails: body.alert_emails.unwrap_or_default(),
         updated_at: Some(Utc::now()),
+        copied_from_brand_at: None,
     };
     let query = FeedbackQuery::SaveConfig { config: Box::new(config) };
     let saved: FeedbackConfig = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "config"))?;
@@ -144,6 +148,28 @@ async fn interaction_mis(
     let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?;
     Ok(staff_answer(json!({"data": mis})))
+}
+
+/// `/crm_api/orders_summary`.
+async fn orders_summary(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+) -> Result<Json<StaffAnswer<OrdersSummary>>, StaffError> {
+    period(&body)?;
+    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
+        let missing = if body.start.is_none() { "/start" } else { "/end" };
+        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
+    };
+    let query =
+        FeedbackQuery::OrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
+    let summary = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| match e {
+        QueryError::Invalid(message) => match message.split_once(": ") {
+            Some((pointer, text)) => StaffError::invalid_message(pointer, text),
+            None => StaffError::invalid_message("", message),
+        },
+        other => refused(other, "orders"),
+    })?;
+    Ok(staff_answer(summary))
 }
 
 /// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);

@@ -75,6 +75,9 @@ pub struct FeedbackConfig {
     pub alert_emails: Vec<String>,
     /// Changed.
     pub updated_at: Option<DateTime<Utc>>,
+    /// Set on an outlet's record that the 12:06 sync copied from the brand's (and may copy again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied_from_brand_at: Option<DateTime<Utc>>,
 }
 
 impl FeedbackConfig {
@@ -303,6 +306,23 @@ pub enum FeedbackQuery {
         /// The IST day.
         day: String,
     },
+    /// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
+    /// the brand knows that has no record of its own: [`ConfigsSynced`].
+    SyncConfigs {
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
+    OrdersSummary {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day (at most 31 days after `start`).
+        end: String,
+        /// From 1.
+        page: u64,
+    },
     /// The funnel between two IST days: [`FeedbackMis`].
     Mis {
         /// Only this outlet's.
@@ -312,6 +332,52 @@ pub enum FeedbackQuery {
         /// Last IST day.
         end: String,
     },
+}
+
+/// What the config sync did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ConfigsSynced {
+    /// Outlets given the brand's record.
+    pub copied: usize,
+    /// Outlets with a record of their own, left alone.
+    pub own: usize,
+}
+
+/// One order of the summary.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SummaryOrder {
+    /// The outlet.
+    pub business_id: String,
+    /// The order.
+    pub order_id: String,
+    /// The customer's number as sent.
+    pub mobile_number: String,
+    /// The customer's name, when sent.
+    pub name: Option<String>,
+    /// The amount.
+    pub amount: String,
+    /// When engage accepted it (IST, `YYYY-MM-DD HH:mm:ss`).
+    pub inserted_at: String,
+    /// Whether the number can be sent a feedback link or a bill (`[6-9]\d{9}`, not sequential,
+    /// not one digit repeated).
+    pub valid_number: bool,
+}
+
+/// Orders with the number summary.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OrdersSummary {
+    /// A page of orders (20), newest first.
+    pub data: Vec<SummaryOrder>,
+    /// Orders in the period (each once: its latest version).
+    pub total_orders: u64,
+    /// Of which with a valid number.
+    pub valid_numbers: u64,
+    /// Of which with an invalid number.
+    pub invalid_numbers: u64,
+    /// From 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
 }
 
 /// A stored rating and the recovery it started, if any.
@@ -762,6 +828,97 @@ async fn rating_days(
     Ok(RatingDays { days, hear_about_us, ratings_done: count, avg_rating: average(sum, count), latest })
 }
 
+async fn sync_configs(brand: &mut Brand, now: DateTime<Utc>) -> Result<ConfigsSynced, QueryError> {
+    let all = configs(brand).await?;
+    let Some(parent) = all.get("0").filter(|c| c.feedback_flow == 1).cloned() else {
+        return Ok(ConfigsSynced::default());
+    };
+    let tenant = brand.tenant.clone();
+    let mut outlets = std::collections::BTreeSet::new();
+    for table in [crate::repo::BUSINESS_WALLETS, crate::repo::BUSINESS_CONFIGS, crate::repo::BUSINESSES] {
+        outlets
+            .extend(brand.repo().clusterings(table, &tenant).await?.into_iter().filter(|o| o != "0" && *o != tenant));
+    }
+    outlets.extend(all.keys().filter(|o| *o != "0").cloned());
+    let mut done = ConfigsSynced::default();
+    let mut ops = Vec::new();
+    for outlet in outlets {
+        if all.get(&outlet).is_some_and(|own| own.copied_from_brand_at.is_none()) {
+            done.own += 1;
+            continue;
+        }
+        let copy = FeedbackConfig {
+            child_business_id: outlet.clone(),
+            copied_from_brand_at: Some(now),
+            updated_at: Some(now),
+            ..parent.clone()
+        };
+        ops.push(keys::feedback_config(&tenant, &outlet).put(&copy));
+        done.copied += 1;
+    }
+    brand.feedback_configs = None;
+    for chunk in ops.chunks(500) {
+        brand.batch(chunk.to_vec()).await?;
+    }
+    Ok(done)
+}
+
+async fn orders_summary(
+    brand: &Brand,
+    business: Option<String>,
+    start: &str,
+    end: &str,
+    page: u64,
+) -> Result<OrdersSummary, QueryError> {
+    let parse = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+    let (Some(first), Some(last)) = (parse(start), parse(end)) else {
+        return Err(QueryError::Invalid("/start: start and end are IST days, YYYY-MM-DD".to_owned()));
+    };
+    if (last - first).num_days() > 31 {
+        return Err(QueryError::Invalid("/end: the period is at most 31 days".to_owned()));
+    }
+    // each order once, its latest version (queue records are in acceptance order)
+    let mut orders: BTreeMap<(String, String), SummaryOrder> = BTreeMap::new();
+    let mut day = first;
+    while day <= last {
+        let records: Vec<crate::repo::QueueRecord> =
+            brand.repo().all(crate::repo::CRM_QUEUE, &format!("{}|{}", brand.tenant, day.format("%Y-%m-%d"))).await?;
+        for record in records.into_iter().filter(|r| r.kind == "order") {
+            let Ok(facts) = crate::domain::order::OrderFacts::from_payload(&record.data) else { continue };
+            if facts.is_cart() || business.as_ref().is_some_and(|b| *b != facts.business_id) {
+                continue;
+            }
+            orders.insert(
+                (facts.business_id.clone(), facts.order_id.clone()),
+                SummaryOrder {
+                    valid_number: mobile_ok(&facts.phone),
+                    business_id: facts.business_id,
+                    order_id: facts.order_id,
+                    mobile_number: facts.phone,
+                    name: facts.name,
+                    amount: facts.amount.normalize().to_string(),
+                    inserted_at: record.inserted_at,
+                },
+            );
+        }
+        day += Duration::days(1);
+    }
+    let mut all: Vec<SummaryOrder> = orders.into_values().collect();
+    all.sort_by(|a, b| b.inserted_at.cmp(&a.inserted_at).then_with(|| a.order_id.cmp(&b.order_id)));
+    let valid = all.iter().filter(|o| o.valid_number).count() as u64;
+    let total = all.len() as u64;
+    let page = page.max(1);
+    let data = all.into_iter().skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE)).take(FEEDBACK_PAGE).collect();
+    Ok(OrdersSummary {
+        data,
+        total_orders: total,
+        valid_numbers: valid,
+        invalid_numbers: total - valid,
+        page,
+        page_size: FEEDBACK_PAGE as u64,
+    })
+}
+
 async fn save_config(brand: &mut Brand, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
     let key = keys::feedback_config(&brand.tenant, &config.child_business_id);
     brand.feedback_configs = None;
@@ -785,6 +942,10 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             reply(requests(brand, business_id, page, start, end).await)
         }
         FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
+        FeedbackQuery::SyncConfigs { now } => reply(sync_configs(brand, now).await),
+        FeedbackQuery::OrdersSummary { business_id, start, end, page } => {
+            reply(orders_summary(brand, business_id, &start, &end, page).await)
+        }
         FeedbackQuery::NpsRecord { answer, now } => reply(nps::record(brand, answer, now).await),
         FeedbackQuery::NpsList { business_id, rating, mobile_number, page } => {
             reply(nps::list(brand, business_id, rating, mobile_number, page).await)

@@ -259,6 +259,14 @@ impl Application {
                     links: Some(links.clone()),
                     mail: settings.mail_service_url.clone(),
                     reports_dir: settings.data_dir.join("reports"),
+                    store_a: engage_actors::reviews::StoreClient {
+                        url: settings.store_a_url.clone(),
+                        token: settings.store_a_token.as_ref().map(|t| t.expose().to_owned()),
+                    },
+                    store_b: engage_actors::reviews::StoreClient {
+                        url: settings.store_b_url.clone(),
+                        token: settings.store_b_token.as_ref().map(|t| t.expose().to_owned()),
+                    },
                 },
                 settings
                     .job_crons()

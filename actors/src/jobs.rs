@@ -21,6 +21,7 @@
 //! | `bill_generation` | `0 57 9 * * *` | digital bills for each brand's queue records of yesterday and today with status 1 and source 2 that the order reaction did not bill (a configuration added later, a wallet recharged), 10,000 a page, in the brand's tenant actor; skips counted by reason |
 //! | `bill_report` | `0 32 11 * * *` | the digital-bill workbook of yesterday (vs one and two weeks earlier; skips; enabled-but-unsent businesses with the reason) under `<data dir>/reports/bills-<day>/`, POSTed to `ENGAGE_MAIL_SERVICE_URL` when set |
 //! | `feedback_config_sync` | `0 6 12 * * *` | a brand's feedback configuration with `feedback_flow` 1 is copied to each outlet it knows (wallets, business records) that has no record of its own; copies are refreshed daily |
+//! | `review_sync` | `0 0 */3 * * *` | app-store reviews of each brand's apps (store A, store B), upserted by review id, from each brand's last-reviewed marker ([`crate::reviews`]) |
 //! | `nps_conversion` | `0 0 6 * * *` | yesterday's feedback-form ratings (source `'3'`) of every brand with feedback become NPS responses (a rating of 5 or less doubled), once each |
 //!
 //! A send with a `not_before` (a digital bill's `scheduled_at`) stays queued until then.
@@ -117,11 +118,13 @@ pub enum JobName {
     NpsConversion,
     /// The brand's feedback configuration copied to its outlets.
     FeedbackConfigSync,
+    /// App-store reviews.
+    ReviewSync,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 19] = [
+    pub const ALL: [JobName; 20] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -141,6 +144,7 @@ impl JobName {
         JobName::BillReport,
         JobName::NpsConversion,
         JobName::FeedbackConfigSync,
+        JobName::ReviewSync,
     ];
 
     /// The job's name.
@@ -165,6 +169,7 @@ impl JobName {
             JobName::BillReport => "bill_report",
             JobName::NpsConversion => "nps_conversion",
             JobName::FeedbackConfigSync => "feedback_config_sync",
+            JobName::ReviewSync => "review_sync",
         }
     }
 
@@ -203,6 +208,10 @@ pub struct Providers {
     pub mail: Option<String>,
     /// Where the health reports are written (`<data dir>/reports`).
     pub reports_dir: std::path::PathBuf,
+    /// App store A.
+    pub store_a: crate::reviews::StoreClient,
+    /// App store B.
+    pub store_b: crate::reviews::StoreClient,
 }
 
 /// What the jobs need.
@@ -279,6 +288,7 @@ impl Jobs {
             JobName::BillReport => self.bill_report(now).await,
             JobName::NpsConversion => self.convert_nps(now).await,
             JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await,
+            JobName::ReviewSync => self.sync_reviews(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -654,6 +664,45 @@ impl Jobs {
         let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
                              "file": file.display().to_string(), "mailed": mailed, "failed": failed});
         all_brands(outcome, &failed)
+    }
+
+    /// The app-store review sync: each brand with feedback whose own feedback configuration
+    /// names an app of a store that is set up.
+    async fn sync_reviews(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        use crate::reviews::{sync, AppStore, Synced};
+        let mut total = json!({});
+        let mut failed = Vec::new();
+        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
+        for tenant in tenants {
+            let config: Option<crate::capabilities::feedback::FeedbackConfig> =
+                self.repo.get(&keys::feedback_config(&tenant, "0")).await.map_err(|e| e.to_string())?;
+            let Some(config) = config else { continue };
+            for (store, client, app) in [
+                (AppStore::A, &self.providers.store_a, &config.store_a_app_id),
+                (AppStore::B, &self.providers.store_b, &config.store_b_app_id),
+            ] {
+                let Some(app) = app.as_deref().filter(|a| !a.is_empty()) else { continue };
+                match sync(&self.repo, &self.client, client, store, &tenant, app, now).await {
+                    Ok(done) => {
+                        let slot = &mut total[store.as_str()];
+                        let mut sum: Synced = serde_json::from_value(slot.clone()).unwrap_or_default();
+                        sum.pages += done.pages;
+                        sum.read += done.read;
+                        sum.inserted += done.inserted;
+                        sum.updated += done.updated;
+                        sum.unchanged += done.unchanged;
+                        sum.retried += done.retried;
+                        *slot = serde_json::to_value(sum).unwrap_or_default();
+                    }
+                    Err(error) => {
+                        tracing::warn!(tenant, store = store.as_str(), %error, "review sync failed; the next run resumes from the marker");
+                        failed.push(format!("{tenant}/{}", store.as_str()));
+                    }
+                }
+            }
+        }
+        total["failed"] = json!(failed);
+        all_brands(total, &failed)
     }
 
     /// The 12:06 feedback config sync, brand by brand.

@@ -338,3 +338,13 @@ pub fn feedback_brand(tenant: &str) -> Key {
 pub fn feedback_recovery(tenant: &str, outlet: &str, order_id: &str) -> Key {
     Key::new(FEEDBACK_RECOVERIES, tenant, format!("{outlet}|{order_id}").into_bytes())
 }
+
+/// `store_reviews`: an app-store review of a brand.
+pub fn store_review(tenant: &str, store: &str, review_id: &str) -> Key {
+    Key::new(STORE_REVIEWS, format!("{tenant}|{store}"), review_id.as_bytes())
+}
+
+/// `review_markers`: a brand's last-reviewed marker of one store.
+pub fn review_marker(tenant: &str, store: &str) -> Key {
+    Key::new(REVIEW_MARKERS, tenant, store.as_bytes())
+}

@@ -72,6 +72,7 @@ pub mod query;
 pub mod reaction;
 pub mod repo;
 pub mod reports;
+pub mod reviews;
 pub mod rpc;
 pub mod supervisor;
 pub mod tenant;

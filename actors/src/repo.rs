@@ -48,6 +48,8 @@
 //! | `nps_responses` | tenant | NPS id | [`crate::capabilities::feedback::nps::NpsResponse`] |
 //! | `feedback_brands` | `all` | tenant | `{}`: brands with feedback configurations or ratings |
 //! | `feedback_recoveries` | tenant | `outlet|orderId` | [`crate::capabilities::feedback::recovery::Recovery`]: a low-rating recovery |
+//! | `store_reviews` | `tenant|a` or `tenant|b` | review id | [`crate::reviews::StoreReview`]: an app-store review |
+//! | `review_markers` | tenant | `a` / `b` | [`crate::reviews::Marker`]: the newest `lastModified` synced |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -181,6 +183,11 @@ pub const FEEDBACK_BRANDS: &str = "feedback_brands";
 
 /// `feedback_recoveries`: partition tenant, clustering `outlet|orderId`.
 pub const FEEDBACK_RECOVERIES: &str = "feedback_recoveries";
+
+/// `store_reviews`: partition `tenant|<store>`, clustering review id.
+pub const STORE_REVIEWS: &str = "store_reviews";
+/// `review_markers`: partition tenant, clustering the store.
+pub const REVIEW_MARKERS: &str = "review_markers";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

@@ -200,6 +200,16 @@ pub struct Settings {
     pub job_nps_conversion: String,
     /// Cron of the feedback config sync (`ENGAGE_JOB_FEEDBACK_CONFIG_SYNC`; 12:06).
     pub job_feedback_config_sync: String,
+    /// Cron of the app-store review sync (`ENGAGE_JOB_REVIEW_SYNC`; every 3 hours).
+    pub job_review_sync: String,
+    /// App store A's base URL (`ENGAGE_STORE_A_URL`); unset: not synced.
+    pub store_a_url: Option<String>,
+    /// App store A's bearer credential (`ENGAGE_STORE_A_TOKEN`).
+    pub store_a_token: Option<Secret>,
+    /// App store B's base URL (`ENGAGE_STORE_B_URL`); unset: not synced.
+    pub store_b_url: Option<String>,
+    /// App store B's bearer credential (`ENGAGE_STORE_B_TOKEN`).
+    pub store_b_token: Option<Secret>,
     /// The link service that makes bills' short links (`ENGAGE_LINK_SERVICE_URL`; `POST` answering
     /// `shortened_url`, `bill_id`). Unset: engage serves each bill itself at `/b/<bill_id>`.
     pub link_service_url: Option<String>,
@@ -280,6 +290,11 @@ impl Default for Settings {
             job_bill_report: "0 32 11 * * *".to_owned(),
             job_nps_conversion: "0 0 6 * * *".to_owned(),
             job_feedback_config_sync: "0 6 12 * * *".to_owned(),
+            job_review_sync: "0 0 */3 * * *".to_owned(),
+            store_a_url: None,
+            store_a_token: None,
+            store_b_url: None,
+            store_b_token: None,
             link_service_url: None,
             feedback_service_url: None,
             public_url: None,
@@ -415,6 +430,8 @@ impl Settings {
             ("mail_service_url", &self.mail_service_url),
             ("link_service_url", &self.link_service_url),
             ("feedback_service_url", &self.feedback_service_url),
+            ("store_a_url", &self.store_a_url),
+            ("store_b_url", &self.store_b_url),
         ] {
             if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
                 return Err(ConfigError::new(key, "must be an http(s) URL"));
@@ -429,7 +446,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 19] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 20] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -450,6 +467,7 @@ impl Settings {
             ("bill_report", &self.job_bill_report),
             ("nps_conversion", &self.job_nps_conversion),
             ("feedback_config_sync", &self.job_feedback_config_sync),
+            ("review_sync", &self.job_review_sync),
         ]
     }
 

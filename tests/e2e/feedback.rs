@@ -470,3 +470,150 @@ async fn the_config_sync_copies_the_brand_record_and_orders_summary_counts_numbe
         assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!(pointer)), "{answer}");
     }
 }
+
+/// A fake app store on a loopback port, with both stores' shapes: pages of `page` reviews newest
+/// first, a 429 (with `Retry-After: 0`) before every third request, and reviews the test can change.
+#[derive(Clone)]
+struct FakeStore {
+    url: String,
+    reviews: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn fake_store(count: usize) -> FakeStore {
+    use axum::extract::{Path, Query, State};
+    use axum::response::IntoResponse;
+    use std::sync::atomic::Ordering;
+    // review n modified n minutes after 2026-11-01 00:00 UTC: n = count is the newest
+    let reviews: Vec<Value> = (1..=count)
+        .map(|n| {
+            json!({"reviewId": format!("r{n:03}"), "reviewer": format!("User {n}"), "comment": format!("Review {n}"),
+                   "reply": "", "starRating": 1 + n % 5,
+                   "createTime": format!("2026-11-01T{:02}:{:02}:00Z", n / 60, n % 60),
+                   "lastModified": format!("2026-11-01T{:02}:{:02}:00Z", n / 60, n % 60)})
+        })
+        .collect();
+    type S = (std::sync::Arc<std::sync::Mutex<Vec<Value>>>, std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    async fn serve(
+        State((reviews, requests)): State<S>,
+        store: &str,
+        app: String,
+        query: std::collections::HashMap<String, String>,
+    ) -> axum::response::Response {
+        if requests.fetch_add(1, Ordering::SeqCst) % 3 == 2 {
+            return (axum::http::StatusCode::TOO_MANY_REQUESTS, [("retry-after", "0")]).into_response();
+        }
+        assert_eq!(app, "com.brand.app");
+        let mut all = reviews.lock().unwrap().clone();
+        all.sort_by(|a, b| b["lastModified"].as_str().cmp(&a["lastModified"].as_str()));
+        let size: usize = query.get(if store == "a" { "pageSize" } else { "limit" }).unwrap().parse().unwrap();
+        assert_eq!(size, 200);
+        let from: usize =
+            query.get(if store == "a" { "pageToken" } else { "cursor" }).map_or(0, |t| t.parse().unwrap());
+        // the fake pages by 25 to make the client page
+        let page: Vec<Value> = all.iter().skip(from).take(25).cloned().collect();
+        let next = (from + 25 < all.len()).then(|| (from + 25).to_string());
+        if store == "a" {
+            axum::Json(json!({"reviews": page, "nextPageToken": next})).into_response()
+        } else {
+            let data: Vec<Value> = page
+                .iter()
+                .map(|r| {
+                    json!({"id": r["reviewId"], "type": "customerReviews", "attributes": {
+                    "rating": r["starRating"], "body": r["comment"], "reviewerNickname": r["reviewer"],
+                    "createdDate": r["createTime"], "lastModified": r["lastModified"], "response": r["reply"]}})
+                })
+                .collect();
+            axum::Json(json!({"data": data, "next": next})).into_response()
+        }
+    }
+    let state: S = (std::sync::Arc::new(std::sync::Mutex::new(reviews)), std::sync::Arc::default());
+    let app =
+        axum::Router::new()
+            .route(
+                "/a/apps/{app}/reviews",
+                axum::routing::get(
+                    |s: State<S>,
+                     Path(app): Path<String>,
+                     Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                        serve(s, "a", app, q).await
+                    },
+                ),
+            )
+            .route(
+                "/b/apps/{app}/customerReviews",
+                axum::routing::get(
+                    |s: State<S>,
+                     Path(app): Path<String>,
+                     Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                        serve(s, "b", app, q).await
+                    },
+                ),
+            )
+            .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    FakeStore { url, reviews: state.0, requests: state.1 }
+}
+
+#[tokio::test]
+async fn the_review_sync_pages_retries_throttling_and_updates_only_what_changed() {
+    let store = fake_store(60).await;
+    let (a, b_url) = (format!("{}/a", store.url), format!("{}/b", store.url));
+    let app =
+        spawn_app(&[("ENGAGE_STORE_A_URL", &a), ("ENGAGE_STORE_B_URL", &b_url), ("ENGAGE_STORE_A_TOKEN", "t")]).await;
+    let b = brand(&app, "brand-reviews").await;
+    b.staff(
+        "/crm_api/save/feedback/config",
+        json!({"feedback_flow": 0, "store_a_app_id": "com.brand.app", "store_b_app_id": "com.brand.app"}),
+    )
+    .await;
+    // first run: every review of both stores (3 pages of 25 each), through the throttling
+    let first = run(&app, "review_sync", Utc::now()).await["outcome"].clone();
+    for store in ["a", "b"] {
+        assert_eq!(
+            (&first[store]["read"], &first[store]["inserted"], &first[store]["pages"]),
+            (&json!(60), &json!(60), &json!(3)),
+            "{first}"
+        );
+    }
+    assert!(first["a"]["retried"].as_u64().unwrap() + first["b"]["retried"].as_u64().unwrap() >= 1, "{first}");
+    let list = b.staff("/crm_api/get/rating_list", json!({"source": 3})).await;
+    assert_eq!(
+        (&list["total"], &list["data"][0]["reviewId"], &list["data"][0]["parent_business_id"]),
+        (&json!(60), &json!("r060"), &json!("brand-reviews")),
+        "{list}"
+    );
+    let list_b = b.staff("/crm_api/get/rating_list", json!({"source": 4})).await;
+    assert_eq!(
+        (&list_b["total"], &list_b["data"][0]["appId"], &list_b["data"][0]["attributes"]["body"]),
+        (&json!(60), &json!("com.brand.app"), &json!("Review 60")),
+        "{list_b}"
+    );
+
+    // the brand replies to an old review: it comes first; only it is updated, one page is read
+    {
+        let mut reviews = store.reviews.lock().unwrap();
+        let old = reviews.iter_mut().find(|r| r["reviewId"] == "r005").unwrap();
+        old["reply"] = json!("Thank you!");
+        old["lastModified"] = json!("2026-11-02T09:00:00Z");
+    }
+    let second = run(&app, "review_sync", Utc::now()).await["outcome"].clone();
+    for store in ["a", "b"] {
+        assert_eq!(
+            (&second[store]["updated"], &second[store]["inserted"], &second[store]["pages"]),
+            (&json!(1), &json!(0), &json!(1)),
+            "{second}"
+        );
+    }
+    let list = b.staff("/crm_api/get/rating_list", json!({"source": 3})).await;
+    assert_eq!((&list["data"][0]["reviewId"], &list["data"][0]["reply"]), (&json!("r005"), &json!("Thank you!")));
+    // nothing new: one page read, nothing written
+    let third = run(&app, "review_sync", Utc::now()).await["outcome"].clone();
+    assert_eq!(
+        (&third["a"]["updated"], &third["a"]["inserted"], &third["a"]["pages"]),
+        (&json!(0), &json!(0), &json!(1))
+    );
+    assert!(store.requests.load(std::sync::atomic::Ordering::SeqCst) > 10);
+}

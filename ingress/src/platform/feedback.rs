@@ -10,7 +10,7 @@
 //! | `/fetch_feedback_customers` | FeedbackReadRequest (`page`, `start`, `end`) | `{status: true, data: [request], total, page, page_size: 20}` |
 //! | `/feedback_form_interaction_mis` | FeedbackReadRequest + `start`, `end` | `{status: true, data: {totals, days}}` |
 //! | `/orders_summary` | FeedbackReadRequest + `start`, `end` (at most 31 days), `page` | `{status: true, data: [order], total_orders, valid_numbers, invalid_numbers, page, page_size: 20}` |
-//! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating], total, page, page_size: 20}` |
+//! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating, or the store's review record for sources 3 and 4], total, page, page_size: 20}` |
 //! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
 //! | `/get/hear_about_us_source` | FeedbackReadRequest | `{status: true, data: [{source, count}]}` |
 //! | `/get/latest_rating` | FeedbackReadRequest | `{status: true, data: [rating]}`: 5 stars, a comment of 100 characters or more, newest first, 10 |
@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
-    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RatingPage, RequestPage,
+    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RequestPage, ReviewPage,
     Submission,
 };
 use engage_actors::domain::wallet::TemplateType;
@@ -105,6 +105,8 @@ async fn save_config(
         alert_emails: body.alert_emails.unwrap_or_default(),
         updated_at: Some(Utc::now()),
         copied_from_brand_at: None,
+        store_a_app_id: body.store_a_app_id,
+        store_b_app_id: body.store_b_app_id,
     };
     let query = FeedbackQuery::SaveConfig { config: Box::new(config) };
     let saved: FeedbackConfig = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "config"))?;
@@ -173,15 +175,16 @@ async fn orders_summary(
 }
 
 /// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);
-/// 3 and 4, the app stores' reviews, are empty until the review sync fills them.
-async fn rating_list(
-    State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
-) -> Result<Json<StaffAnswer<RatingPage>>, StaffError> {
+/// 3 and 4 the app stores' reviews, as each store sent them.
+async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
     period(&body)?;
     let page = body.page.unwrap_or(1);
-    if matches!(body.source, Some(3 | 4)) {
-        return Ok(staff_answer(RatingPage { data: Vec::new(), total: 0, page, page_size: 20 }));
+    if let Some(source @ (3 | 4)) = body.source {
+        let store = if source == 3 { "a" } else { "b" };
+        let query = FeedbackQuery::StoreReviews { store: store.to_owned(), page };
+        let reviews: ReviewPage =
+            state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "rating"))?;
+        return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
     let query = FeedbackQuery::Ratings {
         business_id: body.business_id,

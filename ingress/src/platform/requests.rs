@@ -575,6 +575,8 @@ pub struct FeedbackConfigRequest {
     pub questions: Option<Vec<String>>,
     pub alert_contacts: Option<Vec<String>>,
     pub alert_emails: Option<Vec<String>>,
+    pub store_a_app_id: Option<String>,
+    pub store_b_app_id: Option<String>,
 }
 
 /// The feedback and rating reads.

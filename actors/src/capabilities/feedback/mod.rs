@@ -75,6 +75,12 @@ pub struct FeedbackConfig {
     pub alert_emails: Vec<String>,
     /// Changed.
     pub updated_at: Option<DateTime<Utc>>,
+    /// The brand's app in app store A (its record only): the review sync reads its reviews.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_a_app_id: Option<String>,
+    /// The brand's app in app store B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_b_app_id: Option<String>,
     /// Set on an outlet's record that the 12:06 sync copied from the brand's (and may copy again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copied_from_brand_at: Option<DateTime<Utc>>,
@@ -306,6 +312,13 @@ pub enum FeedbackQuery {
         /// The IST day.
         day: String,
     },
+    /// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
+    StoreReviews {
+        /// `a` or `b`.
+        store: String,
+        /// From 1.
+        page: u64,
+    },
     /// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
     /// the brand knows that has no record of its own: [`ConfigsSynced`].
     SyncConfigs {
@@ -332,6 +345,19 @@ pub enum FeedbackQuery {
         /// Last IST day.
         end: String,
     },
+}
+
+/// A page of app-store reviews, each the store's own record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReviewPage {
+    /// The reviews.
+    pub data: Vec<serde_json::Value>,
+    /// All of the store.
+    pub total: u64,
+    /// From 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
 }
 
 /// What the config sync did.
@@ -942,6 +968,23 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             reply(requests(brand, business_id, page, start, end).await)
         }
         FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
+        FeedbackQuery::StoreReviews { store, page } => {
+            let mut all: Vec<crate::reviews::StoreReview> =
+                match brand.repo().all(crate::repo::STORE_REVIEWS, &format!("{}|{store}", brand.tenant)).await {
+                    Ok(all) => all,
+                    Err(error) => return Err(error.into()),
+                };
+            all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
+            let page = page.max(1);
+            let total = all.len() as u64;
+            let data = all
+                .into_iter()
+                .skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE))
+                .take(FEEDBACK_PAGE)
+                .map(|r| r.record)
+                .collect();
+            reply(Ok(ReviewPage { data, total, page, page_size: FEEDBACK_PAGE as u64 }))
+        }
         FeedbackQuery::SyncConfigs { now } => reply(sync_configs(brand, now).await),
         FeedbackQuery::OrdersSummary { business_id, start, end, page } => {
             reply(orders_summary(brand, business_id, &start, &end, page).await)

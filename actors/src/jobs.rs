@@ -22,6 +22,7 @@
 //! | `bill_report` | `0 32 11 * * *` | the digital-bill workbook of yesterday (vs one and two weeks earlier; skips; enabled-but-unsent businesses with the reason) under `<data dir>/reports/bills-<day>/`, POSTed to `ENGAGE_MAIL_SERVICE_URL` when set |
 //! | `feedback_config_sync` | `0 6 12 * * *` | a brand's feedback configuration with `feedback_flow` 1 is copied to each outlet it knows (wallets, business records) that has no record of its own; copies are refreshed daily |
 //! | `review_sync` | `0 0 */3 * * *` | app-store reviews of each brand's apps (store A, store B), upserted by review id, from each brand's last-reviewed marker ([`crate::reviews`]) |
+//! | `legacy_feedback_drain` | `0 */5 * * * *` | the legacy feedback SMS queue: due rows picked (`processed` 2), their gateway URL called by GET, then 1; a failure goes back to 0 and is retried, given up after 5 |
 //! | `nps_conversion` | `0 0 6 * * *` | yesterday's feedback-form ratings (source `'3'`) of every brand with feedback become NPS responses (a rating of 5 or less doubled), once each |
 //!
 //! A send with a `not_before` (a digital bill's `scheduled_at`) stays queued until then.
@@ -120,11 +121,13 @@ pub enum JobName {
     FeedbackConfigSync,
     /// App-store reviews.
     ReviewSync,
+    /// The legacy feedback SMS queue.
+    LegacyFeedbackDrain,
 }
 
 impl JobName {
     /// Every job.
-    pub const ALL: [JobName; 20] = [
+    pub const ALL: [JobName; 21] = [
         JobName::SmsDrain,
         JobName::ChatDrain,
         JobName::PushDrain,
@@ -145,6 +148,7 @@ impl JobName {
         JobName::NpsConversion,
         JobName::FeedbackConfigSync,
         JobName::ReviewSync,
+        JobName::LegacyFeedbackDrain,
     ];
 
     /// The job's name.
@@ -170,6 +174,7 @@ impl JobName {
             JobName::NpsConversion => "nps_conversion",
             JobName::FeedbackConfigSync => "feedback_config_sync",
             JobName::ReviewSync => "review_sync",
+            JobName::LegacyFeedbackDrain => "legacy_feedback_drain",
         }
     }
 
@@ -289,6 +294,7 @@ impl Jobs {
             JobName::NpsConversion => self.convert_nps(now).await,
             JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await,
             JobName::ReviewSync => self.sync_reviews(now).await,
+            JobName::LegacyFeedbackDrain => self.drain_legacy_feedback(now).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -664,6 +670,58 @@ impl Jobs {
         let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
                              "file": file.display().to_string(), "mailed": mailed, "failed": failed});
         all_brands(outcome, &failed)
+    }
+
+    /// The legacy feedback SMS drain: every due row is picked (processed 2), its URL called by
+    /// GET, and settled (1 sent; back to 0 to retry; given up after 5 failures).
+    async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        use crate::capabilities::feedback::legacy::LegacySms;
+        let stale = chrono::Duration::minutes(10);
+        let rows: Vec<LegacySms> =
+            self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, "all").await.map_err(|e| e.to_string())?;
+        let due: Vec<LegacySms> = rows.into_iter().filter(|r| r.due(now, stale)).take(DRAIN_BATCH).collect();
+        let picked: Vec<WriteOp> = due
+            .iter()
+            .map(|row| {
+                let mut row = row.clone();
+                row.processed = 2;
+                row.process_time = Some(now);
+                keys::legacy_sms(&row.parent_business_id, &row.id).put(&row)
+            })
+            .collect();
+        for chunk in picked.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+        }
+        let results: Vec<(LegacySms, Result<(), String>)> = futures::stream::iter(due)
+            .map(|row| async move {
+                let outcome = match self.client.get(&row.url).send().await {
+                    Ok(response) if response.status().is_success() => Ok(()),
+                    Ok(response) => Err(format!("gateway answered {}", response.status())),
+                    Err(error) => Err(format!("gateway unreachable: {error}")),
+                };
+                (row, outcome)
+            })
+            .buffer_unordered(DRAIN_CONCURRENCY)
+            .collect()
+            .await;
+        let (mut sent, mut retrying, mut given_up) = (0, 0, 0);
+        let mut settled = Vec::with_capacity(results.len());
+        for (mut row, outcome) in results {
+            row.process_time = Some(now);
+            row.settle(outcome, now);
+            match (row.processed, row.given_up) {
+                (1, _) => sent += 1,
+                (_, true) => given_up += 1,
+                _ => retrying += 1,
+            }
+            settled.push(keys::legacy_sms(&row.parent_business_id, &row.id).put(&row));
+        }
+        for chunk in settled.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+        }
+        metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
+        metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
+        Ok(json!({"sent": sent, "retrying": retrying, "given_up": given_up}))
     }
 
     /// The app-store review sync: each brand with feedback whose own feedback configuration

@@ -348,3 +348,8 @@ pub fn store_review(tenant: &str, store: &str, review_id: &str) -> Key {
 pub fn review_marker(tenant: &str, store: &str) -> Key {
     Key::new(REVIEW_MARKERS, tenant, store.as_bytes())
 }
+
+/// `legacy_feedback_sms`: a legacy feedback SMS (a gateway URL to GET).
+pub fn legacy_sms(tenant: &str, id: &str) -> Key {
+    Key::new(LEGACY_FEEDBACK_SMS, "all", format!("{tenant}|{id}").into_bytes())
+}

@@ -50,6 +50,7 @@
 //! | `feedback_recoveries` | tenant | `outlet|orderId` | [`crate::capabilities::feedback::recovery::Recovery`]: a low-rating recovery |
 //! | `store_reviews` | `tenant|a` or `tenant|b` | review id | [`crate::reviews::StoreReview`]: an app-store review |
 //! | `review_markers` | tenant | `a` / `b` | [`crate::reviews::Marker`]: the newest `lastModified` synced |
+//! | `legacy_feedback_sms` | `all` | `tenant|id` | [`crate::capabilities::feedback::legacy::LegacySms`]: the legacy feedback SMS queue |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -188,6 +189,9 @@ pub const FEEDBACK_RECOVERIES: &str = "feedback_recoveries";
 pub const STORE_REVIEWS: &str = "store_reviews";
 /// `review_markers`: partition tenant, clustering the store.
 pub const REVIEW_MARKERS: &str = "review_markers";
+
+/// `legacy_feedback_sms`: partition `all`, clustering `tenant|id`.
+pub const LEGACY_FEEDBACK_SMS: &str = "legacy_feedback_sms";
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
 pub const STATUS_QUEUED: u8 = 0;

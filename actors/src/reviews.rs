@@ -243,9 +243,9 @@ pub async fn sync(
         let (reviews, next) = reviews_of(store, tenant, app, &answer);
         // newest first: when the page's oldest review is not newer than the marker, the pages
         // after it hold nothing new
-        let more = reviews.last().is_some_and(|oldest| {
-            marker.last_modified.is_empty() || oldest.last_modified > marker.last_modified
-        });
+        let more = reviews
+            .last()
+            .is_some_and(|oldest| marker.last_modified.is_empty() || oldest.last_modified > marker.last_modified);
         let mut ops = Vec::new();
         for review in reviews {
             done.read += 1;

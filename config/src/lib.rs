@@ -202,6 +202,8 @@ pub struct Settings {
     pub job_feedback_config_sync: String,
     /// Cron of the app-store review sync (`ENGAGE_JOB_REVIEW_SYNC`; every 3 hours).
     pub job_review_sync: String,
+    /// Cron of the legacy feedback SMS drain (`ENGAGE_JOB_LEGACY_FEEDBACK_DRAIN`; every 5 min).
+    pub job_legacy_feedback_drain: String,
     /// App store A's base URL (`ENGAGE_STORE_A_URL`); unset: not synced.
     pub store_a_url: Option<String>,
     /// App store A's bearer credential (`ENGAGE_STORE_A_TOKEN`).
@@ -291,6 +293,7 @@ impl Default for Settings {
             job_nps_conversion: "0 0 6 * * *".to_owned(),
             job_feedback_config_sync: "0 6 12 * * *".to_owned(),
             job_review_sync: "0 0 */3 * * *".to_owned(),
+            job_legacy_feedback_drain: "0 */5 * * * *".to_owned(),
             store_a_url: None,
             store_a_token: None,
             store_b_url: None,
@@ -446,7 +449,7 @@ impl Settings {
 
 impl Settings {
     /// Each scheduled job's name (as `engage jobs run` takes it) and cron.
-    pub fn job_crons(&self) -> [(&'static str, &str); 20] {
+    pub fn job_crons(&self) -> [(&'static str, &str); 21] {
         [
             ("sms_drain", &self.job_sms_drain),
             ("chat_drain", &self.job_chat_drain),
@@ -468,6 +471,7 @@ impl Settings {
             ("nps_conversion", &self.job_nps_conversion),
             ("feedback_config_sync", &self.job_feedback_config_sync),
             ("review_sync", &self.job_review_sync),
+            ("legacy_feedback_drain", &self.job_legacy_feedback_drain),
         ]
     }
 

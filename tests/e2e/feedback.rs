@@ -617,3 +617,53 @@ async fn the_review_sync_pages_retries_throttling_and_updates_only_what_changed(
     );
     assert!(store.requests.load(std::sync::atomic::Ordering::SeqCst) > 10);
 }
+
+#[tokio::test]
+async fn the_legacy_feedback_drain_calls_each_url_once_retries_failures_and_gives_up() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    // a gateway: /ok answers 200; /flaky 503 the first time, then 200; /down always 500
+    let calls: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let flaky = Arc::new(AtomicUsize::new(0));
+    let gateway = axum::Router::new().route(
+        "/{kind}",
+        axum::routing::get({
+            let (calls, flaky) = (calls.clone(), flaky.clone());
+            move |axum::extract::Path(kind): axum::extract::Path<String>| {
+                let (calls, flaky) = (calls.clone(), flaky.clone());
+                async move {
+                    calls.lock().unwrap().push(kind.clone());
+                    match kind.as_str() {
+                        "ok" => axum::http::StatusCode::OK,
+                        "flaky" if flaky.fetch_add(1, Ordering::SeqCst) > 0 => axum::http::StatusCode::OK,
+                        "flaky" => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        _ => axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    }
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, gateway).await });
+    let app = spawn_app(&[]).await;
+    let b = brand(&app, "brand-legacy").await;
+    for kind in ["ok", "flaky", "down"] {
+        let queued = b.staff("/crm_api/legacy/feedback_sms", json!({"url": format!("{base}/{kind}")})).await;
+        assert_eq!(queued["status"], 1, "{queued}");
+    }
+    let (status, _) = staff_status(&b, "/crm_api/legacy/feedback_sms", json!({"url": "ftp://x"})).await;
+    assert_eq!(status, 400);
+    let first = run(&app, "legacy_feedback_drain", Utc::now()).await["outcome"].clone();
+    assert_eq!(first, json!({"sent": 1, "retrying": 2, "given_up": 0}));
+    let second = run(&app, "legacy_feedback_drain", Utc::now()).await["outcome"].clone();
+    assert_eq!(second, json!({"sent": 1, "retrying": 1, "given_up": 0}));
+    for _ in 0..3 {
+        run(&app, "legacy_feedback_drain", Utc::now()).await;
+    }
+    let last = run(&app, "legacy_feedback_drain", Utc::now()).await["outcome"].clone();
+    assert_eq!(last, json!({"sent": 0, "retrying": 0, "given_up": 0}), "nothing is left to call");
+    let calls = calls.lock().unwrap().clone();
+    let count = |kind: &str| calls.iter().filter(|c| *c == kind).count();
+    assert_eq!((count("ok"), count("flaky"), count("down")), (1, 2, 5), "{calls:?}");
+}

@@ -147,9 +147,9 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     let jobs: Value = jobs.json().await.unwrap();
     assert_eq!(
         jobs["jobs"].as_array().unwrap().len(),
-        20,
+        21,
         "drains, revoke, refund, expiry, journeys, carts, five ROI jobs, flag sync, health reports, bill \
-         generation and report, NPS conversion, feedback config sync, review sync"
+         generation and report, NPS conversion, feedback config sync, review sync, legacy feedback drain"
     );
 }
 

@@ -10,6 +10,7 @@
 //! | `/fetch_feedback_customers` | FeedbackReadRequest (`page`, `start`, `end`) | `{status: true, data: [request], total, page, page_size: 20}` |
 //! | `/feedback_form_interaction_mis` | FeedbackReadRequest + `start`, `end` | `{status: true, data: {totals, days}}` |
 //! | `/orders_summary` | FeedbackReadRequest + `start`, `end` (at most 31 days), `page` | `{status: true, data: [order], total_orders, valid_numbers, invalid_numbers, page, page_size: 20}` |
+//! | `/legacy/feedback_sms` (engage's) | LegacySmsRequest (`url`, `business_id`) | `{status: 1, id}`: a row of the legacy feedback SMS queue |
 //! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating, or the store's review record for sources 3 and 4], total, page, page_size: 20}` |
 //! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
 //! | `/get/hear_about_us_source` | FeedbackReadRequest | `{status: true, data: [{source, count}]}` |
@@ -42,7 +43,7 @@ use engage_actors::QueryError;
 use super::edge::{answer, staff_answer, Answer, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
-use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, NpsDataRequest, NpsRequest};
+use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, LegacySmsRequest, NpsDataRequest, NpsRequest};
 use crate::AppState;
 
 /// Routes of this module.
@@ -53,6 +54,7 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/fetch_feedback_customers", post(feedback_customers))
         .route("/crm_api/feedback_form_interaction_mis", post(interaction_mis))
         .route("/crm_api/orders_summary", post(orders_summary))
+        .route("/crm_api/legacy/feedback_sms", post(legacy_feedback_sms))
         .route("/crm_api/get/rating_list", post(rating_list))
         .route("/crm_api/get/rating_count_datewise", post(rating_count_datewise))
         .route("/crm_api/get/hear_about_us_source", post(hear_about_us_source))
@@ -150,6 +152,30 @@ async fn interaction_mis(
     let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?;
     Ok(staff_answer(json!({"data": mis})))
+}
+
+/// `/crm_api/legacy/feedback_sms`: a row of the legacy feedback SMS queue (processed 0).
+async fn legacy_feedback_sms(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<LegacySmsRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let row = engage_actors::capabilities::feedback::legacy::LegacySms {
+        id: id.clone(),
+        parent_business_id: brand.clone(),
+        business_id: body.business_id,
+        url: body.url,
+        processed: 0,
+        attempts: 0,
+        last_error: None,
+        given_up: false,
+        inserted_at: Utc::now(),
+        process_time: None,
+        sent_at: None,
+    };
+    let put = engage_actors::keys::legacy_sms(&brand, &id).put(&row);
+    state.platform.repo.store().batch(vec![put]).await.map_err(StaffError::unavailable)?;
+    Ok(answer(json!({"id": id})))
 }
 
 /// `/crm_api/orders_summary`.

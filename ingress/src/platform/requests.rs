@@ -66,6 +66,7 @@ platform_requests!(
     FeedbackReadRequest,
     NpsDataRequest,
     NpsRequest,
+    LegacySmsRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -114,6 +115,7 @@ brand_field!(
     FeedbackConfigRequest,
     FeedbackReadRequest,
     NpsRequest,
+    LegacySmsRequest,
     RedeemPointsRequest,
     CustomerLoyaltyRequest
 );
@@ -617,6 +619,14 @@ pub struct NpsRequest {
     pub end: Option<String>,
     pub promoter_from: Option<u8>,
     pub passive_from: Option<u8>,
+}
+
+/// `/crm_api/legacy/feedback_sms`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LegacySmsRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub url: String,
 }
 
 #[cfg(test)]

@@ -50,6 +50,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("FeedbackReadRequest", include_str!("schemas/feedback_read.json")),
     ("NpsDataRequest", include_str!("schemas/nps_data.json")),
     ("NpsRequest", include_str!("schemas/nps.json")),
+    ("LegacySmsRequest", include_str!("schemas/legacy_sms.json")),
 ];
 
 /// Compiled validators by schema name.

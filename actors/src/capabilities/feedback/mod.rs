@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+pub mod legacy;
 pub mod nps;
 pub mod recovery;
 

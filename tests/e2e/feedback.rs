@@ -134,6 +134,41 @@ async fn feedback_configuration_routes_answer_and_refuse_as_documented() {
     let (status, answer) =
         staff_status(&b, "/crm_api/feedback_form_interaction_mis", json!({"start": "2026-11-01"})).await;
     assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/end")));
+    // every read refuses a period that ends before it starts, and fields out of range
+    let backwards = json!({"start": "2026-11-02", "end": "2026-11-01"});
+    for path in [
+        "/crm_api/fetch_feedback_customers",
+        "/crm_api/feedback_form_interaction_mis",
+        "/crm_api/get/rating_list",
+        "/crm_api/get/rating_count_datewise",
+        "/crm_api/get/hear_about_us_source",
+        "/crm_api/get/latest_rating",
+        "/crm_api/orders_summary",
+        "/crm_api/npsData",
+        "/crm_api/download/nps/data",
+    ] {
+        let (status, answer) = staff_status(&b, path, backwards.clone()).await;
+        assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/end")), "{path}: {answer}");
+    }
+    for (path, body, pointer) in [
+        ("/crm_api/get/rating_list", json!({"source": 5}), "/source"),
+        ("/crm_api/npsList", json!({"rating": 11}), "/rating"),
+        ("/crm_api/npsList", json!({"page": 0}), "/page"),
+        (
+            "/crm_api/npsData",
+            json!({"start": "2026-11-01", "end": "2026-11-02", "promoter_from": 7, "passive_from": 9}),
+            "/passive_from",
+        ),
+    ] {
+        let (status, answer) = staff_status(&b, path, body).await;
+        assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!(pointer)), "{path}: {answer}");
+    }
+    // the reads of a brand with nothing yet: empty, not errors
+    for path in
+        ["/crm_api/get/rating_count_datewise", "/crm_api/get/hear_about_us_source", "/crm_api/get/latest_rating"]
+    {
+        assert_eq!(b.staff(path, json!({})).await["data"], json!([]), "{path}");
+    }
 }
 
 #[tokio::test]
@@ -495,6 +530,8 @@ struct FakeStore {
     url: String,
     reviews: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// While set, every answer is a 503.
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 async fn fake_store(count: usize) -> FakeStore {
@@ -510,13 +547,20 @@ async fn fake_store(count: usize) -> FakeStore {
                    "lastModified": format!("2026-11-01T{:02}:{:02}:00Z", n / 60, n % 60)})
         })
         .collect();
-    type S = (std::sync::Arc<std::sync::Mutex<Vec<Value>>>, std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    type S = (
+        std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+    );
     async fn serve(
-        State((reviews, requests)): State<S>,
+        State((reviews, requests, down)): State<S>,
         store: &str,
         app: String,
         query: std::collections::HashMap<String, String>,
     ) -> axum::response::Response {
+        if down.load(Ordering::SeqCst) {
+            return axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
         if requests.fetch_add(1, Ordering::SeqCst) % 3 == 2 {
             return (axum::http::StatusCode::TOO_MANY_REQUESTS, [("retry-after", "0")]).into_response();
         }
@@ -544,7 +588,8 @@ async fn fake_store(count: usize) -> FakeStore {
             axum::Json(json!({"data": data, "next": next})).into_response()
         }
     }
-    let state: S = (std::sync::Arc::new(std::sync::Mutex::new(reviews)), std::sync::Arc::default());
+    let state: S =
+        (std::sync::Arc::new(std::sync::Mutex::new(reviews)), std::sync::Arc::default(), std::sync::Arc::default());
     let app =
         axum::Router::new()
             .route(
@@ -571,7 +616,7 @@ async fn fake_store(count: usize) -> FakeStore {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    FakeStore { url, reviews: state.0, requests: state.1 }
+    FakeStore { url, reviews: state.0, requests: state.1, down: state.2 }
 }
 
 #[tokio::test]
@@ -633,6 +678,33 @@ async fn the_review_sync_pages_retries_throttling_and_updates_only_what_changed(
         (&json!(0), &json!(0), &json!(1))
     );
     assert!(store.requests.load(std::sync::atomic::Ordering::SeqCst) > 10);
+
+    // a new review while the store is down: the run fails (after its retries) and keeps the
+    // marker; the next run, with the store back, resumes from it and stores just that review
+    store.reviews.lock().unwrap().push(json!({"reviewId": "r061", "reviewer": "New", "comment": "Great",
+        "reply": "", "starRating": 5, "createTime": "2026-11-03T00:00:00Z", "lastModified": "2026-11-03T00:00:00Z"}));
+    store.down.store(true, std::sync::atomic::Ordering::SeqCst);
+    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
+    let failed = app
+        .client
+        .post(format!("{}/admin/jobs/run", app.base))
+        .header("x-admin-key", key.trim())
+        .json(&json!({"name": "review_sync"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(failed.status(), 500);
+    let message = failed.text().await.unwrap();
+    assert!(message.contains("brand-reviews/a") && message.contains("brand-reviews/b"), "{message}");
+    store.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let resumed = run(&app, "review_sync", Utc::now()).await["outcome"].clone();
+    for store in ["a", "b"] {
+        assert_eq!(
+            (&resumed[store]["inserted"], &resumed[store]["updated"], &resumed[store]["pages"]),
+            (&json!(1), &json!(0), &json!(1)),
+            "{resumed}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -172,7 +172,8 @@ impl Application {
                     passivate_after: Duration::from_secs(settings.passivate_after_secs),
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
                     services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone())
-                        .with_feedback_service(settings.feedback_service_url.clone()),
+                        .with_feedback_service(settings.feedback_service_url.clone())
+                        .with_mail_service(settings.mail_service_url.clone()),
                 },
             )
         });

@@ -43,6 +43,8 @@ pub struct Services {
     /// The feedback form service (`ENGAGE_FEEDBACK_SERVICE_URL`): links are `<it>?token=<JWT>`;
     /// unset: engage serves the form at `/f/<JWT>`.
     pub feedback_service_url: Option<String>,
+    /// The mail service (`ENGAGE_MAIL_SERVICE_URL`): low-rating alert e-mails go there.
+    pub mail_service_url: Option<String>,
     /// HTTP client for it (5 s time-out).
     pub http: reqwest::Client,
 }
@@ -51,12 +53,18 @@ impl Services {
     /// With `links`, and the link service at `link_service_url` when given.
     pub fn new(links: crate::links::Links, link_service_url: Option<String>) -> Self {
         let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build().unwrap_or_default();
-        Self { links, link_service_url, feedback_service_url: None, http }
+        Self { links, link_service_url, feedback_service_url: None, mail_service_url: None, http }
     }
 
     /// With the feedback form service at `url` (when given).
     pub fn with_feedback_service(mut self, url: Option<String>) -> Self {
         self.feedback_service_url = url;
+        self
+    }
+
+    /// With the mail service at `url` (when given).
+    pub fn with_mail_service(mut self, url: Option<String>) -> Self {
+        self.mail_service_url = url;
         self
     }
 }

@@ -393,7 +393,8 @@ async fn nps_answers_are_validated_listed_aggregated_exported_and_converted_from
 #[tokio::test]
 async fn a_low_rating_gets_a_coupon_a_promo_and_a_merchant_alert_within_the_frequency() {
     let sms = provider(&[]).await;
-    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let (mail_url, mailed) = crate::campaigns::mail_service().await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url), ("ENGAGE_MAIL_SERVICE_URL", &mail_url)]).await;
     let b = brand(&app, "brand-low").await;
     b.staff(
         "/crm_api/save/feedback/config",
@@ -440,6 +441,11 @@ async fn a_low_rating_gets_a_coupon_a_promo_and_a_merchant_alert_within_the_freq
     assert_eq!(code.len(), 8, "{text}");
     let alert = received.iter().find(|m| m["to"] == "9811999999").unwrap();
     assert!(alert["message"].as_str().unwrap().contains("rated 2/5"), "{alert}");
+    let mail = mailed.lock().unwrap().clone();
+    assert_eq!(mail.len(), 1, "one alert e-mail");
+    let field = |name: &str| mail[0].0.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+    assert_eq!((field("report"), field("to")), ("low-rating-alert".to_owned(), "owner@brand.test".to_owned()));
+    assert!(field("text").contains("rated 2/5") && field("text").contains("Cold food"), "{mail:?}");
     // feedback 3 x 0.1652, promo 0.1711 (campaign SMS), alert 0.1652
     assert_eq!(b.balance().await, "1.1681");
     // the coupon is real: redeemable at the POS
@@ -475,6 +481,7 @@ async fn a_low_rating_gets_a_coupon_a_promo_and_a_merchant_alert_within_the_freq
     let before = sms.received.lock().unwrap().len();
     run(&app, "sms_drain", Utc::now()).await;
     assert_eq!(sms.received.lock().unwrap().len(), before, "no more promos or alerts");
+    assert_eq!(mailed.lock().unwrap().len(), 1, "no more alert e-mails");
     assert_eq!(b.balance().await, "1.1681");
 }
 

@@ -10,8 +10,8 @@
 //!    `x_dynamic_coupon` (the code) and `x_jwt_token` (the form link's token) put in;
 //! 3. the journey send as its ROI row (the `roi_journeys` job attributes later orders to it);
 //! 4. a merchant alert: one SMS to each of the feedback configuration's `alert_contacts`, paid by
-//!    the outlet at the feedback SMS price (its `alert_emails` are kept on the recovery record:
-//!    engage has no e-mail channel);
+//!    the outlet at the feedback SMS price, and one e-mail to its `alert_emails` through
+//!    `ENGAGE_MAIL_SERVICE_URL` (see [`alert`]);
 //! 5. `rating_frequency` + 1.
 //!
 //! Otherwise nothing. One recovery per (outlet, order): a form submitted again does not recover
@@ -57,15 +57,19 @@ pub struct Recovery {
     pub outcome: String,
     /// The merchant alert SMS queued, by number.
     pub alerted_contacts: Vec<String>,
-    /// The alert e-mail addresses (kept, not sent: no e-mail channel).
+    /// The alert e-mail addresses (mailed through the mail service when one is set).
     pub alert_emails: Vec<String>,
     /// When.
     pub at: DateTime<Utc>,
 }
 
-/// What [`recover`] left to do after its batch: the alerts (each its own paid send).
+/// What [`recover`] left to do after its batch: the alerts (each its own paid send) and the
+/// e-mail.
 pub struct Alerts {
     texts: Vec<SendRequest>,
+    emails: Vec<String>,
+    subject: String,
+    body: String,
 }
 
 /// Decides the recovery of `rating` given through the link of `claims`; adds its writes to `ops`
@@ -168,12 +172,37 @@ pub async fn recover(
     };
     ops.push(key.put(&recovery));
     metrics::counter!("engage_low_rating_recoveries_total", "outcome" => outcome).increment(1);
-    Ok(Some((recovery, Alerts { texts })))
+    let subject = format!("Low rating ({rating}/5) at {}", claims.business_id);
+    Ok(Some((recovery.clone(), Alerts { texts, emails: recovery.alert_emails, subject, body: text })))
 }
 
-/// Sends the merchant alerts (each paid on its own; an outlet that cannot pay one skips it).
+/// Sends the merchant alerts: each SMS paid on its own (an outlet that cannot pay one skips it),
+/// and one e-mail to the alert addresses through the mail service (multipart: `report`
+/// `low-rating-alert`, `subject`, `to` — the addresses, comma-separated —, `text`); without a mail
+/// service, or when it fails (logged, counted, not retried), the addresses stay on the recovery
+/// record only.
 pub async fn alert(brand: &mut Brand, alerts: Alerts, now: DateTime<Utc>) -> Result<u32, QueryError> {
     let mut sent = 0;
+    if let (false, Some(url)) = (alerts.emails.is_empty(), brand.ctx.services.mail_service_url.clone()) {
+        let form = reqwest::multipart::Form::new()
+            .text("report", "low-rating-alert")
+            .text("subject", alerts.subject.clone())
+            .text("to", alerts.emails.join(","))
+            .text("text", alerts.body.clone());
+        let outcome = brand.ctx.services.http.post(&url).multipart(form).send().await;
+        let label = match outcome {
+            Ok(response) if response.status().is_success() => "sent",
+            Ok(response) => {
+                tracing::warn!(tenant = %brand.tenant, status = %response.status(), "low-rating alert e-mail refused");
+                "failed"
+            }
+            Err(error) => {
+                tracing::warn!(tenant = %brand.tenant, %error, "low-rating alert e-mail not sent");
+                "failed"
+            }
+        };
+        metrics::counter!("engage_low_rating_alert_emails_total", "outcome" => label).increment(1);
+    }
     for text in alerts.texts {
         match send_now(brand, &text, Vec::new(), now).await {
             Ok(_) => sent += 1,

@@ -75,3 +75,13 @@ pub fn read_reply<T: DeserializeOwned>(answer: QueryReply) -> Result<T, QueryErr
         serde_json::from_value(value).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
     })
 }
+
+/// Page `page` (from 1; 0 counts as 1) of `items`, `size` a page.
+pub fn page_of<T>(items: Vec<T>, page: u64, size: usize) -> Vec<T> {
+    items.into_iter().skip((page.max(1) as usize - 1).saturating_mul(size)).take(size).collect()
+}
+
+/// Whether IST day `day` (`YYYY-MM-DD`) is within `start..=end` (each end open when absent).
+pub fn within(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
+    start.is_none_or(|s| day >= s) && end.is_none_or(|e| day <= e)
+}

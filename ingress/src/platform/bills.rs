@@ -29,14 +29,14 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::bills::{
     BillPage, BillsQuery, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
 };
-use engage_actors::domain::wallet::TemplateType;
 use engage_actors::keys;
 use engage_actors::links::BillPageClaims;
-use engage_actors::QueryError;
 
 use super::auth::token;
 use super::bill_page;
-use super::edge::{answer, checked_body, staff_answer, Answer, Ingested, Staff, StaffAnswer};
+use super::edge::{
+    answer, checked_body, period, required_period, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
+};
 use super::errors::StaffError;
 use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
 use super::tokens::TokenKind;
@@ -58,19 +58,6 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/update/widget/insight", post(widget_insight))
         .route("/crm_api/invoice/download", post(invoice_download))
         .route("/b/{bill_id}", get(bill_page_route))
-}
-
-/// A refusal of the bills capability in the staff family: `Invalid` messages start with the
-/// pointer of the field they are about (`/widget_id: …`).
-fn refused(error: QueryError, what: &str) -> StaffError {
-    match error {
-        QueryError::NotFound => StaffError::not_found(what),
-        QueryError::Invalid(message) => match message.split_once(": ") {
-            Some((pointer, text)) if pointer.starts_with('/') => StaffError::invalid_message(pointer, text),
-            _ => StaffError::invalid_message("", message),
-        },
-        other => other.into(),
-    }
 }
 
 /// The business a body names: `business_id`, else the brand itself.
@@ -104,11 +91,7 @@ async fn add_business_config(
         status: body.status.unwrap_or(1),
         sms_template: body.sms_template,
         chat_template: body.chat_template,
-        chat_template_type: if body.chat_template_type.as_deref() == Some("MARKETING") {
-            TemplateType::Marketing
-        } else {
-            TemplateType::Utility
-        },
+        chat_template_type: template_type(body.chat_template_type.as_deref()),
         sender_id: body.sender_id,
         sms_variables: body.sms_variables,
         chat_variables: body.chat_variables,
@@ -118,7 +101,7 @@ async fn add_business_config(
     };
     let query = BillsQuery::SaveConfig { config: Box::new(config) };
     let saved: LinkConfig =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "configuration"))?;
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(answer(json!({"message": "Digital bill configuration saved", "data": saved})))
 }
 
@@ -136,7 +119,7 @@ async fn update_bill_status(
         .gateway
         .ask_as(&brand, query)
         .await
-        .map_err(|e| refused(e, "digital bill configuration of this business"))?;
+        .map_err(|e| StaffError::from_query(e, "digital bill configuration of this business"))?;
     let message = if status == 1 { "Digital bill turned on" } else { "Digital bill turned off" };
     Ok(answer(json!({"message": message, "data": config, "digital_bill": status})))
 }
@@ -148,7 +131,7 @@ async fn get_business_config(
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let query = BillsQuery::Config { business_id: business(&brand, body.business_id) };
     let view: ConfigView =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "configuration"))?;
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(staff_answer(json!({"data": view})))
 }
 
@@ -173,7 +156,8 @@ async fn add_widget(
     let fields = widget_fields(&body);
     let query =
         BillsQuery::AddWidget { business_id: business(&brand, body.business_id), widget_id, fields, now: Utc::now() };
-    let widget: WidgetMapping = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "widget"))?;
+    let widget: WidgetMapping =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget added", "data": widget})))
 }
 
@@ -186,15 +170,9 @@ async fn edit_widget(
         return Err(StaffError::invalid_message("/id", "id (the widget mapping's id) is required"));
     };
     let query = BillsQuery::EditWidget { id, fields: widget_fields(&body) };
-    let widget: WidgetMapping = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "widget"))?;
+    let widget: WidgetMapping =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget updated", "data": widget})))
-}
-
-fn period(body: &BillRequest) -> Result<(), StaffError> {
-    match (&body.start, &body.end) {
-        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
-        _ => Ok(()),
-    }
 }
 
 /// `/crm_api/get_digital_bill_customers`.
@@ -202,14 +180,14 @@ async fn bill_customers(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<BillPage>>, StaffError> {
-    period(&body)?;
+    period(&body.start, &body.end)?;
     let query = BillsQuery::Customers {
         business_id: body.business_id.clone(),
         page: body.page.unwrap_or(1),
         start: body.start.clone(),
         end: body.end.clone(),
     };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?))
+    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
 }
 
 /// `/crm_api/get_digital_bill_mis`.
@@ -217,13 +195,9 @@ async fn bill_mis(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    period(&body)?;
-    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
-        let missing = if body.start.is_none() { "/start" } else { "/end" };
-        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
-    };
+    let (start, end) = required_period(&body.start, &body.end)?;
     let query = BillsQuery::Mis { business_id: body.business_id, start, end };
-    let mis: Mis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?;
+    let mis: Mis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
@@ -234,7 +208,8 @@ async fn count(
     query: BillsQuery,
     figure: &str,
 ) -> Result<Json<Answer<Value>>, StaffError> {
-    let counted: Counted = state.platform.gateway.ask_as(brand, query).await.map_err(|e| refused(e, "bill"))?;
+    let counted: Counted =
+        state.platform.gateway.ask_as(brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     let mut body = json!({"counted": counted.counted});
     if let Some(bill) = &counted.bill {
         body[figure] = serde_json::to_value(bill).ok().map(|b| b[figure].clone()).unwrap_or(Value::Null);
@@ -298,7 +273,8 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
     let bill_id = bill_id(&state, &brand, body.bill_id).await?;
     let query =
         BillsQuery::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
-    let counted: Counted = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "bill"))?;
+    let counted: Counted =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(answer(json!({"counted": counted.counted})))
 }
 

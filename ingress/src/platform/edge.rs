@@ -96,6 +96,32 @@ pub fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, 
     }
 }
 
+/// Refuses a period (IST days) that ends before it starts: 400 at `/end`.
+pub fn period(start: &Option<String>, end: &Option<String>) -> Result<(), StaffError> {
+    match (start, end) {
+        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
+        _ => Ok(()),
+    }
+}
+
+/// A period (IST days) both ends of which are required: 400 naming the missing one.
+pub fn required_period(start: &Option<String>, end: &Option<String>) -> Result<(String, String), StaffError> {
+    period(start, end)?;
+    match (start, end) {
+        (Some(start), Some(end)) => Ok((start.clone(), end.clone())),
+        (None, _) => Err(StaffError::invalid_message("/start", "start and end (IST days, YYYY-MM-DD) are required")),
+        (_, None) => Err(StaffError::invalid_message("/end", "start and end (IST days, YYYY-MM-DD) are required")),
+    }
+}
+
+/// A chat template category as a body names it (`MARKETING`; anything else is utility).
+pub fn template_type(named: Option<&str>) -> engage_actors::domain::wallet::TemplateType {
+    match named {
+        Some("MARKETING") => engage_actors::domain::wallet::TemplateType::Marketing,
+        _ => engage_actors::domain::wallet::TemplateType::Utility,
+    }
+}
+
 /// A decimal field of a body, or `current` when the body leaves it out.
 pub fn decimal_or(given: &Option<serde_json::Number>, current: rust_decimal::Decimal) -> rust_decimal::Decimal {
     given.as_ref().and_then(|n| engage_actors::domain::order::decimal(&Value::Number(n.clone()))).unwrap_or(current)

@@ -246,6 +246,22 @@ impl StaffError {
 /// A tenant's refusal in the staff family: not found 404; invalid 400 with `errors`; a refused
 /// redemption, a denied customer or a wallet that cannot pay 400 `{message}`; a refused flag
 /// transition 409; unavailable or failed 503.
+impl StaffError {
+    /// A capability's refusal naming what was asked for: not found 404 `{what} not found`; an
+    /// invalid request 400 at the pointer its message starts with (`/field: …`); the rest as
+    /// [`From<QueryError>`].
+    pub fn from_query(error: QueryError, what: &str) -> Self {
+        match error {
+            QueryError::NotFound => Self::not_found(what),
+            QueryError::Invalid(message) => match message.split_once(": ") {
+                Some((pointer, text)) if pointer.starts_with('/') => Self::invalid_message(pointer, text),
+                _ => Self::invalid_message("", message),
+            },
+            other => other.into(),
+        }
+    }
+}
+
 impl From<QueryError> for StaffError {
     fn from(error: QueryError) -> Self {
         match error {

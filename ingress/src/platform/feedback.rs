@@ -36,11 +36,9 @@ use engage_actors::capabilities::feedback::{
     FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RequestPage, ReviewPage,
     Submission,
 };
-use engage_actors::domain::wallet::TemplateType;
 use engage_actors::links::{FormClaims, LinkRefusal};
-use engage_actors::QueryError;
 
-use super::edge::{answer, staff_answer, Answer, Open, Staff, StaffAnswer};
+use super::edge::{answer, period, required_period, staff_answer, template_type, Answer, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
 use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, LegacySmsRequest, NpsDataRequest, NpsRequest};
@@ -68,20 +66,6 @@ pub fn router() -> Router<AppState> {
 
 type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
-fn refused(error: QueryError, what: &str) -> StaffError {
-    match error {
-        QueryError::NotFound => StaffError::not_found(what),
-        other => other.into(),
-    }
-}
-
-fn period(body: &FeedbackReadRequest) -> Result<(), StaffError> {
-    match (&body.start, &body.end) {
-        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
-        _ => Ok(()),
-    }
-}
-
 /// `/crm_api/save/feedback/config`.
 async fn save_config(
     State(state): State<AppState>,
@@ -96,11 +80,7 @@ async fn save_config(
         feedback_time: body.feedback_time.unwrap_or(0),
         sms_template: body.sms_template,
         chat_template: body.chat_template,
-        chat_template_type: if body.chat_template_type.as_deref() == Some("MARKETING") {
-            TemplateType::Marketing
-        } else {
-            TemplateType::Utility
-        },
+        chat_template_type: template_type(body.chat_template_type.as_deref()),
         sender_id: body.sender_id,
         questions: body.questions.unwrap_or_default(),
         alert_contacts: body.alert_contacts.unwrap_or_default(),
@@ -111,7 +91,8 @@ async fn save_config(
         store_b_app_id: body.store_b_app_id,
     };
     let query = FeedbackQuery::SaveConfig { config: Box::new(config) };
-    let saved: FeedbackConfig = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "config"))?;
+    let saved: FeedbackConfig =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
     Ok(answer(json!({"message": "Feedback configuration saved", "data": saved})))
 }
 
@@ -119,8 +100,12 @@ async fn save_config(
 async fn get_config(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
     let child = body.child_business_id.or(body.business_id).filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned());
     let query = FeedbackQuery::Config { child_business_id: child };
-    let config: FeedbackConfig =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback configuration"))?;
+    let config: FeedbackConfig = state
+        .platform
+        .gateway
+        .ask_as(&brand, query)
+        .await
+        .map_err(|e| StaffError::from_query(e, "feedback configuration"))?;
     Ok(staff_answer(json!({"data": config})))
 }
 
@@ -129,14 +114,16 @@ async fn feedback_customers(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<RequestPage>>, StaffError> {
-    period(&body)?;
+    period(&body.start, &body.end)?;
     let query = FeedbackQuery::Requests {
         business_id: body.business_id,
         page: body.page.unwrap_or(1),
         start: body.start,
         end: body.end,
     };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?))
+    Ok(staff_answer(
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
+    ))
 }
 
 /// `/crm_api/feedback_form_interaction_mis`.
@@ -144,13 +131,10 @@ async fn interaction_mis(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
-    period(&body)?;
-    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
-        let missing = if body.start.is_none() { "/start" } else { "/end" };
-        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
-    };
+    let (start, end) = required_period(&body.start, &body.end)?;
     let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
-    let mis: FeedbackMis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "feedback"))?;
+    let mis: FeedbackMis =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
@@ -183,33 +167,24 @@ async fn orders_summary(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<OrdersSummary>>, StaffError> {
-    period(&body)?;
-    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
-        let missing = if body.start.is_none() { "/start" } else { "/end" };
-        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
-    };
+    let (start, end) = required_period(&body.start, &body.end)?;
     let query =
         FeedbackQuery::OrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
-    let summary = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| match e {
-        QueryError::Invalid(message) => match message.split_once(": ") {
-            Some((pointer, text)) => StaffError::invalid_message(pointer, text),
-            None => StaffError::invalid_message("", message),
-        },
-        other => refused(other, "orders"),
-    })?;
+    let summary =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "orders"))?;
     Ok(staff_answer(summary))
 }
 
 /// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);
 /// 3 and 4 the app stores' reviews, as each store sent them.
 async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
-    period(&body)?;
+    period(&body.start, &body.end)?;
     let page = body.page.unwrap_or(1);
     if let Some(source @ (3 | 4)) = body.source {
         let store = if source == 3 { "a" } else { "b" };
         let query = FeedbackQuery::StoreReviews { store: store.to_owned(), page };
         let reviews: ReviewPage =
-            state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "rating"))?;
+            state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
         return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
     let query = FeedbackQuery::Ratings {
@@ -219,13 +194,15 @@ async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: S
         start: body.start,
         end: body.end,
     };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "rating"))?))
+    Ok(staff_answer(
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?,
+    ))
 }
 
 async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
-    period(&body)?;
+    period(&body.start, &body.end)?;
     let query = FeedbackQuery::RatingDays { business_id: body.business_id, start: body.start, end: body.end };
-    state.platform.gateway.ask_as(brand, query).await.map_err(|e| refused(e, "rating"))
+    state.platform.gateway.ask_as(brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))
 }
 
 /// `/crm_api/get/rating_count_datewise`.
@@ -280,17 +257,6 @@ async fn nps_data(
     Ok(answer(json!({"nps_id": stored.nps_id})))
 }
 
-fn nps_period(body: &NpsRequest) -> Result<(String, String), StaffError> {
-    let (Some(start), Some(end)) = (body.start.clone(), body.end.clone()) else {
-        let missing = if body.start.is_none() { "/start" } else { "/end" };
-        return Err(StaffError::invalid_message(missing, "start and end (IST days, YYYY-MM-DD) are required"));
-    };
-    if start > end {
-        return Err(StaffError::invalid_message("/end", "end is before start"));
-    }
-    Ok((start, end))
-}
-
 /// `/crm_api/npsList`.
 async fn nps_list(
     State(state): State<AppState>,
@@ -302,12 +268,12 @@ async fn nps_list(
         mobile_number: body.mobile_number,
         page: body.page.unwrap_or(1),
     };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?))
+    Ok(answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?))
 }
 
 /// `/crm_api/npsData`.
 async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: Staff<NpsRequest>) -> Answered {
-    let (start, end) = nps_period(&body)?;
+    let (start, end) = required_period(&body.start, &body.end)?;
     let defaults = Buckets::default();
     let buckets = Buckets {
         promoter_from: body.promoter_from.unwrap_or(defaults.promoter_from),
@@ -317,7 +283,8 @@ async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: St
         return Err(StaffError::invalid_message("/passive_from", "passive_from is above promoter_from"));
     }
     let query = FeedbackQuery::NpsReport { business_id: body.business_id, start, end, buckets };
-    let report: NpsReport = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?;
+    let report: NpsReport =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     Ok(staff_answer(json!({"data": report})))
 }
 
@@ -326,9 +293,10 @@ async fn nps_download(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<NpsRequest>,
 ) -> Result<Response, StaffError> {
-    let (start, end) = nps_period(&body)?;
+    let (start, end) = required_period(&body.start, &body.end)?;
     let query = FeedbackQuery::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
-    let page: NpsPage = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| refused(e, "NPS"))?;
+    let page: NpsPage =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     let bytes = engage_actors::reports::nps_workbook(&page.data).map_err(StaffError::unavailable)?;
     let name = format!("attachment; filename=\"nps-{start}_{end}.xlsx\"");
     Ok((

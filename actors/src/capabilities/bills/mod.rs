@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{page_of, reply, within, QueryError, QueryReply};
 use crate::repo::{BILL_CONFIGS, BILL_FUNNEL, BILL_WIDGETS, DIGITAL_BILLS};
 
 pub mod generate;
@@ -593,10 +593,6 @@ async fn open(brand: &Brand, bill_id: &str, now: DateTime<Utc>) -> Result<Counte
     Ok(Counted { counted: true, bill: Some(bill) })
 }
 
-fn in_period(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
-    start.is_none_or(|s| day >= s) && end.is_none_or(|e| day <= e)
-}
-
 async fn customers(
     brand: &Brand,
     business: Option<String>,
@@ -610,7 +606,7 @@ async fn customers(
         .visit(DIGITAL_BILLS, &brand.tenant, |bill: Bill| {
             let day = ist_day(bill.sent_at);
             if business.as_ref().is_none_or(|b| *b == bill.child_business_id)
-                && in_period(&day, start.as_deref(), end.as_deref())
+                && within(&day, start.as_deref(), end.as_deref())
             {
                 bills.push(bill);
             }
@@ -619,7 +615,7 @@ async fn customers(
     bills.sort_by(|a, b| b.sent_at.cmp(&a.sent_at).then_with(|| a.bill_id.cmp(&b.bill_id)));
     let total = bills.len() as u64;
     let page = page.max(1);
-    let data = bills.into_iter().skip(((page - 1) as usize).saturating_mul(BILL_PAGE)).take(BILL_PAGE).collect();
+    let data = page_of(bills, page, BILL_PAGE);
     Ok(BillPage { data, total, page, page_size: BILL_PAGE as u64 })
 }
 

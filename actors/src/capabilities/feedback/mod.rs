@@ -31,7 +31,7 @@ use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys;
 use crate::links::FormClaims;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{page_of, reply, within, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{FEEDBACK_CONFIGS, FEEDBACK_FUNNEL, FEEDBACK_REQUESTS, RATINGS};
 
@@ -746,10 +746,6 @@ async fn submit(
     Ok(Submitted { rating, recovery })
 }
 
-fn in_period(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
-    start.is_none_or(|s| day >= s) && end.is_none_or(|e| day <= e)
-}
-
 async fn requests(
     brand: &Brand,
     business: Option<String>,
@@ -762,7 +758,7 @@ async fn requests(
         .repo()
         .visit(FEEDBACK_REQUESTS, &brand.tenant, |request: FeedbackRequest| {
             if business.as_ref().is_none_or(|b| *b == request.child_business_id)
-                && in_period(&ist_day(request.sent_at), start.as_deref(), end.as_deref())
+                && within(&ist_day(request.sent_at), start.as_deref(), end.as_deref())
             {
                 found.push(request);
             }
@@ -771,8 +767,7 @@ async fn requests(
     found.sort_by(|a, b| b.sent_at.cmp(&a.sent_at).then_with(|| a.order_id.cmp(&b.order_id)));
     let page = page.max(1);
     let total = found.len() as u64;
-    let data =
-        found.into_iter().skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE)).take(FEEDBACK_PAGE).collect();
+    let data = page_of(found, page, FEEDBACK_PAGE);
     Ok(RequestPage { data, total, page, page_size: FEEDBACK_PAGE as u64 })
 }
 
@@ -782,7 +777,7 @@ async fn mis(brand: &Brand, business: Option<String>, start: String, end: String
         .repo()
         .visit(FEEDBACK_FUNNEL, &brand.tenant, |row: FeedbackFunnel| {
             if business.as_ref().is_none_or(|b| *b == row.child_business_id)
-                && in_period(&row.date, Some(&start), Some(&end))
+                && within(&row.date, Some(&start), Some(&end))
             {
                 days.push(row);
             }
@@ -806,7 +801,7 @@ async fn ratings_in(
     brand
         .repo()
         .visit(RATINGS, &brand.tenant, |rating: Rating| {
-            if business.is_none_or(|b| b == rating.business_id) && in_period(&ist_day(rating.inserted_at), start, end) {
+            if business.is_none_or(|b| b == rating.business_id) && within(&ist_day(rating.inserted_at), start, end) {
                 found.push(rating);
             }
         })
@@ -935,7 +930,7 @@ async fn orders_summary(
     let valid = all.iter().filter(|o| o.valid_number).count() as u64;
     let total = all.len() as u64;
     let page = page.max(1);
-    let data = all.into_iter().skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE)).take(FEEDBACK_PAGE).collect();
+    let data = page_of(all, page, FEEDBACK_PAGE);
     Ok(OrdersSummary {
         data,
         total_orders: total,
@@ -978,12 +973,7 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
             let page = page.max(1);
             let total = all.len() as u64;
-            let data = all
-                .into_iter()
-                .skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE))
-                .take(FEEDBACK_PAGE)
-                .map(|r| r.record)
-                .collect();
+            let data = page_of(all, page, FEEDBACK_PAGE).into_iter().map(|r| r.record).collect();
             reply(Ok(ReviewPage { data, total, page, page_size: FEEDBACK_PAGE as u64 }))
         }
         FeedbackQuery::SyncConfigs { now } => reply(sync_configs(brand, now).await),
@@ -1012,11 +1002,7 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
                     all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
                 let page = page.max(1);
                 let total = matching.len() as u64;
-                let data = matching
-                    .into_iter()
-                    .skip(((page - 1) as usize).saturating_mul(FEEDBACK_PAGE))
-                    .take(FEEDBACK_PAGE)
-                    .collect();
+                let data = page_of(matching, page, FEEDBACK_PAGE);
                 RatingPage { data, total, page, page_size: FEEDBACK_PAGE as u64 }
             }))
         }

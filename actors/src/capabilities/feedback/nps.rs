@@ -15,7 +15,7 @@ use super::Rating;
 use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::keys;
-use crate::query::QueryError;
+use crate::query::{page_of, QueryError};
 use crate::repo::{NPS_RESPONSES, RATINGS};
 
 /// Days a response stays valid (`validTill`).
@@ -210,7 +210,7 @@ pub async fn list(
     })
     .await?;
     let total = all.len() as u64;
-    let data = all.into_iter().skip(((page.max(1) - 1) as usize).saturating_mul(NPS_PAGE)).take(NPS_PAGE).collect();
+    let data = page_of(all, page.max(1), NPS_PAGE);
     Ok(NpsPage { data, total })
 }
 

@@ -81,6 +81,28 @@ pub fn page_of<T>(items: Vec<T>, page: u64, size: usize) -> Vec<T> {
     items.into_iter().skip((page.max(1) as usize - 1).saturating_mul(size)).take(size).collect()
 }
 
+/// One page of a list: `{data, total, page, page_size}`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Page<T> {
+    /// The items of the page.
+    pub data: Vec<T>,
+    /// All items.
+    pub total: u64,
+    /// Page, from 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
+}
+
+impl<T> Page<T> {
+    /// Page `page` (from 1) of `items`, `size` a page.
+    pub fn of(items: Vec<T>, page: u64, size: usize) -> Self {
+        let total = items.len() as u64;
+        let page = page.max(1);
+        Self { data: page_of(items, page, size), total, page, page_size: size as u64 }
+    }
+}
+
 /// Whether IST day `day` (`YYYY-MM-DD`) is within `start..=end` (each end open when absent).
 pub fn within(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
     start.is_none_or(|s| day >= s) && end.is_none_or(|e| day <= e)

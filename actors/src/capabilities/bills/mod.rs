@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::keys;
-use crate::query::{page_of, reply, within, QueryError, QueryReply};
+use crate::query::{reply, within, QueryError, QueryReply};
 use crate::repo::{BILL_CONFIGS, BILL_FUNNEL, BILL_WIDGETS, DIGITAL_BILLS};
 
 pub mod generate;
@@ -460,17 +460,7 @@ pub struct ConfigView {
 }
 
 /// A page of bills.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BillPage {
-    /// The bills.
-    pub data: Vec<Bill>,
-    /// All matching.
-    pub total: u64,
-    /// Page, from 1.
-    pub page: u64,
-    /// Per page.
-    pub page_size: u64,
-}
+pub type BillPage = crate::query::Page<Bill>;
 
 /// The funnel of a period.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -613,10 +603,7 @@ async fn customers(
         })
         .await?;
     bills.sort_by(|a, b| b.sent_at.cmp(&a.sent_at).then_with(|| a.bill_id.cmp(&b.bill_id)));
-    let total = bills.len() as u64;
-    let page = page.max(1);
-    let data = page_of(bills, page, BILL_PAGE);
-    Ok(BillPage { data, total, page, page_size: BILL_PAGE as u64 })
+    Ok(BillPage::of(bills, page, BILL_PAGE))
 }
 
 /// The funnel rows between two IST days, of one outlet or all.

@@ -349,17 +349,7 @@ pub enum FeedbackQuery {
 }
 
 /// A page of app-store reviews, each the store's own record.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ReviewPage {
-    /// The reviews.
-    pub data: Vec<serde_json::Value>,
-    /// All of the store.
-    pub total: u64,
-    /// From 1.
-    pub page: u64,
-    /// Per page.
-    pub page_size: u64,
-}
+pub type ReviewPage = crate::query::Page<serde_json::Value>;
 
 /// What the config sync did.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -428,17 +418,7 @@ pub struct FormView {
 }
 
 /// A page of feedback requests.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RequestPage {
-    /// The requests.
-    pub data: Vec<FeedbackRequest>,
-    /// All matching.
-    pub total: u64,
-    /// From 1.
-    pub page: u64,
-    /// Per page.
-    pub page_size: u64,
-}
+pub type RequestPage = crate::query::Page<FeedbackRequest>;
 
 /// The funnel of a period.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -450,17 +430,7 @@ pub struct FeedbackMis {
 }
 
 /// A page of ratings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RatingPage {
-    /// The ratings.
-    pub data: Vec<Rating>,
-    /// All matching.
-    pub total: u64,
-    /// From 1.
-    pub page: u64,
-    /// Per page.
-    pub page_size: u64,
-}
+pub type RatingPage = crate::query::Page<Rating>;
 
 /// Ratings per IST day, the average, and how customers heard about the brand.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -765,10 +735,7 @@ async fn requests(
         })
         .await?;
     found.sort_by(|a, b| b.sent_at.cmp(&a.sent_at).then_with(|| a.order_id.cmp(&b.order_id)));
-    let page = page.max(1);
-    let total = found.len() as u64;
-    let data = page_of(found, page, FEEDBACK_PAGE);
-    Ok(RequestPage { data, total, page, page_size: FEEDBACK_PAGE as u64 })
+    Ok(RequestPage::of(found, page, FEEDBACK_PAGE))
 }
 
 async fn mis(brand: &Brand, business: Option<String>, start: String, end: String) -> Result<FeedbackMis, QueryError> {
@@ -971,10 +938,8 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
                     Err(error) => return Err(error.into()),
                 };
             all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
-            let page = page.max(1);
-            let total = all.len() as u64;
-            let data = page_of(all, page, FEEDBACK_PAGE).into_iter().map(|r| r.record).collect();
-            reply(Ok(ReviewPage { data, total, page, page_size: FEEDBACK_PAGE as u64 }))
+            let records = all.into_iter().map(|r| r.record).collect();
+            reply(Ok(ReviewPage::of(records, page, FEEDBACK_PAGE)))
         }
         FeedbackQuery::SyncConfigs { now } => reply(sync_configs(brand, now).await),
         FeedbackQuery::OrdersSummary { business_id, start, end, page } => {
@@ -1000,10 +965,7 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             reply(ratings_in(brand, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
                 let matching: Vec<Rating> =
                     all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
-                let page = page.max(1);
-                let total = matching.len() as u64;
-                let data = page_of(matching, page, FEEDBACK_PAGE);
-                RatingPage { data, total, page, page_size: FEEDBACK_PAGE as u64 }
+                RatingPage::of(matching, page, FEEDBACK_PAGE)
             }))
         }
         FeedbackQuery::RatingDays { business_id, start, end } => {

@@ -361,6 +361,36 @@ async fn a_pos_a_order_is_billed_delivered_opened_and_shown_as_a_page() {
     // the page's two loads (curl-like and two Chromium) were opens: 2 + 3
     let stored = &wait_bills(&b, "outlet-1", 1).await[0];
     assert_eq!(stored["clicked"], 5, "{stored}");
+
+    // a person taps the loyalty card, then switches away: the page's own script reports the
+    // click and the seconds the card was on screen (tests/e2e/browser drives Chromium)
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/browser/fill_and_submit.py");
+    let page_url = format!("{}{path}", app.base);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(chromium)
+            .arg(page_url)
+            .args(["--click", "#loyalty"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Bill B-1"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let stored = wait_bills(&b, "outlet-1", 1).await[0].clone();
+        let loyalty = stored["widgets"].as_array().unwrap().iter().find(|w| w["widgetId"] == 2).unwrap().clone();
+        let watched = loyalty["watchTime"].as_u64().unwrap();
+        if loyalty["clicks"] == 1 && watched != 12 {
+            assert!((1..=10).contains(&watched), "{loyalty}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the page reported no click or watch time: {loyalty}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

@@ -763,3 +763,19 @@ async fn the_legacy_feedback_drain_calls_each_url_once_retries_failures_and_give
     let count = |kind: &str| calls.iter().filter(|c| *c == kind).count();
     assert_eq!((count("ok"), count("flaky"), count("down")), (1, 2, 5), "{calls:?}");
 }
+
+#[tokio::test]
+async fn with_a_feedback_service_the_link_is_its_url_with_the_signed_token() {
+    let app = spawn_app(&[("ENGAGE_FEEDBACK_SERVICE_URL", "https://feedback.example.test/form")]).await;
+    let b = brand(&app, "brand-fb-service").await;
+    b.staff("/crm_api/save/feedback/config", json!({"feedback_flow": 1, "feedback_sms": "true"})).await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 1, "reference": "s"})).await;
+    order(&b, "outlet-1", "FS-1", "9811900041").await;
+    wait_customer(&app, b.name, "9811900041", |c| c["total_orders"] == 1).await;
+    let sent = b.staff("/crm_api/fetch_feedback_customers", json!({})).await;
+    let url = sent["data"][0]["url"].as_str().unwrap().to_owned();
+    let token = url.strip_prefix("https://feedback.example.test/form?token=").unwrap_or_else(|| panic!("{url}"));
+    // the token is engage's signed one: engage's own form accepts it too
+    let form = app.client.get(format!("{}/f/{token}", app.base)).send().await.unwrap();
+    assert_eq!(form.status(), 200);
+}

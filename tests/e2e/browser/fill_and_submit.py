@@ -1,9 +1,14 @@
-"""Opens a page in headless Chromium, fills form fields and submits the form, as a person would,
-through the DevTools protocol over --remote-debugging-pipe (standard library only), then prints
-the text of the page the submission led to.
+"""Opens a page in headless Chromium and acts on it as a person would, through the DevTools
+protocol over --remote-debugging-pipe (standard library only).
 
 usage: fill_and_submit.py CHROMIUM URL FIELDS_JSON
-FIELDS_JSON: {"css selector": value}; a value of true checks a radio or checkbox.
+  FIELDS_JSON: {"css selector": value}; a value of true clicks (a radio's label, a checkbox).
+  Fills the fields, submits the page's form, and prints the text of the page it led to.
+
+usage: fill_and_submit.py CHROMIUM URL --click SELECTOR [SELECTOR ...]
+  Clicks each element (waiting for the page to load first), then hides the page (as a person
+  switching away: the page sees visibilitychange with visibilityState "hidden"), waits a second
+  for the requests the page sends, and prints the page's title.
 """
 import json
 import os
@@ -11,7 +16,9 @@ import subprocess
 import sys
 import time
 
-chromium, url, fields = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+chromium, url = sys.argv[1], sys.argv[2]
+clicks = sys.argv[4:] if sys.argv[3] == "--click" else None
+fields = None if clicks is not None else json.loads(sys.argv[3])
 to_browser_r, to_browser_w = os.pipe()
 from_browser_r, from_browser_w = os.pipe()
 
@@ -78,6 +85,19 @@ def wait_for(session, expression, seconds=10):
 try:
     target = call("Target.createTarget", {"url": url})["targetId"]
     session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    if clicks is not None:
+        wait_for(session, "document.readyState === 'complete'")
+        time.sleep(0.3)
+        for selector in clicks:
+            if not evaluate(session, f"(function(){{const e=document.querySelector({json.dumps(selector)});"
+                                     f"if(!e)return false;e.scrollIntoView();e.click();return true;}})()"):
+                raise SystemExit(f"nothing matches {selector}")
+        time.sleep(1.2)
+        evaluate(session, "Object.defineProperty(document,'visibilityState',{get:()=>'hidden'});"
+                          "document.dispatchEvent(new Event('visibilitychange'))")
+        time.sleep(1.0)
+        print(evaluate(session, "document.title"))
+        raise SystemExit(0)
     wait_for(session, "document.readyState === 'complete' && !!document.querySelector('form')")
     for selector, value in fields.items():
         if value is True:

@@ -69,6 +69,7 @@ use crate::repo::{
 };
 use crate::reports;
 use crate::rpc::TenantGateway;
+use crate::tenant::TenantQuery;
 
 /// Rows a drain delivers per run at most.
 pub const DRAIN_BATCH: usize = 8000;
@@ -442,9 +443,10 @@ impl Jobs {
         cache.get(tenant).and_then(Option::as_ref).is_some_and(|hours| hours.contains(now))
     }
 
-    /// The brands with journey configurations.
-    async fn journey_brands(&self) -> Result<Vec<String>, String> {
-        self.repo.clusterings(JOURNEY_BRANDS, "all").await.map_err(|e| e.to_string())
+    /// The brands of a brand index (`journey_brands`, `bill_brands`, `feedback_brands`: partition
+    /// `all`, clustering the tenant).
+    async fn brands(&self, index: &'static str) -> Result<Vec<String>, String> {
+        self.repo.clusterings(index, "all").await.map_err(|e| e.to_string())
     }
 
     /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
@@ -453,7 +455,7 @@ impl Jobs {
     async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, String> {
         let (mut brands, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
         let mut failed = Vec::new();
-        for tenant in self.journey_brands().await? {
+        for tenant in self.brands(JOURNEY_BRANDS).await? {
             let mut after = None;
             let outcome = loop {
                 let query = JourneysQuery::RunPage { now, after: after.clone() };
@@ -510,16 +512,17 @@ impl Jobs {
         Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
     }
 
-    /// Asks every brand with journeys `query()` and hands each answer to `take`; answers the brands
-    /// that failed (each logged with `what`), after all were asked.
-    async fn each_brand<T: serde::de::DeserializeOwned>(
+    /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
+    /// answers the brands that failed (each logged with `what`), after all were asked.
+    async fn each_brand<T: serde::de::DeserializeOwned, Q: Into<TenantQuery>>(
         &self,
+        index: &'static str,
         what: &str,
-        query: impl Fn() -> JourneysQuery,
+        query: impl Fn() -> Q,
         mut take: impl FnMut(&str, T),
     ) -> Result<Vec<String>, String> {
         let mut failed = Vec::new();
-        for tenant in self.journey_brands().await? {
+        for tenant in self.brands(index).await? {
             match self.gateway.ask_as::<T>(&tenant, query()).await {
                 Ok(answer) => take(&tenant, answer),
                 Err(error) => {
@@ -537,7 +540,7 @@ impl Jobs {
         let (mut journeys, mut measured, mut rows) = (0, 0, 0);
         let query = || JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
         let failed = self
-            .each_brand("ROI attribution", query, |_, done: Attributed| {
+            .each_brand(JOURNEY_BRANDS, "ROI attribution", query, |_, done: Attributed| {
                 journeys += done.journeys;
                 measured += done.measured;
                 rows += done.rows;
@@ -552,6 +555,7 @@ impl Jobs {
         let (mut brands, mut records, mut on) = (0, 0, 0);
         let failed = self
             .each_brand(
+                JOURNEY_BRANDS,
                 "auto_campaign flag sync",
                 || JourneysQuery::SyncFlags { now },
                 |_, done: FlagsSynced| {
@@ -570,7 +574,9 @@ impl Jobs {
         let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
         let mut rows = Vec::new();
         let query = || JourneysQuery::Health { from: from.clone(), to: to.clone() };
-        let failed = self.each_brand("health report", query, |_, health: Health| rows.extend(health.data)).await?;
+        let failed = self
+            .each_brand(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
+            .await?;
         let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
         let files = reports::write_health(&dir, &from, &to, &rows).map_err(|e| format!("reports not written: {e}"))?;
         let letter = reports::Letter {
@@ -601,11 +607,6 @@ impl Jobs {
         }
     }
 
-    /// The brands with bill configurations.
-    async fn bill_brands(&self) -> Result<Vec<String>, String> {
-        self.repo.clusterings(BILL_BRANDS, "all").await.map_err(|e| e.to_string())
-    }
-
     /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
     /// status 1 and source 2, 10,000 a page, in the brand's tenant actor.
     async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, String> {
@@ -613,7 +614,7 @@ impl Jobs {
         let mut skipped: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
         let mut failed = Vec::new();
         let days = [ist_day(now - chrono::Duration::days(1)), ist_day(now)];
-        for tenant in self.bill_brands().await? {
+        for tenant in self.brands(BILL_BRANDS).await? {
             brands += 1;
             'days: for day in &days {
                 let mut after = None;
@@ -650,16 +651,9 @@ impl Jobs {
     async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, String> {
         let day = ist_day(now - chrono::Duration::days(1));
         let mut figures = Vec::new();
-        let mut failed = Vec::new();
-        for tenant in self.bill_brands().await? {
-            match self.gateway.ask_as::<BillReport>(&tenant, BillsQuery::Report { day: day.clone() }).await {
-                Ok(report) => figures.push(report),
-                Err(error) => {
-                    tracing::error!(tenant, %error, "bill report failed for a brand");
-                    failed.push(tenant);
-                }
-            }
-        }
+        let query = || BillsQuery::Report { day: day.clone() };
+        let failed =
+            self.each_brand(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
         let dir = self.providers.reports_dir.join(format!("bills-{day}"));
         let file = reports::write_bills(&dir, &figures).map_err(|e| format!("report not written: {e}"))?;
         let letter =
@@ -730,8 +724,7 @@ impl Jobs {
         use crate::reviews::{sync, AppStore, Synced};
         let mut total = json!({});
         let mut failed = Vec::new();
-        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
-        for tenant in tenants {
+        for tenant in self.brands(FEEDBACK_BRANDS).await? {
             let config: Option<crate::capabilities::feedback::FeedbackConfig> =
                 self.repo.get(&keys::feedback_config(&tenant, "0")).await.map_err(|e| e.to_string())?;
             let Some(config) = config else { continue };
@@ -766,21 +759,14 @@ impl Jobs {
     /// The 12:06 feedback config sync, brand by brand.
     async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, String> {
         let (mut brands, mut copied, mut own) = (0, 0, 0);
-        let mut failed = Vec::new();
-        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
-        for tenant in tenants {
-            match self.gateway.ask_as::<ConfigsSynced>(&tenant, FeedbackQuery::SyncConfigs { now }).await {
-                Ok(done) => {
-                    brands += 1;
-                    copied += done.copied;
-                    own += done.own;
-                }
-                Err(error) => {
-                    tracing::error!(tenant, %error, "feedback config sync failed for a brand");
-                    failed.push(tenant);
-                }
-            }
-        }
+        let query = || FeedbackQuery::SyncConfigs { now };
+        let failed = self
+            .each_brand(FEEDBACK_BRANDS, "feedback config sync", query, |_, done: ConfigsSynced| {
+                brands += 1;
+                copied += done.copied;
+                own += done.own;
+            })
+            .await?;
         all_brands(json!({"brands": brands, "copied": copied, "own": own, "failed": failed}), &failed)
     }
 
@@ -788,21 +774,14 @@ impl Jobs {
     async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, String> {
         let day = ist_day(now - chrono::Duration::days(1));
         let (mut brands, mut ratings, mut responses) = (0, 0, 0);
-        let mut failed = Vec::new();
-        let tenants = self.repo.clusterings(FEEDBACK_BRANDS, "all").await.map_err(|e| e.to_string())?;
-        for tenant in tenants {
-            match self.gateway.ask_as::<Converted>(&tenant, FeedbackQuery::NpsConvert { day: day.clone() }).await {
-                Ok(done) => {
-                    brands += 1;
-                    ratings += done.ratings;
-                    responses += done.responses;
-                }
-                Err(error) => {
-                    tracing::error!(tenant, %error, "NPS conversion failed for a brand");
-                    failed.push(tenant);
-                }
-            }
-        }
+        let query = || FeedbackQuery::NpsConvert { day: day.clone() };
+        let failed = self
+            .each_brand(FEEDBACK_BRANDS, "NPS conversion", query, |_, done: Converted| {
+                brands += 1;
+                ratings += done.ratings;
+                responses += done.responses;
+            })
+            .await?;
         let outcome =
             json!({"date": day, "brands": brands, "ratings": ratings, "responses": responses, "failed": failed});
         all_brands(outcome, &failed)

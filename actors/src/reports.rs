@@ -70,8 +70,13 @@ impl From<Decimal> for Cell {
 /// One sheet: its name, its header row, its rows.
 type Sheet<'a> = (&'a str, Vec<&'a str>, Vec<Vec<Cell>>);
 
-/// Writes one workbook of `sheets`, each a bold header row, then its rows.
+/// Writes one workbook of `sheets` to `path`.
 fn workbook_of(path: &Path, sheets: Vec<Sheet<'_>>) -> Result<(), XlsxError> {
+    book(sheets)?.save(path)
+}
+
+/// A workbook of `sheets`, each a bold header row, then its rows.
+fn book(sheets: Vec<Sheet<'_>>) -> Result<Workbook, XlsxError> {
     let mut book = Workbook::new();
     let bold = Format::new().set_bold();
     for (sheet, header, rows) in sheets {
@@ -91,7 +96,7 @@ fn workbook_of(path: &Path, sheets: Vec<Sheet<'_>>) -> Result<(), XlsxError> {
         }
         worksheet.autofit();
     }
-    book.save(path)
+    Ok(book)
 }
 
 /// Writes one workbook of one sheet.
@@ -296,32 +301,32 @@ pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, String
 /// first: `nps_id`, `businessId`, `mobileNo`, `rating`, `order_id`, `insertedAt` (RFC 3339, UTC),
 /// `validTill`, `source`, and the answers as JSON text.
 pub fn nps_workbook(rows: &[NpsResponse]) -> Result<Vec<u8>, String> {
-    let mut book = Workbook::new();
-    let bold = Format::new().set_bold();
-    let sheet = book.add_worksheet();
-    sheet.set_name("nps").map_err(|e| e.to_string())?;
-    let header =
-        ["nps_id", "businessId", "mobileNo", "rating", "order_id", "insertedAt", "validTill", "source", "questions"];
-    for (col, title) in header.iter().enumerate() {
-        sheet.write_string_with_format(0, col as u16, *title, &bold).map_err(|e| e.to_string())?;
-    }
-    for (index, row) in rows.iter().enumerate() {
-        let line = index as u32 + 1;
-        let texts = [
-            (0, row.nps_id.clone()),
-            (1, row.businessId.clone()),
-            (2, row.mobileNo.clone()),
-            (4, row.order_id.clone()),
-            (5, row.insertedAt.to_rfc3339()),
-            (6, row.validTill.to_rfc3339()),
-            (7, row.source.clone()),
-            (8, serde_json::to_string(&row.questions).unwrap_or_default()),
-        ];
-        for (col, text) in texts {
-            sheet.write_string(line, col, text).map_err(|e| e.to_string())?;
-        }
-        sheet.write_number(line, 3, f64::from(row.rating)).map_err(|e| e.to_string())?;
-    }
-    sheet.autofit();
-    book.save_to_buffer().map_err(|e| e.to_string())
+    let header = vec![
+        "nps_id",
+        "businessId",
+        "mobileNo",
+        "rating",
+        "order_id",
+        "insertedAt",
+        "validTill",
+        "source",
+        "questions",
+    ];
+    let cells = rows
+        .iter()
+        .map(|row| {
+            vec![
+                row.nps_id.as_str().into(),
+                row.businessId.as_str().into(),
+                row.mobileNo.as_str().into(),
+                u32::from(row.rating).into(),
+                row.order_id.as_str().into(),
+                Cell::Text(row.insertedAt.to_rfc3339()),
+                Cell::Text(row.validTill.to_rfc3339()),
+                row.source.as_str().into(),
+                Cell::Text(serde_json::to_string(&row.questions).unwrap_or_default()),
+            ]
+        })
+        .collect();
+    book(vec![("nps", header, cells)]).and_then(|mut book| book.save_to_buffer()).map_err(|e| e.to_string())
 }

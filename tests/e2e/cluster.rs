@@ -739,6 +739,14 @@ async fn post_and_process(client: &reqwest::Client, nodes: [&Engage; 2], path: &
     }
 }
 
+/// A staff token of `brand`, made through `base`'s admin route with the [`Pair`]'s admin key.
+async fn staff_token(client: &reqwest::Client, base: &str, brand: &str) -> String {
+    let admin = [("x-admin-key", PAIR_ADMIN_KEY)];
+    let (status, token) = call(client, base, "/admin/tokens", &admin, &json!({"kind": "staff", "parent": brand})).await;
+    assert_eq!(status, 201, "{token}");
+    token["token"].as_str().unwrap().to_owned()
+}
+
 /// Waits until the wallet of `tenant`'s `outlet` has been debited, read from the NATS KV store
 /// itself (the tenant actor is busy with the job), while `job` still runs.
 async fn wait_first_debit(nats_url: &str, tenant: &str, outlet: &str, job: &tokio::task::JoinHandle<(u16, Value)>) {
@@ -777,10 +785,7 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
     // an enabled lost-customers journey and a wallet of 1,000 per brand
     let mut staff = Vec::new();
     for brand in &brands {
-        let (status, token) =
-            call(&client, &node_b.base, "/admin/tokens", &admin, &json!({"kind": "staff", "parent": brand})).await;
-        assert_eq!(status, 201, "{token}");
-        let token = token["token"].as_str().unwrap().to_owned();
+        let token = staff_token(&client, &node_b.base, brand).await;
         let auth = [("token", token.as_str())];
         let saved = call(&client, &node_b.base, "/crm_api/save/campaign/journey", &auth,
             &json!({"parent_business_id": brand, "child_business_id": "0", "campaign_type_id": "6650c0a1e4b0c2f1a9000005",
@@ -892,10 +897,7 @@ async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_bil
     // bills on (brand-level, SMS, immediate) and a wallet of 1,000 per brand
     let mut staff = Vec::new();
     for brand in &brands {
-        let (status, token) =
-            call(&client, &node_b.base, "/admin/tokens", &admin, &json!({"kind": "staff", "parent": brand})).await;
-        assert_eq!(status, 201, "{token}");
-        let token = token["token"].as_str().unwrap().to_owned();
+        let token = staff_token(&client, &node_b.base, brand).await;
         let auth = [("token", token.as_str())];
         for (path, body) in [
             ("/crm_api/links/addBusinessConfig", json!({"mode": 1, "time": 0, "status": 1})),

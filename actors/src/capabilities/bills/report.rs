@@ -131,7 +131,6 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
         if sent > 0 {
             continue;
         }
-        let balance = wallet(brand, &business).await?.balance;
         let top = counts
             .iter()
             .filter(|((outlet, _), _)| *outlet == business)
@@ -140,7 +139,7 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
         // what happened to its orders says most; without any, a wallet too low to pay one bill
         let reason = if let Some(top) = top {
             describe(top)
-        } else if !brand_level && balance < UNSENT_BALANCE {
+        } else if !brand_level && wallet(brand, &business).await?.balance < UNSENT_BALANCE {
             describe("wallet")
         } else {
             "no eligible orders".to_owned()

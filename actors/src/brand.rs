@@ -101,6 +101,9 @@ pub struct Brand {
     pub bill_widgets: Option<Vec<crate::capabilities::bills::WidgetMapping>>,
     /// The brand's feedback configurations by outlet, once loaded (kept current the same way).
     pub feedback_configs: Option<std::collections::BTreeMap<String, crate::capabilities::feedback::FeedbackConfig>>,
+    /// Rollup rows of recent days by (scope, IST day), written through (see
+    /// [`crate::capabilities::stats`]); emptied when a batch fails.
+    pub rollups: HashMap<(String, String), crate::capabilities::stats::Figures>,
 }
 
 impl Brand {
@@ -118,6 +121,7 @@ impl Brand {
             bill_configs: None,
             bill_widgets: None,
             feedback_configs: None,
+            rollups: HashMap::new(),
         }
     }
 
@@ -166,6 +170,7 @@ impl Brand {
         ops.push(self.put_customer(&customer));
         if let Err(error) = self.batch(ops).await {
             self.customers.remove(&customer.phone);
+            self.rollups.clear();
             return Err(error);
         }
         self.customers.insert(customer.phone.clone(), customer);

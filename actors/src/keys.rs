@@ -353,3 +353,23 @@ pub fn review_marker(tenant: &str, store: &str) -> Key {
 pub fn legacy_sms(tenant: &str, id: &str) -> Key {
     Key::new(LEGACY_FEEDBACK_SMS, "all", format!("{tenant}|{id}").into_bytes())
 }
+
+/// `stats_days`: the rollup of one scope (an outlet, or `*` for the brand) on one IST day.
+pub fn stats_day(tenant: &str, scope: &str, ist_day: &str) -> Key {
+    Key::new(STATS_DAYS, stats_days_partition(tenant, scope), ist_day.as_bytes())
+}
+
+/// The `stats_days` partition of one scope.
+pub fn stats_days_partition(tenant: &str, scope: &str) -> String {
+    format!("{tenant}|{scope}")
+}
+
+/// `stats_orders`: what one order added to the rollups.
+pub fn stats_order(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(STATS_ORDERS, tenant, format!("{outlet}|{order_id}").into_bytes())
+}
+
+/// `stats_special_days`: a day a brand marked special.
+pub fn stats_special_day(tenant: &str, ist_day: &str) -> Key {
+    Key::new(STATS_SPECIAL_DAYS, tenant, ist_day.as_bytes())
+}

@@ -51,6 +51,9 @@
 //! | `store_reviews` | `tenant|a` or `tenant|b` | review id | [`crate::reviews::StoreReview`]: an app-store review |
 //! | `review_markers` | tenant | `a` / `b` | [`crate::reviews::Marker`]: the newest `lastModified` synced |
 //! | `legacy_feedback_sms` | `all` | `tenant|id` | [`crate::capabilities::feedback::legacy::LegacySms`]: the legacy feedback SMS queue |
+//! | `stats_days` | `tenant|scope` (outlet id, or `*` for the brand) | IST day | [`crate::capabilities::stats::Figures`]: the day's rollup |
+//! | `stats_orders` | tenant | `outlet|orderId` | [`crate::capabilities::stats::Contribution`]: what the order's applied version added |
+//! | `stats_special_days` | tenant | IST day | `{date, label}`: a day the brand marked special |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
 use std::sync::Arc;
@@ -190,6 +193,12 @@ pub const STORE_REVIEWS: &str = "store_reviews";
 /// `review_markers`: partition tenant, clustering the store.
 pub const REVIEW_MARKERS: &str = "review_markers";
 
+/// `stats_days`.
+pub const STATS_DAYS: &str = "stats_days";
+/// `stats_orders`.
+pub const STATS_ORDERS: &str = "stats_orders";
+/// `stats_special_days`.
+pub const STATS_SPECIAL_DAYS: &str = "stats_special_days";
 /// `legacy_feedback_sms`: partition `all`, clustering `tenant|id`.
 pub const LEGACY_FEEDBACK_SMS: &str = "legacy_feedback_sms";
 

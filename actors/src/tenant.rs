@@ -26,9 +26,10 @@ use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
+use crate::capabilities::stats::StatsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
-    bills, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, wallet,
+    bills, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
 };
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
@@ -57,6 +58,8 @@ pub enum TenantQuery {
     Bills(BillsQuery),
     /// Feedback and ratings.
     Feedback(FeedbackQuery),
+    /// Dashboard metrics.
+    Stats(StatsQuery),
 }
 
 macro_rules! area {
@@ -80,6 +83,7 @@ area!(
     JourneysQuery => Journeys,
     BillsQuery => Bills,
     FeedbackQuery => Feedback,
+    StatsQuery => Stats,
 );
 
 /// Messages of [`TenantActor`].
@@ -175,6 +179,13 @@ impl Actor for TenantActor {
                     let _ = port.send(reply(loyalty::day_wise(repo, tenant, from, to).await));
                 });
             }
+            // so are the metrics: they read committed rollup rows
+            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::Metric { .. }), reply: port } => {
+                let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
+                tokio::spawn(async move {
+                    let _ = port.send(reply(stats::read(repo, tenant, query).await));
+                });
+            }
             TenantMsg::Query { query, reply } => {
                 let answer = match query {
                     TenantQuery::Customers(query) => customers::handle(brand, query).await,
@@ -187,6 +198,7 @@ impl Actor for TenantActor {
                     TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
                     TenantQuery::Bills(query) => bills::handle(brand, query).await,
                     TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
+                    TenantQuery::Stats(query) => stats::handle(brand, query).await,
                 };
                 let _ = reply.send(answer);
             }

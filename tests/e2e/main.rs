@@ -24,4 +24,5 @@ mod loyalty;
 mod loyalty_programme;
 mod ops;
 mod platform;
+mod stats;
 mod wallet;

@@ -15,6 +15,7 @@
 //! | [`journeys`] | [`journeys::JourneysQuery`] (journey configurations) | [`journeys::SendWelcome`] |
 //! | [`bills`] | [`bills::BillsQuery`] (configurations, widgets, funnel, generation pages) | [`bills::GenerateBill`] |
 //! | [`feedback`] | [`feedback::FeedbackQuery`] (configurations, the form, the funnel) | [`feedback::SendFeedback`] |
+//! | [`stats`] | [`stats::StatsQuery`] (the twelve metrics, special days) | [`stats::KeepRollups`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
 
@@ -34,6 +35,7 @@ pub mod otp;
 pub mod redemption;
 pub mod referral;
 pub mod rewards;
+pub mod stats;
 pub mod wallet;
 
 /// What applying an order runs, in this order. A capability that reacts to orders adds one line.
@@ -46,5 +48,6 @@ pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {
         Arc::new(journeys::SendWelcome),
         Arc::new(bills::GenerateBill),
         Arc::new(feedback::SendFeedback),
+        Arc::new(stats::KeepRollups),
     ]
 }

@@ -13,6 +13,7 @@ use super::ledger::{self, Draft, LotEffect};
 use super::loyalty::{parse_bill, rules};
 use super::otp;
 use crate::brand::Brand;
+use crate::capabilities::stats::count_redeemed;
 use crate::domain::customer::{Customer, Redemption};
 use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUENCY, TXN_REDEEM};
 use crate::domain::time::parse_instant;
@@ -126,7 +127,7 @@ pub struct RedeemRequest {
 }
 
 async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -> Result<Redeemed, QueryError> {
-    let RedeemRequest { phone, points, order_id, outlet_id, bill, pending_minutes, otp } = request;
+    let RedeemRequest { phone, points, order_id, outlet_id: outlet, bill, pending_minutes, otp } = request;
     let rules = rules(brand).await?;
     let mut customer = brand.known_customer(&phone).await?;
     if let Some(done) = committed(brand, &customer, &order_id).await? {
@@ -152,7 +153,7 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     let limits = velocity(brand).await?;
     let already = count_in_period(&customer.velocity, TXN_REDEEM, limits.redemption_limit_period, now);
     if breaches(limits.redemption_limit_value, already) {
-        let (flag_id, flag) = raise_flag(brand, &mut customer, REDEMPTION_FREQUENCY, outlet_id.clone(), now);
+        let (flag_id, flag) = raise_flag(brand, &mut customer, REDEMPTION_FREQUENCY, outlet.clone(), now);
         brand.commit_customer(flag.into_iter().collect(), customer).await?;
         metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
         return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
@@ -169,7 +170,7 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
             kind: "redeem",
             points: -points,
             order_id: Some(order_id.clone()),
-            outlet_id,
+            outlet_id: outlet.clone(),
             at: now,
             lots: LotEffect::Consume,
         },
@@ -183,6 +184,9 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     }
     let redemption = Redemption { txn_id: txn_id.clone(), points, pending_until, ledger_seq };
     ops.push(put(brand, &phone, &order_id, &redemption));
+    if pending_until.is_none() {
+        count_redeemed(brand, outlet.as_deref(), now, points, &mut ops).await?;
+    }
     metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
     let balance = customer.loyalty_points;
     brand.commit_customer(ops, customer).await?;
@@ -209,6 +213,10 @@ async fn revoke(
             // the POS order came: the redemption is final
             let confirmed = Redemption { pending_until: None, ..redemption.clone() };
             ops.push(put(brand, phone, order_id, &confirmed));
+            let outlet = customer.orders.keys().find_map(|key| {
+                key.rsplit_once('/').filter(|(_, id)| *id == order_id).map(|(outlet, _)| outlet.to_owned())
+            });
+            count_redeemed(brand, outlet.as_deref(), clock, redemption.points, &mut ops).await?;
             ops.extend(index.map(keys::Key::delete));
             brand.commit_customer(ops, customer).await?;
             return Ok(Revoked { confirmed: Some(true), ..Revoked::default() });
@@ -270,6 +278,8 @@ impl OrderReaction for ConfirmPendingRedemption {
             if let Some(until) = redemption.pending_until.take() {
                 ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
                 ops.push(put(brand, &customer.phone, order_id, &redemption));
+                let outlet = order.facts.business_id.as_str();
+                count_redeemed(brand, Some(outlet), order.received, redemption.points, ops).await?;
             }
         }
         Ok(())

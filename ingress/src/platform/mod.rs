@@ -13,6 +13,7 @@
 //! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
 //! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
 //! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data,orders_summary,legacy/feedback_sms}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
+//! | dashboard metrics: `/stats/dashboard/summary`, `/stats/metrics/*`, `/stats/special-days` | [`stats`] (the rollups: `engage_actors::capabilities::stats`) |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -42,6 +43,7 @@ pub mod loyalty;
 pub mod requests;
 pub mod rewards;
 pub mod schemas;
+pub mod stats;
 pub mod tokens;
 pub mod upload;
 pub mod wallet;
@@ -91,6 +93,7 @@ pub fn router() -> Router<AppState> {
         .merge(journeys::router())
         .merge(bills::router())
         .merge(feedback::router())
+        .merge(stats::router())
         .merge(admin::router())
 }
 
@@ -288,6 +291,19 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         }
         paths.insert(path.to_owned(), json!({"post": op}));
     }
+    for (path, _, summary) in stats::METRICS {
+        let mut op = operation(summary, Auth::Staff, "StatsRequest", object.clone());
+        op["tags"] = json!(["stats"]);
+        paths.insert(path.to_owned(), json!({"post": op}));
+    }
+    let mut special = operation(
+        "Mark IST days special for /stats/metrics/special-days (weekends always are), or unmark them (remove): {status, data: {days: [{date, label}]}}",
+        Auth::Staff,
+        "SpecialDaysRequest",
+        object.clone(),
+    );
+    special["tags"] = json!(["stats"]);
+    paths.insert("/stats/special-days".to_owned(), json!({"post": special}));
     let mut upload = operation(
         "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",
         Auth::Staff,

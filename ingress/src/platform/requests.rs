@@ -67,6 +67,8 @@ platform_requests!(
     NpsDataRequest,
     NpsRequest,
     LegacySmsRequest,
+    StatsRequest,
+    SpecialDaysRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -117,7 +119,9 @@ brand_field!(
     NpsRequest,
     LegacySmsRequest,
     RedeemPointsRequest,
-    CustomerLoyaltyRequest
+    CustomerLoyaltyRequest,
+    StatsRequest,
+    SpecialDaysRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 
@@ -740,4 +744,24 @@ mod tests {
         disagreements("T", &written, &drifted, &mut problems);
         assert_eq!(problems.len(), 3, "{problems:?}");
     }
+}
+
+/// The `/stats` metrics.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct StatsRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub date: Option<String>,
+    pub limit: Option<u64>,
+}
+
+/// `/stats/special-days`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SpecialDaysRequest {
+    pub parent_business_id: Option<String>,
+    pub dates: Vec<String>,
+    pub label: Option<String>,
+    pub remove: Option<bool>,
 }

@@ -51,6 +51,8 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("NpsDataRequest", include_str!("schemas/nps_data.json")),
     ("NpsRequest", include_str!("schemas/nps.json")),
     ("LegacySmsRequest", include_str!("schemas/legacy_sms.json")),
+    ("StatsRequest", include_str!("schemas/stats.json")),
+    ("SpecialDaysRequest", include_str!("schemas/special_days.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -1,0 +1,220 @@
+//! Dashboard metrics (`/stats`, spec "Metrics routes"): the figures come from rollups the tenant
+//! actor keeps as an order reaction ([`rollup::KeepRollups`]), never from a scan of raw orders, so
+//! an answer over a year reads about 365 rows. What each route answers is in
+//! `docs/dashboard-metrics.md`; the arithmetic is in [`answers`].
+//!
+//! Metric queries ([`StatsQuery::Metric`]) are read beside the actor ([`read`]): they see
+//! committed rows and never hold up the brand's writes. Marking special days goes through the
+//! actor.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use engage_storage::StoreError;
+
+use crate::brand::Brand;
+use crate::keys;
+use crate::query::{reply, QueryError, QueryReply};
+use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
+
+pub mod answers;
+pub mod rollup;
+
+pub use rollup::{count_redeemed, Contribution, Figures, Fulfilment, KeepRollups, Tally, BRAND};
+
+/// The twelve metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// `/dashboard/summary`.
+    Summary,
+    /// `/metrics/orders`.
+    Orders,
+    /// `/metrics/fulfillment`.
+    Fulfillment,
+    /// `/metrics/outlets`.
+    Outlets,
+    /// `/metrics/hour-heatmap`.
+    HourHeatmap,
+    /// `/metrics/meal-breakdown`.
+    MealBreakdown,
+    /// `/metrics/items`.
+    Items,
+    /// `/metrics/campaigns`.
+    Campaigns,
+    /// `/metrics/geo`.
+    Geo,
+    /// `/metrics/top-items`.
+    TopItems,
+    /// `/metrics/special-days`.
+    SpecialDays,
+    /// `/metrics/underperforming`.
+    Underperforming,
+}
+
+/// A question for the stats capability.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum StatsQuery {
+    /// One metric over the IST days `start..=end`, for one outlet or (`None`) the brand.
+    Metric {
+        /// Which.
+        metric: Metric,
+        /// The outlet, or the whole brand.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+        /// Entries of a top list.
+        limit: usize,
+    },
+    /// Marks (or, with `remove`, unmarks) days as special: [`SpecialDays`].
+    MarkSpecialDays {
+        /// IST days.
+        dates: Vec<String>,
+        /// What the days are (`Special day` when absent).
+        label: Option<String>,
+        /// Unmark them instead.
+        remove: bool,
+    },
+}
+
+/// A day the brand marked special.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecialDay {
+    /// IST day.
+    pub date: String,
+    /// What it is.
+    pub label: String,
+}
+
+/// The brand's marked days.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SpecialDays {
+    /// Every marked day, in order.
+    pub days: Vec<SpecialDay>,
+}
+
+/// Answers a query that goes through the actor.
+pub async fn handle(brand: &mut Brand, query: StatsQuery) -> QueryReply {
+    match query {
+        StatsQuery::Metric { .. } => reply(read(brand.repo().clone(), brand.tenant.clone(), query).await),
+        StatsQuery::MarkSpecialDays { dates, label, remove } => {
+            let label = label.unwrap_or_else(|| "Special day".to_owned());
+            let ops = dates
+                .iter()
+                .map(|date| {
+                    let key = keys::stats_special_day(&brand.tenant, date);
+                    if remove {
+                        key.delete()
+                    } else {
+                        key.put(&SpecialDay { date: date.clone(), label: label.clone() })
+                    }
+                })
+                .collect();
+            let marked = async {
+                brand.batch(ops).await?;
+                Ok(SpecialDays { days: brand.repo().all(STATS_SPECIAL_DAYS, &brand.tenant).await? })
+            };
+            reply(marked.await.map_err(|e: StoreError| QueryError::from(e)))
+        }
+    }
+}
+
+/// The day before `day` (`YYYY-MM-DD`).
+fn day_before(day: &str) -> Option<String> {
+    NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()?.pred_opt().map(|d| d.format("%Y-%m-%d").to_string())
+}
+
+/// Rows of `partition` whose clustering key starts with an IST day in `start..=end` (keys that
+/// are a day, or `day|…`), in order.
+pub async fn day_range<T: DeserializeOwned>(
+    repo: &Repo,
+    table: &'static str,
+    partition: &str,
+    start: &str,
+    end: &str,
+) -> Result<Vec<(String, T)>, StoreError> {
+    // `}` sorts after `|`: the first key after every key of the day before
+    let mut after = day_before(start).map(|day| format!("{day}}}").into_bytes());
+    let mut out = Vec::new();
+    loop {
+        let rows = repo.store().scan(table, partition, after.as_deref(), 1000).await?;
+        let Some(last) = rows.last() else { break };
+        after = Some(last.clustering.clone());
+        for row in &rows {
+            let key = String::from_utf8_lossy(&row.clustering).into_owned();
+            if key.get(..10).is_some_and(|day| day > end) {
+                return Ok(out);
+            }
+            let value = serde_json::from_slice(&row.value)
+                .map_err(|source| StoreError::Corrupt { table, key: format!("{partition}/{key}"), source })?;
+            out.push((key, value));
+        }
+    }
+    Ok(out)
+}
+
+/// The rollup rows of one scope over `start..=end`, by day.
+pub async fn figures(
+    repo: &Repo,
+    tenant: &str,
+    scope: &str,
+    start: &str,
+    end: &str,
+) -> Result<BTreeMap<String, Figures>, StoreError> {
+    let rows = day_range(repo, STATS_DAYS, &keys::stats_days_partition(tenant, scope), start, end).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// What a metric needs beyond the rollups.
+#[derive(Default)]
+pub struct Extras {
+    /// Marked days.
+    pub special: Vec<SpecialDay>,
+    /// Bill funnel rows of the period.
+    pub bills: Vec<Value>,
+    /// Feedback funnel rows of the period.
+    pub feedback: Vec<Value>,
+    /// Journey ROI rows of the period (with their journey's type).
+    pub journeys: Vec<(String, crate::capabilities::journeys::RoiRow)>,
+}
+
+/// Answers a [`StatsQuery::Metric`] from the store.
+pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value, QueryError> {
+    let StatsQuery::Metric { metric, business_id, start, end, limit } = query else {
+        return Err(QueryError::Invalid("not a metric".to_owned()));
+    };
+    let period = answers::Period::of(&start, &end).ok_or_else(|| QueryError::Invalid("/start: not a day".into()))?;
+    let scope = business_id.as_deref().unwrap_or(BRAND);
+    let rows = figures(&repo, &tenant, scope, &period.previous_start, &end).await?;
+    let mut extras = Extras::default();
+    match metric {
+        Metric::SpecialDays => extras.special = repo.all(STATS_SPECIAL_DAYS, &tenant).await?,
+        Metric::Campaigns => {
+            let outlet = |row: &Value| {
+                business_id.is_none()
+                    || row.get("child_business_id").and_then(Value::as_str) == business_id.as_deref()
+            };
+            for (table, slot) in [(BILL_FUNNEL, &mut extras.bills), (FEEDBACK_FUNNEL, &mut extras.feedback)] {
+                let rows: Vec<(String, Value)> = day_range(&repo, table, &tenant, &start, &end).await?;
+                *slot = rows.into_iter().map(|(_, row)| row).filter(|row| outlet(row)).collect();
+            }
+            let journeys: Vec<crate::capabilities::journeys::JourneyConfig> =
+                repo.all(CAMPAIGN_JOURNEYS, &tenant).await?;
+            for journey in journeys.iter().filter(|j| business_id.is_none() || Some(&j.child_business_id) == business_id.as_ref()) {
+                let partition = keys::campaign_roi_partition(&tenant, &journey.campaign_journey_id);
+                let rows: Vec<(String, crate::capabilities::journeys::RoiRow)> =
+                    day_range(&repo, crate::repo::CAMPAIGN_ROI, &partition, &start, &end).await?;
+                extras.journeys.extend(rows.into_iter().map(|(_, row)| (journey.campaign_type.clone(), row)));
+            }
+        }
+        _ => {}
+    }
+    Ok(answers::answer(metric, &period, &rows, &extras, limit))
+}

@@ -1,0 +1,108 @@
+//! Dashboard metrics (spec "Metrics routes (/stats, all POST, staff token)"): twelve routes, one
+//! handler. The figures come from the rollups the brand's tenant actor keeps
+//! ([`engage_actors::capabilities::stats`]); what each answers is in `docs/dashboard-metrics.md`.
+//!
+//! | Route | Answer (`{status: true, data: {period, …}}`) |
+//! |---|---|
+//! | `/stats/dashboard/summary` | `totals`, `previous`, `change` (%), `best_day`, `active_outlets` |
+//! | `/stats/metrics/orders` | `series` (one entry per IST day), `totals`, `previous`, `change` |
+//! | `/stats/metrics/fulfillment` | `channels`: orders, revenue, share, average prep and delivery minutes |
+//! | `/stats/metrics/outlets` | `outlets` ranked by revenue (with the previous period's and `underperforming`), `median_revenue` |
+//! | `/stats/metrics/hour-heatmap` | `cells`: 7 weekdays × 24 IST hours, `peak` |
+//! | `/stats/metrics/meal-breakdown` | `bands`: breakfast 6–10, lunch 11–14, snacks 15–18, dinner 19–22, late night 23–5 |
+//! | `/stats/metrics/items` | `items` by revenue: quantity, revenue, share |
+//! | `/stats/metrics/campaigns` | `bills`, `feedback` funnels, `journeys` (sends, conversions, revenue, holdout) |
+//! | `/stats/metrics/geo` | `cities`, `pincodes` |
+//! | `/stats/metrics/top-items` | `by_quantity`, `by_revenue` (`limit`, 10) |
+//! | `/stats/metrics/special-days` | `special` (marked days and weekends) vs `ordinary`, per day, and the `days` |
+//! | `/stats/metrics/underperforming` | outlets with revenue more than 20% below the brand's median |
+//! | `/stats/special-days` (engage's) | marks days special: `{status: true, data: {days}}` |
+
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::stats::{Metric, SpecialDays, StatsQuery};
+use engage_actors::domain::time::ist_day;
+
+use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::errors::StaffError;
+use super::requests::{SpecialDaysRequest, StatsRequest};
+use crate::AppState;
+
+/// The longest period a metric covers, in days.
+pub const MAX_DAYS: i64 = 731;
+
+/// The twelve metric paths, with what they answer (for `/openapi.json`).
+pub const METRICS: [(&str, Metric, &str); 12] = [
+    ("/stats/dashboard/summary", Metric::Summary, "The period's totals (orders, revenue, average order value, discounts, new customers, returning orders, points earned and redeemed), the previous period's and the change in %, the best day, active outlets"),
+    ("/stats/metrics/orders", Metric::Orders, "Orders and revenue per IST day of the period (every day, zeros included), with totals, the previous period's and the change"),
+    ("/stats/metrics/fulfillment", Metric::Fulfillment, "Orders by channel (the order's channel or fulfillment: dine-in, takeaway, delivery, …; unspecified when absent): orders, revenue, share, average prep and delivery minutes"),
+    ("/stats/metrics/outlets", Metric::Outlets, "Outlets ranked by revenue: orders, revenue, share, average order value, the previous period's revenue and change, and whether it is underperforming; the median revenue"),
+    ("/stats/metrics/hour-heatmap", Metric::HourHeatmap, "Orders and revenue by IST weekday (0 Monday) and hour: 168 cells, and the peak"),
+    ("/stats/metrics/meal-breakdown", Metric::MealBreakdown, "Orders and revenue by meal band of the IST hour: breakfast 6-10, lunch 11-14, snacks 15-18, dinner 19-22, late_night 23-5"),
+    ("/stats/metrics/items", Metric::Items, "Every item sold: quantity, revenue (quantity x price) and share of item revenue, by revenue"),
+    ("/stats/metrics/campaigns", Metric::Campaigns, "Campaign figures: digital bills (sent, opens, open rate), feedback (sent, opens, submitted, response rate), journeys (customers, delivered, converted, attributed orders and revenue, holdout)"),
+    ("/stats/metrics/geo", Metric::Geo, "Orders and revenue by city and by pincode (unknown when the order carries none)"),
+    ("/stats/metrics/top-items", Metric::TopItems, "The top items (limit, 10 by default) by quantity and by revenue"),
+    ("/stats/metrics/special-days", Metric::SpecialDays, "Special days (marked with /stats/special-days, and weekends) against ordinary days: days, orders and revenue, per day, and the revenue-per-day lift"),
+    ("/stats/metrics/underperforming", Metric::Underperforming, "Outlets whose revenue is more than 20% below the median of the brand's outlets (those with orders in the period or the one before), with the median and the gap"),
+];
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    let mut router = Router::new().route("/stats/special-days", post(mark_special_days));
+    for (path, metric, _) in METRICS {
+        router = router.route(path, post(move |state, staff| metric_answer(state, staff, metric)));
+    }
+    router
+}
+
+/// The period a body names: `start`..`end`, or `date`, or the 7 days up to today (IST).
+fn period(body: &StatsRequest) -> Result<(String, String), StaffError> {
+    let (start, end) = match (&body.start, &body.end, &body.date) {
+        (Some(start), Some(end), _) => (start.clone(), end.clone()),
+        (Some(_), None, _) => return Err(StaffError::invalid_message("/end", "end is required with start")),
+        (None, Some(_), _) => return Err(StaffError::invalid_message("/start", "start is required with end")),
+        (None, None, Some(date)) => (date.clone(), date.clone()),
+        (None, None, None) => {
+            let today = Utc::now();
+            (ist_day(today - chrono::Duration::days(6)), ist_day(today))
+        }
+    };
+    let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
+    match (day(&start), day(&end)) {
+        (Some(first), Some(last)) if first > last => Err(StaffError::invalid_message("/end", "end is before start")),
+        (Some(first), Some(last)) if (last - first).num_days() >= MAX_DAYS => {
+            Err(StaffError::invalid_message("/end", format!("a period covers at most {MAX_DAYS} days")))
+        }
+        (Some(_), Some(_)) => Ok((start, end)),
+        _ => Err(StaffError::invalid_message("/start", "start and end are IST days (YYYY-MM-DD)")),
+    }
+}
+
+async fn metric_answer(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<StatsRequest>,
+    metric: Metric,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    let (start, end) = period(&body)?;
+    let limit = body.limit.map_or(10, |l| l.clamp(1, 100) as usize);
+    let query = StatsQuery::Metric { metric, business_id: body.business_id, start, end, limit };
+    let data: Value =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
+    Ok(staff_answer(json!({"data": data})))
+}
+
+/// `/stats/special-days`.
+async fn mark_special_days(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<SpecialDaysRequest>,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    let query = StatsQuery::MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
+    let days: SpecialDays =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
+    Ok(staff_answer(json!({"data": days})))
+}

@@ -14,6 +14,7 @@
 //! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
 //! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data,orders_summary,legacy/feedback_sms}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
 //! | dashboard metrics: `/stats/dashboard/summary`, `/stats/metrics/*`, `/stats/special-days` | [`stats`] (the rollups: `engage_actors::capabilities::stats`) |
+//! | the web dashboard: `GET /dashboard` | [`dashboard`] (`dashboard.html`) |
 //! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
@@ -31,6 +32,7 @@ pub mod bills;
 pub mod body;
 pub mod chat;
 pub mod customers;
+pub mod dashboard;
 pub mod edge;
 pub mod errors;
 pub mod feedback;
@@ -94,6 +96,7 @@ pub fn router() -> Router<AppState> {
         .merge(bills::router())
         .merge(feedback::router())
         .merge(stats::router())
+        .merge(dashboard::router())
         .merge(admin::router())
 }
 
@@ -304,6 +307,14 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     );
     special["tags"] = json!(["stats"]);
     paths.insert("/stats/special-days".to_owned(), json!({"post": special}));
+    paths.insert(
+        "/dashboard".to_owned(),
+        json!({"get": {
+            "summary": "The web dashboard: one HTML page (sign in with a staff token; it reads the /stats routes)",
+            "tags": ["stats"],
+            "security": [],
+            "responses": {"200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}}}}}),
+    );
     let mut upload = operation(
         "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",
         Auth::Staff,

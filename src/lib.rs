@@ -136,8 +136,8 @@ impl Application {
             }
         };
         let lease = Duration::from_secs(settings.partition_lease_secs);
-        let bus: Arc<dyn Bus> = match &jetstream {
-            Some(js) => Arc::new(
+        let jetstream_bus = match &jetstream {
+            Some(js) => Some(Arc::new(
                 JetStreamBus::connect(
                     js.clone(),
                     settings.partitions,
@@ -146,7 +146,11 @@ impl Application {
                 )
                 .await
                 .context("cannot set up the JetStream streams")?,
-            ),
+            )),
+            None => None,
+        };
+        let bus: Arc<dyn Bus> = match &jetstream_bus {
+            Some(bus) => bus.clone(),
             None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
         };
 
@@ -281,7 +285,13 @@ impl Application {
             )
         });
         let (stop_jobs, stop_jobs_rx) = watch::channel(false);
-        let job_tasks = jobs.clone().map(|jobs| jobs.spawn_scheduler(stop_jobs_rx)).unwrap_or_default();
+        let mut job_tasks = jobs.clone().map(|jobs| jobs.spawn_scheduler(stop_jobs_rx.clone())).unwrap_or_default();
+        // the chat topics' consumers run where the engine runs (embedded: on publish)
+        if let (Some(bus), Some(_)) = (&jetstream_bus, &engine) {
+            job_tasks.extend(
+                bus.spawn_chat_consumers(stop_jobs_rx).await.context("cannot set up the chat consumers")?,
+            );
+        }
         let platform = PlatformState {
             bus,
             gateway: TenantGateway::new(

@@ -960,3 +960,52 @@ async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_bil
         received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
     assert_eq!((received.len(), phones.len()), (BRANDS * ORDERS, BRANDS * ORDERS), "{drained}");
 }
+
+/// The value of the first `/metrics` line of `base` that starts with `prefix` (0 when absent).
+async fn metric(client: &reqwest::Client, base: &str, prefix: &str) -> f64 {
+    let Ok(response) = client.get(format!("{base}/metrics")).send().await else { return 0.0 };
+    let text = response.text().await.unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn chat_receipts_on_nats_are_consumed_in_batches_of_twenty() {
+    let nats = NatsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let engage = Engage::start(
+        &dir.path().join("data"),
+        free_port(),
+        &[("ENGAGE_NATS_URL", &nats.url), ("ENGAGE_PARTITIONS", "4"), ("ENGAGE_PARTITION_LEASE_SECS", "3")],
+    )
+    .await;
+    let client = reqwest::Client::new();
+    // published while nothing is consuming them yet would be the same: the consumer is durable
+    for i in 0..45 {
+        let body = json!({"message_id": format!("m{i}"), "status": "read"});
+        let (status, answer) = call(&client, &engage.base, "/chat/receipts", &[], &body).await;
+        assert_eq!((status, answer["status"].clone()), (200, json!(1)), "{answer}");
+    }
+    let subject = "{subject=\"engage.chat.receipts\"}";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while metric(&client, &engage.base, &format!("engage_chat_events_total{subject}")).await < 45.0 {
+        assert!(Instant::now() < deadline, "the receipts were not all consumed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // every event once, in batches of at most 20 (so at least 3 batches)
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(metric(&client, &engage.base, &format!("engage_chat_events_total{subject}")).await, 45.0);
+    assert_eq!(metric(&client, &engage.base, &format!("engage_chat_batch_size_sum{subject}")).await, 45.0);
+    assert!(metric(&client, &engage.base, &format!("engage_chat_batch_size_count{subject}")).await >= 3.0);
+    let text = client.get(format!("{}/metrics", engage.base)).send().await.unwrap().text().await.unwrap();
+    let largest = text
+        .lines()
+        .find(|l| l.starts_with("engage_chat_batch_size{") && l.contains("receipts") && l.contains("quantile=\"1\""))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no largest batch in {text}"));
+    assert!(largest <= 20.0 && largest > 0.0, "largest batch {largest}");
+}

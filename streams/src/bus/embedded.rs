@@ -64,9 +64,7 @@ impl Bus for EmbeddedBus {
     }
 
     async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError> {
-        // As the spec's chat consumers do: log, persist nothing.
-        tracing::info!(subject, trace_id, payload = %payload, "chat event");
-        metrics::counter!("engage_chat_events_total", "subject" => subject.to_owned()).increment(1);
+        super::chat_event(subject, trace_id, &payload.to_string());
         Ok(())
     }
 

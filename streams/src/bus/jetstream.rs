@@ -1,7 +1,9 @@
 //! The JetStream bus: stream `ENGAGE_ORDERS` (subjects `engage.orders.>`, file storage, retention
 //! by age so operators can replay subjects), one durable pull consumer per partition
 //! (`engage-p<n>`, filter `engage.orders.<n>.*`, explicit acks). Chat events go to stream
-//! `ENGAGE_CHAT` (`engage.chat.>`), where operators read them with `nats stream view`.
+//! `ENGAGE_CHAT` (`engage.chat.>`), where operators read them with `nats stream view`; two durable
+//! consumers (`engage-chat-messages`, `engage-chat-receipts`), shared by every engine node, take
+//! them in batches of [`CHAT_BATCH`] and do what the embedded mode does ([`super::chat_event`]).
 //!
 //! Each message is the envelope as JSON, with headers `Nats-Msg-Id` (the envelope id: JetStream
 //! drops a re-publish within the duplicate window), `Engage-Trace-Id` and `Engage-Source`.
@@ -22,6 +24,9 @@ use crate::subject::{order_subject, partition_filter, partition_of, ORDERS_PREFI
 
 /// Stream of chat events.
 pub const CHAT_STREAM: &str = "ENGAGE_CHAT";
+
+/// Chat events a consumer takes at a time (the spec's batch size).
+pub const CHAT_BATCH: usize = 20;
 
 fn nats(error: impl std::fmt::Display) -> BusError {
     BusError::Nats(error.to_string())
@@ -60,6 +65,76 @@ impl JetStreamBus {
                 .map_err(nats)?;
         }
         Ok(Self { jetstream, partitions: partitions.max(1), ack_wait })
+    }
+}
+
+impl JetStreamBus {
+    /// Starts the chat consumers (one task per topic) until `stop` turns true. A delivery is acked
+    /// once logged; a payload that is not JSON is logged as such and acked too (the spec's
+    /// consumers have no retry and no dead-letter queue).
+    pub async fn spawn_chat_consumers(
+        &self,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Vec<tokio::task::JoinHandle<()>>, BusError> {
+        let stream = self.jetstream.get_stream(CHAT_STREAM).await.map_err(nats)?;
+        let mut tasks = Vec::new();
+        for subject in [crate::subject::CHAT_MESSAGES, crate::subject::CHAT_RECEIPTS] {
+            let name = format!("engage-chat-{}", subject.rsplit('.').next().unwrap_or("events"));
+            let consumer: async_nats::jetstream::consumer::Consumer<pull::Config> = stream
+                .get_or_create_consumer(
+                    &name,
+                    pull::Config {
+                        durable_name: Some(name.clone()),
+                        filter_subject: subject.to_owned(),
+                        ack_policy: AckPolicy::Explicit,
+                        ack_wait: self.ack_wait,
+                        deliver_policy: DeliverPolicy::All,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .map_err(nats)?;
+            let mut stop = stop.clone();
+            tasks.push(tokio::spawn(async move {
+                loop {
+                    let batch = consumer.fetch().max_messages(CHAT_BATCH).expires(Duration::from_secs(2)).messages();
+                    let mut messages = tokio::select! {
+                        _ = stop.changed() => return,
+                        batch = batch => match batch {
+                            Ok(messages) => messages,
+                            Err(error) => {
+                                tracing::warn!(subject, %error, "chat consumer fetch failed; retrying");
+                                tokio::time::sleep(Duration::from_secs(1)).await;
+                                continue;
+                            }
+                        },
+                    };
+                    let mut taken = 0u64;
+                    while let Some(message) = messages.next().await {
+                        let Ok(message) = message else { continue };
+                        taken += 1;
+                        let trace_id =
+                            message.headers.as_ref().and_then(|h| h.get("Engage-Trace-Id")).map(|v| v.as_str().to_owned());
+                        let payload = String::from_utf8_lossy(&message.payload);
+                        if serde_json::from_slice::<Value>(&message.payload).is_err() {
+                            tracing::warn!(subject, payload = %payload, "chat event is not JSON; dropped");
+                        } else {
+                            super::chat_event(subject, trace_id.as_deref().unwrap_or(""), &payload);
+                        }
+                        if let Err(error) = message.ack().await {
+                            tracing::warn!(subject, %error, "chat event ack failed; it will come again");
+                        }
+                    }
+                    if taken > 0 {
+                        metrics::histogram!("engage_chat_batch_size", "subject" => subject).record(taken as f64);
+                    }
+                    if *stop.borrow() {
+                        return;
+                    }
+                }
+            }));
+        }
+        Ok(tasks)
     }
 }
 

@@ -16,6 +16,14 @@ use serde_json::Value;
 
 use crate::envelope::Envelope;
 
+/// What the spec's chat consumers do with a chat event: log it (with its trace id) and count it;
+/// nothing is persisted. The embedded bus does it on publish, the JetStream consumers
+/// ([`JetStreamBus::spawn_chat_consumers`]) on delivery.
+pub fn chat_event(subject: &str, trace_id: &str, payload: &str) {
+    tracing::info!(subject, trace_id, payload, "chat event");
+    metrics::counter!("engage_chat_events_total", "subject" => subject.to_owned()).increment(1);
+}
+
 /// A bus failure.
 #[derive(Debug, thiserror::Error)]
 pub enum BusError {

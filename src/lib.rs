@@ -288,9 +288,7 @@ impl Application {
         let mut job_tasks = jobs.clone().map(|jobs| jobs.spawn_scheduler(stop_jobs_rx.clone())).unwrap_or_default();
         // the chat topics' consumers run where the engine runs (embedded: on publish)
         if let (Some(bus), Some(_)) = (&jetstream_bus, &engine) {
-            job_tasks.extend(
-                bus.spawn_chat_consumers(stop_jobs_rx).await.context("cannot set up the chat consumers")?,
-            );
+            job_tasks.extend(bus.spawn_chat_consumers(stop_jobs_rx).await.context("cannot set up the chat consumers")?);
         }
         let platform = PlatformState {
             bus,

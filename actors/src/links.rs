@@ -78,6 +78,25 @@ pub struct BillPageClaims {
     pub exp: i64,
 }
 
+/// What a chat token says: a delivery rider's for one order (`rider_chat`, from
+/// `/crm_api/rider/chat/login`) or a chat partner's for a brand (`chat_partner`, from
+/// `/crm_api/v2/{chat_partner}/generatePartnerToken`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatClaims {
+    /// `rider_chat` or `chat_partner`.
+    pub scope: String,
+    /// The brand.
+    pub tenant: String,
+    /// The outlet (the brand's own for a partner token without one).
+    pub business_id: Option<String>,
+    /// The rider's phone, or the partner's name.
+    pub subject: String,
+    /// The order (riders).
+    pub order_id: Option<String>,
+    /// Expiry (seconds since the epoch).
+    pub exp: i64,
+}
+
 /// Signs and verifies tracking links.
 #[derive(Clone)]
 pub struct Links {

@@ -18,6 +18,7 @@ use engage_streams::Envelope;
 use crate::brand::Brand;
 pub use crate::brand::EngineContext;
 use crate::capabilities::bills::BillsQuery;
+use crate::capabilities::business::BusinessQuery;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::fraud::FraudQuery;
@@ -29,7 +30,7 @@ use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::stats::StatsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
-    bills, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
+    bills, business, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
 };
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
@@ -60,6 +61,8 @@ pub enum TenantQuery {
     Feedback(FeedbackQuery),
     /// Dashboard metrics.
     Stats(StatsQuery),
+    /// Business configuration records.
+    Business(BusinessQuery),
 }
 
 macro_rules! area {
@@ -84,6 +87,7 @@ area!(
     BillsQuery => Bills,
     FeedbackQuery => Feedback,
     StatsQuery => Stats,
+    BusinessQuery => Business,
 );
 
 /// Messages of [`TenantActor`].
@@ -199,6 +203,7 @@ impl Actor for TenantActor {
                     TenantQuery::Bills(query) => bills::handle(brand, query).await,
                     TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
                     TenantQuery::Stats(query) => stats::handle(brand, query).await,
+                    TenantQuery::Business(query) => business::handle(brand, query).await,
                 };
                 let _ = reply.send(answer);
             }

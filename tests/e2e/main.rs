@@ -19,6 +19,7 @@ mod jobs;
 mod journey_runs;
 mod journeys;
 mod jwt;
+mod legacy_routes;
 mod logs_api;
 mod loyalty;
 mod loyalty_programme;

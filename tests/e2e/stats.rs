@@ -219,10 +219,17 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
     // processing is asynchronous: wait until the whole range adds up, then compare everything
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let summary = stats(&app, &staff, "/stats/dashboard/summary",
-            json!({"parent_business_id": brand, "start": "2026-10-01", "end": "2026-10-20"})).await;
+        let summary = stats(
+            &app,
+            &staff,
+            "/stats/dashboard/summary",
+            json!({"parent_business_id": brand, "start": "2026-10-01", "end": "2026-10-20"}),
+        )
+        .await;
         let totals = &summary["totals"];
-        if totals["orders"] == json!(all.orders) && (totals["revenue"].as_f64().unwrap() - rupees(all.revenue)).abs() < 1e-6 {
+        if totals["orders"] == json!(all.orders)
+            && (totals["revenue"].as_f64().unwrap() - rupees(all.revenue)).abs() < 1e-6
+        {
             check_totals(totals, all, "all days", seed);
             break;
         }
@@ -251,8 +258,13 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
     }
 
     // one outlet only
-    let outlet = stats(&app, &staff, "/stats/dashboard/summary",
-        json!({"parent_business_id": brand, "business_id": "o2", "start": start, "end": end})).await;
+    let outlet = stats(
+        &app,
+        &staff,
+        "/stats/dashboard/summary",
+        json!({"parent_business_id": brand, "business_id": "o2", "start": start, "end": end}),
+    )
+    .await;
     check_totals(&outlet["totals"], truth.sums(truth.within(start, end).filter(|(_, v)| v.outlet == "o2")), "o2", seed);
 
     // outlets ranked by revenue, and the underperforming ones
@@ -263,19 +275,29 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
         e.1 += v.amount();
     }
     let outlets = stats(&app, &staff, "/stats/metrics/outlets", period.clone()).await;
-    let ranked: Vec<(String, i64)> = outlets["outlets"].as_array().unwrap().iter()
-        .map(|o| (o["business_id"].as_str().unwrap().to_owned(), o["orders"].as_i64().unwrap())).collect();
+    let ranked: Vec<(String, i64)> = outlets["outlets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["business_id"].as_str().unwrap().to_owned(), o["orders"].as_i64().unwrap()))
+        .collect();
     let mut expected: Vec<(&String, &(i64, i64))> = by_outlet.iter().collect();
     expected.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)).then(a.0.cmp(b.0)));
     assert_eq!(ranked, expected.iter().map(|(k, v)| ((*k).clone(), v.0)).collect::<Vec<_>>(), "seed {seed}");
     let mut revenues: Vec<i64> = by_outlet.values().map(|v| v.1).collect();
     revenues.sort();
-    let median2 = match revenues.len() { 0 => 0, n if n % 2 == 1 => 2 * revenues[n / 2], n => revenues[n / 2 - 1] + revenues[n / 2] };
+    let median2 = match revenues.len() {
+        0 => 0,
+        n if n % 2 == 1 => 2 * revenues[n / 2],
+        n => revenues[n / 2 - 1] + revenues[n / 2],
+    };
     close(&outlets["median_revenue"], median2 / 2, "median", seed);
     let under = stats(&app, &staff, "/stats/metrics/underperforming", period.clone()).await;
-    let flagged: Vec<&str> = under["outlets"].as_array().unwrap().iter().map(|o| o["business_id"].as_str().unwrap()).collect();
+    let flagged: Vec<&str> =
+        under["outlets"].as_array().unwrap().iter().map(|o| o["business_id"].as_str().unwrap()).collect();
     // revenue < 0.8 × median, in whole paise × 10 to stay exact
-    let mut expected: Vec<(&String, i64)> = by_outlet.iter().filter(|(_, v)| v.1 * 20 < median2 * 8).map(|(k, v)| (k, v.1)).collect();
+    let mut expected: Vec<(&String, i64)> =
+        by_outlet.iter().filter(|(_, v)| v.1 * 20 < median2 * 8).map(|(k, v)| (k, v.1)).collect();
     expected.sort_by_key(|(_, revenue)| *revenue);
     assert_eq!(flagged, expected.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), "seed {seed}: {under}");
 
@@ -297,10 +319,17 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
 
     // meal bands
     let bands = stats(&app, &staff, "/stats/metrics/meal-breakdown", period.clone()).await;
-    let band_of = |hour: u32| match hour { 6..=10 => "breakfast", 11..=14 => "lunch", 15..=18 => "snacks", 19..=22 => "dinner", _ => "late_night" };
+    let band_of = |hour: u32| match hour {
+        6..=10 => "breakfast",
+        11..=14 => "lunch",
+        15..=18 => "snacks",
+        19..=22 => "dinner",
+        _ => "late_night",
+    };
     for band in bands["bands"].as_array().unwrap() {
         let name = band["band"].as_str().unwrap();
-        let mine: Vec<&Version> = truth.within(start, end).map(|(_, v)| v).filter(|v| band_of(v.hour) == name).collect();
+        let mine: Vec<&Version> =
+            truth.within(start, end).map(|(_, v)| v).filter(|v| band_of(v.hour) == name).collect();
         assert_eq!(band["orders"], json!(mine.len()), "{name} (seed {seed})");
         close(&band["revenue"], mine.iter().map(|v| v.amount()).sum(), name, seed);
     }
@@ -315,18 +344,34 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
         }
     }
     let answer = stats(&app, &staff, "/stats/metrics/items", period.clone()).await;
-    let listed: BTreeMap<&str, (i64, f64)> = answer["items"].as_array().unwrap().iter()
-        .map(|i| (i["name"].as_str().unwrap(), (i["quantity"].as_i64().unwrap(), i["revenue"].as_f64().unwrap()))).collect();
+    let listed: BTreeMap<&str, (i64, f64)> = answer["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["name"].as_str().unwrap(), (i["quantity"].as_i64().unwrap(), i["revenue"].as_f64().unwrap())))
+        .collect();
     assert_eq!(listed.keys().collect::<Vec<_>>(), items.keys().collect::<Vec<_>>(), "seed {seed}");
     for (name, (qty, revenue)) in &items {
         assert_eq!(listed[name].0, *qty, "{name} quantity (seed {seed})");
         assert!((listed[name].1 - rupees(*revenue)).abs() < 1e-6, "{name} revenue (seed {seed})");
     }
-    let top = stats(&app, &staff, "/stats/metrics/top-items", json!({"parent_business_id": brand, "start": start, "end": end, "limit": 3})).await;
+    let top = stats(
+        &app,
+        &staff,
+        "/stats/metrics/top-items",
+        json!({"parent_business_id": brand, "start": start, "end": end, "limit": 3}),
+    )
+    .await;
     let mut by_qty: Vec<(&&str, &(i64, i64))> = items.iter().collect();
     by_qty.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(b.0)));
-    let names = |list: &Value| list.as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
-    assert_eq!(names(&top["by_quantity"]), by_qty.iter().take(3).map(|(n, _)| n.to_string()).collect::<Vec<_>>(), "seed {seed}");
+    let names = |list: &Value| {
+        list.as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&top["by_quantity"]),
+        by_qty.iter().take(3).map(|(n, _)| n.to_string()).collect::<Vec<_>>(),
+        "seed {seed}"
+    );
 
     // fulfilment channels (lower case; unspecified when absent) and prep time
     let mut channels: BTreeMap<String, (i64, i64, i64, i64)> = BTreeMap::new();
@@ -340,8 +385,16 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
         }
     }
     let fulfilment = stats(&app, &staff, "/stats/metrics/fulfillment", period.clone()).await;
-    let got: BTreeMap<String, (i64, f64, Option<f64>)> = fulfilment["channels"].as_array().unwrap().iter()
-        .map(|c| (c["channel"].as_str().unwrap().to_owned(), (c["orders"].as_i64().unwrap(), c["revenue"].as_f64().unwrap(), c["avg_prep_minutes"].as_f64())))
+    let got: BTreeMap<String, (i64, f64, Option<f64>)> = fulfilment["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["channel"].as_str().unwrap().to_owned(),
+                (c["orders"].as_i64().unwrap(), c["revenue"].as_f64().unwrap(), c["avg_prep_minutes"].as_f64()),
+            )
+        })
         .collect();
     assert_eq!(got.keys().collect::<Vec<_>>(), channels.keys().collect::<Vec<_>>(), "seed {seed}");
     for (name, (n, revenue, prep, preps)) in &channels {
@@ -367,7 +420,8 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
     let marked = json!({"parent_business_id": brand, "dates": ["2026-10-08"], "label": "Festival"});
     assert_eq!(stats(&app, &staff, "/stats/special-days", marked).await["days"][0]["label"], "Festival");
     let special = stats(&app, &staff, "/stats/metrics/special-days", period.clone()).await;
-    let is_special = |d: NaiveDate| d.weekday().num_days_from_monday() >= 5 || d == NaiveDate::from_ymd_opt(2026, 10, 8).unwrap();
+    let is_special =
+        |d: NaiveDate| d.weekday().num_days_from_monday() >= 5 || d == NaiveDate::from_ymd_opt(2026, 10, 8).unwrap();
     let special_sums = truth.sums(truth.within(start, end).filter(|(_, v)| is_special(v.day)));
     assert_eq!(special["special"]["orders"], json!(special_sums.orders), "seed {seed}");
     close(&special["special"]["revenue"], special_sums.revenue, "special revenue", seed);
@@ -382,10 +436,18 @@ async fn every_metric_equals_a_recomputation_from_the_raw_orders() {
     // points redeemed count on the day they are redeemed, at the outlet named
     let phone = truth.orders.values().find(|v| v.amount() >= 1000).unwrap().phone.clone();
     let redeem = json!({"customer_number": phone, "points": 1, "order_id": "R-1", "outlet_id": "o3"});
-    let (status, answer) = post(&app, "/integration/v1/redeem_points", &[("authorization", &integration)], &redeem).await;
+    let (status, answer) =
+        post(&app, "/integration/v1/redeem_points", &[("authorization", &integration)], &redeem).await;
     assert_eq!(status, 200, "{answer}");
-    let today = chrono::Utc::now().with_timezone(&chrono::FixedOffset::east_opt(19_800).unwrap()).date_naive().to_string();
-    let day = stats(&app, &staff, "/stats/dashboard/summary", json!({"parent_business_id": brand, "business_id": "o3", "date": today})).await;
+    let today =
+        chrono::Utc::now().with_timezone(&chrono::FixedOffset::east_opt(19_800).unwrap()).date_naive().to_string();
+    let day = stats(
+        &app,
+        &staff,
+        "/stats/dashboard/summary",
+        json!({"parent_business_id": brand, "business_id": "o3", "date": today}),
+    )
+    .await;
     assert_eq!(day["totals"]["points_redeemed"], 1, "{day}");
 
     // the period is checked: end before start, too long, one end only
@@ -410,7 +472,13 @@ pub(crate) async fn drive(url: String, steps: Value) -> Vec<Value> {
     let chromium = crate::helpers::required_env("ENGAGE_TEST_CHROMIUM");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/browser/drive.py");
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("python3").arg(script).arg(chromium).arg(url).arg(steps.to_string()).output().unwrap()
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(chromium)
+            .arg(url)
+            .arg(steps.to_string())
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();
@@ -512,19 +580,30 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
     for figure in ["orders", "revenue", "average_order_value", "new_customers", "returning_orders", "discounts"] {
         assert_eq!(desktop["cards"][figure].as_f64(), totals[figure].as_f64(), "{figure}: {desktop}");
     }
-    let series: Vec<Value> = orders["series"].as_array().unwrap().iter()
-        .map(|s| json!([s["date"], s["orders"], s["revenue"]])).collect();
+    let series: Vec<Value> =
+        orders["series"].as_array().unwrap().iter().map(|s| json!([s["date"], s["orders"], s["revenue"]])).collect();
     assert_eq!(desktop["series"], floats(&json!(series)));
     assert_eq!(desktop["cells"], 168.0);
-    let heat: Vec<Value> = heatmap["cells"].as_array().unwrap().iter().filter(|c| c["orders"] != 0)
-        .map(|c| json!([c["weekday"], c["hour"], c["orders"]])).collect();
+    let heat: Vec<Value> = heatmap["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["orders"] != 0)
+        .map(|c| json!([c["weekday"], c["hour"], c["orders"]]))
+        .collect();
     assert_eq!(desktop["heat"], floats(&json!(heat)));
-    let bands: Vec<Value> = meals["bands"].as_array().unwrap().iter().map(|b| json!([b["band"], b["orders"]])).collect();
+    let bands: Vec<Value> =
+        meals["bands"].as_array().unwrap().iter().map(|b| json!([b["band"], b["orders"]])).collect();
     assert_eq!(desktop["bands"], floats(&json!(bands)));
-    let items: Vec<Value> = top["by_revenue"].as_array().unwrap().iter().map(|i| json!([i["name"], i["quantity"]])).collect();
+    let items: Vec<Value> =
+        top["by_revenue"].as_array().unwrap().iter().map(|i| json!([i["name"], i["quantity"]])).collect();
     assert_eq!(desktop["top"], floats(&json!(items)));
-    let ranked: Vec<Value> = outlets["outlets"].as_array().unwrap().iter()
-        .map(|o| json!([o["business_id"], o["revenue"], o["underperforming"]])).collect();
+    let ranked: Vec<Value> = outlets["outlets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| json!([o["business_id"], o["revenue"], o["underperforming"]]))
+        .collect();
     assert_eq!(desktop["outlets"], floats(&json!(ranked)));
     assert_eq!(desktop["outlets"][2], json!(["o3", 630.0, true]), "o3 is marked: {desktop}");
     assert_eq!(desktop["loyalty"]["points_earned"], json!(totals["points_earned"].to_string()));

@@ -5,6 +5,7 @@
 //! | capability | queries | order reaction |
 //! |---|---|---|
 //! | [`orders`] | (bus events: [`orders::apply`]) | runs the reactions |
+//! | [`business`] | [`business::BusinessQuery`] (`/crm_api/add_b_config`) | |
 //! | [`customers`] | [`customers::CustomersQuery`] | |
 //! | [`loyalty`] | [`loyalty::LoyaltyQuery`] | [`loyalty::EarnPoints`] |
 //! | [`redemption`] | [`redemption::RedemptionQuery`] | [`redemption::ConfirmPendingRedemption`] |
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use crate::reaction::OrderReaction;
 
 pub mod bills;
+pub mod business;
 pub mod customers;
 pub mod feedback;
 pub mod fraud;

@@ -1,20 +1,33 @@
 //! `/chat/send` (internal JWT) and `/chat/receipts` (open: chat-provider webhooks) publish the
 //! body to `engage.chat.messages` / `engage.chat.receipts`. As the spec's consumers, engage only
 //! logs them (embedded) or keeps them on stream `ENGAGE_CHAT` (NATS); the chat jobs of a later
-//! issue do the sending.
+//! issue do the sending. In NATS mode the engine nodes' chat consumers take them.
+//!
+//! Chat login (spec "Legacy routes"):
+//!
+//! | Route | Auth | Body | Answer |
+//! |---|---|---|---|
+//! | `/crm_api/rider/chat/login` | none | RiderLoginRequest | `{status: 1, token, expires_at, chat: {parent_business_id, business_id, order_id, customer_name}}`: a chat token for that one order, 12 hours; 404 `xE_404` for an order the outlet does not have |
+//! | `/crm_api/check/chat/login` | internal JWT | ChatCheckRequest | `{status: 1, valid: true, role: "rider" \| "partner", parent_business_id, business_id, order_id, subject, expires_at}`, or `{status: 1, valid: false, reason: "expired" \| "invalid"}` |
 
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
-use serde_json::json;
+use chrono::{Duration, Utc};
+use serde_json::{json, Value};
+
+use engage_actors::keys;
+use engage_actors::links::{ChatClaims, LinkRefusal};
 
 use engage_streams::subject::{CHAT_MESSAGES, CHAT_RECEIPTS};
 
 use super::auth::{check, Auth};
 use super::body::PlatformBody;
+use super::edge::{answer, open_rate_limit, Answer, Open};
 use super::errors::IntegrationError;
+use super::requests::RiderLoginRequest;
 use crate::trace::TraceId;
 use crate::AppState;
 
@@ -29,6 +42,74 @@ pub fn router() -> Router<AppState> {
             "/chat/receipts",
             post(|state, trace, headers, body| publish(state, trace, headers, body, CHAT_RECEIPTS, Auth::None)),
         )
+        .route("/crm_api/rider/chat/login", post(rider_login))
+        .route("/crm_api/check/chat/login", post(check_login))
+}
+
+/// How long a rider's chat token is valid.
+pub const RIDER_TOKEN_HOURS: i64 = 12;
+
+/// `/crm_api/rider/chat/login`.
+async fn rider_login(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Open { brand, body }: Open<RiderLoginRequest>,
+) -> Result<Json<Answer<Value>>, IntegrationError> {
+    open_rate_limit(&state, "rider_login", peer)?;
+    let order: Option<Value> = state
+        .platform
+        .repo
+        .get(&keys::order(&brand, &body.business_id, &body.order_id))
+        .await
+        .map_err(IntegrationError::unavailable)?;
+    let Some(order) = order else { return Err(IntegrationError::not_found("order")) };
+    let expires_at = Utc::now() + Duration::hours(RIDER_TOKEN_HOURS);
+    let claims = ChatClaims {
+        scope: "rider_chat".to_owned(),
+        tenant: brand.clone(),
+        business_id: Some(body.business_id.clone()),
+        subject: body.rider_phone,
+        order_id: Some(body.order_id.clone()),
+        exp: expires_at.timestamp(),
+    };
+    let token = state.platform.links.sign(&claims).map_err(IntegrationError::internal)?;
+    let customer_name = order.pointer("/payload/customer/name").cloned().unwrap_or(Value::Null);
+    Ok(answer(json!({"token": token, "expires_at": expires_at, "chat": {
+        "parent_business_id": brand, "business_id": body.business_id, "order_id": body.order_id,
+        "customer_name": customer_name,
+    }})))
+}
+
+/// `/crm_api/check/chat/login`.
+async fn check_login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+) -> Response {
+    if let Err(refusal) = check(&state, Auth::InternalJwt, &headers).await {
+        return refusal;
+    }
+    let body = match body {
+        Ok(PlatformBody(body)) => body,
+        Err(error) => return error.into_response(),
+    };
+    let issues = state.platform.schemas.issues("ChatCheckRequest", &body);
+    if !issues.is_empty() {
+        return IntegrationError::invalid(issues).into_response();
+    }
+    let token = body.get("token").and_then(Value::as_str).unwrap_or_default();
+    let verdict = match state.platform.links.verify_as::<ChatClaims>(token) {
+        Ok(claims) if claims.scope == "rider_chat" || claims.scope == "chat_partner" => json!({
+            "valid": true,
+            "role": if claims.scope == "rider_chat" { "rider" } else { "partner" },
+            "parent_business_id": claims.tenant, "business_id": claims.business_id,
+            "order_id": claims.order_id, "subject": claims.subject,
+            "expires_at": chrono::DateTime::from_timestamp(claims.exp, 0),
+        }),
+        Err(LinkRefusal::Expired) => json!({"valid": false, "reason": "expired"}),
+        _ => json!({"valid": false, "reason": "invalid"}),
+    };
+    answer(verdict).into_response()
 }
 
 async fn publish(

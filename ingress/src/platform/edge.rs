@@ -195,6 +195,17 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
     }
 }
 
+/// The optional per-client rate limit of the open routes (`ENGAGE_RATE_LIMIT_PER_SECOND`, off by
+/// default), per route and client address: 429 `xE_429` over it.
+pub fn open_rate_limit(state: &AppState, route: &str, peer: std::net::SocketAddr) -> Result<(), IntegrationError> {
+    match &state.limiter {
+        Some(limiter) if limiter.check(&format!("{route}/{}", peer.ip())).is_err() => {
+            Err(IntegrationError::rate_limited())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An app-token caller: a customer of a brand (the app routes take no body).
 pub struct AppCustomer {
     /// The token's brand.

@@ -211,6 +211,11 @@ impl StaffError {
         Self::invalid(vec![Issue { pointer: pointer.to_owned(), message: message.into() }])
     }
 
+    /// The problems it names (its message when it names none), for an answer in another family.
+    pub fn issues(&self) -> Vec<Issue> {
+        self.errors.clone().unwrap_or_else(|| vec![Issue { pointer: String::new(), message: self.message.clone() }])
+    }
+
     /// 400 `{message}`: the request was understood and refused (a redemption over the limits, a
     /// wallet that cannot pay, a denied customer).
     pub fn refused(message: impl Into<String>) -> Self {

@@ -38,7 +38,9 @@ use engage_actors::capabilities::feedback::{
 };
 use engage_actors::links::{FormClaims, LinkRefusal};
 
-use super::edge::{answer, period, required_period, staff_answer, template_type, Answer, Open, Staff, StaffAnswer};
+use super::edge::{
+    answer, open_rate_limit, period, required_period, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
+};
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
 use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, LegacySmsRequest, NpsDataRequest, NpsRequest};
@@ -240,11 +242,7 @@ async fn nps_data(
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
     Open { brand, body }: Open<NpsDataRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
-    if let Some(limiter) = &state.limiter {
-        if limiter.check(&format!("nps/{}", peer.ip())).is_err() {
-            return Err(IntegrationError::rate_limited());
-        }
-    }
+    open_rate_limit(&state, "nps", peer)?;
     let given = NpsAnswer {
         business_id: body.business_id,
         mobile_no: body.mobile_no,

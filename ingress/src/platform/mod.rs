@@ -4,7 +4,9 @@
 //! |---|---|
 //! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
-//! | `/chat/send`, `/chat/receipts` | [`chat`] |
+//! | `/chat/send`, `/chat/receipts`, chat login: `/crm_api/rider/chat/login`, `/crm_api/check/chat/login` | [`chat`] |
+//! | `/crm_api/add_b_config`, `/crm_api/add_b_config/php` | [`business_config`] |
+//! | `/crm_api/v2/dashboarData`, `/crm_api/v2/{chat_partner}/generatePartnerToken`, `/crm_api/v2/{chat_partner}/getPartnerProfile` | [`v2`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/crm_api/day/wise/data`, `/crm_api/get/referal/rules`, the legacy staff loyalty routes, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/*Loyalty*`, `/api/generateOTP` | [`loyalty`] |
 //! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
@@ -30,6 +32,7 @@ pub mod auth;
 pub mod bill_page;
 pub mod bills;
 pub mod body;
+pub mod business_config;
 pub mod chat;
 pub mod customers;
 pub mod dashboard;
@@ -48,6 +51,7 @@ pub mod schemas;
 pub mod stats;
 pub mod tokens;
 pub mod upload;
+pub mod v2;
 pub mod wallet;
 
 use std::sync::Arc;
@@ -97,6 +101,8 @@ pub fn router() -> Router<AppState> {
         .merge(feedback::router())
         .merge(stats::router())
         .merge(dashboard::router())
+        .merge(business_config::router())
+        .merge(v2::router())
         .merge(admin::router())
 }
 
@@ -307,6 +313,66 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     );
     special["tags"] = json!(["stats"]);
     paths.insert("/stats/special-days".to_owned(), json!({"post": special}));
+    let integration_error =
+        json!({"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}});
+    let refusal = |description: &str| json!({"description": description, "content": integration_error.clone()});
+    let mut add_config = operation(
+        "Set fields of a business's configuration record (business_id \"0\": the brand's own); fields left out keep their value, null removes one: {status: 1, message, data: record}",
+        Auth::Staff,
+        "BusinessConfigRequest",
+        object.clone(),
+    );
+    add_config["responses"]["404"] = json!({"description": "not found"});
+    paths.insert("/crm_api/add_b_config".to_owned(), json!({"post": add_config}));
+    let mut add_config_open = operation(
+        "The same as /crm_api/add_b_config without a token (the legacy PHP back-end's route; reach it only from that network): {status: 1, message, data: record}",
+        Auth::None,
+        "BusinessConfigRequest",
+        object.clone(),
+    );
+    add_config_open["responses"]["429"] = refusal("xE_429 over the optional per-client rate limit");
+    paths.insert("/crm_api/add_b_config/php".to_owned(), json!({"post": add_config_open}));
+    let mut dashboard_data = operation(
+        "The dashboard summary for the CRM. Without a token header only {parent_business_id, period, has_orders, active_outlets}; with a staff token of the brand (token:) the /stats/dashboard/summary answer: {status: 1, data}",
+        Auth::None,
+        "StatsRequest",
+        object.clone(),
+    );
+    dashboard_data["responses"]["401"] = refusal("xE_101 a token header that is not a staff token of the brand");
+    dashboard_data["responses"]["429"] = refusal("xE_429 over the optional per-client rate limit");
+    paths.insert("/crm_api/v2/dashboarData".to_owned(), json!({"post": dashboard_data}));
+    let partner = json!([{"name": "chat_partner", "in": "path", "required": true,
+                          "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,32}$"}}]);
+    for (path, schema, summary) in [
+        ("/crm_api/v2/{chat_partner}/generatePartnerToken", "PartnerTokenRequest",
+         "A chat partner's token for the brand (1 hour), given an integration token of the brand as api_key: {status: 1, partner, token, token_type, expires_in, expires_at}"),
+        ("/crm_api/v2/{chat_partner}/getPartnerProfile", "PartnerProfileRequest",
+         "What a partner token is for: {status: 1, data: {partner, parent_business_id, business_id, expires_at, business}}"),
+    ] {
+        let mut op = operation(summary, Auth::None, schema, object.clone());
+        op["parameters"] = partner.clone();
+        op["responses"]["401"] = refusal("xE_101 not the brand's integration token, or a token of another partner or brand, or expired");
+        op["responses"]["429"] = refusal("xE_429 over the optional per-client rate limit");
+        paths.insert(path.to_owned(), json!({"post": op}));
+    }
+    let mut rider = operation(
+        "A delivery rider's chat login for one order of the outlet: {status: 1, token (12 hours), expires_at, chat: {parent_business_id, business_id, order_id, customer_name}}",
+        Auth::None,
+        "RiderLoginRequest",
+        object.clone(),
+    );
+    rider["responses"]["404"] = refusal("xE_404 the outlet has no such order");
+    rider["responses"]["429"] = refusal("xE_429 over the optional per-client rate limit");
+    paths.insert("/crm_api/rider/chat/login".to_owned(), json!({"post": rider}));
+    paths.insert(
+        "/crm_api/check/chat/login".to_owned(),
+        json!({"post": operation(
+            "Is a chat token (a rider's or a chat partner's) valid: {status: 1, valid: true, role, parent_business_id, business_id, order_id, subject, expires_at} or {status: 1, valid: false, reason}",
+            Auth::InternalJwt,
+            "ChatCheckRequest",
+            object.clone(),
+        )}),
+    );
     paths.insert(
         "/dashboard".to_owned(),
         json!({"get": {

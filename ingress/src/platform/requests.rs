@@ -69,6 +69,11 @@ platform_requests!(
     LegacySmsRequest,
     StatsRequest,
     SpecialDaysRequest,
+    BusinessConfigRequest,
+    PartnerTokenRequest,
+    PartnerProfileRequest,
+    RiderLoginRequest,
+    ChatCheckRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -121,7 +126,11 @@ brand_field!(
     RedeemPointsRequest,
     CustomerLoyaltyRequest,
     StatsRequest,
-    SpecialDaysRequest
+    SpecialDaysRequest,
+    BusinessConfigRequest,
+    PartnerTokenRequest,
+    PartnerProfileRequest,
+    RiderLoginRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 
@@ -136,7 +145,7 @@ macro_rules! brand_of_token {
     )*};
 }
 
-brand_of_token!(BillEventRequest, WidgetInsightRequest);
+brand_of_token!(BillEventRequest, WidgetInsightRequest, ChatCheckRequest);
 
 impl NpsDataRequest {
     fn named_brand(&self) -> Option<&str> {
@@ -764,4 +773,80 @@ pub struct SpecialDaysRequest {
     pub dates: Vec<String>,
     pub label: Option<String>,
     pub remove: Option<bool>,
+}
+
+/// A field that may be sent as `null`: absent is `None`, `null` is `Some(Value::Null)`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
+}
+
+/// `/crm_api/add_b_config` and `/crm_api/add_b_config/php`: the fields to set (a field sent as
+/// `null` is removed; one left out keeps its value).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BusinessConfigRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: String,
+    #[serde(default, deserialize_with = "present")]
+    pub business_name: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub city: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub sms_sender_id: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub chat_number: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub feedback: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub loyalty: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub chat: Option<serde_json::Value>,
+}
+
+impl BusinessConfigRequest {
+    /// The fields the body sent (`null` included), by name.
+    pub fn fields(self) -> serde_json::Map<String, serde_json::Value> {
+        [
+            ("business_name", self.business_name),
+            ("city", self.city),
+            ("sms_sender_id", self.sms_sender_id),
+            ("chat_number", self.chat_number),
+            ("feedback", self.feedback),
+            ("loyalty", self.loyalty),
+            ("chat", self.chat),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|v| (name.to_owned(), v)))
+        .collect()
+    }
+}
+
+/// `/crm_api/v2/{chat_partner}/generatePartnerToken`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PartnerTokenRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: Option<String>,
+    pub api_key: String,
+}
+
+/// `/crm_api/v2/{chat_partner}/getPartnerProfile`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PartnerProfileRequest {
+    pub parent_business_id: Option<String>,
+    pub token: String,
+}
+
+/// `/crm_api/rider/chat/login`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RiderLoginRequest {
+    pub parent_business_id: Option<String>,
+    pub business_id: String,
+    pub order_id: String,
+    pub rider_phone: String,
+    pub rider_name: Option<String>,
+}
+
+/// `/crm_api/check/chat/login`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ChatCheckRequest {
+    pub token: String,
 }

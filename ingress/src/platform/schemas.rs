@@ -53,6 +53,11 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("LegacySmsRequest", include_str!("schemas/legacy_sms.json")),
     ("StatsRequest", include_str!("schemas/stats.json")),
     ("SpecialDaysRequest", include_str!("schemas/special_days.json")),
+    ("BusinessConfigRequest", include_str!("schemas/business_config.json")),
+    ("PartnerTokenRequest", include_str!("schemas/partner_token.json")),
+    ("PartnerProfileRequest", include_str!("schemas/partner_profile.json")),
+    ("RiderLoginRequest", include_str!("schemas/rider_login.json")),
+    ("ChatCheckRequest", include_str!("schemas/chat_check.json")),
 ];
 
 /// Compiled validators by schema name.

@@ -61,7 +61,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The period a body names: `start`..`end`, or `date`, or the 7 days up to today (IST).
-fn period(body: &StatsRequest) -> Result<(String, String), StaffError> {
+pub(super) fn period(body: &StatsRequest) -> Result<(String, String), StaffError> {
     let (start, end) = match (&body.start, &body.end, &body.date) {
         (Some(start), Some(end), _) => (start.clone(), end.clone()),
         (Some(_), None, _) => return Err(StaffError::invalid_message("/end", "end is required with start")),
@@ -101,7 +101,8 @@ async fn mark_special_days(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<SpecialDaysRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let query = StatsQuery::MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
+    let query =
+        StatsQuery::MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
     let days: SpecialDays =
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
     Ok(staff_answer(json!({"data": days})))

@@ -113,8 +113,11 @@ impl JetStreamBus {
                     while let Some(message) = messages.next().await {
                         let Ok(message) = message else { continue };
                         taken += 1;
-                        let trace_id =
-                            message.headers.as_ref().and_then(|h| h.get("Engage-Trace-Id")).map(|v| v.as_str().to_owned());
+                        let trace_id = message
+                            .headers
+                            .as_ref()
+                            .and_then(|h| h.get("Engage-Trace-Id"))
+                            .map(|v| v.as_str().to_owned());
                         let payload = String::from_utf8_lossy(&message.payload);
                         if serde_json::from_slice::<Value>(&message.payload).is_err() {
                             tracing::warn!(subject, payload = %payload, "chat event is not JSON; dropped");

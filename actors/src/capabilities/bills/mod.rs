@@ -21,6 +21,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::brand::Brand;
+use crate::capabilities::business;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::{reply, within, QueryError, QueryReply};
@@ -660,11 +661,10 @@ async fn set_status(
     config.status = status;
     config.updated_at = now;
     // business_configs: `0` is the brand's own record, as the journeys' flag sync writes it
-    let flags_key = keys::business_config(&brand.tenant, if config.brand_level() { "0" } else { &business });
-    let mut flags: serde_json::Value = brand.repo().get(&flags_key).await?.unwrap_or_else(|| serde_json::json!({}));
-    flags["digital_bill"] = serde_json::json!(status);
+    let mut flags = business::config(brand, if config.brand_level() { "0" } else { &business }).await?;
+    flags.digital_bill = Some(status);
     brand.bill_configs = None;
-    brand.batch(vec![key.put(&config), flags_key.put(&flags)]).await?;
+    brand.batch(vec![key.put(&config), business::put(brand, &flags)]).await?;
     Ok(config)
 }
 

@@ -15,6 +15,7 @@ use super::roi::RoiRow;
 use super::runs::JourneyRun;
 use super::wallet_txns_of;
 use crate::brand::Brand;
+use crate::capabilities::business;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::QueryError;
@@ -115,18 +116,6 @@ pub async fn health(brand: &mut Brand, from: &str, to: &str) -> Result<Health, Q
     Ok(Health { data })
 }
 
-/// A business's flags (table `business_configs`; `0` is the brand's own record).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BusinessConfig {
-    /// The outlet, or `0` for the brand.
-    pub business_id: String,
-    /// 1 when a journey of the brand (for `0`) or of the outlet or the whole brand (for an
-    /// outlet) has `campaign_enabled` 1 and `config_enabled` 1.
-    pub auto_campaign: u8,
-    /// When the daily job last set it.
-    pub synced_at: DateTime<Utc>,
-}
-
 /// What the flag sync did for a brand.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FlagsSynced {
@@ -149,16 +138,18 @@ pub async fn sync_flags(brand: &mut Brand, now: DateTime<Utc>) -> Result<FlagsSy
         all.iter().map(|j| j.child_business_id.clone()).filter(|c| !brand_wide(c)).collect();
     outlets.extend(brand.repo().clusterings(BUSINESS_WALLETS, &tenant).await?);
     outlets.extend(brand.repo().clusterings(BUSINESS_CONFIGS, &tenant).await?.into_iter().filter(|c| c != "0"));
-    let mut records = vec![BusinessConfig { business_id: "0".into(), auto_campaign: u8::from(any_on), synced_at: now }];
-    for outlet in outlets {
-        let own = all.iter().filter(on).any(|j| j.child_business_id == outlet);
-        records.push(BusinessConfig {
-            auto_campaign: u8::from(own || brand_wide_on),
-            business_id: outlet,
-            synced_at: now,
-        });
+    // each record keeps its other fields: only the flag and its time change
+    let mut records = Vec::new();
+    for (outlet, flag) in std::iter::once(("0".to_owned(), any_on)).chain(outlets.into_iter().map(|o| {
+        let own = all.iter().filter(on).any(|j| j.child_business_id == o);
+        (o, own || brand_wide_on)
+    })) {
+        let mut record = business::config(brand, &outlet).await?;
+        record.auto_campaign = u8::from(flag);
+        record.synced_at = Some(now);
+        records.push(record);
     }
     let synced = FlagsSynced { records: records.len(), on: records.iter().filter(|r| r.auto_campaign == 1).count() };
-    brand.batch(records.iter().map(|r| keys::business_config(&tenant, &r.business_id).put(r)).collect()).await?;
+    brand.batch(records.iter().map(|r| business::put(brand, r)).collect()).await?;
     Ok(synced)
 }

@@ -34,9 +34,10 @@ mod health;
 mod roi;
 mod runs;
 
+pub use crate::capabilities::business::BusinessConfig;
 pub use bulk::{BulkCampaign, BulkRecipient, BulkSpec, BULK_CHUNK};
 pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER_MINUTES};
-pub use health::{BusinessConfig, FlagsSynced, Health, JourneyHealth};
+pub use health::{FlagsSynced, Health, JourneyHealth};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
     occasion, reach, reach_one, reach_one_with, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage,

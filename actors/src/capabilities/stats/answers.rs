@@ -176,7 +176,13 @@ fn sum_rows(rows: &[&Value], field: &str) -> u64 {
 }
 
 /// One metric's answer. `rows` covers the previous period and the period.
-pub fn answer(metric: Metric, period: &Period, rows: &BTreeMap<String, Figures>, extras: &Extras, limit: usize) -> Value {
+pub fn answer(
+    metric: Metric,
+    period: &Period,
+    rows: &BTreeMap<String, Figures>,
+    extras: &Extras,
+    limit: usize,
+) -> Value {
     let now = sum(rows, &period.start, &period.end);
     let before = sum(rows, &period.previous_start, &period.previous_end);
     let mut body = match metric {
@@ -306,9 +312,10 @@ pub fn answer(metric: Metric, period: &Period, rows: &BTreeMap<String, Figures>,
             let mut days = Vec::new();
             for day in period.each_day() {
                 let f = rows.get(&day).cloned().unwrap_or_default();
-                let label = marked.get(day.as_str()).map(|l| (*l).to_owned()).or_else(|| {
-                    weekday(&day).filter(|w| *w >= 5).map(|w| WEEKDAYS[w as usize].to_owned())
-                });
+                let label = marked
+                    .get(day.as_str())
+                    .map(|l| (*l).to_owned())
+                    .or_else(|| weekday(&day).filter(|w| *w >= 5).map(|w| WEEKDAYS[w as usize].to_owned()));
                 let slot = if label.is_some() { &mut special } else { &mut ordinary };
                 slot.0 += 1;
                 slot.1.merge(&f);
@@ -338,12 +345,15 @@ pub fn answer(metric: Metric, period: &Period, rows: &BTreeMap<String, Figures>,
                     let tally = now.outlets.get(*id).cloned().unwrap_or_default();
                     (tally.revenue < threshold).then(|| {
                         let gap = ratio(median - tally.revenue, median);
-                        (tally.revenue, json!({"business_id": id, "orders": tally.n, "revenue": money(tally.revenue),
-                               "below_median": share(median - tally.revenue, median), "gap": gap.round_dp(4).to_f64()}))
+                        (
+                            tally.revenue,
+                            json!({"business_id": id, "orders": tally.n, "revenue": money(tally.revenue),
+                               "below_median": share(median - tally.revenue, median), "gap": gap.round_dp(4).to_f64()}),
+                        )
                     })
                 })
                 .collect();
-            outlets.sort_by(|a, b| a.0.cmp(&b.0));
+            outlets.sort_by_key(|a| a.0);
             json!({"figure": "revenue", "margin": UNDERPERFORMING_MARGIN.to_f64(), "median": money(median),
                    "threshold": money(threshold), "outlets_compared": names.len(),
                    "outlets": outlets.into_iter().map(|(_, v)| v).collect::<Vec<_>>()})

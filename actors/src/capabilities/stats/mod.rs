@@ -152,8 +152,11 @@ pub async fn day_range<T: DeserializeOwned>(
             if key.get(..10).is_some_and(|day| day > end) {
                 return Ok(out);
             }
-            let value = serde_json::from_slice(&row.value)
-                .map_err(|source| StoreError::Corrupt { table, key: format!("{partition}/{key}"), source })?;
+            let value = serde_json::from_slice(&row.value).map_err(|source| StoreError::Corrupt {
+                table,
+                key: format!("{partition}/{key}"),
+                source,
+            })?;
             out.push((key, value));
         }
     }
@@ -198,8 +201,7 @@ pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value
         Metric::SpecialDays => extras.special = repo.all(STATS_SPECIAL_DAYS, &tenant).await?,
         Metric::Campaigns => {
             let outlet = |row: &Value| {
-                business_id.is_none()
-                    || row.get("child_business_id").and_then(Value::as_str) == business_id.as_deref()
+                business_id.is_none() || row.get("child_business_id").and_then(Value::as_str) == business_id.as_deref()
             };
             for (table, slot) in [(BILL_FUNNEL, &mut extras.bills), (FEEDBACK_FUNNEL, &mut extras.feedback)] {
                 let rows: Vec<(String, Value)> = day_range(&repo, table, &tenant, &start, &end).await?;
@@ -207,7 +209,9 @@ pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value
             }
             let journeys: Vec<crate::capabilities::journeys::JourneyConfig> =
                 repo.all(CAMPAIGN_JOURNEYS, &tenant).await?;
-            for journey in journeys.iter().filter(|j| business_id.is_none() || Some(&j.child_business_id) == business_id.as_ref()) {
+            for journey in
+                journeys.iter().filter(|j| business_id.is_none() || Some(&j.child_business_id) == business_id.as_ref())
+            {
                 let partition = keys::campaign_roi_partition(&tenant, &journey.campaign_journey_id);
                 let rows: Vec<(String, crate::capabilities::journeys::RoiRow)> =
                     day_range(&repo, crate::repo::CAMPAIGN_ROI, &partition, &start, &end).await?;

@@ -400,7 +400,6 @@ pub fn weekday(day: &str) -> Option<u32> {
     chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").ok().map(|d| d.weekday().num_days_from_monday())
 }
 
-
 /// Counts `points` redeemed at `at` (IST day) against `outlet` (and the brand), in `ops`: a
 /// redemption counts once it is final (at once, or when a POS redemption's order arrives).
 pub async fn count_redeemed(

@@ -1,0 +1,97 @@
+//! Business configuration records (`business_configs`, one per outlet and `0` for the brand's
+//! own): the flags other capabilities keep there (`auto_campaign` from the journeys' daily sync,
+//! `digital_bill` from the bill status route) and what `/crm_api/add_b_config` sets. Every writer
+//! merges into the record, so none loses another's fields.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use engage_storage::{StoreError, WriteOp};
+
+use crate::brand::Brand;
+use crate::keys;
+use crate::query::{reply, QueryError, QueryReply};
+
+/// A business's configuration record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BusinessConfig {
+    /// The outlet, or `0` for the brand.
+    #[serde(default)]
+    pub business_id: String,
+    /// 1 when a journey of the brand (for `0`) or of the outlet or the whole brand (for an
+    /// outlet) has `campaign_enabled` 1 and `config_enabled` 1 (the journeys' daily sync).
+    #[serde(default)]
+    pub auto_campaign: u8,
+    /// When the daily sync last set `auto_campaign`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synced_at: Option<DateTime<Utc>>,
+    /// Digital bills on (1) or off (0), as `/crm_api/update/bill/status` set them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digital_bill: Option<u8>,
+    /// When `/crm_api/add_b_config` last changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<DateTime<Utc>>,
+    /// The other fields `/crm_api/add_b_config` set.
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+}
+
+/// A business's record, or an empty one.
+pub async fn config(brand: &Brand, business_id: &str) -> Result<BusinessConfig, StoreError> {
+    let stored: Option<BusinessConfig> = brand.repo().get(&keys::business_config(&brand.tenant, business_id)).await?;
+    Ok(BusinessConfig { business_id: business_id.to_owned(), ..stored.unwrap_or_default() })
+}
+
+/// The write of a record.
+pub fn put(brand: &Brand, config: &BusinessConfig) -> WriteOp {
+    keys::business_config(&brand.tenant, &config.business_id).put(config)
+}
+
+/// Questions about business configuration records.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum BusinessQuery {
+    /// Merges `fields` into the record of `business_id`: [`BusinessConfig`].
+    SaveConfig {
+        /// The outlet, or `0`.
+        business_id: String,
+        /// The fields to set (`null` removes one).
+        fields: Map<String, Value>,
+        /// The clock.
+        now: DateTime<Utc>,
+    },
+}
+
+/// Answers a query.
+pub async fn handle(brand: &mut Brand, query: BusinessQuery) -> QueryReply {
+    match query {
+        BusinessQuery::SaveConfig { business_id, fields, now } => reply(save(brand, business_id, fields, now).await),
+    }
+}
+
+async fn save(
+    brand: &mut Brand,
+    business_id: String,
+    fields: Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<BusinessConfig, QueryError> {
+    let current = config(brand, &business_id).await?;
+    let mut merged = match serde_json::to_value(&current) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    for (name, value) in fields {
+        if value.is_null() {
+            merged.remove(&name);
+        } else {
+            merged.insert(name, value);
+        }
+    }
+    let mut saved: BusinessConfig = serde_json::from_value(Value::Object(merged))
+        .map_err(|e| QueryError::Invalid(format!("/: not a business configuration: {e}")))?;
+    saved.business_id = business_id;
+    saved.updated_at = Some(now);
+    brand.batch(vec![put(brand, &saved)]).await?;
+    Ok(saved)
+}

@@ -1,0 +1,51 @@
+//! Business configuration records (spec "Legacy routes": "add business config"): `/crm_api/add_b_config`
+//! (staff token) and `/crm_api/add_b_config/php` (open, as the spec has it: the legacy PHP
+//! back-end calls it; the optional per-client rate limit applies, and operators should reach it
+//! only from that back-end's network). Both set fields of the record
+//! ([`engage_actors::capabilities::business`]) and answer
+//! `{status: 1, message: "Business configuration saved", data: <record>}`.
+
+use axum::extract::{ConnectInfo, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::business::{BusinessConfig, BusinessQuery};
+
+use super::edge::{answer, open_rate_limit, Answer, Open, Staff};
+use super::errors::{IntegrationError, StaffError};
+use super::requests::BusinessConfigRequest;
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/crm_api/add_b_config", post(add_staff)).route("/crm_api/add_b_config/php", post(add_open))
+}
+
+fn query(body: BusinessConfigRequest) -> BusinessQuery {
+    let business_id = body.business_id.clone();
+    BusinessQuery::SaveConfig { business_id, fields: body.fields(), now: Utc::now() }
+}
+
+fn saved(config: BusinessConfig) -> Json<Answer<Value>> {
+    answer(json!({"message": "Business configuration saved", "data": config}))
+}
+
+async fn add_staff(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<BusinessConfigRequest>,
+) -> Result<Json<Answer<Value>>, StaffError> {
+    let config =
+        state.platform.gateway.ask_as(&brand, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
+    Ok(saved(config))
+}
+
+async fn add_open(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Open { brand, body }: Open<BusinessConfigRequest>,
+) -> Result<Json<Answer<Value>>, IntegrationError> {
+    open_rate_limit(&state, "add_b_config", peer)?;
+    Ok(saved(state.platform.gateway.ask_as(&brand, query(body)).await?))
+}

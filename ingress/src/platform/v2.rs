@@ -1,0 +1,141 @@
+//! Routes relative to `/crm_api/v2` (spec: POST, no auth header).
+//!
+//! | Route | Body | Answer |
+//! |---|---|---|
+//! | `/dashboarData` | StatsRequest | with no `token:` header, only what a brand may show anyone: `{status: 1, data: {parent_business_id, period, has_orders, active_outlets}}`; with a staff token of the brand, the `/stats/dashboard/summary` answer. A `token:` header that is not such a token is 401 `xE_101` |
+//! | `/{chat_partner}/generatePartnerToken` | PartnerTokenRequest (`api_key`: an integration token of the brand) | `{status: 1, partner, token, token_type: "Bearer", expires_in: 3600, expires_at}`; 401 `xE_101` for a key that is not the brand's |
+//! | `/{chat_partner}/getPartnerProfile` | PartnerProfileRequest (`token`) | `{status: 1, data: {partner, parent_business_id, business_id, expires_at, business}}` (`business`: the configuration record); 401 `xE_101` for a token of another partner or brand, or expired |
+//!
+//! The chat partner (`{chat_partner}`, 1 to 32 of `a-z 0-9 _ -`) is named in the path and in the
+//! token, so a token serves only the partner it was made for. Open routes: the optional per-client
+//! rate limit applies.
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::HeaderMap;
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::{Duration, Utc};
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::business::BusinessConfig;
+use engage_actors::capabilities::stats::{Metric, StatsQuery};
+use engage_actors::keys;
+use engage_actors::links::ChatClaims;
+
+use super::auth::{header, token};
+use super::edge::{answer, open_rate_limit, Answer, Open};
+use super::errors::IntegrationError;
+use super::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
+use super::tokens::TokenKind;
+use crate::AppState;
+
+/// How long a partner token is valid.
+pub const PARTNER_TOKEN_SECS: i64 = 3600;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/crm_api/v2/dashboarData", post(dashboard_data))
+        .route("/crm_api/v2/{chat_partner}/generatePartnerToken", post(partner_token))
+        .route("/crm_api/v2/{chat_partner}/getPartnerProfile", post(partner_profile))
+}
+
+type Answered = Result<Json<Answer<Value>>, IntegrationError>;
+
+/// `/crm_api/v2/dashboarData`.
+async fn dashboard_data(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    Open { brand, body }: Open<StatsRequest>,
+) -> Answered {
+    open_rate_limit(&state, "dashboarData", peer)?;
+    let signed_in = match header(&headers, "token") {
+        None => false,
+        Some(_) => match token(&state, TokenKind::Staff, &headers).await {
+            Ok(grant) if grant.parent == brand => true,
+            _ => return Err(IntegrationError::auth_failed()),
+        },
+    };
+    let (start, end) = super::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
+    let query = StatsQuery::Metric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
+    let summary: Value = state.platform.gateway.ask_as(&brand, query).await?;
+    if signed_in {
+        return Ok(answer(json!({"data": summary})));
+    }
+    Ok(answer(json!({"data": {
+        "parent_business_id": brand,
+        "period": summary["period"],
+        "has_orders": summary["totals"]["orders"].as_i64().unwrap_or(0) > 0,
+        "active_outlets": summary["active_outlets"],
+    }})))
+}
+
+fn partner_name(name: &str) -> Result<(), IntegrationError> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(IntegrationError::invalid_message("", "chat_partner is 1 to 32 of a-z, 0-9, _ and -"))
+    }
+}
+
+/// `/crm_api/v2/{chat_partner}/generatePartnerToken`.
+async fn partner_token(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(partner): Path<String>,
+    Open { brand, body }: Open<PartnerTokenRequest>,
+) -> Answered {
+    open_rate_limit(&state, "generatePartnerToken", peer)?;
+    partner_name(&partner)?;
+    match state.platform.tokens.verify(TokenKind::Integration, &body.api_key).await {
+        Ok(Some(grant)) if grant.parent == brand => {}
+        Ok(_) => return Err(IntegrationError::auth_failed()),
+        Err(error) => return Err(IntegrationError::unavailable(error)),
+    }
+    let expires_at = Utc::now() + Duration::seconds(PARTNER_TOKEN_SECS);
+    let claims = ChatClaims {
+        scope: "chat_partner".to_owned(),
+        tenant: brand,
+        business_id: body.business_id,
+        subject: partner.clone(),
+        order_id: None,
+        exp: expires_at.timestamp(),
+    };
+    let token = state.platform.links.sign(&claims).map_err(IntegrationError::internal)?;
+    Ok(answer(json!({"partner": partner, "token": token, "token_type": "Bearer",
+                     "expires_in": PARTNER_TOKEN_SECS, "expires_at": expires_at})))
+}
+
+/// `/crm_api/v2/{chat_partner}/getPartnerProfile`.
+async fn partner_profile(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(partner): Path<String>,
+    Open { brand, body }: Open<PartnerProfileRequest>,
+) -> Answered {
+    open_rate_limit(&state, "getPartnerProfile", peer)?;
+    partner_name(&partner)?;
+    let claims = state
+        .platform
+        .links
+        .verify_as::<ChatClaims>(&body.token)
+        .ok()
+        .filter(|c| c.scope == "chat_partner" && c.subject == partner && c.tenant == brand)
+        .ok_or_else(IntegrationError::auth_failed)?;
+    let business_id = claims.business_id.clone().unwrap_or_else(|| "0".to_owned());
+    let record: Option<BusinessConfig> = state
+        .platform
+        .repo
+        .get(&keys::business_config(&brand, &business_id))
+        .await
+        .map_err(IntegrationError::unavailable)?;
+    let expires_at = chrono::DateTime::from_timestamp(claims.exp, 0);
+    Ok(answer(json!({"data": {
+        "partner": partner, "parent_business_id": brand, "business_id": business_id,
+        "expires_at": expires_at, "business": record,
+    }})))
+}

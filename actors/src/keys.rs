@@ -364,11 +364,6 @@ pub fn stats_days_partition(tenant: &str, scope: &str) -> String {
     format!("{tenant}|{scope}")
 }
 
-/// `stats_orders`: what one order added to the rollups.
-pub fn stats_order(tenant: &str, outlet: &str, order_id: &str) -> Key {
-    Key::new(STATS_ORDERS, tenant, format!("{outlet}|{order_id}").into_bytes())
-}
-
 /// `stats_special_days`: a day a brand marked special.
 pub fn stats_special_day(tenant: &str, ist_day: &str) -> Key {
     Key::new(STATS_SPECIAL_DAYS, tenant, ist_day.as_bytes())

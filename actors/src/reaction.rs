@@ -31,6 +31,8 @@ pub struct OrderEvent<'a> {
     /// The status its queue record is written with (a reaction that completes the record's
     /// processing, as the bill generation does, raises it).
     pub queue_status: std::sync::atomic::AtomicU8,
+    /// Fields reactions add to the order's own row (written after them, in the same batch).
+    pub order_row: std::sync::Mutex<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl OrderEvent<'_> {

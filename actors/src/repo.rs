@@ -3,7 +3,7 @@
 //! | table | partition | clustering | value |
 //! |---|---|---|---|
 //! | `customers` | tenant | phone | [`Customer`] aggregate (totals + order contributions) |
-//! | `orders` | `tenant|outlet` | orderId | the order payload with its version |
+//! | `orders` | `tenant|outlet` | orderId | the order payload with its version, and what it added to the `/stats` rollups (`stats`: a [`crate::capabilities::stats::Contribution`]) |
 //! | `crm_queue` | `tenant|YYYY-MM-DD` (IST day) | `received_at|id` | [`QueueRecord`] |
 //! | `businesses` | tenant | outlet id | merged business facts (status, merchant data, tokens, last-order hit) |
 //! | `checkins` | `tenant|phone` | envelope id | the check-in payload |
@@ -52,7 +52,6 @@
 //! | `review_markers` | tenant | `a` / `b` | [`crate::reviews::Marker`]: the newest `lastModified` synced |
 //! | `legacy_feedback_sms` | `all` | `tenant|id` | [`crate::capabilities::feedback::legacy::LegacySms`]: the legacy feedback SMS queue |
 //! | `stats_days` | `tenant|scope` (outlet id, or `*` for the brand) | IST day | [`crate::capabilities::stats::Figures`]: the day's rollup |
-//! | `stats_orders` | tenant | `outlet|orderId` | [`crate::capabilities::stats::Contribution`]: what the order's applied version added |
 //! | `stats_special_days` | tenant | IST day | `{date, label}`: a day the brand marked special |
 //! | `points_expiry` | `due` | `expires_at|tenant|phone` | `{tenant, phone, expires_at}`: customers holding points that expire then |
 
@@ -195,8 +194,6 @@ pub const REVIEW_MARKERS: &str = "review_markers";
 
 /// `stats_days`.
 pub const STATS_DAYS: &str = "stats_days";
-/// `stats_orders`.
-pub const STATS_ORDERS: &str = "stats_orders";
 /// `stats_special_days`.
 pub const STATS_SPECIAL_DAYS: &str = "stats_special_days";
 /// `legacy_feedback_sms`: partition `all`, clustering `tenant|id`.

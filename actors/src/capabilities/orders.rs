@@ -46,14 +46,24 @@ async fn apply_order(
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     let mut customer = brand.customer_or_new(&facts.phone, now).await?;
     let applied = customer.apply_order(facts, version);
-    let event = OrderEvent { facts, envelope, received, applied, queue_status: STATUS_PROCESSED.into() };
+    let event = OrderEvent {
+        facts,
+        envelope,
+        received,
+        applied,
+        queue_status: STATUS_PROCESSED.into(),
+        order_row: Default::default(),
+    };
     for reaction in &ctx.reactions {
         reaction.react(brand, &event, &mut customer, ops).await?;
     }
     if event.changed() {
-        ops.push(keys::order(&brand.tenant, &facts.business_id, &facts.order_id).put(
-            &json!({"payload": envelope.payload, "version": version, "amount": facts.amount, "source": envelope.source_id}),
-        ));
+        let mut row = event.order_row.lock().map(|mut fields| std::mem::take(&mut *fields)).unwrap_or_default();
+        row.insert("payload".to_owned(), envelope.payload.clone());
+        row.insert("version".to_owned(), json!(version));
+        row.insert("amount".to_owned(), json!(facts.amount));
+        row.insert("source".to_owned(), json!(envelope.source_id));
+        ops.push(keys::order(&brand.tenant, &facts.business_id, &facts.order_id).put(&row));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => format!("{applied:?}").to_lowercase()).increment(1);
     *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);

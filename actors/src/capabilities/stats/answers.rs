@@ -142,14 +142,14 @@ fn changes(now: &Figures, before: &Figures) -> Value {
 fn ranked(map: &BTreeMap<String, Tally>, label: &str, count: &str, by_revenue: bool, whole: Decimal) -> Vec<Value> {
     let mut entries: Vec<(&String, &Tally)> = map.iter().collect();
     if by_revenue {
-        entries.sort_by(|a, b| b.1.revenue.cmp(&a.1.revenue).then(b.1.n.cmp(&a.1.n)).then(a.0.cmp(b.0)));
+        entries.sort_by(|a, b| b.1.revenue().cmp(&a.1.revenue()).then(b.1.n.cmp(&a.1.n)).then(a.0.cmp(b.0)));
     } else {
-        entries.sort_by(|a, b| b.1.n.cmp(&a.1.n).then(b.1.revenue.cmp(&a.1.revenue)).then(a.0.cmp(b.0)));
+        entries.sort_by(|a, b| b.1.n.cmp(&a.1.n).then(b.1.units.cmp(&a.1.units)).then(a.0.cmp(b.0)));
     }
     entries
         .into_iter()
         .map(|(name, tally)| {
-            json!({label: name, count: tally.n, "revenue": money(tally.revenue), "share": share(tally.revenue, whole)})
+            json!({label: name, count: tally.n, "revenue": money(tally.revenue()), "share": share(tally.revenue(), whole)})
         })
         .collect()
 }
@@ -232,7 +232,7 @@ pub fn answer(
             json!({"channels": channels, "orders": now.orders})
         }
         Metric::Outlets => {
-            let mut revenues: Vec<Decimal> = now.outlets.values().map(|t| t.revenue).collect();
+            let mut revenues: Vec<Decimal> = now.outlets.values().map(|t| t.revenue()).collect();
             let median = median(&mut revenues);
             let outlets: Vec<Value> = ranked(&now.outlets, "business_id", "orders", true, now.revenue)
                 .into_iter()
@@ -241,10 +241,11 @@ pub fn answer(
                     let id = entry["business_id"].as_str().unwrap_or_default().to_owned();
                     let (tally, previous) = (&now.outlets[&id], before.outlets.get(&id).cloned().unwrap_or_default());
                     entry["rank"] = json!(rank + 1);
-                    entry["average_order_value"] = money(average(tally.revenue, tally.n));
-                    entry["previous_revenue"] = money(previous.revenue);
-                    entry["change"] = change(tally.revenue, previous.revenue);
-                    entry["underperforming"] = json!(tally.revenue < median * (Decimal::ONE - UNDERPERFORMING_MARGIN));
+                    entry["average_order_value"] = money(average(tally.revenue(), tally.n));
+                    entry["previous_revenue"] = money(previous.revenue());
+                    entry["change"] = change(tally.revenue(), previous.revenue());
+                    entry["underperforming"] =
+                        json!(tally.revenue() < median * (Decimal::ONE - UNDERPERFORMING_MARGIN));
                     entry
                 })
                 .collect();
@@ -266,7 +267,7 @@ pub fn answer(
                         peak = Some((weekday, hour, tally.n));
                     }
                     out.push(json!({"weekday": weekday, "day_name": WEEKDAYS[weekday], "hour": hour,
-                                    "orders": tally.n, "revenue": money(tally.revenue)}));
+                                    "orders": tally.n, "revenue": money(tally.revenue())}));
                 }
             }
             let peak = peak.map(|(w, h, n)| json!({"weekday": w, "day_name": WEEKDAYS[w], "hour": h, "orders": n}));
@@ -283,17 +284,17 @@ pub fn answer(
                         }
                     }
                     json!({"band": band, "from_hour": first, "to_hour": last, "orders": tally.n,
-                           "revenue": money(tally.revenue), "share": share(tally.n.into(), now.orders.into())})
+                           "revenue": money(tally.revenue()), "share": share(tally.n.into(), now.orders.into())})
                 })
                 .collect();
             json!({"bands": bands, "orders": now.orders})
         }
         Metric::Items => {
-            let whole = now.items.values().map(|t| t.revenue).sum();
+            let whole = now.items.values().map(|t| t.revenue()).sum();
             json!({"items": ranked(&now.items, "name", "quantity", true, whole), "item_revenue": money(whole)})
         }
         Metric::TopItems => {
-            let whole = now.items.values().map(|t| t.revenue).sum();
+            let whole = now.items.values().map(|t| t.revenue()).sum();
             let top = |by_revenue| {
                 let mut list = ranked(&now.items, "name", "quantity", by_revenue, whole);
                 list.truncate(limit);
@@ -336,19 +337,19 @@ pub fn answer(
         Metric::Underperforming => {
             let names: BTreeSet<&String> = now.outlets.keys().chain(before.outlets.keys()).collect();
             let mut revenues: Vec<Decimal> =
-                names.iter().map(|id| now.outlets.get(*id).map_or(Decimal::ZERO, |t| t.revenue)).collect();
+                names.iter().map(|id| now.outlets.get(*id).map_or(Decimal::ZERO, |t| t.revenue())).collect();
             let median = median(&mut revenues);
             let threshold = median * (Decimal::ONE - UNDERPERFORMING_MARGIN);
             let mut outlets: Vec<(Decimal, Value)> = names
                 .iter()
                 .filter_map(|id| {
                     let tally = now.outlets.get(*id).cloned().unwrap_or_default();
-                    (tally.revenue < threshold).then(|| {
-                        let gap = ratio(median - tally.revenue, median);
+                    (tally.revenue() < threshold).then(|| {
+                        let gap = ratio(median - tally.revenue(), median);
                         (
-                            tally.revenue,
-                            json!({"business_id": id, "orders": tally.n, "revenue": money(tally.revenue),
-                               "below_median": share(median - tally.revenue, median), "gap": gap.round_dp(4).to_f64()}),
+                            tally.revenue(),
+                            json!({"business_id": id, "orders": tally.n, "revenue": money(tally.revenue()),
+                               "below_median": share(median - tally.revenue(), median), "gap": gap.round_dp(4).to_f64()}),
                         )
                     })
                 })

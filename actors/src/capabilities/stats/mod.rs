@@ -132,13 +132,14 @@ fn day_before(day: &str) -> Option<String> {
 }
 
 /// Rows of `partition` whose clustering key starts with an IST day in `start..=end` (keys that
-/// are a day, or `day|…`), in order.
-pub async fn day_range<T: DeserializeOwned>(
+/// are a day, or `day|…`), decoded by `decode`, in order.
+async fn rows_by_day<T>(
     repo: &Repo,
     table: &'static str,
     partition: &str,
     start: &str,
     end: &str,
+    decode: impl Fn(&[u8]) -> Result<T, String>,
 ) -> Result<Vec<(String, T)>, StoreError> {
     // `}` sorts after `|`: the first key after every key of the day before
     let mut after = day_before(start).map(|day| format!("{day}}}").into_bytes());
@@ -152,15 +153,24 @@ pub async fn day_range<T: DeserializeOwned>(
             if key.get(..10).is_some_and(|day| day > end) {
                 return Ok(out);
             }
-            let value = serde_json::from_slice(&row.value).map_err(|source| StoreError::Corrupt {
-                table,
-                key: format!("{partition}/{key}"),
-                source,
-            })?;
+            let value =
+                decode(&row.value).map_err(|e| StoreError::Backend(format!("{table} {partition}/{key}: {e}")))?;
             out.push((key, value));
         }
     }
     Ok(out)
+}
+
+/// JSON rows of `partition` whose clustering key starts with an IST day in `start..=end`.
+pub async fn day_range<T: DeserializeOwned>(
+    repo: &Repo,
+    table: &'static str,
+    partition: &str,
+    start: &str,
+    end: &str,
+) -> Result<Vec<(String, T)>, StoreError> {
+    rows_by_day(repo, table, partition, start, end, |bytes| serde_json::from_slice(bytes).map_err(|e| e.to_string()))
+        .await
 }
 
 /// The rollup rows of one scope over `start..=end`, by day.
@@ -171,7 +181,8 @@ pub async fn figures(
     start: &str,
     end: &str,
 ) -> Result<BTreeMap<String, Figures>, StoreError> {
-    let rows = day_range(repo, STATS_DAYS, &keys::stats_days_partition(tenant, scope), start, end).await?;
+    let rows =
+        rows_by_day(repo, STATS_DAYS, &keys::stats_days_partition(tenant, scope), start, end, rollup::decode).await?;
     Ok(rows.into_iter().collect())
 }
 

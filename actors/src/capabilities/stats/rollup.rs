@@ -1,7 +1,8 @@
 //! The rollups the tenant actor keeps as an order reaction ([`KeepRollups`]), in the order's own
 //! batch: one [`Figures`] row per (outlet, IST day) and one per (brand, IST day) (scope
-//! [`BRAND`]), and the [`Contribution`] each order added (table `stats_orders`), so that a newer
-//! version of the order takes exactly that back before adding its own. A replay (same or older
+//! [`BRAND`]), and the [`Contribution`] each order added (in the order's own row, field
+//! [`ORDER_FIELD`]), so that a newer version of the order takes exactly that back before adding its
+//! own. A replay (same or older
 //! version, or a copy with the same amount and time) changes nothing.
 //!
 //! The rows of recent days are cached in the actor (at most [`CACHE_ROWS`]; the cache is emptied
@@ -24,35 +25,86 @@ use crate::domain::time::{ist, parse_ist};
 use crate::keys;
 use crate::reaction::{OrderEvent, OrderReaction};
 
+/// The field of the order's row that keeps what its applied version added.
+pub const ORDER_FIELD: &str = "stats";
+
 /// The scope of a brand's own rows (every outlet together).
 pub const BRAND: &str = "*";
 
 /// Rollup rows a tenant actor keeps in memory (about 20 days of 50 outlets).
 pub const CACHE_ROWS: usize = 1024;
 
+/// Money in a rollup row: an integer of ten-thousandths (rows are rewritten with every order, and
+/// an integer is written and read many times faster than a decimal's text). Amounts are kept to 4
+/// decimal places.
+pub mod money {
+    use rust_decimal::prelude::ToPrimitive;
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Ten-thousandths of `value` (rounded to 4 places).
+    pub fn units(value: Decimal) -> i64 {
+        (value.round_dp(4) * Decimal::from(10_000)).to_i64().unwrap_or(i64::MAX)
+    }
+
+    /// The decimal of `units` ten-thousandths.
+    pub fn decimal(units: i64) -> Decimal {
+        Decimal::new(units, 4).normalize()
+    }
+
+    /// Serializes as ten-thousandths.
+    pub fn serialize<S: Serializer>(value: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i64(units(*value))
+    }
+
+    /// Reads ten-thousandths.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Decimal, D::Error> {
+        i64::deserialize(deserializer).map(decimal)
+    }
+}
+
 /// What goes under a name (item, city, outlet, hour): a count and revenue. For items the count is
-/// the quantity; elsewhere it is orders.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// the quantity; elsewhere it is orders. The revenue is kept (and stored) in ten-thousandths: a
+/// brand's row holds over a hundred of these and is rewritten with every order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "(i64, i64)", into = "(i64, i64)")]
 pub struct Tally {
     /// Orders (quantity, for items).
     pub n: i64,
-    /// Revenue.
-    pub revenue: Decimal,
+    /// Revenue, in ten-thousandths ([`money::units`]).
+    pub units: i64,
+}
+
+impl From<(i64, i64)> for Tally {
+    fn from((n, units): (i64, i64)) -> Self {
+        Self { n, units }
+    }
+}
+
+impl From<Tally> for (i64, i64) {
+    fn from(tally: Tally) -> Self {
+        (tally.n, tally.units)
+    }
 }
 
 impl Tally {
-    fn add(&mut self, n: i64, revenue: Decimal, sign: i64) {
+    fn add(&mut self, n: i64, units: i64, sign: i64) {
         self.n += sign * n;
-        self.revenue += Decimal::from(sign) * revenue;
+        self.units += sign * units;
     }
 
     fn is_zero(&self) -> bool {
-        self.n == 0 && self.revenue.is_zero()
+        self.n == 0 && self.units == 0
+    }
+
+    /// The revenue.
+    pub fn revenue(&self) -> Decimal {
+        money::decimal(self.units)
     }
 
     /// Adds `other`.
     pub fn merge(&mut self, other: &Tally) {
-        self.add(other.n, other.revenue, 1);
+        self.add(other.n, other.units, 1);
     }
 }
 
@@ -62,12 +114,15 @@ pub struct Fulfilment {
     /// Orders.
     pub orders: i64,
     /// Revenue.
+    #[serde(with = "money")]
     pub revenue: Decimal,
     /// Sum of the preparation minutes of the orders that carried them.
+    #[serde(with = "money")]
     pub prep_minutes: Decimal,
     /// How many did.
     pub prep_orders: i64,
     /// Sum of the delivery minutes of the orders that carried them.
+    #[serde(with = "money")]
     pub delivery_minutes: Decimal,
     /// How many did.
     pub delivery_orders: i64,
@@ -95,8 +150,10 @@ pub struct Figures {
     /// Orders.
     pub orders: i64,
     /// Revenue (the orders' `amount`).
+    #[serde(with = "money")]
     pub revenue: Decimal,
     /// Discounts (the orders' `discount`).
+    #[serde(with = "money")]
     pub discounts: Decimal,
     /// Customers whose first order this was.
     pub new_customers: i64,
@@ -126,9 +183,12 @@ pub struct Figures {
     pub outlets: BTreeMap<String, Tally>,
 }
 
-fn bump(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, revenue: Decimal, sign: i64) {
-    let tally = map.entry(name.to_owned()).or_default();
-    tally.add(n, revenue, sign);
+fn bump(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, units: i64, sign: i64) {
+    let tally = match map.get_mut(name) {
+        Some(tally) => tally,
+        None => map.entry(name.to_owned()).or_default(),
+    };
+    tally.add(n, units, sign);
     if tally.is_zero() {
         map.remove(name);
     }
@@ -139,6 +199,7 @@ impl Figures {
     /// count it under its outlet.
     pub fn add(&mut self, c: &Contribution, sign: i64, brand: bool) {
         let s = Decimal::from(sign);
+        let amount = money::units(c.amount);
         self.orders += sign;
         self.revenue += s * c.amount;
         self.discounts += s * c.discount;
@@ -153,10 +214,10 @@ impl Figures {
             self.hours.resize(24, Tally::default());
         }
         if let Some(hour) = self.hours.get_mut(usize::from(c.hour)) {
-            hour.add(1, c.amount, sign);
+            hour.add(1, amount, sign);
         }
         for item in &c.items {
-            bump(&mut self.items, &item.name, item.qty, item.revenue, sign);
+            bump(&mut self.items, &item.name, item.qty, money::units(item.revenue), sign);
         }
         let channel = self.channels.entry(c.channel.clone()).or_default();
         channel.orders += sign;
@@ -172,10 +233,10 @@ impl Figures {
         if channel.is_zero() {
             self.channels.remove(&c.channel);
         }
-        bump(&mut self.cities, &c.city, 1, c.amount, sign);
-        bump(&mut self.pincodes, &c.pincode, 1, c.amount, sign);
+        bump(&mut self.cities, &c.city, 1, amount, sign);
+        bump(&mut self.pincodes, &c.pincode, 1, amount, sign);
         if brand {
-            bump(&mut self.outlets, &c.outlet, 1, c.amount, sign);
+            bump(&mut self.outlets, &c.outlet, 1, amount, sign);
         }
         if self.hours.iter().all(Tally::is_zero) {
             self.hours.clear();
@@ -288,16 +349,23 @@ impl Contribution {
                 let name = line.get("name")?.as_str()?.to_owned();
                 let qty = line.get("qty")?.as_i64().filter(|q| *q > 0)?;
                 let price = line.get("price").and_then(decimal)?;
-                Some(ItemLine { name, qty, revenue: price * Decimal::from(qty) })
+                Some(ItemLine { name, qty, revenue: (price * Decimal::from(qty)).round_dp(4) })
             })
             .collect();
-        let minutes = |name: &str| payload.get(name).and_then(decimal).filter(|m| !m.is_sign_negative());
+        // money and minutes are kept to 4 places, as the rows store them
+        let minutes =
+            |name: &str| payload.get(name).and_then(decimal).filter(|m| !m.is_sign_negative()).map(|m| m.round_dp(4));
         Self {
             outlet: outlet.to_owned(),
             day: format!("{:04}-{:02}-{:02}", at.year(), at.month(), at.day()),
             hour: u8::try_from(at.hour()).unwrap_or(0),
-            amount,
-            discount: payload.get("discount").and_then(decimal).filter(|d| !d.is_sign_negative()).unwrap_or_default(),
+            amount: amount.round_dp(4),
+            discount: payload
+                .get("discount")
+                .and_then(decimal)
+                .filter(|d| !d.is_sign_negative())
+                .map(|d| d.round_dp(4))
+                .unwrap_or_default(),
             new_customer: false,
             points_earned: 0,
             points_redeemed: 0,
@@ -312,16 +380,53 @@ impl Contribution {
     }
 }
 
+/// The first byte of a rollup row: postcard, this layout.
+const ROW_FORMAT: u8 = 1;
+
+/// A rollup row's bytes: [`ROW_FORMAT`], then the postcard encoding of `figures`.
+pub fn encode(figures: &Figures) -> Vec<u8> {
+    let mut bytes = vec![ROW_FORMAT];
+    bytes.extend(postcard::to_allocvec(figures).unwrap_or_default());
+    bytes
+}
+
+/// A rollup row from its bytes.
+pub fn decode(bytes: &[u8]) -> Result<Figures, String> {
+    match bytes.split_first() {
+        Some((&ROW_FORMAT, rest)) => postcard::from_bytes(rest).map_err(|e| e.to_string()),
+        _ => Err("not a rollup row of a known format".to_owned()),
+    }
+}
+
+/// The write of the rollup row of `scope` on `day`.
+pub fn put_row(tenant: &str, scope: &str, day: &str, figures: &Figures) -> WriteOp {
+    let key = keys::stats_day(tenant, scope, day);
+    WriteOp::Put { table: key.table, partition: key.partition, clustering: key.clustering, value: encode(figures) }
+}
+
+/// The stored rollup row of `scope` on `day`, if any.
+pub async fn stored_row(
+    repo: &crate::repo::Repo,
+    tenant: &str,
+    scope: &str,
+    day: &str,
+) -> Result<Option<Figures>, StoreError> {
+    let key = keys::stats_day(tenant, scope, day);
+    let Some(bytes) = repo.store().get(key.table, &key.partition, &key.clustering).await? else { return Ok(None) };
+    decode(&bytes).map(Some).map_err(|e| StoreError::Backend(format!("{}: {e}", key.describe())))
+}
+
 /// The reaction that keeps the rollups.
 pub struct KeepRollups;
 
-/// A rollup row, from the actor's cache or the store.
-async fn row(brand: &mut Brand, scope: &str, day: &str) -> Result<Figures, StoreError> {
-    let cache_key = (scope.to_owned(), day.to_owned());
-    if let Some(figures) = brand.rollups.get(&cache_key) {
-        return Ok(figures.clone());
+/// The cached rollup row of `scope` on `day`, loaded from the store first when it is not cached.
+async fn row<'a>(brand: &'a mut Brand, scope: &str, day: &str) -> Result<&'a mut Figures, StoreError> {
+    let key = (scope.to_owned(), day.to_owned());
+    if !brand.rollups.contains_key(&key) {
+        let stored = stored_row(brand.repo(), &brand.tenant, scope, day).await?.unwrap_or_default();
+        brand.rollups.insert(key.clone(), stored);
     }
-    Ok(brand.repo().get(&keys::stats_day(&brand.tenant, scope, day)).await?.unwrap_or_default())
+    Ok(brand.rollups.entry(key).or_default())
 }
 
 /// Adds (`sign` 1) or takes back (-1) `c` in the outlet's and the brand's rows of its day; the
@@ -333,10 +438,8 @@ async fn apply(
     dirty: &mut Vec<(String, String)>,
 ) -> Result<(), StoreError> {
     for scope in [c.outlet.as_str(), BRAND] {
-        let mut figures = row(brand, scope, &c.day).await?;
-        figures.add(c, sign, scope == BRAND);
+        row(brand, scope, &c.day).await?.add(c, sign, scope == BRAND);
         let key = (scope.to_owned(), c.day.clone());
-        brand.rollups.insert(key.clone(), figures);
         if !dirty.contains(&key) {
             dirty.push(key);
         }
@@ -368,9 +471,14 @@ impl OrderReaction for KeepRollups {
             order.received,
             facts.amount,
         );
-        let key = keys::stats_order(&brand.tenant, &facts.business_id, &facts.order_id);
-        let old: Option<Contribution> =
-            if order.applied == Applied::Updated { brand.repo().get(&key).await? } else { None };
+        // what the version applied before added is kept in the order's row
+        let old: Option<Contribution> = if order.applied == Applied::Updated {
+            let row: Option<Value> =
+                brand.repo().get(&keys::order(&brand.tenant, &facts.business_id, &facts.order_id)).await?;
+            row.and_then(|mut row| serde_json::from_value(row.get_mut(ORDER_FIELD)?.take()).ok())
+        } else {
+            None
+        };
         new.new_customer = match &old {
             Some(old) => old.new_customer,
             None => customer.orders.len() == 1,
@@ -387,10 +495,12 @@ impl OrderReaction for KeepRollups {
         apply(brand, &new, 1, &mut dirty).await?;
         for (scope, day) in dirty {
             if let Some(figures) = brand.rollups.get(&(scope.clone(), day.clone())) {
-                ops.push(keys::stats_day(&brand.tenant, &scope, &day).put(figures));
+                ops.push(put_row(&brand.tenant, &scope, &day, figures));
             }
         }
-        ops.push(key.put(&new));
+        if let (Ok(value), Ok(mut fields)) = (serde_json::to_value(&new), order.order_row.lock()) {
+            fields.insert(ORDER_FIELD.to_owned(), value);
+        }
         Ok(())
     }
 }
@@ -414,10 +524,52 @@ pub async fn count_redeemed(
         brand.rollups.clear();
     }
     for scope in outlet.into_iter().chain([BRAND]) {
-        let mut figures = row(brand, scope, &day).await?;
+        let tenant = brand.tenant.clone();
+        let figures = row(brand, scope, &day).await?;
         figures.points_redeemed += points;
-        ops.push(keys::stats_day(&brand.tenant, scope, &day).put(&figures));
-        brand.rollups.insert((scope.to_owned(), day.clone()), figures);
+        ops.push(put_row(&tenant, scope, &day, figures));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn order(amount: &str, hour: u8) -> Contribution {
+        let payload = json!({"businessId": "o1", "orderId": "1", "amount": amount, "discount": 5,
+            "items": [{"name": "dosa", "qty": 2, "price": 60.125}, {"name": "tea", "qty": 0, "price": 10}],
+            "channel": "Delivery", "customer": {"city": "Pune"}, "prepMinutes": 12});
+        let time = format!("2026-10-02 {hour:02}:30:00");
+        let amount = Decimal::from_str_exact(amount).unwrap_or_default();
+        Contribution::of(&payload, "o1", Some(&time), Utc::now(), amount)
+    }
+
+    #[test]
+    fn an_order_taken_back_leaves_nothing_and_a_row_survives_its_encoding() {
+        let first = order("115.25", 9);
+        assert_eq!((first.day.as_str(), first.hour, first.channel.as_str()), ("2026-10-02", 9, "delivery"));
+        assert_eq!(first.items.len(), 1, "a line of quantity 0 is no sale");
+        assert_eq!(first.items[0].revenue, Decimal::from_str_exact("120.25").unwrap_or_default());
+        let mut row = Figures::default();
+        row.add(&first, 1, true);
+        let second = order("99.9999", 21);
+        row.add(&second, 1, true);
+        assert_eq!(decode(&encode(&row)), Ok(row.clone()));
+        assert_eq!(row.outlets["o1"].n, 2);
+        assert_eq!(row.items["dosa"].n, 4);
+        assert_eq!(row.revenue, Decimal::from_str_exact("215.2499").unwrap_or_default());
+        row.add(&first, -1, true);
+        row.add(&second, -1, true);
+        assert_eq!(row, Figures::default(), "every map entry and hour is gone");
+        assert!(decode(b"{\"orders\": 1}").is_err());
+    }
+
+    #[test]
+    fn money_is_kept_to_four_places() {
+        assert_eq!(money::units(Decimal::from_str_exact("1.23456").unwrap_or_default()), 12_346);
+        assert_eq!(money::decimal(12_346).to_string(), "1.2346");
+        assert_eq!(money::decimal(10_000).to_string(), "1");
+    }
 }

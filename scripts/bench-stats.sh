@@ -8,16 +8,17 @@
 #   2. beside it, the same summary recomputed from the raw order rows (`recompute`, in process,
 #      no HTTP): RUNS runs, median;
 #   3. orders processed per second by the engine with the rollup reaction on and off
-#      (`throughput`: TPUT_ORDERS orders of 20 brands on the embedded bus and store, published
-#      first, then processed by 16 partitions), RUNS runs each, alternating: medians and ratio.
+#      (`throughput`: TPUT_ORDERS orders of 20 brands, order times over the last 2 days, on the
+#      embedded bus and store, published first, then processed by 16 partitions), RUNS runs
+#      each, alternating which goes first: medians and their ratio.
 #
-#   scripts/bench-stats.sh [ORDERS=1000000] [RUNS=3] [TPUT_ORDERS=40000]
+#   scripts/bench-stats.sh [ORDERS=1000000] [RUNS=3] [TPUT_ORDERS=80000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
 orders=${1:-1000000}
 runs=${2:-3}
-tput_orders=${3:-40000}
+tput_orders=${3:-80000}
 [ -x target/release/engage ] && [ -x target/release/stats-bench ] || cargo build --release --bin engage --bin stats-bench
 
 data="$work/data"
@@ -56,5 +57,15 @@ for route, body in cases:
     print(f"answer {what}: p50={statistics.median(times):.1f} ms p99={p99:.1f} ms{extra}")
 PY
 kill "$pid"; wait "$pid" 2>/dev/null || true
-target/release/stats-bench recompute "$data" stats-brand 50 2025-11-23 2026-11-22 "$runs"
-target/release/stats-bench throughput "$work/throughput" "$tput_orders" "$runs"
+target/release/stats-bench recompute "$data" stats-brand 50 2025-11-23 2026-11-22 "$runs" | tee "$work/recompute.txt"
+target/release/stats-bench throughput "$work/throughput" "$tput_orders" 2 "$runs" | tee "$work/throughput.txt"
+python3 - "$work/recompute.txt" "$work/throughput.txt" <<'PY'
+import re, statistics, sys
+recompute = [float(m) for m in re.findall(r": ([0-9.]+) ms", open(sys.argv[1]).read())]
+text = open(sys.argv[2]).read()
+on = [int(v) for v in re.findall(r"rollups=on orders_per_sec=(\d+)", text)]
+off = [int(v) for v in re.findall(r"rollups=off orders_per_sec=(\d+)", text)]
+print(f"recompute from raw orders: median {statistics.median(recompute):.0f} ms")
+print(f"orders/s, rollups on: median {statistics.median(on):.0f}; off: median {statistics.median(off):.0f}; "
+      f"on/off = {statistics.median(on) / statistics.median(off):.2f}")
+PY

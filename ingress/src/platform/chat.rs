@@ -81,22 +81,33 @@ async fn rider_login(
 }
 
 /// `/crm_api/check/chat/login`.
+/// The body of a request that passed `auth`, checked against `schema`; or the refusal.
+async fn checked(
+    state: &AppState,
+    auth: Auth,
+    headers: &HeaderMap,
+    body: Result<PlatformBody, IntegrationError>,
+    schema: &str,
+) -> Result<Value, Response> {
+    check(state, auth, headers).await?;
+    let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
+    let issues = state.platform.schemas.issues(schema, &body);
+    if issues.is_empty() {
+        Ok(body)
+    } else {
+        Err(IntegrationError::invalid(issues).into_response())
+    }
+}
+
 async fn check_login(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<PlatformBody, IntegrationError>,
 ) -> Response {
-    if let Err(refusal) = check(&state, Auth::InternalJwt, &headers).await {
-        return refusal;
-    }
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(error) => return error.into_response(),
+    let body = match checked(&state, Auth::InternalJwt, &headers, body, "ChatCheckRequest").await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
     };
-    let issues = state.platform.schemas.issues("ChatCheckRequest", &body);
-    if !issues.is_empty() {
-        return IntegrationError::invalid(issues).into_response();
-    }
     let token = body.get("token").and_then(Value::as_str).unwrap_or_default();
     let verdict = match state.platform.links.verify_as::<ChatClaims>(token) {
         Ok(claims) if claims.scope == "rider_chat" || claims.scope == "chat_partner" => json!({
@@ -120,17 +131,10 @@ async fn publish(
     subject: &'static str,
     auth: Auth,
 ) -> Response {
-    if let Err(refusal) = check(&state, auth, &headers).await {
-        return refusal;
-    }
-    let body = match body {
-        Ok(PlatformBody(body)) => body,
-        Err(error) => return error.into_response(),
+    let body = match checked(&state, auth, &headers, body, "ChatEvent").await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
     };
-    let issues = state.platform.schemas.issues("ChatEvent", &body);
-    if !issues.is_empty() {
-        return IntegrationError::invalid(issues).into_response();
-    }
     match state.platform.bus.publish_side(subject, &body, &trace.0).await {
         Ok(()) => Json(json!({"status": 1})).into_response(),
         Err(error) => IntegrationError::unavailable(error).into_response(),

@@ -255,7 +255,7 @@ pub fn answer(
             let mut cells = vec![vec![Tally::default(); 24]; 7];
             for (day, f) in rows.range(period.start.clone()..=period.end.clone()) {
                 let Some(weekday) = weekday(day) else { continue };
-                for (hour, tally) in f.hours.iter().enumerate() {
+                for (hour, tally) in f.hours.iter().enumerate().take(24) {
                     cells[weekday as usize][hour].merge(tally);
                 }
             }

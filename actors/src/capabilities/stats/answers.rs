@@ -118,9 +118,9 @@ pub fn sum(rows: &BTreeMap<String, Figures>, start: &str, end: &str) -> Figures 
 pub fn totals(f: &Figures) -> Value {
     json!({
         "orders": f.orders,
-        "revenue": money(f.revenue),
-        "average_order_value": money(average(f.revenue, f.orders)),
-        "discounts": money(f.discounts),
+        "revenue": money(f.revenue()),
+        "average_order_value": money(average(f.revenue(), f.orders)),
+        "discounts": money(f.discounts()),
         "new_customers": f.new_customers,
         "returning_orders": f.returning_orders,
         "points_earned": f.points_earned,
@@ -131,8 +131,8 @@ pub fn totals(f: &Figures) -> Value {
 fn changes(now: &Figures, before: &Figures) -> Value {
     json!({
         "orders": change(now.orders.into(), before.orders.into()),
-        "revenue": change(now.revenue, before.revenue),
-        "average_order_value": change(average(now.revenue, now.orders), average(before.revenue, before.orders)),
+        "revenue": change(now.revenue(), before.revenue()),
+        "average_order_value": change(average(now.revenue(), now.orders), average(before.revenue(), before.orders)),
         "new_customers": change(now.new_customers.into(), before.new_customers.into()),
         "returning_orders": change(now.returning_orders.into(), before.returning_orders.into()),
     })
@@ -190,8 +190,8 @@ pub fn answer(
             let best = rows
                 .range(period.start.clone()..=period.end.clone())
                 .filter(|(_, f)| f.orders > 0)
-                .max_by(|a, b| a.1.revenue.cmp(&b.1.revenue).then(b.0.cmp(a.0)))
-                .map(|(day, f)| json!({"date": day, "orders": f.orders, "revenue": money(f.revenue)}));
+                .max_by(|a, b| a.1.revenue_units.cmp(&b.1.revenue_units).then(b.0.cmp(a.0)))
+                .map(|(day, f)| json!({"date": day, "orders": f.orders, "revenue": money(f.revenue())}));
             json!({
                 "totals": totals(&now),
                 "previous": totals(&before),
@@ -221,11 +221,11 @@ pub fn answer(
                 .map(|(name, c)| {
                     let minutes = |sum: Decimal, n: i64| if n == 0 { Value::Null } else { money(average(sum, n)) };
                     json!({
-                        "channel": name, "orders": c.orders, "revenue": money(c.revenue),
+                        "channel": name, "orders": c.orders, "revenue": money(c.revenue()),
                         "share": share(c.orders.into(), now.orders.into()),
-                        "average_order_value": money(average(c.revenue, c.orders)),
-                        "avg_prep_minutes": minutes(c.prep_minutes, c.prep_orders),
-                        "avg_delivery_minutes": minutes(c.delivery_minutes, c.delivery_orders),
+                        "average_order_value": money(average(c.revenue(), c.orders)),
+                        "avg_prep_minutes": minutes(c.prep_minutes(), c.prep_orders),
+                        "avg_delivery_minutes": minutes(c.delivery_minutes(), c.delivery_orders),
                     })
                 })
                 .collect();
@@ -234,7 +234,7 @@ pub fn answer(
         Metric::Outlets => {
             let mut revenues: Vec<Decimal> = now.outlets.values().map(|t| t.revenue()).collect();
             let median = median(&mut revenues);
-            let outlets: Vec<Value> = ranked(&now.outlets, "business_id", "orders", true, now.revenue)
+            let outlets: Vec<Value> = ranked(&now.outlets, "business_id", "orders", true, now.revenue())
                 .into_iter()
                 .enumerate()
                 .map(|(rank, mut entry)| {
@@ -303,8 +303,8 @@ pub fn answer(
             json!({"limit": limit, "by_quantity": top(false), "by_revenue": top(true)})
         }
         Metric::Geo => json!({
-            "cities": ranked(&now.cities, "city", "orders", false, now.revenue),
-            "pincodes": ranked(&now.pincodes, "pincode", "orders", false, now.revenue),
+            "cities": ranked(&now.cities, "city", "orders", false, now.revenue()),
+            "pincodes": ranked(&now.pincodes, "pincode", "orders", false, now.revenue()),
         }),
         Metric::SpecialDays => {
             let marked: BTreeMap<&str, &str> =
@@ -321,16 +321,16 @@ pub fn answer(
                 slot.0 += 1;
                 slot.1.merge(&f);
                 if let Some(label) = label {
-                    days.push(json!({"date": day, "label": label, "orders": f.orders, "revenue": money(f.revenue)}));
+                    days.push(json!({"date": day, "label": label, "orders": f.orders, "revenue": money(f.revenue())}));
                 }
             }
             let side = |(count, f): &(i64, Figures)| {
-                json!({"days": count, "orders": f.orders, "revenue": money(f.revenue),
+                json!({"days": count, "orders": f.orders, "revenue": money(f.revenue()),
                        "orders_per_day": money(average(f.orders.into(), *count)),
-                       "revenue_per_day": money(average(f.revenue, *count)),
-                       "average_order_value": money(average(f.revenue, f.orders))})
+                       "revenue_per_day": money(average(f.revenue(), *count)),
+                       "average_order_value": money(average(f.revenue(), f.orders))})
             };
-            let per_day = |(count, f): &(i64, Figures)| average(f.revenue, *count);
+            let per_day = |(count, f): &(i64, Figures)| average(f.revenue(), *count);
             json!({"special": side(&special), "ordinary": side(&ordinary),
                    "revenue_per_day_lift": change(per_day(&special), per_day(&ordinary)), "days": days})
         }

@@ -42,9 +42,11 @@ pub mod money {
     use rust_decimal::Decimal;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    /// Ten-thousandths of `value` (rounded to 4 places).
+    /// Ten-thousandths of `value` (rounded to 4 places), saturating at the ends of `i64` (no
+    /// real figure comes near: that is 922 trillion in money).
     pub fn units(value: Decimal) -> i64 {
-        (value.round_dp(4) * Decimal::from(10_000)).to_i64().unwrap_or(i64::MAX)
+        let saturated = if value.is_sign_negative() { i64::MIN } else { i64::MAX };
+        value.round_dp(4).checked_mul(Decimal::from(10_000)).and_then(|u| u.to_i64()).unwrap_or(saturated)
     }
 
     /// The decimal of `units` ten-thousandths.
@@ -89,8 +91,8 @@ impl From<Tally> for (i64, i64) {
 
 impl Tally {
     fn add(&mut self, n: i64, units: i64, sign: i64) {
-        self.n += sign * n;
-        self.units += sign * units;
+        self.n = self.n.saturating_add(n.saturating_mul(sign));
+        self.units = self.units.saturating_add(units.saturating_mul(sign));
     }
 
     fn is_zero(&self) -> bool {
@@ -108,22 +110,19 @@ impl Tally {
     }
 }
 
-/// One fulfilment channel's figures.
+/// One fulfilment channel's figures (money and minutes in ten-thousandths).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fulfilment {
     /// Orders.
     pub orders: i64,
     /// Revenue.
-    #[serde(with = "money")]
-    pub revenue: Decimal,
+    pub revenue_units: i64,
     /// Sum of the preparation minutes of the orders that carried them.
-    #[serde(with = "money")]
-    pub prep_minutes: Decimal,
+    pub prep_units: i64,
     /// How many did.
     pub prep_orders: i64,
     /// Sum of the delivery minutes of the orders that carried them.
-    #[serde(with = "money")]
-    pub delivery_minutes: Decimal,
+    pub delivery_units: i64,
     /// How many did.
     pub delivery_orders: i64,
 }
@@ -131,12 +130,31 @@ pub struct Fulfilment {
 impl Fulfilment {
     /// Adds `other`.
     pub fn merge(&mut self, other: &Fulfilment) {
-        self.orders += other.orders;
-        self.revenue += other.revenue;
-        self.prep_minutes += other.prep_minutes;
-        self.prep_orders += other.prep_orders;
-        self.delivery_minutes += other.delivery_minutes;
-        self.delivery_orders += other.delivery_orders;
+        for (mine, theirs) in [
+            (&mut self.orders, other.orders),
+            (&mut self.revenue_units, other.revenue_units),
+            (&mut self.prep_units, other.prep_units),
+            (&mut self.prep_orders, other.prep_orders),
+            (&mut self.delivery_units, other.delivery_units),
+            (&mut self.delivery_orders, other.delivery_orders),
+        ] {
+            *mine = mine.saturating_add(theirs);
+        }
+    }
+
+    /// The revenue.
+    pub fn revenue(&self) -> Decimal {
+        money::decimal(self.revenue_units)
+    }
+
+    /// The preparation minutes, summed.
+    pub fn prep_minutes(&self) -> Decimal {
+        money::decimal(self.prep_units)
+    }
+
+    /// The delivery minutes, summed.
+    pub fn delivery_minutes(&self) -> Decimal {
+        money::decimal(self.delivery_units)
     }
 
     fn is_zero(&self) -> bool {
@@ -149,12 +167,10 @@ impl Fulfilment {
 pub struct Figures {
     /// Orders.
     pub orders: i64,
-    /// Revenue (the orders' `amount`).
-    #[serde(with = "money")]
-    pub revenue: Decimal,
-    /// Discounts (the orders' `discount`).
-    #[serde(with = "money")]
-    pub discounts: Decimal,
+    /// Revenue (the orders' `amount`), in ten-thousandths.
+    pub revenue_units: i64,
+    /// Discounts (the orders' `discount`), in ten-thousandths.
+    pub discount_units: i64,
     /// Customers whose first order this was.
     pub new_customers: i64,
     /// Orders of customers who had ordered before.
@@ -194,22 +210,36 @@ fn bump(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, units: i64, sign:
     }
 }
 
+/// `*slot += value * sign`, saturating (a figure never wraps, and a sum never panics).
+fn plus(slot: &mut i64, value: i64, sign: i64) {
+    *slot = slot.saturating_add(value.saturating_mul(sign));
+}
+
 impl Figures {
+    /// The revenue.
+    pub fn revenue(&self) -> Decimal {
+        money::decimal(self.revenue_units)
+    }
+
+    /// The discounts.
+    pub fn discounts(&self) -> Decimal {
+        money::decimal(self.discount_units)
+    }
+
     /// Adds (`sign` 1) or takes back (`sign` -1) one order's contribution; `brand` rows also
     /// count it under its outlet.
     pub fn add(&mut self, c: &Contribution, sign: i64, brand: bool) {
-        let s = Decimal::from(sign);
         let amount = money::units(c.amount);
-        self.orders += sign;
-        self.revenue += s * c.amount;
-        self.discounts += s * c.discount;
+        plus(&mut self.orders, 1, sign);
+        plus(&mut self.revenue_units, amount, sign);
+        plus(&mut self.discount_units, money::units(c.discount), sign);
         if c.new_customer {
-            self.new_customers += sign;
+            plus(&mut self.new_customers, 1, sign);
         } else {
-            self.returning_orders += sign;
+            plus(&mut self.returning_orders, 1, sign);
         }
-        self.points_earned += sign * c.points_earned;
-        self.points_redeemed += sign * c.points_redeemed;
+        plus(&mut self.points_earned, c.points_earned, sign);
+        plus(&mut self.points_redeemed, c.points_redeemed, sign);
         if self.hours.len() != 24 {
             self.hours.resize(24, Tally::default());
         }
@@ -220,15 +250,15 @@ impl Figures {
             bump(&mut self.items, &item.name, item.qty, money::units(item.revenue), sign);
         }
         let channel = self.channels.entry(c.channel.clone()).or_default();
-        channel.orders += sign;
-        channel.revenue += s * c.amount;
+        plus(&mut channel.orders, 1, sign);
+        plus(&mut channel.revenue_units, amount, sign);
         if let Some(minutes) = c.prep_minutes {
-            channel.prep_minutes += s * minutes;
-            channel.prep_orders += sign;
+            plus(&mut channel.prep_units, money::units(minutes), sign);
+            plus(&mut channel.prep_orders, 1, sign);
         }
         if let Some(minutes) = c.delivery_minutes {
-            channel.delivery_minutes += s * minutes;
-            channel.delivery_orders += sign;
+            plus(&mut channel.delivery_units, money::units(minutes), sign);
+            plus(&mut channel.delivery_orders, 1, sign);
         }
         if channel.is_zero() {
             self.channels.remove(&c.channel);
@@ -245,28 +275,32 @@ impl Figures {
 
     /// Adds another scope's or day's figures.
     pub fn merge(&mut self, other: &Figures) {
-        self.orders += other.orders;
-        self.revenue += other.revenue;
-        self.discounts += other.discounts;
-        self.new_customers += other.new_customers;
-        self.returning_orders += other.returning_orders;
-        self.points_earned += other.points_earned;
-        self.points_redeemed += other.points_redeemed;
+        for (mine, theirs) in [
+            (&mut self.orders, other.orders),
+            (&mut self.revenue_units, other.revenue_units),
+            (&mut self.discount_units, other.discount_units),
+            (&mut self.new_customers, other.new_customers),
+            (&mut self.returning_orders, other.returning_orders),
+            (&mut self.points_earned, other.points_earned),
+            (&mut self.points_redeemed, other.points_redeemed),
+        ] {
+            plus(mine, theirs, 1);
+        }
         if !other.hours.is_empty() {
             self.hours.resize(24, Tally::default());
             for (mine, theirs) in self.hours.iter_mut().zip(&other.hours) {
                 mine.merge(theirs);
             }
         }
-        for (target, source) in
-            [(&mut self.items, &other.items), (&mut self.cities, &other.cities), (&mut self.pincodes, &other.pincodes)]
-        {
+        for (target, source) in [
+            (&mut self.items, &other.items),
+            (&mut self.cities, &other.cities),
+            (&mut self.pincodes, &other.pincodes),
+            (&mut self.outlets, &other.outlets),
+        ] {
             for (name, tally) in source {
                 target.entry(name.clone()).or_default().merge(tally);
             }
-        }
-        for (name, tally) in &other.outlets {
-            self.outlets.entry(name.clone()).or_default().merge(tally);
         }
         for (name, channel) in &other.channels {
             self.channels.entry(name.clone()).or_default().merge(channel);
@@ -349,7 +383,8 @@ impl Contribution {
                 let name = line.get("name")?.as_str()?.to_owned();
                 let qty = line.get("qty")?.as_i64().filter(|q| *q > 0)?;
                 let price = line.get("price").and_then(decimal)?;
-                Some(ItemLine { name, qty, revenue: (price * Decimal::from(qty)).round_dp(4) })
+                let revenue = price.checked_mul(Decimal::from(qty)).unwrap_or(Decimal::MAX).round_dp(4);
+                Some(ItemLine { name, qty, revenue })
             })
             .collect();
         // money and minutes are kept to 4 places, as the rows store them
@@ -526,7 +561,7 @@ pub async fn count_redeemed(
     for scope in outlet.into_iter().chain([BRAND]) {
         let tenant = brand.tenant.clone();
         let figures = row(brand, scope, &day).await?;
-        figures.points_redeemed += points;
+        plus(&mut figures.points_redeemed, points, 1);
         ops.push(put_row(&tenant, scope, &day, figures));
     }
     Ok(())
@@ -559,7 +594,13 @@ mod tests {
         assert_eq!(decode(&encode(&row)), Ok(row.clone()));
         assert_eq!(row.outlets["o1"].n, 2);
         assert_eq!(row.items["dosa"].n, 4);
-        assert_eq!(row.revenue, Decimal::from_str_exact("215.2499").unwrap_or_default());
+        assert_eq!(row.revenue(), Decimal::from_str_exact("215.2499").unwrap_or_default());
+        let mut huge = order("79228162514264337593543950335", 3);
+        huge.items[0].qty = i64::MAX;
+        let mut saturated = row.clone();
+        saturated.add(&huge, 1, true);
+        saturated.add(&huge, 1, true);
+        assert_eq!(saturated.revenue_units, i64::MAX, "an absurd amount saturates; nothing panics");
         row.add(&first, -1, true);
         row.add(&second, -1, true);
         assert_eq!(row, Figures::default(), "every map entry and hour is gone");

@@ -1009,3 +1009,52 @@ async fn chat_receipts_on_nats_are_consumed_in_batches_of_twenty() {
         .unwrap_or_else(|| panic!("no largest batch in {text}"));
     assert!(largest <= 20.0 && largest > 0.0, "largest batch {largest}");
 }
+
+#[tokio::test]
+async fn stats_rollups_on_nats_kv_answer_the_same_through_either_node() {
+    // the servers stay bound: a field left to `..` would be dropped (and stopped) at once
+    let Pair { nats: _nats, sms: _sms, dir: _dir, node_a, node_b, client } = Pair::start().await;
+    let brands = ["brand-st0", "brand-st1", "brand-st2"];
+    // 3 brands x 90 orders over 2 outlets and 5 days; then 15 of them updated to a new amount
+    let order = |b: usize, o: usize, amount: u64| {
+        json!({"parentBusinessId": brands[b], "businessId": format!("o{}", o % 2), "orderId": format!("st-{b}-{o}"),
+               "customer": {"phone": format!("97{b}{:07}", o % 40)}, "amount": amount,
+               "items": [{"name": "thali", "qty": 1, "price": amount}],
+               "orderTime": format!("2026-10-0{} 1{}:00:00", 1 + o % 5, o % 10)})
+    };
+    let orders = (0..270).map(|n| order(n % 3, n / 3, 100 + (n / 3) as u64)).collect();
+    post_and_process(&client, [&node_a, &node_b], "/injestion/platform", orders).await;
+    for n in 0..15 {
+        let (status, answer) = call(&client, &node_a.base, "/injestion/platform", &[], &order(n % 3, n, 1000)).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    for (b, brand) in brands.iter().enumerate() {
+        // amounts 100..189; the 5 updated orders of this brand (o = b, b+3, …) now 1000 each
+        let updated: Vec<u64> = (0..15).filter(|n| n % 3 == b).map(|n| n as u64).collect();
+        let revenue: u64 = (0..90u64).map(|o| if updated.contains(&o) { 1000 } else { 100 + o }).sum();
+        let token = staff_token(&client, &node_b.base, brand).await;
+        let body = json!({"parent_business_id": brand, "start": "2026-10-01", "end": "2026-10-05"});
+        let mut answers = Vec::new();
+        for node in [&node_a, &node_b] {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let (status, summary) =
+                    call(&client, &node.base, "/stats/dashboard/summary", &[("token", token.as_str())], &body).await;
+                assert_eq!(status, 200, "{summary}");
+                let totals = &summary["data"]["totals"];
+                if totals["orders"] == 90 && totals["revenue"].as_f64() == Some(revenue as f64) {
+                    answers.push(summary["data"].clone());
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{brand} via {}: {summary} (want revenue {revenue})", node.base);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        assert_eq!(answers[0], answers[1], "both nodes answer the same");
+        let (_, outlets) =
+            call(&client, &node_a.base, "/stats/metrics/outlets", &[("token", token.as_str())], &body).await;
+        let counted: Vec<i64> =
+            outlets["data"]["outlets"].as_array().unwrap().iter().map(|o| o["orders"].as_i64().unwrap()).collect();
+        assert_eq!(counted, vec![45, 45], "{outlets}");
+    }
+}

@@ -617,6 +617,28 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
         assert!(std::fs::metadata(shots.join(name)).unwrap().len() > 10_000, "{name} is a real screenshot");
     }
 
+    // NPS: one answer today (a promoter) is an NPS of 100 on a period that holds today
+    let nps = json!({"parentBusinessId": brand, "businessId": "o1", "mobileNo": "9876512345", "rating": 10});
+    assert_eq!(post(&app, "/crm_api/nps/data", &[], &nps).await.0, 200);
+    let today =
+        chrono::Utc::now().with_timezone(&chrono::FixedOffset::east_opt(19_800).unwrap()).date_naive().to_string();
+    let (_, report) = post(
+        &app,
+        "/crm_api/npsData",
+        &[("token", &staff)],
+        &json!({"parent_business_id": brand, "start": today, "end": today}),
+    )
+    .await;
+    let mut steps = sign_in(&staff);
+    for (n, value) in [(2, &today), (3, &today)] {
+        steps[n]["value"] = json!(value);
+    }
+    steps.as_array_mut().unwrap().push(json!({"eval": SHOWN}));
+    let shown = floats(&drive(format!("{}/dashboard", app.base), steps).await[0]);
+    assert_eq!(shown["funnels"]["feedback"]["nps"], floats(&report["data"]["brand"]["nps"]), "{shown}");
+    assert_eq!(shown["funnels"]["feedback"]["nps"], json!(100.0));
+    assert_eq!(shown["funnels"]["feedback"]["nps_responses"], json!(1.0));
+
     // a wrong token: nothing shown, and the page says why
     let mut steps = sign_in("not-a-token");
     steps.as_array_mut().unwrap().push(json!({"eval": SHOWN}));

@@ -668,13 +668,7 @@ async fn call(
 
 /// Orders applied as new, as `/metrics` of `base` counts them.
 async fn applied(client: &reqwest::Client, base: &str) -> u64 {
-    let Ok(response) = client.get(format!("{base}/metrics")).send().await else { return 0 };
-    let text = response.text().await.unwrap_or_default();
-    text.lines()
-        .find(|l| l.starts_with("engage_orders_applied_total{outcome=\"new\"}"))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0) as u64
+    metric(client, base, "engage_orders_applied_total{outcome=\"new\"}").await as u64
 }
 
 /// The admin key of a [`Pair`]'s nodes.

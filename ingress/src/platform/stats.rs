@@ -72,9 +72,9 @@ pub(super) fn period(body: &StatsRequest) -> Result<(String, String), StaffError
             (ist_day(today - chrono::Duration::days(6)), ist_day(today))
         }
     };
+    super::edge::period(&Some(start.clone()), &Some(end.clone()))?;
     let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
     match (day(&start), day(&end)) {
-        (Some(first), Some(last)) if first > last => Err(StaffError::invalid_message("/end", "end is before start")),
         (Some(first), Some(last)) if (last - first).num_days() >= MAX_DAYS => {
             Err(StaffError::invalid_message("/end", format!("a period covers at most {MAX_DAYS} days")))
         }

@@ -454,6 +454,14 @@ pub async fn stored_row(
 /// The reaction that keeps the rollups.
 pub struct KeepRollups;
 
+/// Empties the cache when `rows` more could overflow it: done before an order's rows are touched,
+/// never between (a row changed and not yet written must stay cached).
+fn make_room(brand: &mut Brand, rows: usize) {
+    if brand.rollups.len() + rows > CACHE_ROWS {
+        brand.rollups.clear();
+    }
+}
+
 /// The cached rollup row of `scope` on `day`, loaded from the store first when it is not cached.
 async fn row<'a>(brand: &'a mut Brand, scope: &str, day: &str) -> Result<&'a mut Figures, StoreError> {
     let key = (scope.to_owned(), day.to_owned());
@@ -520,9 +528,7 @@ impl OrderReaction for KeepRollups {
         };
         new.points_earned = customer.orders.get(&facts.key()).map_or(0, |c| c.points);
         // at most four rows change (the old day's and the new day's, outlet and brand)
-        if brand.rollups.len() + 4 > CACHE_ROWS {
-            brand.rollups.clear();
-        }
+        make_room(brand, 4);
         let mut dirty = Vec::new();
         if let Some(old) = &old {
             apply(brand, old, -1, &mut dirty).await?;
@@ -555,9 +561,7 @@ pub async fn count_redeemed(
     ops: &mut Vec<WriteOp>,
 ) -> Result<(), StoreError> {
     let day = crate::domain::time::ist_day(at);
-    if brand.rollups.len() + 2 > CACHE_ROWS {
-        brand.rollups.clear();
-    }
+    make_room(brand, 2);
     for scope in outlet.into_iter().chain([BRAND]) {
         let tenant = brand.tenant.clone();
         let figures = row(brand, scope, &day).await?;

@@ -110,7 +110,11 @@ impl Application {
                 .await,
             ),
         };
-        let (writer, writer_task) = LogWriter::spawn(backend, WriterConfig::default());
+        let writer_config = match settings.log_sink {
+            LogSinkKind::Embedded => WriterConfig::default(),
+            LogSinkKind::Cloudwatch => WriterConfig::cloudwatch(),
+        };
+        let (writer, writer_task) = LogWriter::spawn(backend, writer_config);
 
         // NATS, the platform store and the bus
         let nats = match &settings.nats_url {

@@ -161,6 +161,52 @@ async fn concurrent_requests_each_get_their_own_exact_answer() {
     assert_eq!(landed, expected);
 }
 
+/// `engage_log_batch_events{sink="cloudwatch"}`: (sum of events, number of calls).
+async fn batch_events(app: &TestApp) -> (f64, f64) {
+    let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    let value = |name: &str| -> f64 {
+        text.lines()
+            .find(|line| line.starts_with(&format!("{name}{{sink=\"cloudwatch\"}}")))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    (value("engage_log_batch_events_sum"), value("engage_log_batch_events_count"))
+}
+
+#[tokio::test]
+async fn concurrent_single_event_producers_share_put_log_events_calls() {
+    // 32 producers each send 6 single-event requests, one after the other, to one stream, through
+    // a proxy that makes each PutLogEvents take 40 ms. One call is in flight per stream, and the
+    // next waits briefly for the last call's producers, so nearly every call carries all 32
+    // producers' events (with 4 calls in flight and no wait, calls averaged 8).
+    aws_env();
+    let org = unique_org();
+    let (proxy, probe) =
+        flaky_proxy(required_env("ENGAGE_TEST_MOTO_URL"), Vec::new(), std::time::Duration::from_millis(40)).await;
+    let app = spawn_app(&[
+        ("ENGAGE_LOG_SINK", "cloudwatch"),
+        ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy),
+        ("ENGAGE_LOG_ORG", &org),
+    ])
+    .await;
+    let producers = (0..32).map(|p| {
+        let app = &app;
+        async move {
+            for n in 0..6 {
+                let (status, body) = app.post_json("/v1/logs", &event(&format!("p{p:02}-{n}"))).await;
+                assert_eq!((status, body), (200, json!({"accepted": 1})), "producer {p} request {n}");
+            }
+        }
+    });
+    futures::future::join_all(producers).await;
+    let (events, calls) = batch_events(&app).await;
+    assert_eq!(events, 192.0, "every event went to CloudWatch once");
+    assert_eq!(probe.max_in_flight.load(std::sync::atomic::Ordering::SeqCst), 1, "one call in flight per stream");
+    assert!(events / calls >= 25.0, "{events} events in {calls} PutLogEvents calls");
+    assert_eq!(messages_in(&format!("/logs/{org}/edge/checkout")).await.len(), 192);
+}
+
 #[tokio::test]
 async fn an_unreachable_endpoint_is_write_failed() {
     aws_env();
@@ -180,12 +226,16 @@ async fn an_unreachable_endpoint_is_write_failed() {
     assert_eq!((status, body["error"].clone()), (400, json!("UNSUPPORTED_SINK")));
 }
 
+/// What [`flaky_proxy`] saw: PutLogEvents calls, and the most that were in flight at once.
+struct Probe {
+    puts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    max_in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
 /// A fault injector in front of moto: the first `failures` PutLogEvents calls get the given
-/// answers (503, then throttling), everything else is forwarded to moto unchanged.
-async fn flaky_proxy(
-    moto: String,
-    failures: Vec<(u16, &'static str)>,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+/// answers (503, then throttling), everything else is forwarded to moto unchanged, each
+/// PutLogEvents after `delay` (a slower CloudWatch than moto on loopback).
+async fn flaky_proxy(moto: String, failures: Vec<(u16, &'static str)>, delay: std::time::Duration) -> (String, Probe) {
     use axum::body::Bytes;
     use axum::extract::State;
     use axum::http::{HeaderMap, Method, Uri};
@@ -193,16 +243,47 @@ async fn flaky_proxy(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    type ProxyState = (String, Arc<AtomicUsize>, Arc<Vec<(u16, &'static str)>>, reqwest::Client);
+    type ProxyState = (
+        String,
+        Arc<AtomicUsize>,
+        Arc<Vec<(u16, &'static str)>>,
+        reqwest::Client,
+        (Arc<AtomicUsize>, Arc<AtomicUsize>, std::time::Duration),
+    );
     async fn handle(
-        State((moto, puts, failures, client)): State<ProxyState>,
+        State((moto, puts, failures, client, (in_flight, max_in_flight, delay))): State<ProxyState>,
         method: Method,
         uri: Uri,
         headers: HeaderMap,
         body: Bytes,
     ) -> axum::response::Response {
         let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
-        if target.ends_with("PutLogEvents") {
+        let is_put = target.ends_with("PutLogEvents");
+        if is_put {
+            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            max_in_flight.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(delay).await;
+        }
+        let response = forward(&moto, &puts, &failures, &client, is_put, method, uri, headers, body).await;
+        if is_put {
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+        response
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn forward(
+        moto: &str,
+        puts: &AtomicUsize,
+        failures: &[(u16, &'static str)],
+        client: &reqwest::Client,
+        is_put: bool,
+        method: Method,
+        uri: Uri,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> axum::response::Response {
+        if is_put {
             let n = puts.fetch_add(1, Ordering::SeqCst);
             if let Some((status, kind)) = failures.get(n) {
                 let body = json!({"__type": kind, "message": "injected by the test"}).to_string();
@@ -229,12 +310,14 @@ async fn flaky_proxy(
     }
 
     let puts = Arc::new(AtomicUsize::new(0));
-    let state: ProxyState = (moto, puts.clone(), Arc::new(failures), reqwest::Client::new());
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let timing = (Arc::new(AtomicUsize::new(0)), max_in_flight.clone(), delay);
+    let state: ProxyState = (moto, puts.clone(), Arc::new(failures), reqwest::Client::new(), timing);
     let app = axum::Router::new().fallback(handle).with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, puts)
+    (url, Probe { puts, max_in_flight })
 }
 
 #[tokio::test]
@@ -242,8 +325,12 @@ async fn throttling_and_5xx_are_retried_and_the_events_land_once() {
     aws_env();
     let org = unique_org();
     let moto = required_env("ENGAGE_TEST_MOTO_URL");
-    let (proxy, puts) =
-        flaky_proxy(moto, vec![(503, "ServiceUnavailableException"), (400, "ThrottlingException")]).await;
+    let (proxy, Probe { puts, .. }) = flaky_proxy(
+        moto,
+        vec![(503, "ServiceUnavailableException"), (400, "ThrottlingException")],
+        std::time::Duration::ZERO,
+    )
+    .await;
     let app = spawn_app(&[
         ("ENGAGE_LOG_SINK", "cloudwatch"),
         ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy),
@@ -262,7 +349,8 @@ async fn throttling_and_5xx_are_retried_and_the_events_land_once() {
 async fn an_endpoint_that_keeps_throttling_is_write_failed_at_the_deadline() {
     aws_env();
     let moto = required_env("ENGAGE_TEST_MOTO_URL");
-    let (proxy, puts) = flaky_proxy(moto, vec![(400, "ThrottlingException"); 100]).await;
+    let (proxy, Probe { puts, .. }) =
+        flaky_proxy(moto, vec![(400, "ThrottlingException"); 100], std::time::Duration::ZERO).await;
     let app = spawn_app(&[
         ("ENGAGE_LOG_SINK", "cloudwatch"),
         ("ENGAGE_CLOUDWATCH_ENDPOINT", &proxy),

@@ -1,15 +1,18 @@
 //! The coalescing writer shared by every sink.
 //!
-//! Requests queue their events on a channel. A worker takes the first waiting request, waits for a
-//! free flush slot, then takes every other request that queued meanwhile: under load, many small
-//! requests become few large PutLogEvents calls. Each flush runs as its own task, at most
-//! `max_in_flight` at a time, and answers each request with its own [`WriteReport`].
+//! Requests queue their events on a channel. The worker sorts them into one lane per (group,
+//! stream). A lane has at most `max_in_flight_per_stream` calls to the log service running; while
+//! they run, the events of every request that arrives for that stream wait in the lane and go
+//! together in its next call. Under load, many small requests become few large PutLogEvents calls
+//! (CloudWatch: one call in flight per stream, so 32 single-event producers share calls of ~30
+//! events instead of racing each other with calls of a few). Each request is answered with its own
+//! [`WriteReport`] once every one of its events has a fate.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::batching::{chunk_stream, OwnedEvent};
@@ -18,17 +21,29 @@ use super::{now_ms, BatchReport, Chunk, EventFate, LogBackend, SinkEvent, WriteR
 /// Tuning of a [`LogWriter`].
 #[derive(Clone, Copy, Debug)]
 pub struct WriterConfig {
-    /// Most events taken into one flush (more requests wait for the next).
+    /// Most events taken into one flush of a stream (more wait for the next).
     pub max_events_per_flush: usize,
-    /// Most flushes running at once.
-    pub max_in_flight: usize,
+    /// Most calls running at once for one (group, stream).
+    pub max_in_flight_per_stream: usize,
     /// Requests that may wait in the queue before `write` waits for room.
     pub queue_depth: usize,
+    /// How long a stream whose call just ended may wait for more events before its next call,
+    /// while it holds fewer than its last call took (the producers of that call have not had
+    /// their answers long enough to send again). Zero: call at once.
+    pub linger: Duration,
 }
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        Self { max_events_per_flush: 50_000, max_in_flight: 4, queue_depth: 4096 }
+        Self { max_events_per_flush: 50_000, max_in_flight_per_stream: 4, queue_depth: 4096, linger: Duration::ZERO }
+    }
+}
+
+impl WriterConfig {
+    /// For CloudWatch: one PutLogEvents call in flight per stream, and up to 5 ms of waiting for
+    /// the producers of the last call, so that concurrent producers share calls.
+    pub fn cloudwatch() -> Self {
+        Self { max_in_flight_per_stream: 1, linger: Duration::from_millis(5), ..Self::default() }
     }
 }
 
@@ -40,6 +55,56 @@ pub struct WriterClosed;
 struct Pending {
     events: Vec<SinkEvent>,
     reply: oneshot::Sender<WriteReport>,
+}
+
+/// One request being written: its report so far and how many events still wait for a fate.
+struct Request {
+    state: Mutex<RequestState>,
+}
+
+struct RequestState {
+    remaining: usize,
+    report: WriteReport,
+    reply: Option<oneshot::Sender<WriteReport>>,
+}
+
+impl Request {
+    /// Adds one chunk's fates for this request; answers it when none of its events is left.
+    fn settle(&self, batch: BatchReport) {
+        let Ok(mut state) = self.state.lock() else { return };
+        state.remaining = state.remaining.saturating_sub(batch.events.len());
+        state.report.batches.push(batch);
+        if state.remaining == 0 {
+            if let Some(reply) = state.reply.take() {
+                // A requester that went away (client disconnected) no longer needs its answer.
+                let _ = reply.send(std::mem::take(&mut state.report));
+            }
+        }
+    }
+}
+
+/// An event waiting in its stream's lane: (request id, index in the request), the event.
+type Queued = OwnedEvent;
+
+type StreamKey = (String, String);
+
+#[derive(Default)]
+struct Lane {
+    queue: Vec<Queued>,
+    in_flight: usize,
+    /// Events in the lane's last call.
+    last_call: usize,
+    /// When the lane's last call ended, if none has started since.
+    idle_since: Option<Instant>,
+}
+
+impl Lane {
+    /// Until when the lane waits for more events before its next call, if it does.
+    fn lingers_until(&self, linger: Duration) -> Option<Instant> {
+        let since = self.idle_since?;
+        let until = since + linger;
+        (self.queue.len() < self.last_call && Instant::now() < until).then_some(until)
+    }
 }
 
 /// Handle to the coalescing writer. Cheap to clone. When every handle is dropped, the worker
@@ -75,49 +140,139 @@ impl LogWriter {
     }
 }
 
-async fn run(backend: Arc<dyn LogBackend>, config: WriterConfig, mut rx: mpsc::Receiver<Pending>) {
-    let slots = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
-    while let Some(first) = rx.recv().await {
-        let Ok(permit) = slots.clone().acquire_owned().await else { break };
-        let mut events = first.events.len();
-        let mut batch = vec![first];
-        while events < config.max_events_per_flush {
-            match rx.try_recv() {
-                Ok(next) => {
-                    events += next.events.len();
-                    batch.push(next);
-                }
-                Err(_) => break,
-            }
-        }
-        let backend = backend.clone();
-        tokio::spawn(async move {
-            flush(backend.as_ref(), batch).await;
-            drop(permit);
-        });
-    }
-    // Shutdown: wait until every flush in flight has answered its requests.
-    let _ = slots.acquire_many(config.max_in_flight.max(1) as u32).await;
+/// Tells the worker that a flush of `key` ended, however it ended (a panicking flush too).
+struct FlushDone {
+    key: Option<StreamKey>,
+    done: mpsc::UnboundedSender<StreamKey>,
 }
 
-async fn flush(backend: &dyn LogBackend, mut batch: Vec<Pending>) {
-    let mut by_stream: HashMap<(String, String), Vec<OwnedEvent>> = HashMap::new();
-    for (request, pending) in batch.iter_mut().enumerate() {
-        for (index, event) in std::mem::take(&mut pending.events).into_iter().enumerate() {
-            by_stream.entry((event.group.clone(), event.stream.clone())).or_default().push(((request, index), event));
+impl Drop for FlushDone {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let _ = self.done.send(key);
         }
     }
-    let chunks: Vec<Chunk> =
-        by_stream.into_iter().flat_map(|((group, stream), events)| chunk_stream(&group, &stream, events)).collect();
+}
 
+async fn run(backend: Arc<dyn LogBackend>, config: WriterConfig, mut rx: mpsc::Receiver<Pending>) {
+    let mut lanes: HashMap<StreamKey, Lane> = HashMap::new();
+    // Requests with events still waiting in a lane, and how many; a request leaves this map once
+    // all its events are handed to flushes (which keep it alive until they settle it).
+    let mut waiting: HashMap<usize, (Arc<Request>, usize)> = HashMap::new();
+    let mut next_id = 0usize;
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<StreamKey>();
+    let mut open = true;
+    let mut wake: Option<Instant> = None;
+    loop {
+        let linger_ends = async {
+            match wake {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = linger_ends => {}
+            pending = rx.recv(), if open => match pending {
+                Some(first) => {
+                    let mut pending = Some(first);
+                    while let Some(Pending { events, reply }) = pending.take() {
+                        let id = next_id;
+                        next_id = next_id.wrapping_add(1);
+                        let count = events.len();
+                        let state = RequestState { remaining: count, report: WriteReport::default(), reply: Some(reply) };
+                        waiting.insert(id, (Arc::new(Request { state: Mutex::new(state) }), count));
+                        enqueue(&mut lanes, id, events);
+                        pending = rx.try_recv().ok();
+                    }
+                }
+                None => open = false,
+            },
+            Some(key) = done_rx.recv() => {
+                if let Some(lane) = lanes.get_mut(&key) {
+                    lane.in_flight = lane.in_flight.saturating_sub(1);
+                    if lane.in_flight == 0 {
+                        lane.idle_since = Some(Instant::now());
+                    }
+                }
+            }
+        }
+        wake = None;
+        for (key, lane) in &mut lanes {
+            if lane.queue.is_empty() || lane.in_flight >= config.max_in_flight_per_stream.max(1) {
+                continue;
+            }
+            if let Some(until) = lane.lingers_until(config.linger) {
+                wake = Some(wake.map_or(until, |at: Instant| at.min(until)));
+                continue;
+            }
+            let take = lane.queue.len().min(config.max_events_per_flush.max(1));
+            lane.last_call = take;
+            lane.idle_since = None;
+            let events: Vec<Queued> = lane.queue.drain(..take).collect();
+            let mut owners: HashMap<usize, Arc<Request>> = HashMap::new();
+            for ((id, _), _) in &events {
+                if let Some((request, left)) = waiting.get_mut(id) {
+                    owners.entry(*id).or_insert_with(|| request.clone());
+                    *left -= 1;
+                    if *left == 0 {
+                        waiting.remove(id);
+                    }
+                }
+            }
+            lane.in_flight += 1;
+            let guard = FlushDone { key: Some(key.clone()), done: done_tx.clone() };
+            let backend = backend.clone();
+            let (group, stream) = key.clone();
+            tokio::spawn(async move {
+                flush(backend.as_ref(), &group, &stream, events, &owners).await;
+                drop(guard);
+            });
+        }
+        lanes.retain(|_, lane| !lane.queue.is_empty() || lane.in_flight > 0);
+        if !open && lanes.is_empty() {
+            break;
+        }
+    }
+}
+
+/// Puts one request's events into the lanes of their streams (consecutive events of one stream,
+/// the usual case, find their lane without building its key again).
+fn enqueue(lanes: &mut HashMap<StreamKey, Lane>, id: usize, events: Vec<SinkEvent>) {
+    let mut current: Option<(StreamKey, Vec<Queued>)> = None;
+    for (index, event) in events.into_iter().enumerate() {
+        match &mut current {
+            Some(((group, stream), queue)) if *group == event.group && *stream == event.stream => {
+                queue.push(((id, index), event));
+            }
+            _ => {
+                if let Some((key, queue)) = current.take() {
+                    lanes.entry(key).or_default().queue.extend(queue);
+                }
+                let key = (event.group.clone(), event.stream.clone());
+                current = Some((key, vec![((id, index), event)]));
+            }
+        }
+    }
+    if let Some((key, queue)) = current {
+        lanes.entry(key).or_default().queue.extend(queue);
+    }
+}
+
+async fn flush(
+    backend: &dyn LogBackend,
+    group: &str,
+    stream: &str,
+    events: Vec<Queued>,
+    owners: &HashMap<usize, Arc<Request>>,
+) {
+    let chunks: Vec<Chunk> = chunk_stream(group, stream, events);
     let started = Instant::now();
     let results = backend.put_chunks(&chunks).await;
     metrics::histogram!("engage_log_sink_latency_seconds", "sink" => backend.name())
         .record(started.elapsed().as_secs_f64());
-    metrics::histogram!("engage_log_flush_requests").record(batch.len() as f64);
+    metrics::histogram!("engage_log_flush_requests").record(owners.len() as f64);
 
     let now = now_ms();
-    let mut reports = vec![WriteReport::default(); batch.len()];
     for (index, chunk) in chunks.iter().enumerate() {
         metrics::histogram!("engage_log_batch_events", "sink" => backend.name()).record(chunk.events.len() as f64);
         let (fates, error) = match results.get(index) {
@@ -145,11 +300,9 @@ async fn flush(backend: &dyn LogBackend, mut batch: Vec<Pending>) {
                 .push((event, fate));
         }
         for (request, report) in per_request {
-            reports[request].batches.push(report);
+            if let Some(owner) = owners.get(&request) {
+                owner.settle(report);
+            }
         }
-    }
-    for (pending, report) in batch.into_iter().zip(reports) {
-        // A requester that went away (client disconnected) no longer needs its answer.
-        let _ = pending.reply.send(report);
     }
 }

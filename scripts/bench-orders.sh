@@ -6,6 +6,10 @@
 # backlog after the load stops.
 #
 #   scripts/bench-orders.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
+#
+# BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
+# "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first run
+# of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -16,6 +20,8 @@ connections=${3:-32}
 need_wrk
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/jetstream-publish ] || cargo build --release --bin engage --bin jetstream-publish
+engage_bin=${BENCH_ENGAGE:-target/release/engage}
+modes=${MODES:-embedded jetstream}
 
 metric() { # port name -> value (sum over label sets)
   curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf "%d\n", s}'
@@ -52,9 +58,15 @@ run_engage() { # mode run
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
     nats_url="nats://127.0.0.1:$nport"
   fi
-  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn target/release/engage serve >"$work/engage-$mode-$run.log" 2>&1 &
+  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn "$engage_bin" serve >"$work/engage-$mode-$run.log" 2>&1 &
   local pid=$!; pids+=($pid); wait_port "$port"
   sleep 1
+  local profiler=
+  if [ -n "${PROFILE_DIR:-}" ] && [ "$run" = 1 ]; then
+    mkdir -p "$PROFILE_DIR"
+    (sleep 1; scripts/bench/profile.sh "$pid" $((duration - 2)) "$PROFILE_DIR/orders-$mode.svg") &
+    profiler=$!
+  fi
   out=$(RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   local non2xx; non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
@@ -70,7 +82,9 @@ run_engage() { # mode run
   done
   drain=$(python3 -c "print(f'{($(date +%s.%N) - $start) * 1000:.0f}')")
   lag=$(lag_quantiles "$port")
-  echo "run: $mode #$run orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")"
+  local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  [ -z "$profiler" ] || wait "$profiler"
+  echo "run: $mode #$run peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")"
   results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
   if [ "$mode" = jetstream ]; then
     local raw; raw=$(target/release/jetstream-publish "$nats_url" "$duration" "$connections" | sed 's/msgs_per_sec=//')
@@ -81,17 +95,16 @@ run_engage() { # mode run
 }
 
 for run in $(seq 1 "$runs"); do
-  run_engage embedded "$run"
-  run_engage jetstream "$run"
+  for mode in $modes; do run_engage "$mode" "$run"; done
 done
 
 median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-raw=$(median "${results[raw/rps]}")
+raw=$(median "${results[raw/rps]:-0}")
 echo
 echo "| mode | single-order POSTs/s | vs raw JetStream publish | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"
 echo "|---|---|---|---|---|---|"
 echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - |"
-for mode in embedded jetstream; do
+for mode in $modes; do
   r=$(median "${results[$mode/rps]}")
-  echo "| engage, $mode | $r | $(python3 -c "print(f'{$r/$raw:.2f}')") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
+  echo "| engage, $mode | $r | $(python3 -c "print(f'{$r/$raw:.2f}' if $raw else '-')") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
 done

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use engage_streams::subject::partition_of;
-use engage_streams::Bus;
+use engage_streams::{Bus, Delivery};
 
 use crate::reaction::OrderReaction;
 use crate::repo::Repo;
@@ -246,17 +246,19 @@ async fn run_partition(
             (delivery, ok)
         }))
         .await;
+        let mut done = Vec::with_capacity(settled.len());
         for (delivery, ok) in settled {
             if ok {
-                match delivery.ack().await {
-                    Ok(()) => {
-                        metrics::counter!("engage_events_processed_total", "partition" => label.clone()).increment(1)
-                    }
-                    Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
-                }
+                done.push(delivery);
             } else {
                 metrics::counter!("engage_events_retried_total").increment(1);
                 delivery.nak(RETRY_DELAY).await;
+            }
+        }
+        for result in Delivery::ack_all(done).await {
+            match result {
+                Ok(()) => metrics::counter!("engage_events_processed_total", "partition" => label.clone()).increment(1),
+                Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
             }
         }
     }

@@ -159,6 +159,28 @@ impl EmbeddedAck {
             .map_err(BusError::from)
     }
 
+    /// Deletes every row of `acks` in one store batch; each entry is (caller's index, ack).
+    pub(super) async fn ack_all(acks: Vec<(usize, EmbeddedAck)>) -> Vec<(usize, Result<(), BusError>)> {
+        let Some((_, first)) = acks.first() else { return Vec::new() };
+        let store = first.store.clone();
+        let mut indices = Vec::with_capacity(acks.len());
+        let mut ops = Vec::with_capacity(acks.len());
+        for (index, ack) in acks {
+            indices.push(index);
+            ops.push(WriteOp::Delete { table: TABLE, partition: ack.partition_key, clustering: ack.key });
+        }
+        match store.batch(ops).await {
+            Ok(()) => indices.into_iter().map(|index| (index, Ok(()))).collect(),
+            Err(error) => {
+                let message = error.to_string();
+                indices
+                    .into_iter()
+                    .map(|index| (index, Err(BusError::Store(engage_storage::StoreError::Backend(message.clone())))))
+                    .collect()
+            }
+        }
+    }
+
     pub(super) fn nak(self, delay: Duration) {
         if let Ok(mut delayed) = self.delayed.lock() {
             delayed.insert(self.key, Instant::now() + delay);

@@ -83,6 +83,33 @@ impl Delivery {
         }
     }
 
+    /// Settles many deliveries at once, answering for each in order. Embedded deliveries are
+    /// deleted in one store batch (one sync for the lot instead of one each); JetStream acks are
+    /// sent together and their confirmations awaited together instead of one round trip each.
+    pub async fn ack_all(deliveries: Vec<Delivery>) -> Vec<Result<(), BusError>> {
+        let mut embedded = Vec::new();
+        let mut results: Vec<Option<Result<(), BusError>>> = Vec::with_capacity(deliveries.len());
+        let mut nats = Vec::new();
+        for (index, delivery) in deliveries.into_iter().enumerate() {
+            results.push(None);
+            match delivery.handle {
+                AckHandle::Embedded(ack) => embedded.push((index, ack)),
+                AckHandle::Nats(message) => nats.push((index, message)),
+            }
+        }
+        for (index, result) in embedded::EmbeddedAck::ack_all(embedded).await {
+            results[index] = Some(result);
+        }
+        let acked = futures::future::join_all(nats.into_iter().map(|(index, message)| async move {
+            (index, message.double_ack().await.map_err(|e| BusError::Nats(e.to_string())))
+        }))
+        .await;
+        for (index, result) in acked {
+            results[index] = Some(result);
+        }
+        results.into_iter().map(|r| r.unwrap_or_else(|| Err(BusError::Codec("not settled".into())))).collect()
+    }
+
     /// Asks for the delivery again after `delay`.
     pub async fn nak(self, delay: Duration) {
         match self.handle {

@@ -3,10 +3,12 @@
 //! shares. Both sit below the capabilities: `tenant.rs` → capabilities → this module.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use lru::LruCache;
 
 use engage_storage::{StoreError, WriteOp};
 
@@ -77,13 +79,24 @@ impl Default for Services {
     }
 }
 
+/// Most customers a tenant actor keeps in memory; the least recently used is dropped first (and
+/// read from the store again when it is next needed). At about 1 KB a customer, that is ~10 MB
+/// per active brand however many customers the brand has (`docs/loyalty-wallet-fraud.md`).
+pub const CUSTOMER_CACHE_CAPACITY: usize = 10_000;
+
+const CUSTOMER_CACHE_SIZE: NonZeroUsize = match NonZeroUsize::new(CUSTOMER_CACHE_CAPACITY) {
+    Some(size) => size,
+    None => NonZeroUsize::MIN,
+};
+
 /// One brand's state inside its tenant actor. Only the actor touches it, one message at a time.
 pub struct Brand {
     /// The brand (`parent_business_id`).
     pub tenant: String,
     /// Shared context.
     pub ctx: Arc<EngineContext>,
-    customers: HashMap<String, Customer>,
+    /// Recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`].
+    customers: LruCache<String, Customer>,
     /// The brand's loyalty rules, once loaded.
     pub rules: Option<LoyaltyRules>,
     /// The brand's velocity limits, once loaded.
@@ -106,13 +119,20 @@ pub struct Brand {
     pub rollups: HashMap<(String, String), crate::capabilities::stats::Figures>,
 }
 
+impl Drop for Brand {
+    /// A stopped (or crashed) actor's cached customers leave `engage_cached_customers` with it.
+    fn drop(&mut self) {
+        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
+    }
+}
+
 impl Brand {
     /// A brand with nothing cached.
     pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
         Self {
             tenant,
             ctx,
-            customers: HashMap::new(),
+            customers: LruCache::new(CUSTOMER_CACHE_SIZE),
             rules: None,
             velocity: None,
             pricing: None,
@@ -155,7 +175,14 @@ impl Brand {
 
     /// Drops a cached customer (the next read reloads the stored row).
     pub fn forget_customer(&mut self, phone: &str) {
-        self.customers.remove(phone);
+        self.uncache_customer(phone);
+    }
+
+    /// Drops a cached customer, keeping `engage_cached_customers` right.
+    fn uncache_customer(&mut self, phone: &str) {
+        if self.customers.pop(phone).is_some() {
+            metrics::gauge!("engage_cached_customers").decrement(1.0);
+        }
     }
 
     /// The write of a customer row.
@@ -169,11 +196,13 @@ impl Brand {
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
         ops.push(self.put_customer(&customer));
         if let Err(error) = self.batch(ops).await {
-            self.customers.remove(&customer.phone);
+            self.uncache_customer(&customer.phone);
             self.rollups.clear();
             return Err(error);
         }
-        self.customers.insert(customer.phone.clone(), customer);
+        let before = self.customers.len();
+        self.customers.put(customer.phone.clone(), customer);
+        metrics::gauge!("engage_cached_customers").increment((self.customers.len() - before) as f64);
         Ok(())
     }
 }

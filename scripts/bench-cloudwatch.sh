@@ -29,9 +29,6 @@ json.dump({"timestamp": now, "level": "INFO", "product": "edge", "service": "che
            "message": "order placed", "context": {"order": 1, "amount": 12.5}}, open(f"{sys.argv[1]}/one.json", "w"))
 PY
 
-metric() { # port name -> value (sum over label sets)
-  curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf "%.6f\n", s}'
-}
 
 for run in $(seq 1 "$runs"); do
   moto_port=$(free_port)
@@ -47,13 +44,13 @@ for run in $(seq 1 "$runs"); do
   wait_port "$port" || { cat "$work/engage-$run.log"; exit 1; }
   # warm-up: creates the log group and stream
   BODY_FILE="$work/one.json" wrk -t1 -c1 -d1s -s scripts/bench/post.lua "http://127.0.0.1:$port/v1/logs" >/dev/null
-  calls0=$(metric "$port" engage_log_batch_events_count); events0=$(metric "$port" engage_log_batch_events_sum)
-  sink_n0=$(metric "$port" engage_log_sink_latency_seconds_count); sink_s0=$(metric "$port" engage_log_sink_latency_seconds_sum)
+  calls0=$(metric "$port" engage_log_batch_events_count %.6f); events0=$(metric "$port" engage_log_batch_events_sum %.6f)
+  sink_n0=$(metric "$port" engage_log_sink_latency_seconds_count %.6f); sink_s0=$(metric "$port" engage_log_sink_latency_seconds_sum %.6f)
   out=$(BODY_FILE="$work/one.json" wrk -t1 -c"$connections" -d"${duration}s" --latency -s scripts/bench/post.lua "http://127.0.0.1:$port/v1/logs")
   non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   [ -z "${non2xx:-}" ] || { echo "non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
-  calls=$(metric "$port" engage_log_batch_events_count); events=$(metric "$port" engage_log_batch_events_sum)
-  sink_n=$(metric "$port" engage_log_sink_latency_seconds_count); sink_s=$(metric "$port" engage_log_sink_latency_seconds_sum)
+  calls=$(metric "$port" engage_log_batch_events_count %.6f); events=$(metric "$port" engage_log_batch_events_sum %.6f)
+  sink_n=$(metric "$port" engage_log_sink_latency_seconds_count %.6f); sink_s=$(metric "$port" engage_log_sink_latency_seconds_sum %.6f)
   python3 - "$out" "$calls0" "$calls" "$events0" "$events" "$sink_n0" "$sink_n" "$sink_s0" "$sink_s" "$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")" <<'PY'
 import sys, re
 out = sys.argv[1]

@@ -17,7 +17,6 @@ connections=${3:-32}
 need_wrk
 [ -x target/release/engage ] || cargo build --release --bin engage
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
-metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf "%d\n", s}'; }
 
 port=$(free_port)
 ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$work/data" ENGAGE_LOG_LEVEL=warn "$engage_bin" serve >"$work/engage.log" 2>&1 &
@@ -25,7 +24,7 @@ pid=$!; pids+=($pid); wait_port "$port"
 # wrk's threads each number their own customers; each run gets a fresh RUN_ID so order ids differ,
 # while customer numbers continue (thread-local counters restart, so runs use distinct threads).
 wrk_threads=2
-RUN_ID=big wrk -t"$wrk_threads" -c"$connections" -d3600s -s scripts/bench/customers.lua "http://127.0.0.1:$port" >/dev/null &
+RUN_ID=big NEW_CUSTOMERS=1 wrk -t"$wrk_threads" -c"$connections" -d3600s -s scripts/bench/orders.lua "http://127.0.0.1:$port" >/dev/null &
 load=$!
 start=$SECONDS
 next=$step

@@ -23,9 +23,6 @@ nats_bin=$(nats_server_bin)
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
 
-metric() { # port name -> value (sum over label sets)
-  curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf "%d\n", s}'
-}
 lag_quantiles() { # port -> "p50 p99" in ms, interpolated from the histogram buckets
   curl -s "http://127.0.0.1:$1/metrics" | python3 -c '
 import sys, re

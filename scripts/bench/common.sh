@@ -22,3 +22,7 @@ nats_server_bin() {
 
 # wrk (from Debian, installed when missing).
 need_wrk() { command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }
+
+# The value of a metric on engage's /metrics at loopback port $1, summed over its label sets;
+# integer unless $3 is a printf format (e.g. %.6f for seconds).
+metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" -v f="${3:-%d}" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf f "\n", s}'; }

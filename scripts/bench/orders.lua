@@ -1,5 +1,6 @@
 -- wrk script: POST single orders to /injestion/platform, each with a unique orderId, spread over
--- 50 brands and 100,000 customers.
+-- 50 brands and 100,000 customers. NEW_CUSTOMERS=1: every order is from a new customer of one
+-- brand, `brand-big` (scripts/bench-customers-memory.sh).
 local threads = {}
 local next_id = 0
 function setup(thread)
@@ -9,11 +10,18 @@ end
 function init(args)
   counter = 0
   run = os.getenv("RUN_ID") or "0"
+  new_customers = os.getenv("NEW_CUSTOMERS") == "1"
 end
 function request()
   counter = counter + 1
+  if new_customers then
+    return order("brand-big", string.format("9%d%08d", tid + 1, counter))
+  end
+  return order(string.format("brand-%d", counter % 50), string.format("98%08d", (tid * 100003 + counter) % 100000))
+end
+function order(brand, phone)
   local body = string.format(
-    '{"parentBusinessId":"brand-%d","businessId":"o1","orderId":"%s-%d-%d","customer":{"name":"Bench","phone":"98%08d"},"amount":%d.5,"orderTime":"2026-11-21 10:00:00"}',
-    counter % 50, run, tid, counter, (tid * 100003 + counter) % 100000, counter % 500)
+    '{"parentBusinessId":"%s","businessId":"o1","orderId":"%s-%d-%d","customer":{"name":"Bench","phone":"%s"},"amount":%d.5,"orderTime":"2026-11-21 10:00:00"}',
+    brand, run, tid, counter, phone, counter % 500)
   return wrk.format("POST", "/injestion/platform", {["Content-Type"] = "application/json"}, body)
 end

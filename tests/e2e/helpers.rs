@@ -135,3 +135,12 @@ pub fn required_env(name: &str) -> String {
         panic!("{name} is not set: run the tests with scripts/test.sh, which starts the servers they need")
     })
 }
+
+/// Whether a send delayed by `delay` from now still falls on today's IST date. A delayed send is
+/// queued under the IST date it is due on, and a drain counts as `scheduled` only the rows of the
+/// dates it reads (today's and yesterday's); from 23:45 IST a 15-minute delay lands on tomorrow.
+pub fn due_today_ist(delay: chrono::Duration) -> bool {
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let now = chrono::Utc::now();
+    (now + delay).with_timezone(&ist).date_naive() == now.with_timezone(&ist).date_naive()
+}

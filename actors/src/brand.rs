@@ -80,7 +80,7 @@ impl Default for Services {
 }
 
 /// Most customers a tenant actor keeps in memory; the least recently used is dropped first (and
-/// read from the store again when it is next needed). At about 1 KB a customer, that is ~10 MB
+/// read from the store again when it is next needed). At ~5 KB a customer, that is ~50 MB
 /// per active brand however many customers the brand has (`docs/loyalty-wallet-fraud.md`).
 pub const CUSTOMER_CACHE_CAPACITY: usize = 10_000;
 

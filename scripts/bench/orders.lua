@@ -1,6 +1,7 @@
 -- wrk script: POST single orders to /injestion/platform, each with a unique orderId, spread over
 -- 50 brands and 100,000 customers. NEW_CUSTOMERS=1: every order is from a new customer of one
--- brand, `brand-big` (scripts/bench-customers-memory.sh).
+-- brand, `brand-big` (scripts/bench-customers-memory.sh; CUSTOMER_BLOCK numbers the burst, so
+-- phone numbers are 9 + block (4 digits) + wrk thread (2) + counter (4)).
 local threads = {}
 local next_id = 0
 function setup(thread)
@@ -11,11 +12,12 @@ function init(args)
   counter = 0
   run = os.getenv("RUN_ID") or "0"
   new_customers = os.getenv("NEW_CUSTOMERS") == "1"
+  block = tonumber(os.getenv("CUSTOMER_BLOCK") or "0")
 end
 function request()
   counter = counter + 1
   if new_customers then
-    return order("brand-big", string.format("9%d%08d", tid + 1, counter))
+    return order("brand-big", string.format("9%04d%02d%04d", block, tid, counter))
   end
   return order(string.format("brand-%d", counter % 50), string.format("98%08d", (tid * 100003 + counter) % 100000))
 end

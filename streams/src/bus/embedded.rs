@@ -5,15 +5,16 @@
 //! order survives `kill -9`. `ack` deletes the row; `nak` hides it from the consumer until its
 //! delay has passed. Unacked rows are read again after a restart.
 //!
-//! The unsettled rows of each partition are also kept in memory, in sequence order: consumers read
-//! them there and never scan the store, whose range scans walk every deleted (acked) row's
+//! The sequence numbers of each partition's unsettled rows are also kept in memory, in order:
+//! consumers take them from there and read each row by its key, and never scan the store, whose range scans walk every deleted (acked) row's
 //! tombstone until compaction (issue 13: that walk was 40% of the embedded orders profile). A
 //! partition's rows are loaded from the store when its first consumer opens, so unacked rows come
 //! again after a restart. The engine settles every delivery of a batch before asking for the next,
-//! so the first rows of a partition's map are exactly the unsettled ones; a publisher whose row
-//! lands late (after a higher sequence number) is still delivered, from its place in the map.
+//! so the first numbers of a partition's set are exactly the unsettled ones; a publisher whose row
+//! lands late (after a higher sequence number) is still delivered, from its place in the set. Only
+//! the numbers are in memory (about 40 bytes an order), so a backlog costs little memory.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,10 +31,10 @@ use crate::subject::partition_of;
 
 const TABLE: &str = "bus_orders";
 
-/// One partition's unsettled rows: sequence number → envelope JSON.
+/// One partition's unsettled rows, by sequence number.
 #[derive(Default)]
 struct Pending {
-    rows: BTreeMap<u64, Arc<[u8]>>,
+    rows: BTreeSet<u64>,
     /// Whether the rows stored before this process started have been read in.
     loaded: bool,
 }
@@ -95,7 +96,7 @@ async fn load(store: &dyn Store, partition_key: &str, pending: &Mutex<Pending>) 
         let page = store.scan(TABLE, partition_key, after.as_deref(), 1000).await?;
         let Some(last) = page.last() else { break };
         after = Some(last.clustering.clone());
-        stored.extend(page.into_iter().filter_map(|row| Some((seq_of(&row.clustering)?, Arc::from(row.value)))));
+        stored.extend(page.iter().filter_map(|row| seq_of(&row.clustering)));
     }
     let mut pending = pending.lock().map_err(|_| poisoned())?;
     pending.rows.extend(stored);
@@ -113,9 +114,8 @@ impl Bus for EmbeddedBus {
         let partition = partition_of(&envelope.tenant, self.partitions);
         let value = serde_json::to_vec(envelope).map_err(|e| BusError::Codec(e.to_string()))?;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        let row: Arc<[u8]> = Arc::from(value.as_slice());
         self.store.put(TABLE, &partition_key(partition), &seq.to_be_bytes(), value).await?;
-        self.pending(partition)?.lock().map_err(|_| poisoned())?.rows.insert(seq, row);
+        self.pending(partition)?.lock().map_err(|_| poisoned())?.rows.insert(seq);
         if let Some(wakeup) = self.wakeups.get(partition as usize) {
             wakeup.notify_one();
         }
@@ -166,18 +166,25 @@ impl EmbeddedConsumer {
             delayed.retain(|_, until| *until > now);
             delayed.clone()
         };
-        let rows: Vec<(u64, Arc<[u8]>)> = {
+        let seqs: Vec<u64> = {
             let pending = self.pending.lock().map_err(|_| poisoned())?;
             pending
                 .rows
                 .iter()
-                .filter(|(seq, _)| !hidden.contains_key(seq.to_be_bytes().as_slice()))
+                .filter(|seq| !hidden.contains_key(seq.to_be_bytes().as_slice()))
                 .take(max)
-                .map(|(seq, row)| (*seq, row.clone()))
+                .copied()
                 .collect()
         };
-        let mut deliveries = Vec::with_capacity(rows.len());
-        for (seq, value) in rows {
+        let mut deliveries = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let Some(value) = self.store.get(TABLE, &self.partition_key, &seq.to_be_bytes()).await? else {
+                // settled meanwhile (its delete landed): nothing to deliver
+                if let Ok(mut pending) = self.pending.lock() {
+                    pending.rows.remove(&seq);
+                }
+                continue;
+            };
             let ack = EmbeddedAck {
                 store: self.store.clone(),
                 partition_key: self.partition_key.clone(),

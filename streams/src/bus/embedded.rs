@@ -6,11 +6,11 @@
 //! delay has passed. Unacked rows are read again after a restart.
 //!
 //! The sequence numbers of each partition's unsettled rows are also kept in memory, in order:
-//! consumers take them from there and read each row by its key, and never scan the store, whose range scans walk every deleted (acked) row's
-//! tombstone until compaction (issue 13: that walk was 40% of the embedded orders profile). A
-//! partition's rows are loaded from the store when its first consumer opens, so unacked rows come
-//! again after a restart. The engine settles every delivery of a batch before asking for the next,
-//! so the first numbers of a partition's set are exactly the unsettled ones; a publisher whose row
+//! consumers take them from there and read each row by its key, and never scan the store, whose
+//! range scans walk every deleted (acked) row's tombstone until compaction (issue 13: that walk was
+//! 40% of the embedded orders profile). A partition's numbers are loaded from the store when its
+//! first consumer opens, so unacked rows come again after a restart. The engine settles every
+//! delivery of a batch before asking for the next, so the first numbers of a partition's set are exactly the unsettled ones; a publisher whose row
 //! lands late (after a higher sequence number) is still delivered, from its place in the set. Only
 //! the numbers are in memory (about 40 bytes an order), so a backlog costs little memory.
 
@@ -68,11 +68,13 @@ impl EmbeddedBus {
     }
 
     fn pending(&self, partition: u32) -> Result<Arc<Mutex<Pending>>, BusError> {
-        self.pending
-            .get(partition as usize)
-            .cloned()
-            .ok_or_else(|| BusError::Codec(format!("no partition {partition}")))
+        of_partition(&self.pending, partition)
     }
+}
+
+/// Partition `partition`'s entry of a per-partition list.
+fn of_partition<T>(list: &[Arc<T>], partition: u32) -> Result<Arc<T>, BusError> {
+    list.get(partition as usize).cloned().ok_or_else(|| BusError::Codec(format!("no partition {partition}")))
 }
 
 fn poisoned() -> BusError {
@@ -84,8 +86,8 @@ fn seq_of(key: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(key.try_into().ok()?))
 }
 
-/// Reads a partition's stored rows into its map (once per process; rows published meanwhile are
-/// in both, and inserting them again changes nothing).
+/// Reads a partition's stored sequence numbers into its set (once per process; rows published
+/// meanwhile are in both, and inserting them again changes nothing).
 async fn load(store: &dyn Store, partition_key: &str, pending: &Mutex<Pending>) -> Result<(), BusError> {
     if pending.lock().map_err(|_| poisoned())?.loaded {
         return Ok(());
@@ -128,11 +130,7 @@ impl Bus for EmbeddedBus {
     }
 
     async fn consumer(&self, partition: u32) -> Result<Box<dyn PartitionConsumer>, BusError> {
-        let wakeup = self
-            .wakeups
-            .get(partition as usize)
-            .cloned()
-            .ok_or_else(|| BusError::Codec(format!("no partition {partition}")))?;
+        let wakeup = of_partition(&self.wakeups, partition)?;
         let pending = self.pending(partition)?;
         load(self.store.as_ref(), &partition_key(partition), &pending).await?;
         Ok(Box::new(EmbeddedConsumer {
@@ -234,14 +232,10 @@ pub(super) struct EmbeddedAck {
 
 impl EmbeddedAck {
     pub(super) async fn ack(self) -> Result<(), BusError> {
-        let seq = seq_of(&self.key);
-        self.store
-            .batch(vec![WriteOp::Delete { table: TABLE, partition: self.partition_key, clustering: self.key }])
-            .await?;
-        if let (Some(seq), Ok(mut pending)) = (seq, self.pending.lock()) {
-            pending.rows.remove(&seq);
-        }
-        Ok(())
+        Self::ack_all(vec![(0, self)])
+            .await
+            .pop()
+            .map_or_else(|| Err(BusError::Codec("not settled".into())), |(_, result)| result)
     }
 
     /// Deletes every row of `acks` in one store batch; each entry is (caller's index, ack).

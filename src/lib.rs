@@ -12,13 +12,12 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use engage_actors::repo::Repo;
@@ -27,6 +26,7 @@ pub use engage_config::{LogFormat, LogSinkKind, Role, Settings, StoreKind};
 use engage_ingress::auth::jwks::{JwksOptions, JwksVerifier};
 use engage_ingress::platform::{schemas::PlatformSchemas, tokens::TokenStore, PlatformState};
 use engage_ingress::rate_limit::{CallerLimiter, PRUNE_EVERY};
+use engage_ingress::readiness::{Phase, Readiness};
 use engage_ingress::{AppState, Serve};
 use engage_storage::logs::cloudwatch::CloudWatchBackend;
 use engage_storage::logs::embedded::EmbeddedLogBackend;
@@ -57,7 +57,8 @@ struct Ownership {
 pub struct Application {
     listener: TcpListener,
     state: AppState,
-    log_store: EmbeddedStore,
+    /// The embedded store in the data dir, when this process opened one.
+    log_store: Option<EmbeddedStore>,
     writer_task: JoinHandle<()>,
     grace: Duration,
     engine: Option<Arc<Engine>>,
@@ -92,53 +93,256 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     options.open(path)?.write_all(text.as_bytes())
 }
 
+/// A process that has bound its listener and, while it connects to its dependencies, answers
+/// `/healthz`, `/readyz` (503 `starting`, with what it waits for) and `/metrics`.
+pub struct Startup {
+    listener: TcpListener,
+    readiness: Arc<Readiness>,
+    /// Stops the interim server (also when dropped).
+    interim: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+}
+
+impl Startup {
+    /// Installs the metrics recorder (before anything records), binds `settings.http_addr` (port 0
+    /// picks a free port) and starts the interim server on it.
+    pub async fn bind(settings: &Settings) -> anyhow::Result<Self> {
+        engage_ingress::telemetry::prometheus();
+        let listener = TcpListener::bind(settings.http_addr)
+            .await
+            .with_context(|| format!("cannot bind ENGAGE_HTTP_ADDR {}", settings.http_addr))?;
+        let readiness = Arc::new(Readiness::new(Phase::Starting));
+        // Two handles on one listening socket: the interim server accepts on one until the real
+        // server takes over on the other; connections arriving in between wait in the backlog.
+        let socket = listener.into_std().context("cannot take the listener")?;
+        let interim_listener = TcpListener::from_std(socket.try_clone().context("cannot share the listener")?)?;
+        let listener = TcpListener::from_std(socket)?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let app = engage_ingress::ops::starting_router(readiness.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(interim_listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(Self { listener, readiness, interim: Some((stop, task)) })
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.listener.local_addr().map(|a| a.port()).unwrap_or_default()
+    }
+
+    async fn stop_interim(&mut self) {
+        if let Some((stop, mut task)) = self.interim.take() {
+            let _ = stop.send(());
+            if tokio::time::timeout(Duration::from_secs(2), &mut task).await.is_err() {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// Whether this process needs the local data dir: the embedded store holds the platform's tables,
+/// or it serves the log routes with the embedded log sink. Actor nodes and ingresses on NATS (or
+/// ScyllaDB) with the CloudWatch sink neither open nor lock it.
+pub fn needs_data_dir(settings: &Settings) -> bool {
+    settings.store_kind() == StoreKind::Embedded
+        || (settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded)
+}
+
+/// The file in the data dir naming the process that holds it.
+const OWNER_FILE: &str = "engage.owner";
+
+/// Opens the embedded store in the data dir; when another process holds it, says which and what
+/// to set.
+fn open_data_dir(settings: &Settings) -> anyhow::Result<EmbeddedStore> {
+    let dir = &settings.data_dir;
+    match EmbeddedStore::open(dir) {
+        Ok(store) => {
+            let owner =
+                format!("pid {} serving {} (role {:?})\n", std::process::id(), settings.http_addr, settings.role)
+                    .to_lowercase();
+            let _ = std::fs::write(dir.join(OWNER_FILE), owner);
+            Ok(store)
+        }
+        Err(error) if error.to_string().contains("Locked") => {
+            let holder = std::fs::read_to_string(dir.join(OWNER_FILE))
+                .map(|text| format!("another engage process ({})", text.trim()))
+                .unwrap_or_else(|_| "another engage process".to_owned());
+            anyhow::bail!(
+                "the data dir {} is in use by {holder}: give this process its own ENGAGE_DATA_DIR \
+                 (e.g. ENGAGE_DATA_DIR=./data-2), or stop that process",
+                dir.display()
+            )
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot open the embedded store in {}", dir.display())),
+    }
+}
+
+/// Runs `attempt` until it succeeds, with backoff (0.25 s doubling to 5 s), logging each failure
+/// and listing `dependency` under `/readyz` problems meanwhile; after `timeout` fails naming
+/// `target` (the setting and its redacted value).
+async fn with_retry<T, E, F, Fut>(
+    dependency: &'static str,
+    target: &str,
+    secret_url: Option<&str>,
+    timeout: Duration,
+    readiness: &Readiness,
+    mut attempt: F,
+) -> anyhow::Result<T>
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let started = Instant::now();
+    let mut backoff = Duration::from_millis(250);
+    for number in 1u32.. {
+        let error = match attempt().await {
+            Ok(value) => {
+                readiness.set_problem(dependency, None);
+                if number > 1 {
+                    tracing::info!(dependency, target, attempts = number, "connected");
+                }
+                return Ok(value);
+            }
+            Err(error) => error.to_string(),
+        };
+        let error = secret_url.map_or(error.clone(), |url| engage_config::redact_in(&error, url));
+        let waited = started.elapsed();
+        if waited + backoff > timeout {
+            readiness.set_problem(dependency, Some(format!("cannot reach {target}: {error}")));
+            anyhow::bail!(
+                "could not reach {dependency} at {target} within ENGAGE_CONNECT_TIMEOUT_SECS ({} s, {number} attempts): {error}",
+                timeout.as_secs()
+            );
+        }
+        readiness.set_problem(dependency, Some(format!("connecting to {target} (attempt {number}): {error}")));
+        tracing::warn!(dependency, target, attempt = number, retry_in = ?backoff, %error, "cannot connect yet; retrying");
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+    anyhow::bail!("could not reach {dependency} at {target}")
+}
+
+/// Checks the CloudWatch sink now and then: `/readyz` lists `cloudwatch` with the cause while it
+/// is unusable (every 5 s while failing, every 30 s while healthy).
+fn watch_cloudwatch(backend: Arc<CloudWatchBackend>, readiness: Arc<Readiness>) {
+    tokio::spawn(async move {
+        let mut was_ok = None;
+        loop {
+            let result = backend.check(Duration::from_secs(3)).await;
+            let ok = result.is_ok();
+            match &result {
+                Err(cause) if was_ok != Some(false) => {
+                    tracing::warn!(%cause, "the CloudWatch Logs sink is unusable: /readyz answers 503 until it recovers");
+                }
+                Ok(()) if was_ok == Some(false) => tracing::info!("the CloudWatch Logs sink is usable again"),
+                _ => {}
+            }
+            readiness.set_problem("cloudwatch", result.err());
+            was_ok = Some(ok);
+            tokio::time::sleep(Duration::from_secs(if ok { 30 } else { 5 })).await;
+        }
+    });
+}
+
+/// Fetches the JWKS until it succeeds (every 5 s): `/readyz` lists `jwks` with the cause meanwhile.
+fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>, readiness: Arc<Readiness>) {
+    if first.is_ok() {
+        return;
+    }
+    readiness.set_problem("jwks", first.err());
+    let verifier = Arc::downgrade(&verifier);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let Some(verifier) = verifier.upgrade() else { break };
+            let result = verifier.refresh().await;
+            let ok = result.is_ok();
+            readiness.set_problem("jwks", result.err());
+            if ok {
+                break;
+            }
+        }
+    });
+}
+
 impl Application {
-    /// Opens the stores, connects the sink and the bus, starts the engine (roles `all` and
-    /// `node`), fetches the JWKS (best effort) and binds `settings.http_addr` (port 0 picks a
-    /// free port).
+    /// Binds `settings.http_addr` (port 0 picks a free port), opens the stores, connects the sink
+    /// and the bus (retrying NATS and ScyllaDB up to `connect_timeout_secs`), starts the engine
+    /// (roles `all` and `node`) and fetches the JWKS.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
-        let log_store = EmbeddedStore::open(&settings.data_dir)
-            .with_context(|| format!("cannot open the embedded store in {}", settings.data_dir.display()))?;
-        let shared_log_store: Arc<dyn Store> = Arc::new(log_store.clone());
-        let backend: Arc<dyn LogBackend> = match settings.log_sink {
-            LogSinkKind::Embedded => Arc::new(EmbeddedLogBackend::new(shared_log_store.clone())),
-            LogSinkKind::Cloudwatch => Arc::new(
-                CloudWatchBackend::connect(
-                    settings.cloudwatch_endpoint.as_deref(),
-                    Duration::from_millis(settings.cloudwatch_deadline_ms),
-                )
-                .await,
-            ),
-        };
-        let writer_config = match settings.log_sink {
-            LogSinkKind::Embedded => WriterConfig::default(),
-            LogSinkKind::Cloudwatch => WriterConfig::cloudwatch(),
-        };
-        let (writer, writer_task) = LogWriter::spawn(backend, writer_config);
+        let startup = Startup::bind(&settings).await?;
+        Self::build_from(startup, settings).await
+    }
+
+    /// [`Application::build`] on a process already bound by [`Startup::bind`].
+    pub async fn build_from(mut startup: Startup, settings: Settings) -> anyhow::Result<Self> {
+        let readiness = startup.readiness.clone();
+        let connect_timeout = Duration::from_secs(settings.connect_timeout_secs);
+        let local_store = if needs_data_dir(&settings) { Some(open_data_dir(&settings)?) } else { None };
 
         // NATS, the platform store and the bus
         let nats = match &settings.nats_url {
-            Some(url) => Some(
-                async_nats::connect(url).await.with_context(|| format!("cannot connect to ENGAGE_NATS_URL {url}"))?,
-            ),
+            Some(url) => {
+                let target = format!("ENGAGE_NATS_URL={}", engage_config::redact_url(url));
+                Some(
+                    with_retry("nats", &target, Some(url), connect_timeout, &readiness, || {
+                        async_nats::ConnectOptions::new()
+                            .connection_timeout(Duration::from_secs(5))
+                            .connect(url.as_str())
+                    })
+                    .await?,
+                )
+            }
             None => None,
         };
         let jetstream = nats.clone().map(async_nats::jetstream::new);
-        let platform_store: Arc<dyn Store> = match (settings.store_kind(), &jetstream) {
-            (StoreKind::Embedded, _) => shared_log_store.clone(),
-            (StoreKind::Nats, Some(js)) => {
+        let platform_store: Arc<dyn Store> = match (settings.store_kind(), &jetstream, &local_store) {
+            (StoreKind::Embedded, _, Some(local)) => Arc::new(local.clone()),
+            (StoreKind::Embedded, _, None) => anyhow::bail!("the embedded store was not opened"),
+            (StoreKind::Nats, Some(js), _) => {
                 Arc::new(NatsKvStore::open(js, STORE_BUCKET).await.context("cannot open the NATS KV store")?)
             }
-            (StoreKind::Nats, None) => anyhow::bail!("ENGAGE_STORE=nats needs ENGAGE_NATS_URL"),
-            (StoreKind::Scylla, _) => {
+            (StoreKind::Nats, None, _) => anyhow::bail!("ENGAGE_STORE=nats needs ENGAGE_NATS_URL"),
+            (StoreKind::Scylla, _, _) => {
                 let nodes = settings.scylla_nodes.as_deref().unwrap_or_default();
+                let target = format!("ENGAGE_SCYLLA_NODES={nodes}");
                 Arc::new(
-                    ScyllaStore::connect(nodes, &settings.scylla_keyspace, 3)
-                        .await
-                        .context("cannot connect to ENGAGE_SCYLLA_NODES")?,
+                    with_retry("scylla", &target, None, connect_timeout, &readiness, || {
+                        ScyllaStore::connect(nodes, &settings.scylla_keyspace, 3)
+                    })
+                    .await?,
                 )
             }
         };
+        // the log sink: events read back from the local store, or (no data dir) the shared one,
+        // which a process without log routes never reads
+        let log_read_store: Arc<dyn Store> = match &local_store {
+            Some(local) => Arc::new(local.clone()),
+            None => platform_store.clone(),
+        };
+        let (backend, writer_config): (Arc<dyn LogBackend>, WriterConfig) = match settings.log_sink {
+            LogSinkKind::Embedded => {
+                (Arc::new(EmbeddedLogBackend::new(log_read_store.clone())), WriterConfig::default())
+            }
+            LogSinkKind::Cloudwatch => {
+                let backend = Arc::new(
+                    CloudWatchBackend::connect(
+                        settings.cloudwatch_endpoint.as_deref(),
+                        Duration::from_millis(settings.cloudwatch_deadline_ms),
+                    )
+                    .await,
+                );
+                if settings.role != Role::Node {
+                    watch_cloudwatch(backend.clone(), readiness.clone());
+                }
+                (backend, WriterConfig::cloudwatch())
+            }
+        };
+        let (writer, writer_task) = LogWriter::spawn(backend, writer_config);
         let lease = Duration::from_secs(settings.partition_lease_secs);
         let jetstream_bus = match &jetstream {
             Some(js) => Some(Arc::new(
@@ -157,7 +361,6 @@ impl Application {
             Some(bus) => bus.clone(),
             None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
         };
-
         #[cfg(not(feature = "fault-injection"))]
         if settings.fault_panic_order_id.is_some() {
             tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID is ignored: this build has no fault-injection feature");
@@ -202,7 +405,7 @@ impl Application {
                         .context("cannot open the lease bucket")?;
                     let (stop, stop_rx) = watch::channel(false);
                     let node = settings.node_id();
-                    tracing::info!(node, partitions = settings.partitions, "leasing partitions");
+                    tracing::debug!(node, partitions = settings.partitions, "leasing partitions");
                     let (mut owned, lease_task) = spawn_lease_keeper(bucket, node, settings.partitions, lease, stop_rx);
                     let engine = engine.clone();
                     let sync_task = tokio::spawn(async move {
@@ -222,20 +425,25 @@ impl Application {
             }
         }
 
-        let jwt = match &settings.jwks_url {
-            Some(url) => {
-                let verifier = JwksVerifier::new(JwksOptions {
-                    url: url.clone(),
-                    issuer: settings.jwt_issuer.clone(),
-                    audience: settings.jwt_audience.clone(),
-                    refresh_after: Duration::from_secs(settings.jwks_refresh_secs),
-                    min_refetch: Duration::from_secs(settings.jwks_min_refetch_secs),
-                })
-                .map_err(anyhow::Error::msg)?;
-                verifier.refresh().await;
-                Some(Arc::new(verifier))
+        // actor nodes serve no log routes: no verifier, no warning about open ingestion
+        let jwt = match (&settings.jwks_url, settings.role) {
+            (_, Role::Node) => None,
+            (Some(url), _) => {
+                let verifier = Arc::new(
+                    JwksVerifier::new(JwksOptions {
+                        url: url.clone(),
+                        issuer: settings.jwt_issuer.clone(),
+                        audience: settings.jwt_audience.clone(),
+                        refresh_after: Duration::from_secs(settings.jwks_refresh_secs),
+                        min_refetch: Duration::from_secs(settings.jwks_min_refetch_secs),
+                    })
+                    .map_err(anyhow::Error::msg)?,
+                );
+                let first = verifier.refresh().await;
+                watch_jwks(verifier.clone(), first, readiness.clone());
+                Some(verifier)
             }
-            None => {
+            (None, _) => {
                 tracing::warn!(
                     "ENGAGE_JWKS_URL is not set: log ingestion is open to anyone who can reach {}",
                     settings.http_addr
@@ -304,21 +512,21 @@ impl Application {
             tokens: TokenStore::new(platform_store.clone()),
             repo: Repo::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
-            admin_key: admin_key(&settings)?,
+            // the loopback admin routes are served where the HTTP routes are (not on nodes)
+            admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },
             jobs,
             links,
         };
 
-        let listener = TcpListener::bind(settings.http_addr)
-            .await
-            .with_context(|| format!("cannot bind ENGAGE_HTTP_ADDR {}", settings.http_addr))?;
+        startup.stop_interim().await;
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
         ownership.stop_jobs = Some(stop_jobs);
         ownership.job_tasks = job_tasks;
         let serve = if settings.role == Role::Node { Serve::OpsOnly } else { Serve::All };
-        let state =
-            AppState::new(settings, writer, shared_log_store, jwt, limiter, platform).map_err(anyhow::Error::msg)?;
-        Ok(Self { listener, state, log_store, writer_task, grace, engine, ownership, serve })
+        let state = AppState::new(settings, writer, log_read_store, jwt, limiter, platform, readiness)
+            .map_err(anyhow::Error::msg)?;
+        let Startup { listener, .. } = startup;
+        Ok(Self { listener, state, log_store: local_store, writer_task, grace, engine, ownership, serve })
     }
 
     /// The bound port.
@@ -332,14 +540,28 @@ impl Application {
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let Self { listener, state, log_store, writer_task, grace, engine, ownership, serve } = self;
         let addr = listener.local_addr()?;
-        tracing::info!(%addr, sink = state.writer.backend_name(), role = ?state.settings.role, "engage is serving");
         let app = engage_ingress::router(state.clone(), serve);
+        state.readiness.set_phase(Phase::Serving);
+        let settings = &state.settings;
+        // the one start-up line: what this process is and what it talks to
+        tracing::info!(
+            %addr,
+            role = ?settings.role,
+            sink = state.writer.backend_name(),
+            store = ?settings.store_kind(),
+            bus = if settings.nats_url.is_some() { "jetstream" } else { "embedded" },
+            nats = settings.nats_url.as_deref().map(engage_config::redact_url).unwrap_or_else(|| "-".to_owned()),
+            data_dir = %if log_store.is_some() { settings.data_dir.display().to_string() } else { "-".to_owned() },
+            node = %if engine.is_some() { settings.node_id() } else { "-".to_owned() },
+            partitions = settings.partitions,
+            "engage is serving"
+        );
         let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
         let ready_state = state.clone();
         let signal = async move {
             shutdown.await;
             tracing::info!("shutdown requested: draining in-flight requests");
-            ready_state.ready.store(false, Ordering::Relaxed);
+            ready_state.readiness.set_phase(Phase::ShuttingDown);
             let _ = stopping_tx.send(true);
         };
         let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
@@ -376,7 +598,9 @@ impl Application {
         if tokio::time::timeout(grace, writer_task).await.is_err() {
             tracing::warn!("log sink did not finish flushing within the grace period");
         }
-        log_store.persist().context("cannot persist the embedded store")?;
+        if let Some(store) = &log_store {
+            store.persist().context("cannot persist the embedded store")?;
+        }
         tracing::info!("engage stopped");
         Ok(())
     }

@@ -179,22 +179,24 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         Command::Serve { role } => {
             let settings = load(config, role.as_deref())?;
             init_tracing(&settings);
+            let json_logs = settings.log_format == LogFormat::Json;
             let result = runtime()?.block_on(async {
                 let app = Application::build(settings).await?;
                 app.run_until(engage::shutdown_signal()).await
             });
             match result {
                 Ok(()) => Ok(ExitCode::SUCCESS),
-                Err(error) => {
+                // said once: as a JSON log line when logs are JSON, else as a plain line
+                Err(error) if json_logs => {
                     tracing::error!("{error:#}");
-                    eprintln!("engage: {error:#}");
                     Err(ExitCode::FAILURE)
                 }
+                Err(error) => Err(fail(format!("{error:#}"))),
             }
         }
         Command::Config => {
             let settings = load(config, None)?;
-            println!("{settings:#?}");
+            out(settings.to_toml_redacted().trim_end());
             Ok(ExitCode::SUCCESS)
         }
         Command::Tokens { action } => {
@@ -239,6 +241,51 @@ fn admin_base(settings: &Settings) -> String {
     format!("http://{addr}")
 }
 
+/// The server's admin key: `ENGAGE_ADMIN_KEY` when given; else the key file the server names at
+/// `GET /admin/key`; else `<data_dir>/admin.key` here. Never creates a key.
+async fn find_admin_key(settings: &Settings, client: &reqwest::Client, base: &str) -> Result<String, ExitCode> {
+    if let Some(key) = &settings.admin_key {
+        return Ok(key.expose().to_owned());
+    }
+    let response = client
+        .get(format!("{base}/admin/key"))
+        .send()
+        .await
+        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running? ENGAGE_HTTP_ADDR names its address): {e}")))?;
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(server_refused(status, &answer));
+    }
+    if answer["key_setting"].is_string() {
+        return Err(fail(
+            "the server's admin key is set by ENGAGE_ADMIN_KEY: give this command the same ENGAGE_ADMIN_KEY",
+        ));
+    }
+    let mut files: Vec<PathBuf> = answer["key_file"].as_str().map(PathBuf::from).into_iter().collect();
+    files.push(settings.data_dir.join("admin.key"));
+    for file in &files {
+        if let Ok(key) = std::fs::read_to_string(file) {
+            return Ok(key.trim().to_owned());
+        }
+    }
+    Err(fail(format!(
+        "cannot read the server's admin key ({}): run this as a user who may read it, or set ENGAGE_ADMIN_KEY to the server's key",
+        files.first().map(|f| f.display().to_string()).unwrap_or_default()
+    )))
+}
+
+/// Says what the server refused, in its own words when it gave some.
+fn server_refused(status: reqwest::StatusCode, answer: &Value) -> ExitCode {
+    match answer["message"].as_str() {
+        Some(message) if status == reqwest::StatusCode::FORBIDDEN => fail(format!(
+            "the server refused the admin key ({status}: {message}): set ENGAGE_ADMIN_KEY to the server's admin key"
+        )),
+        Some(message) => fail(format!("the server answered {status}: {message}")),
+        None => fail(format!("the server answered {status}: {answer}")),
+    }
+}
+
 /// Calls the running server's loopback admin route with the admin key; the answer, or the exit
 /// code after saying what went wrong.
 async fn admin_call(
@@ -247,9 +294,10 @@ async fn admin_call(
     path: &str,
     body: Option<Value>,
 ) -> Result<Value, ExitCode> {
-    let key = engage::admin_key(settings).map_err(fail)?;
     let base = admin_base(settings);
-    let mut request = reqwest::Client::new().request(method, format!("{base}{path}")).header("x-admin-key", key);
+    let client = reqwest::Client::new();
+    let key = find_admin_key(settings, &client, &base).await?;
+    let mut request = client.request(method, format!("{base}{path}")).header("x-admin-key", key);
     if let Some(body) = body {
         request = request.json(&body);
     }
@@ -260,9 +308,28 @@ async fn admin_call(
     let status = response.status();
     let answer: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
-        return Err(fail(format!("the server answered {status}: {answer}")));
+        return Err(server_refused(status, &answer));
     }
     Ok(answer)
+}
+
+/// `println!` through [`out`].
+macro_rules! outln {
+    ($($arg:tt)*) => { out(format_args!($($arg)*)) };
+}
+
+/// Prints a line on stdout; a closed pipe (`engage tokens list | head -1`) ends the process
+/// quietly.
+fn out(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = writeln!(stdout, "{line}") {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("engage: cannot write to stdout: {error}");
+        std::process::exit(1);
+    }
 }
 
 async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, ExitCode> {
@@ -271,12 +338,13 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         TokensAction::Create { kind, parent, business } => {
             let body = json!({"kind": kind, "parent": parent, "business": business});
             let answer = admin_call(&settings, Method::POST, "/admin/tokens", Some(body)).await?;
-            println!("{}", answer["token"].as_str().unwrap_or_default());
+            outln!("{}", answer["token"].as_str().unwrap_or_default());
+            eprintln!("token id: {}", answer["id"].as_str().unwrap_or_default());
         }
         TokensAction::List => {
             let answer = admin_call(&settings, Method::GET, "/admin/tokens", None).await?;
             for token in answer["tokens"].as_array().cloned().unwrap_or_default() {
-                println!(
+                outln!(
                     "{}\t{}\tparent={}\tbusiness={}\tcreated={}\t{}",
                     token["id"].as_str().unwrap_or_default(),
                     token["kind"].as_str().unwrap_or_default(),
@@ -289,7 +357,7 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         }
         TokensAction::Revoke { id } => {
             admin_call(&settings, Method::DELETE, &format!("/admin/tokens/{id}"), None).await?;
-            println!("revoked {id}");
+            outln!("revoked {id}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -310,7 +378,7 @@ async fn wallet(settings: Settings, action: WalletAction) -> Result<ExitCode, Ex
         }
     };
     let answer = admin_call(&settings, reqwest::Method::POST, path, Some(body)).await?;
-    println!("{}", answer["balance"].as_str().unwrap_or_default());
+    outln!("{}", answer["balance"].as_str().unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -319,7 +387,7 @@ async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCo
         JobsAction::List => {
             let answer = admin_call(&settings, reqwest::Method::GET, "/admin/jobs", None).await?;
             for job in answer["jobs"].as_array().cloned().unwrap_or_default() {
-                println!(
+                outln!(
                     "{}\t{}\tnext {}",
                     job["job"].as_str().unwrap_or_default(),
                     job["cron"].as_str().unwrap_or_default(),
@@ -335,7 +403,7 @@ async fn jobs(settings: Settings, action: JobsAction) -> Result<ExitCode, ExitCo
                 Some(json!({"name": name, "now": now})),
             )
             .await?;
-            println!("{}", answer["outcome"]);
+            outln!("{}", answer["outcome"]);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -346,7 +414,7 @@ async fn health_reports(settings: Settings, now: Option<String>) -> Result<ExitC
     let answer = admin_call(&settings, reqwest::Method::POST, "/admin/jobs/run", Some(body)).await?;
     let outcome = &answer["outcome"];
     for file in outcome["files"].as_array().cloned().unwrap_or_default() {
-        println!("{}", file.as_str().unwrap_or_default());
+        outln!("{}", file.as_str().unwrap_or_default());
     }
     eprintln!(
         "{} to {}: {} journeys; mailed: {}",
@@ -373,7 +441,7 @@ async fn bill_report(settings: Settings, date: Option<String>) -> Result<ExitCod
     let body = json!({"name": "bill_report", "now": now});
     let answer = admin_call(&settings, reqwest::Method::POST, "/admin/jobs/run", Some(body)).await?;
     let outcome = &answer["outcome"];
-    println!("{}", outcome["file"].as_str().unwrap_or_default());
+    outln!("{}", outcome["file"].as_str().unwrap_or_default());
     eprintln!(
         "{}: {} brands, {} outlets, {} businesses with bills on sent none; mailed: {}",
         outcome["date"].as_str().unwrap_or_default(),
@@ -387,7 +455,7 @@ async fn bill_report(settings: Settings, date: Option<String>) -> Result<ExitCod
 
 async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
     let Some(url) = &settings.nats_url else {
-        println!("embedded mode: the single node owns all {} partitions", settings.partitions);
+        outln!("embedded mode: the single node owns all {} partitions", settings.partitions);
         return Ok(ExitCode::SUCCESS);
     };
     let client = async_nats::connect(url).await.map_err(|e| fail(format!("cannot connect to {url}: {e}")))?;
@@ -398,9 +466,9 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
             .map_err(fail)?;
     let owners = engage_streams::lease::owners(&bucket).await.map_err(fail)?;
     let nodes = engage_streams::lease::live_nodes(&bucket).await.map_err(fail)?;
-    println!("live nodes: {}", if nodes.is_empty() { "none".to_owned() } else { nodes.join(", ") });
+    outln!("live nodes: {}", if nodes.is_empty() { "none".to_owned() } else { nodes.join(", ") });
     for partition in 0..settings.partitions {
-        println!("{partition}\t{}", owners.get(&partition).map(String::as_str).unwrap_or("(unowned)"));
+        outln!("{partition}\t{}", owners.get(&partition).map(String::as_str).unwrap_or("(unowned)"));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -409,7 +477,12 @@ fn init_tracing(settings: &Settings) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&settings.log_level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    use std::io::IsTerminal;
+    // colours only for a person at a terminal, never into files or log collectors
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     match settings.log_format {
         LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).init(),
         LogFormat::Text => builder.init(),

@@ -103,6 +103,8 @@ impl Engine {
     pub async fn set_owned(self: &Arc<Self>, owned: &BTreeSet<u32>) {
         let mut runners = self.runners.lock().await;
         let gone: Vec<u32> = runners.keys().filter(|p| !owned.contains(p)).copied().collect();
+        let stopped = gone.len();
+        let mut started = 0;
         for partition in gone {
             if let Some(runner) = runners.remove(&partition) {
                 self.stop_runner(partition, runner).await;
@@ -115,11 +117,15 @@ impl Engine {
             match self.start_runner(partition).await {
                 Ok(runner) => {
                     runners.insert(partition, runner);
+                    started += 1;
                 }
                 Err(error) => tracing::error!(partition, %error, "cannot start partition"),
             }
         }
         metrics::gauge!("engage_partitions_running").set(runners.len() as f64);
+        if started + stopped > 0 {
+            tracing::info!(started, stopped, running = runners.len(), "partitions changed");
+        }
     }
 
     async fn start_runner(self: &Arc<Self>, partition: u32) -> Result<Runner, String> {
@@ -134,7 +140,9 @@ impl Engine {
         if let Ok(mut supervisors) = self.supervisors.write() {
             supervisors.insert(partition, supervisor.clone());
         }
-        tracing::info!(partition, "partition started");
+        // the partition's series exists (at zero) from the moment it runs here
+        metrics::counter!("engage_events_processed_total", "partition" => partition.to_string()).increment(0);
+        tracing::debug!(partition, "partition started");
         Ok(Runner { stop, task, supervisor, rpc })
     }
 
@@ -148,7 +156,7 @@ impl Engine {
             let _ = rpc.await;
         }
         runner.supervisor.stop(Some("partition released".to_owned()));
-        tracing::info!(partition, "partition stopped");
+        tracing::debug!(partition, "partition stopped");
     }
 
     /// Stops every partition (each finishes the batch it is processing).

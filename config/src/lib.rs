@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
-use figment::providers::{Env, Format, Serialized, Toml};
+use figment::providers::{Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
 
@@ -230,6 +230,9 @@ pub struct Settings {
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
     pub pos_redemption_ttl_minutes: u64,
+    /// How long start-up keeps retrying NATS and ScyllaDB before it gives up, in seconds
+    /// (`ENGAGE_CONNECT_TIMEOUT_SECS`).
+    pub connect_timeout_secs: u64,
     /// Testing only: the tenant actor panics once on the order with this `orderId`
     /// (`ENGAGE_FAULT_PANIC_ORDER_ID`). Used by the supervision tests.
     pub fault_panic_order_id: Option<String>,
@@ -304,13 +307,25 @@ impl Default for Settings {
             link_secret: None,
             mail_service_url: None,
             pos_redemption_ttl_minutes: 30,
+            connect_timeout_secs: 60,
         }
     }
 }
 
+/// Where a setting's value came from: how an error names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// An `ENGAGE_*` environment variable (or a default).
+    Env,
+    /// A key of the TOML file at this path.
+    File(PathBuf),
+    /// The `--config` flag itself.
+    ConfigFlag,
+}
+
 /// A setting that is unknown or has an invalid value.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("invalid setting {env} ({key}): {message}")]
+#[error("{}", self.render())]
 pub struct ConfigError {
     /// The key as written in `engage.toml`.
     pub key: String,
@@ -318,54 +333,209 @@ pub struct ConfigError {
     pub env: String,
     /// What is wrong with it.
     pub message: String,
+    /// Where the value came from.
+    pub origin: Origin,
 }
 
 impl ConfigError {
     fn new(key: &str, message: impl Into<String>) -> Self {
-        Self { key: key.to_owned(), env: format!("{ENV_PREFIX}{}", key.to_uppercase()), message: message.into() }
+        Self {
+            key: key.to_owned(),
+            env: format!("{ENV_PREFIX}{}", key.to_uppercase()),
+            message: message.into(),
+            origin: Origin::Env,
+        }
+    }
+
+    /// The setting as the user wrote it, the problem, and a valid example.
+    fn render(&self) -> String {
+        let example = example(&self.key);
+        match &self.origin {
+            Origin::Env => {
+                let mut text = format!("invalid setting {}: {}", self.env, self.message);
+                if let Some(example) = example {
+                    text.push_str(&format!(" (example: {}={example})", self.env));
+                }
+                text
+            }
+            Origin::File(path) => {
+                let mut text = format!("invalid setting `{}` in {}: {}", self.key, path.display(), self.message);
+                if let Some(example) = example {
+                    let value =
+                        if example.parse::<f64>().is_ok() { example.to_owned() } else { format!("{example:?}") };
+                    text.push_str(&format!(" (example: {} = {value})", self.key));
+                }
+                text
+            }
+            Origin::ConfigFlag => format!("--config {}", self.message),
+        }
     }
 }
+
+/// A valid value of `key`, for error messages.
+fn example(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "http_addr" => "127.0.0.1:8080",
+        "data_dir" => "/var/lib/engage",
+        "log_sink" => "embedded",
+        "log_format" => "json",
+        "log_level" => "info",
+        "log_org" => "acme",
+        "store" => "nats",
+        "role" => "node",
+        "nats_url" => "nats://127.0.0.1:4222",
+        "scylla_nodes" => "10.0.0.5:9042,10.0.0.6:9042",
+        "node_id" => "node-1",
+        "partitions" => "64",
+        "partition_lease_secs" => "10",
+        "connect_timeout_secs" => "60",
+        "max_body_bytes" => "5242880",
+        "max_event_bytes" => "262118",
+        "rate_limit_per_second" | "rate_limit_burst" => "100",
+        "cloudwatch_endpoint" => "http://127.0.0.1:5000",
+        "jwks_url" => "https://auth.example.com/.well-known/jwks.json",
+        "cloudwatch_deadline_ms" => "10000",
+        key if key.starts_with("job_") => "0 */3 * * * *",
+        key if key.ends_with("_url") => "https://example.com/path",
+        key if key.ends_with("_secs") || key.ends_with("_hours") || key.ends_with("_minutes") => "30",
+        _ => return None,
+    })
+}
+
+/// Byte range of the user info (`user:password`, a token) in `url`'s authority, if it has one.
+fn userinfo_range(url: &str) -> Option<std::ops::Range<usize>> {
+    let start = url.find("://")? + 3;
+    let rest = &url[start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@')?;
+    (at > 0).then_some(start..start + at)
+}
+
+/// `url` with its user info (user name, password, token) replaced by `***`, for printing.
+pub fn redact_url(url: &str) -> String {
+    match userinfo_range(url) {
+        Some(range) => format!("{}***{}", &url[..range.start], &url[range.end..]),
+        None => url.to_owned(),
+    }
+}
+
+/// `text` with the user info of `url` (when it has any) replaced by `***`: for error messages of
+/// libraries that quote the address they were given.
+pub fn redact_in(text: &str, url: &str) -> String {
+    let Some(range) = userinfo_range(url) else { return text.to_owned() };
+    let userinfo = &url[range];
+    let mut out = text.replace(userinfo, "***");
+    for part in userinfo.split(':').filter(|p| p.len() >= 3) {
+        out = out.replace(part, "***");
+    }
+    out
+}
+
+/// Settings whose values are never printed.
+const SECRET_KEYS: &[&str] =
+    &["admin_key", "internal_jwt_secret", "provider_token", "store_a_token", "store_b_token", "link_secret"];
 
 impl Settings {
     /// Loads defaults < `file` (when given) < the process environment, then validates.
     pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
-        Self::from_figment(Self::figment(file))
+        let env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with(ENV_PREFIX)).collect();
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Self::load_with_env(file, &pairs)
     }
 
     /// Loads from defaults < `file` < the given `(NAME, value)` pairs instead of the process
-    /// environment. Tests use this to build settings without touching global state.
+    /// environment. Tests use this to build settings without touching global state. An error names
+    /// the setting as the user wrote it: the variable when the environment set it, else the file's
+    /// key.
     pub fn load_with_env(file: Option<&Path>, env: &[(&str, &str)]) -> Result<Self, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(Settings::default()));
         if let Some(path) = file {
+            if !path.is_file() {
+                return Err(ConfigError {
+                    origin: Origin::ConfigFlag,
+                    ..ConfigError::new(
+                        "config",
+                        format!(
+                            "{}: no such file (give the path of a TOML settings file, e.g. --config engage.toml)",
+                            path.display()
+                        ),
+                    )
+                });
+            }
             figment = figment.merge(Toml::file_exact(path));
         }
+        let mut from_env = Vec::new();
         for (name, value) in env {
             if let Some(key) = name.strip_prefix(ENV_PREFIX) {
                 let key = key.to_lowercase();
                 if is_setting(&key) {
                     figment = figment.merge((key.as_str(), parse_env_value(value)));
+                    from_env.push(key);
                 }
             }
         }
-        Self::from_figment(figment)
-    }
-
-    fn figment(file: Option<&Path>) -> Figment {
-        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
-        if let Some(path) = file {
-            figment = figment.merge(Toml::file_exact(path));
-        }
-        figment.merge(Env::prefixed(ENV_PREFIX).filter(|key| is_setting(key.as_str())))
-    }
-
-    fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
-        let settings: Settings = figment.extract().map_err(from_figment_error)?;
-        settings.validate()?;
+        let origin_of = |mut error: ConfigError| {
+            if let Some(path) = file {
+                if !from_env.contains(&error.key) {
+                    error.origin = Origin::File(path.to_owned());
+                }
+            }
+            error
+        };
+        let settings: Settings = figment.extract().map_err(from_figment_error).map_err(origin_of)?;
+        settings.validate().map_err(origin_of)?;
         Ok(settings)
+    }
+
+    /// The effective settings as TOML, as `engage config` prints them: secrets as `"***"`, user
+    /// info in URLs as `***`, unset settings listed in a closing comment.
+    pub fn to_toml_redacted(&self) -> String {
+        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
+            return String::new();
+        };
+        let mut table = toml::Table::new();
+        let mut unset = Vec::new();
+        for (key, value) in fields {
+            let value = match value {
+                serde_json::Value::Null => {
+                    unset.push(key);
+                    continue;
+                }
+                _ if SECRET_KEYS.contains(&key.as_str()) => toml::Value::String("***".to_owned()),
+                serde_json::Value::String(text) => toml::Value::String(redact_url(&text)),
+                serde_json::Value::Bool(b) => toml::Value::Boolean(b),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => toml::Value::Integer(i),
+                    None => toml::Value::Float(n.as_f64().unwrap_or_default()),
+                },
+                other => toml::Value::String(other.to_string()),
+            };
+            table.insert(key, value);
+        }
+        let mut text = toml::to_string(&table).unwrap_or_default();
+        if !unset.is_empty() {
+            text.push_str(&format!("# unset: {}\n", unset.join(", ")));
+        }
+        text
     }
 
     /// Checks what types alone cannot.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.data_dir.as_os_str().is_empty() {
+            return Err(ConfigError::new("data_dir", "must not be empty (it would write into the current directory)"));
+        }
+        if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log_level) {
+            return Err(ConfigError::new(
+                "log_level",
+                format!(
+                    "{:?} is not a log filter ({error}); use error, warn, info, debug, trace or target=level lists",
+                    self.log_level
+                ),
+            ));
+        }
+        if self.connect_timeout_secs == 0 {
+            return Err(ConfigError::new("connect_timeout_secs", "must be at least 1"));
+        }
         if self.log_org.is_empty() || !self.log_org.chars().all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c)) {
             return Err(ConfigError::new(
                 "log_org",
@@ -591,5 +761,56 @@ mod tests {
     #[test]
     fn test_switches_are_not_settings() {
         assert!(Settings::load_with_env(None, &[("ENGAGE_TEST_SCYLLA", "h:1")]).is_ok());
+    }
+
+    #[test]
+    fn errors_name_the_setting_as_written_with_an_example() {
+        let dir = tempfile_dir("origin");
+        let file = dir.join("engage.toml");
+        std::fs::write(&file, "http_adress = \"127.0.0.1:1\"\n").unwrap();
+        let err = Settings::load_with_env(Some(&file), &[]).unwrap_err();
+        assert_eq!(err.origin, Origin::File(file.clone()));
+        assert!(err.to_string().contains("`http_adress` in"), "{err}");
+        assert!(!err.to_string().contains("ENGAGE_HTTP_ADRESS"), "{err}");
+        std::fs::write(&file, "http_addr = \"localhost:8080\"\n").unwrap();
+        let err = Settings::load_with_env(Some(&file), &[]).unwrap_err();
+        assert!(err.to_string().contains("example: http_addr = \"127.0.0.1:8080\""), "{err}");
+        let err = Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "localhost:8080")]).unwrap_err();
+        assert!(err.to_string().contains("example: ENGAGE_HTTP_ADDR=127.0.0.1:8080"), "{err}");
+        let missing = dir.join("absent.toml");
+        let err = Settings::load_with_env(Some(&missing), &[]).unwrap_err();
+        assert!(err.to_string().starts_with("--config "), "{err}");
+        assert!(!err.to_string().contains("ENGAGE_CONFIG"), "{err}");
+        let err = Settings::load_with_env(None, &[("ENGAGE_LOG_LEVEL", "loud[")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_LOG_LEVEL");
+        let err = Settings::load_with_env(None, &[("ENGAGE_DATA_DIR", "")]).unwrap_err();
+        assert_eq!(err.env, "ENGAGE_DATA_DIR");
+    }
+
+    #[test]
+    fn credentials_are_redacted() {
+        assert_eq!(redact_url("nats://user:secret@host:4222"), "nats://***@host:4222");
+        assert_eq!(redact_url("nats://host:4222"), "nats://host:4222");
+        assert_eq!(redact_url("https://a.example/x@y"), "https://a.example/x@y");
+        assert_eq!(
+            redact_in("cannot reach user:secret@host (secret)", "nats://user:secret@host"),
+            "cannot reach ***@host (***)"
+        );
+        let settings = Settings::load_with_env(
+            None,
+            &[("ENGAGE_NATS_URL", "nats://user:secret@127.0.0.1:4222"), ("ENGAGE_PROVIDER_TOKEN", "tok-123456")],
+        )
+        .unwrap();
+        let text = settings.to_toml_redacted();
+        assert!(!text.contains("user:secret") && !text.contains("tok-123456"), "{text}");
+        assert!(text.contains("nats_url = \"nats://***@127.0.0.1:4222\""), "{text}");
+        assert!(text.contains("provider_token = \"***\""), "{text}");
+        assert!(text.parse::<toml::Table>().is_ok(), "{text}");
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("engage-config-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 }

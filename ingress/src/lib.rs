@@ -11,6 +11,7 @@
 //! - [`trace`]: `x-trace-id`, request spans and request metrics.
 //! - [`validation`]: JSON Schema compilation and issue lists shared by every route family.
 //! - [`telemetry`]: the Prometheus recorder.
+//! - [`readiness`]: what `/readyz` reports (phase and unusable dependencies).
 
 pub mod auth;
 pub mod error;
@@ -19,11 +20,11 @@ pub mod openapi;
 pub mod ops;
 pub mod platform;
 pub mod rate_limit;
+pub mod readiness;
 pub mod telemetry;
 pub mod trace;
 pub mod validation;
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use axum::Router;
@@ -66,8 +67,8 @@ pub struct AppInner {
     pub metrics: PrometheusHandle,
     /// The OpenAPI document, rendered once.
     pub openapi: String,
-    /// False once shutdown has begun (`/readyz` answers 503).
-    pub ready: AtomicBool,
+    /// The phase and the unusable dependencies `/readyz` reports.
+    pub readiness: Arc<readiness::Readiness>,
     /// The engagement platform's shared parts.
     pub platform: platform::PlatformState,
 }
@@ -82,6 +83,7 @@ impl AppState {
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
         platform: platform::PlatformState,
+        readiness: Arc<readiness::Readiness>,
     ) -> Result<Self, String> {
         Ok(Self(Arc::new(AppInner {
             settings,
@@ -92,7 +94,7 @@ impl AppState {
             schema: LogSchema::compile()?,
             metrics: telemetry::prometheus(),
             openapi: openapi::document()?,
-            ready: AtomicBool::new(true),
+            readiness,
             platform,
         })))
     }
@@ -111,7 +113,7 @@ pub enum Serve {
 pub fn router(state: AppState, serve: Serve) -> Router {
     let routes = match serve {
         Serve::All => Router::new().merge(logs::router()).merge(platform::router()),
-        Serve::OpsOnly => Router::new(),
+        Serve::OpsOnly => platform::admin::node_router(),
     };
     routes
         .merge(ops::router())

@@ -1,6 +1,6 @@
 //! Operations routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json`.
 
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -9,6 +9,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
+use crate::readiness::Readiness;
 use crate::AppState;
 
 /// Routes of this module.
@@ -26,15 +27,50 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// Readiness: 200 while serving, 503 once shutdown has begun.
+/// Readiness: 200 while serving with every dependency usable; 503 while starting (connecting to
+/// NATS or ScyllaDB), while a dependency is unusable (the CloudWatch sink, the JWKS) and once
+/// shutdown has begun, with the reasons under `problems`.
 #[utoipa::path(get, path = "/readyz", tag = "operations", responses(
-    (status = 200, description = "ready"), (status = 503, description = "shutting down")))]
+    (status = 200, description = "{\"status\":\"ready\",\"role\",\"sink\"}"),
+    (status = 503, description = "{\"status\":\"starting\"|\"not_ready\"|\"shutting_down\",\"problems\":{dependency: reason}}")))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    if state.ready.load(Ordering::Relaxed) {
-        Json(json!({"status": "ready", "sink": state.writer.backend_name()})).into_response()
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "shutting_down"}))).into_response()
-    }
+    let (ready, mut body) = state.readiness.report();
+    body["role"] = json!(state.settings.role);
+    body["sink"] = json!(state.writer.backend_name());
+    readiness_answer(ready, body)
+}
+
+fn readiness_answer(ready: bool, body: serde_json::Value) -> Response {
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(body)).into_response()
+}
+
+/// What a process serves while it connects to its dependencies: `/healthz`, `/readyz` (503,
+/// `starting`, with what it waits for) and `/metrics`; every other path answers 503 `STARTING`.
+pub fn starting_router(readiness: Arc<Readiness>) -> Router {
+    let ready = readiness.clone();
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route(
+            "/readyz",
+            get(move || {
+                let (ready, body) = ready.report();
+                async move { readiness_answer(ready, body) }
+            }),
+        )
+        .route(
+            "/metrics",
+            get(|| async {
+                ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::telemetry::prometheus().render())
+            }),
+        )
+        .fallback(|| async {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                Json(json!({"error": "STARTING", "message": "engage is starting: it is connecting to its dependencies (see /readyz)"})),
+            )
+        })
 }
 
 /// Prometheus text exposition.

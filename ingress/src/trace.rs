@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::HeaderValue;
+use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
@@ -38,6 +38,14 @@ pub async fn trace_requests(mut request: Request, next: Next) -> Response {
     let mut response = next.run(request).instrument(span.clone()).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
+    if matches!(status, 405 | 415) && !is_json(&response) {
+        // axum's own 405 and 415 have no body: answer in the route's error family
+        let allow = response.headers().get(header::ALLOW).cloned();
+        response = crate::platform::refusal(&route, response.status());
+        if let Some(allow) = allow {
+            response.headers_mut().insert(header::ALLOW, allow);
+        }
+    }
     if let Ok(value) = HeaderValue::from_str(&trace_id) {
         response.headers_mut().insert(TRACE_HEADER, value);
     }
@@ -46,4 +54,12 @@ pub async fn trace_requests(mut request: Request, next: Next) -> Response {
     metrics::histogram!("engage_http_request_duration_seconds", "route" => route).record(elapsed.as_secs_f64());
     span.in_scope(|| tracing::info!(status, elapsed_ms = elapsed.as_secs_f64() * 1000.0, "request served"));
     response
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
 }

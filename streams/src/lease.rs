@@ -1,7 +1,7 @@
 //! Partition ownership, leased through the JetStream KV bucket `engage_leases`.
 //!
-//! The bucket's `max_age` is the lease time: an entry that is not rewritten within it disappears.
-//! Each node, every third of the lease:
+//! The bucket's `max_age` is three quarters of the lease ([`key_lifetime`]): an entry that is not
+//! rewritten within it disappears. Each node, every quarter of the lease:
 //! 1. writes its heartbeat `node.<id>`;
 //! 2. counts live nodes (heartbeats present) and computes its fair share,
 //!    `ceil(partitions / live nodes)`;
@@ -13,7 +13,9 @@
 //!    starting at an offset derived from its id so nodes do not all race for partition 0.
 //!
 //! A node that dies stops renewing: its partitions become free within one lease and the others
-//! take them. A node that cannot reach NATS drops its partitions when the lease it last renewed
+//! take them at that moment: each node watches the bucket, knows when every foreign lease was last
+//! written, and runs a round right after the earliest one's expiry (not at its next tick), so a
+//! dead node's partitions move within the lease. A node that cannot reach NATS drops its partitions when the lease it last renewed
 //! runs out, so two nodes never process one partition for longer than the clock skew.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,16 +35,36 @@ pub const LEASE_BUCKET: &str = "engage_leases";
 /// The owned partitions, as published to the engine.
 pub type Owned = BTreeSet<u32>;
 
-/// Opens (or creates) the lease bucket with `lease` as its entries' lifetime.
+/// How long a lease key lives without renewal: three quarters of the lease, so that a dead node's
+/// partitions are free, and taken, within the lease (ENGAGE_PARTITION_LEASE_SECS promises that).
+pub fn key_lifetime(lease: Duration) -> Duration {
+    lease * 3 / 4
+}
+
+/// Opens (or creates) the lease bucket with [`key_lifetime`] as its entries' lifetime; a bucket
+/// made with another lifetime (another lease setting, an older version) is updated to it.
 pub async fn lease_bucket(jetstream: &Context, lease: Duration) -> Result<Bucket, String> {
+    let lifetime = key_lifetime(lease);
     if let Ok(bucket) = jetstream.get_key_value(LEASE_BUCKET).await {
+        let stream_name = format!("KV_{LEASE_BUCKET}");
+        if let Ok(mut stream) = jetstream.get_stream(&stream_name).await {
+            if let Ok(info) = stream.info().await {
+                if info.config.max_age != lifetime {
+                    let mut config = info.config.clone();
+                    config.max_age = lifetime;
+                    if let Err(error) = jetstream.update_stream(config).await {
+                        tracing::warn!(%error, "cannot set the lease bucket's key lifetime");
+                    }
+                }
+            }
+        }
         return Ok(bucket);
     }
     jetstream
         .create_key_value(Config {
             bucket: LEASE_BUCKET.to_owned(),
             history: 1,
-            max_age: lease,
+            max_age: lifetime,
             storage: async_nats::jetstream::stream::StorageType::File,
             ..Default::default()
         })
@@ -90,10 +112,21 @@ pub fn spawn_lease_keeper(
         let mut held: BTreeMap<u32, u64> = BTreeMap::new(); // partition -> revision
         let mut releasing: Vec<u32> = Vec::new(); // held, renewed, but no longer processed
         let mut valid_until = Instant::now();
-        let tick = lease / 3;
-        loop {
+        let tick = lease / 4;
+        let lifetime = key_lifetime(lease);
+        let mut expiries = Expiries::new(&node, lifetime);
+        let mut watch = match bucket.watch_with_history(">").await {
+            Ok(watch) => Some(watch),
+            Err(error) => {
+                tracing::warn!(%error, node, "cannot watch the lease bucket: taking over at renewal rounds only");
+                None
+            }
+        };
+        'rounds: loop {
+            let round_start = Instant::now();
             match keep(&bucket, &node, partitions, &mut held, &mut releasing).await {
-                Ok(()) => valid_until = Instant::now() + lease - tick,
+                // the keys written in this round live at least until round_start + lifetime
+                Ok(()) => valid_until = round_start + lifetime - tick / 2,
                 Err(error) => {
                     tracing::warn!(%error, node, "lease round failed");
                     if Instant::now() >= valid_until && !held.is_empty() {
@@ -105,13 +138,27 @@ pub fn spawn_lease_keeper(
             }
             let owned: Owned = held.keys().copied().filter(|p| !releasing.contains(p)).collect();
             if *owned_tx.borrow() != owned {
-                tracing::info!(node, partitions = ?owned, "partition ownership changed");
+                tracing::debug!(node, partitions = ?owned, "partition ownership changed");
                 metrics::gauge!("engage_partitions_owned").set(owned.len() as f64);
                 let _ = owned_tx.send(owned);
             }
-            tokio::select! {
-                _ = tokio::time::sleep(tick) => {}
-                _ = stop.wait_for(|s| *s) => break,
+            // wait for the next round: the tick, or right after a foreign lease expires
+            let next_round = tokio::time::Instant::now() + tick;
+            loop {
+                let wake = expiries.next().map_or(next_round, |at| at.min(next_round));
+                tokio::select! {
+                    _ = tokio::time::sleep_until(wake) => {
+                        if wake < next_round {
+                            expiries.fired();
+                        }
+                        break;
+                    }
+                    _ = stop.wait_for(|s| *s) => break 'rounds,
+                    entry = next_entry(&mut watch) => match entry {
+                        Some(entry) => expiries.observe(&entry),
+                        None => watch = None,
+                    },
+                }
             }
         }
         // Hand the partitions over at once instead of letting them expire.
@@ -123,6 +170,79 @@ pub fn spawn_lease_keeper(
         tracing::info!(node, "leases released");
     });
     (owned_rx, task)
+}
+
+/// The next change in the bucket; pending forever without a watch.
+async fn next_entry(watch: &mut Option<async_nats::jetstream::kv::Watch>) -> Option<async_nats::jetstream::kv::Entry> {
+    match watch {
+        Some(watch) => match watch.next().await {
+            Some(Ok(entry)) => Some(entry),
+            Some(Err(error)) => {
+                tracing::warn!(%error, "lease bucket watch failed: taking over at renewal rounds only");
+                None
+            }
+            None => None,
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// When each partition lease held by another node runs out, from the bucket's watch: the write
+/// time of the key's last revision plus the lease.
+struct Expiries {
+    node: String,
+    /// How long a key lives unrenewed.
+    lifetime: Duration,
+    /// partition key -> (expiry, rounds already run for it)
+    by_key: BTreeMap<String, (tokio::time::Instant, u32)>,
+}
+
+/// A round run at an expiry that found the key still there (the server expires a little late)
+/// is repeated this much later, at most [`EXPIRY_RETRIES`] times.
+const EXPIRY_RETRY: Duration = Duration::from_millis(300);
+const EXPIRY_RETRIES: u32 = 5;
+
+impl Expiries {
+    fn new(node: &str, lifetime: Duration) -> Self {
+        Self { node: node.to_owned(), lifetime, by_key: BTreeMap::new() }
+    }
+
+    /// Records a write (another node's lease: its expiry) or a removal.
+    fn observe(&mut self, entry: &async_nats::jetstream::kv::Entry) {
+        if !entry.key.starts_with("p.") {
+            return;
+        }
+        let foreign =
+            entry.operation == async_nats::jetstream::kv::Operation::Put && entry.value != self.node.as_bytes();
+        if !foreign {
+            self.by_key.remove(&entry.key);
+            return;
+        }
+        // the server's write time, as an instant on this clock
+        let written = std::time::SystemTime::from(entry.created);
+        let age = std::time::SystemTime::now().duration_since(written).unwrap_or_default();
+        let expires = tokio::time::Instant::now() + self.lifetime.saturating_sub(age) + Duration::from_millis(50);
+        self.by_key.insert(entry.key.clone(), (expires, 0));
+    }
+
+    /// The earliest expiry.
+    fn next(&self) -> Option<tokio::time::Instant> {
+        self.by_key.values().map(|(at, _)| *at).min()
+    }
+
+    /// A round is about to run for the expiries that are due: each is looked at again shortly,
+    /// in case the server had not removed the key yet (a taken key is removed by its write).
+    fn fired(&mut self) {
+        let now = tokio::time::Instant::now();
+        self.by_key.retain(|_, (at, rounds)| {
+            if *at > now {
+                return true;
+            }
+            *rounds += 1;
+            *at = now + EXPIRY_RETRY;
+            *rounds <= EXPIRY_RETRIES
+        });
+    }
 }
 
 async fn keep(

@@ -157,11 +157,11 @@ impl JwksVerifier {
             return;
         }
         *last = Some(Instant::now());
-        self.refresh().await;
+        let _ = self.refresh().await;
     }
 
-    /// Fetches the JWKS now; on failure keeps the last good keys.
-    pub async fn refresh(&self) {
+    /// Fetches the JWKS now; on failure keeps the last good keys and returns why it failed.
+    pub async fn refresh(&self) -> Result<(), String> {
         match self.fetch().await {
             Ok(set) => {
                 metrics::counter!("engage_jwks_fetches_total", "outcome" => "ok").increment(1);
@@ -169,10 +169,13 @@ impl JwksVerifier {
                 if let Ok(mut keys) = self.keys.write() {
                     *keys = Arc::new(set);
                 }
+                Ok(())
             }
             Err(error) => {
                 metrics::counter!("engage_jwks_fetches_total", "outcome" => "error").increment(1);
-                tracing::warn!(%error, url = %self.url, "JWKS fetch failed; keeping the last good keys");
+                let url = engage_config::redact_url(&self.url);
+                tracing::warn!(%error, %url, "JWKS fetch failed; keeping the last good keys");
+                Err(format!("cannot fetch the JWKS from {url}: {error}"))
             }
         }
     }

@@ -218,6 +218,10 @@ fn answer(total: usize, report: &WriteReport) -> Result<Response, ApiError> {
     let failed = report.count(EventFate::Failed);
     let rejected = total - accepted;
     for batch in &report.batches {
+        if let Some(cause) = &batch.error {
+            // the request span carries the trace id
+            tracing::warn!(group = %batch.group, stream = %batch.stream, events = batch.events.len(), %cause, "log write failed");
+        }
         for (_, fate) in &batch.events {
             metrics::counter!("engage_log_events_total", "outcome" => fate.reason()).increment(1);
         }

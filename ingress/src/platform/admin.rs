@@ -6,7 +6,13 @@
 //! - `POST /admin/tokens` `{kind: staff|integration|ingestion, parent, business?}` →
 //!   201 `{token, id, kind, parent, business, created_at}` (the token is shown only here);
 //! - `GET /admin/tokens` → `{tokens: [{id, kind, parent, business, created_at, revoked_at}]}`;
-//! - `DELETE /admin/tokens/{id}` → `{revoked: true}` or 404.
+//! - `DELETE /admin/tokens/{id}` → `{revoked: true}` or 404;
+//! - `GET /admin/key` (loopback, no key) → where the key is: `{key_file: "<absolute path>"}`, or
+//!   `{key_setting: "ENGAGE_ADMIN_KEY"}` when a setting gives it. The CLI reads the file, so only a
+//!   local user who may read the server's data dir gets the key.
+//!
+//! An actor node (role `node`) serves none of these: `/admin/*` answers 404 with a message saying
+//! to run the command against the ingress ([`node_router`]).
 
 use std::net::SocketAddr;
 
@@ -32,6 +38,35 @@ pub fn router() -> Router<AppState> {
         .route("/admin/wallet/balance", axum::routing::post(|s, p, h, b| wallet(s, p, h, b, false)))
         .route("/admin/jobs", get(list_jobs))
         .route("/admin/jobs/run", axum::routing::post(run_job))
+        .route("/admin/key", get(key_location))
+}
+
+/// `/admin/*` on an actor node: 404 saying it is a node.
+pub fn node_router() -> Router<AppState> {
+    Router::new().route(
+        "/admin/{*rest}",
+        axum::routing::any(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                Json(json!({"error": "NODE_ROLE", "message": "this is an actor node (role node), which serves no admin routes; use the ingress: run the command with ENGAGE_HTTP_ADDR set to the ingress's address"})),
+            )
+        }),
+    )
+}
+
+async fn key_location(
+    State(state): State<AppState>,
+    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
+) -> Response {
+    if !peer.as_ref().is_ok_and(|p| p.0.ip().is_loopback()) {
+        return StaffError::invalid_credentials().into_response();
+    }
+    if state.settings.admin_key.is_some() {
+        return Json(json!({"key_setting": "ENGAGE_ADMIN_KEY"})).into_response();
+    }
+    let file = state.settings.data_dir.join("admin.key");
+    let file = std::fs::canonicalize(&file).unwrap_or(file);
+    Json(json!({"key_file": file})).into_response()
 }
 
 async fn list_jobs(

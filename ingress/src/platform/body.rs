@@ -1,5 +1,9 @@
 //! Request bodies of the platform routes: JSON, or `application/x-www-form-urlencoded`.
 //!
+//! A body that parses as a JSON object or array is JSON whatever its `content-type` says (curl's
+//! `-d` labels every body a form), as on the log routes; other bodies labelled as forms are forms,
+//! and everything else must be JSON. A body over [`MAX_BODY`] bytes is 413 in the route's family.
+//!
 //! Form bodies become a JSON object: `a=1` is `{"a": "1"}`; one level of brackets nests
 //! (`customer[phone]=98…` is `{"customer": {"phone": "98…"}}`); a value that is itself a JSON
 //! array or object (`items=[{…}]`) is parsed as JSON; the numeric fields `amount`, `qty`, `price`,
@@ -9,6 +13,7 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
 use super::errors::IntegrationError;
@@ -43,26 +48,35 @@ pub struct PlatformBody(pub Value);
 impl<S: Send + Sync> FromRequest<S> for PlatformBody {
     type Rejection = IntegrationError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        read(request, state).await.map(Self).map_err(|issue| IntegrationError::invalid(vec![issue]))
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        read(request).await.map(Self).map_err(IntegrationError::from)
     }
 }
 
+/// Why a body was refused.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Not JSON, a malformed form, a schema violation: 400 in the route's family.
+    Invalid(Vec<Issue>),
+    /// Over [`MAX_BODY`] bytes: 413 in the route's family.
+    TooLarge,
+}
+
 /// The body of `request` as JSON (a url-encoded form converted), or what is wrong with it.
-pub async fn read<S: Send + Sync>(request: Request, state: &S) -> Result<Value, Issue> {
+pub async fn read(request: Request) -> Result<Value, BodyError> {
     let is_form = request
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
-    let refuse = |message: String| Issue { pointer: String::new(), message };
-    let bytes = Bytes::from_request(request, state)
-        .await
-        .map_err(|e| refuse(format!("the body could not be read: {}", e.body_text())))?;
-    if bytes.len() > MAX_BODY {
-        return Err(refuse(format!("the body exceeds {MAX_BODY} bytes")));
-    }
-    if is_form {
+    let refuse = |message: String| BodyError::Invalid(vec![Issue { pointer: String::new(), message }]);
+    let bytes: Bytes = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => return Err(BodyError::TooLarge),
+        Err(error) => return Err(refuse(format!("the body could not be read: {error}"))),
+    };
+    let looks_like_json = bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['));
+    if is_form && !looks_like_json {
         form_to_json(&bytes).map_err(|e| refuse(format!("the form body is malformed: {e}")))
     } else {
         serde_json::from_slice(&bytes).map_err(|e| refuse(format!("the body is not JSON: {e}")))

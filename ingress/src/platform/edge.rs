@@ -52,14 +52,15 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
 }
 
 /// The body of `request`, checked against `T`'s schema and decoded; or what is wrong with it.
-async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, Vec<Issue>> {
-    let value = body::read(request, state).await.map_err(|issue| vec![issue])?;
+async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, body::BodyError> {
+    let value = body::read(request).await?;
     let issues = state.platform.schemas.issues(T::SCHEMA, &value);
     if !issues.is_empty() {
-        return Err(issues);
+        return Err(body::BodyError::Invalid(issues));
     }
     // the schema accepted it, so only a type that drifted from its schema can refuse it here
-    serde_json::from_value(value).map_err(|e| vec![Issue { pointer: String::new(), message: e.to_string() }])
+    serde_json::from_value(value)
+        .map_err(|e| body::BodyError::Invalid(vec![Issue { pointer: String::new(), message: e.to_string() }]))
 }
 
 /// A staff-token request for the brand its body names.
@@ -77,7 +78,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Staff<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Staff, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(StaffError::invalid)?;
+        let body: T = decode(request, state).await.map_err(StaffError::from)?;
         let brand = staff_brand(&grant, body.brand().map(str::to_owned))?;
         Ok(Self { brand, grant, body })
     }
@@ -140,7 +141,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Ingested<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Ingestion, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(StaffError::invalid)?;
+        let body: T = decode(request, state).await.map_err(StaffError::from)?;
         Ok(Self { brand: grant.parent, body })
     }
 }
@@ -148,7 +149,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Ingested<T> {
 /// The body of `request`, checked against `T`'s schema and decoded, for handlers that check
 /// their caller themselves.
 pub async fn checked_body<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, StaffError> {
-    decode(request, state).await.map_err(StaffError::invalid)
+    decode(request, state).await.map_err(StaffError::from)
 }
 
 /// An integration-token request: the brand is the token's.
@@ -164,7 +165,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Integration<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Integration, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(IntegrationError::invalid)?;
+        let body: T = decode(request, state).await.map_err(IntegrationError::from)?;
         if body.brand().is_some_and(|named| named != grant.parent) {
             return Err(IntegrationError::tenant_mismatch());
         }
@@ -184,7 +185,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
     type Rejection = IntegrationError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let body: T = decode(request, state).await.map_err(IntegrationError::invalid)?;
+        let body: T = decode(request, state).await.map_err(IntegrationError::from)?;
         let Some(brand) = body.brand().filter(|b| !b.is_empty()).map(str::to_owned) else {
             return Err(IntegrationError::invalid_message(
                 "/parent_business_id",

@@ -5,7 +5,8 @@
 //!
 //! Integration codes: `xE_101` authentication failed (401), `xE_102` invalid request (400),
 //! `xE_103` the body's parent business differs from the token's (403), `xE_404` not found (404),
-//! `xE_500` internal (500), `xE_503` queue or owner unavailable, retry (503).
+//! `xE_500` internal (500), `xE_503` queue or owner unavailable, retry (503), `xE_413` body too
+//! large (413), `xE_405` method not allowed (405), `xE_415` unsupported content type (415).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -167,6 +168,32 @@ impl From<QueryError> for IntegrationError {
             }
         };
         Self::new(status, code, message)
+    }
+}
+
+impl From<super::body::BodyError> for IntegrationError {
+    fn from(error: super::body::BodyError) -> Self {
+        match error {
+            super::body::BodyError::Invalid(issues) => Self::invalid(issues),
+            super::body::BodyError::TooLarge => Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "xE_413",
+                format!("the body exceeds {} bytes", super::body::MAX_BODY),
+            ),
+        }
+    }
+}
+
+impl From<super::body::BodyError> for StaffError {
+    fn from(error: super::body::BodyError) -> Self {
+        match error {
+            super::body::BodyError::Invalid(issues) => Self::invalid(issues),
+            super::body::BodyError::TooLarge => Self {
+                status: StatusCode::PAYLOAD_TOO_LARGE,
+                message: format!("the body exceeds {} bytes", super::body::MAX_BODY),
+                errors: None,
+            },
+        }
     }
 }
 

@@ -106,6 +106,53 @@ pub fn router() -> Router<AppState> {
         .merge(admin::router())
 }
 
+/// The error family of a platform route (by its path template), read off `/openapi.json`: what
+/// its 400 answer is. `None` for routes that are not the platform's (the log service's family).
+fn family_of(route: &str) -> Option<Family> {
+    static FAMILIES: std::sync::OnceLock<std::collections::HashMap<String, Family>> = std::sync::OnceLock::new();
+    FAMILIES
+        .get_or_init(|| {
+            let (paths, _, _) = openapi();
+            let mut families = std::collections::HashMap::new();
+            for (path, item) in paths {
+                let refs = item.as_object().into_iter().flat_map(|ops| ops.values()).filter_map(|op| {
+                    op.pointer("/responses/400/content/application~1json/schema/$ref").and_then(Value::as_str)
+                });
+                for reference in refs {
+                    let family =
+                        if reference.ends_with("IntegrationErrorBody") { Family::Integration } else { Family::Staff };
+                    families.insert(path.clone(), family);
+                }
+            }
+            families
+        })
+        .get(route)
+        .copied()
+}
+
+#[derive(Clone, Copy)]
+enum Family {
+    Integration,
+    Staff,
+}
+
+/// The JSON body of a 405 or 415 answer in the route's family (axum's own have none).
+pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::Response {
+    let (code, message) = if status == axum::http::StatusCode::METHOD_NOT_ALLOWED {
+        ("METHOD_NOT_ALLOWED", "this route does not take that method (the Allow header lists those it takes)")
+    } else {
+        ("UNSUPPORTED_MEDIA_TYPE", "unsupported content-type: send the body as application/json")
+    };
+    let body = match family_of(route) {
+        Some(Family::Integration) => {
+            json!({"status": 0, "error_code": format!("xE_{}", status.as_u16()), "error_message": message})
+        }
+        Some(Family::Staff) => json!({"message": message}),
+        None => json!({"error": code, "message": message}),
+    };
+    axum::response::IntoResponse::into_response((status, axum::Json(body)))
+}
+
 /// Routes that move fraud flags: 409 when the transition is refused.
 const FLAG_ROUTES: &[&str] = &["/crm_api/block_unblock_resolve_contacts", "/crm_api/mark_resolve_contacts"];
 
@@ -117,12 +164,14 @@ fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
         json!({
             "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
             "400": {"description": "{message: \"invalid request\", errors} (body not JSON, schema violation, bad field)", "content": {"application/json": {"schema": staff}}},
+            "413": {"description": "{message: \"the body exceeds 1048576 bytes\"}", "content": {"application/json": {"schema": staff}}},
             "503": {"description": "{message: \"temporarily unavailable; retry\"}: the tenant's owner is unavailable", "content": {"application/json": {"schema": staff}}},
         })
     } else {
         json!({
             "200": {"description": "accepted", "content": {"application/json": {"schema": ok}}},
             "400": {"description": "xE_102 invalid request (body not JSON, schema violation, missing parentBusinessId)", "content": {"application/json": {"schema": error}}},
+            "413": {"description": "xE_413 the body exceeds 1048576 bytes", "content": {"application/json": {"schema": error}}},
             "503": {"description": "xE_503 the queue or the tenant's owner is unavailable; retry", "content": {"application/json": {"schema": error}}},
         })
     };

@@ -50,6 +50,17 @@ impl CloudWatchBackend {
         Self { client: Client::new(&config), deadline, known: Mutex::new(HashSet::new()) }
     }
 
+    /// Checks that the sink is usable now (region, credentials, endpoint reachable) with one
+    /// `DescribeLogGroups` call, bounded by `within`; the cause when it is not.
+    pub async fn check(&self, within: Duration) -> Result<(), String> {
+        let call = self.client.describe_log_groups().limit(1).send();
+        match tokio::time::timeout(within, call).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(cause(&error)),
+            Err(_) => Err(format!("connection: no answer from CloudWatch Logs within {within:?}")),
+        }
+    }
+
     fn is_known(&self, group: &str, stream: &str) -> bool {
         self.known.lock().map(|k| k.contains(&(group.to_owned(), stream.to_owned()))).unwrap_or(false)
     }
@@ -146,6 +157,41 @@ fn index(value: Option<i32>) -> Option<usize> {
     value.and_then(|v| usize::try_from(v).ok())
 }
 
+/// Why a call failed, for logs and `/readyz`: `throttled`, `auth`, `connection`, `configuration`
+/// or `service`, then the SDK's whole error context.
+pub fn cause<E, R>(error: &SdkError<E, R>) -> String
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let detail = DisplayErrorContext(error).to_string();
+    format!("{}: {detail}", kind_of(error.code(), &detail))
+}
+
+/// The kind of a failure from its error code and message.
+pub fn kind_of(code: Option<&str>, detail: &str) -> &'static str {
+    let lower = detail.to_lowercase();
+    match code.unwrap_or_default() {
+        "ThrottlingException" | "LimitExceededException" => "throttled",
+        "UnrecognizedClientException"
+        | "InvalidSignatureException"
+        | "AccessDeniedException"
+        | "ExpiredTokenException"
+        | "InvalidClientTokenId"
+        | "MissingAuthenticationToken" => "auth",
+        _ if lower.contains("region") => "configuration (no AWS region: set AWS_REGION)",
+        _ if lower.contains("credential") => "auth (no AWS credentials)",
+        _ if lower.contains("dispatch")
+            || lower.contains("connect")
+            || lower.contains("timeout")
+            || lower.contains("timed out") =>
+        {
+            "connection"
+        }
+        _ => "service",
+    }
+}
+
 /// Throttling, 5xx, time-outs and connection failures are retryable; the rest is not.
 fn classify<E, R>(error: SdkError<E, R>) -> BackendError
 where
@@ -154,7 +200,7 @@ where
 {
     let code = error.code().unwrap_or_default().to_owned();
     let status = error.raw_response().map(HasStatus::status_code);
-    let message = format!("{code} {}", DisplayErrorContext(&error));
+    let message = format!("{code} {}", cause(&error));
     let retryable = match &error {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
         SdkError::ServiceError(_) => {

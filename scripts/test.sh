@@ -50,6 +50,10 @@ if ! command -v schemathesis >/dev/null 2>&1; then
   log "installing schemathesis from PyPI"
   python3 -m pip install --quiet 'schemathesis>=4.3,<5'
 fi
+if ! python3 -c 'import yaml, jsonschema' >/dev/null 2>&1; then
+  log "installing pyyaml and jsonschema from PyPI (the compose file check)"
+  python3 -m pip install --quiet pyyaml 'jsonschema>=4.18'
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"
   cargo install --locked cargo-nextest
@@ -116,14 +120,22 @@ nextest_status=${PIPESTATUS[0]}
 set -e
 [ "$nextest_status" = 0 ] || exit "$nextest_status"
 
+# the binary the suite built (wherever CARGO_TARGET_DIR puts it)
+engage_bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/engage"
+
+# docker-compose.yml and its ScyllaDB override: no engine runs here, so the files are checked
+# against the Compose schema and the deployment's rules, and each engage service's environment
+# against engage's own settings validator (scripts/check-compose.py; --self-test shows the checks
+# refuse broken files)
+log "checking docker-compose.yml"
+python3 scripts/check-compose.py --engage "$engage_bin" --self-test
+
 # A bounded schemathesis run (fixed seed) against the binary the tests just built, on the
 # embedded default, with a staff and an integration token of one brand: no 5xx answer, and every
 # answer's status, content type and body as /openapi.json documents them.
 if [ "$#" = 0 ]; then
   fuzz_dir=$(mktemp -d)
   fuzz_port=$(free_port)
-  # the binary the suite built (wherever CARGO_TARGET_DIR puts it)
-  engage_bin="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/engage"
   ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" serve >target/fuzz-server.log 2>&1 &
   pids+=($!)
   wait_port "$fuzz_port" || { log "engage did not start for schemathesis"; cat target/fuzz-server.log >&2; exit 1; }

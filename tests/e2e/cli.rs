@@ -35,6 +35,41 @@ fn invalid_settings_stop_start_up_and_name_the_setting() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("log_org"));
 }
 
+#[test]
+fn settings_errors_name_the_setting_as_written_and_give_an_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut command = Command::new(BIN);
+        command.args(args).current_dir(dir.path()).env("ENGAGE_HTTP_ADDR", "127.0.0.1:0");
+        command.envs(env.iter().copied());
+        let output = command.output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    // an invalid log filter no longer starts silently
+    let (code, stderr) = run(&[("ENGAGE_LOG_LEVEL", "loud[")], &["serve"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("ENGAGE_LOG_LEVEL") && stderr.contains("example: ENGAGE_LOG_LEVEL=info"), "{stderr}");
+    // an empty data dir no longer writes into the current directory
+    let (code, stderr) = run(&[("ENGAGE_DATA_DIR", "")], &["serve"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("ENGAGE_DATA_DIR") && stderr.contains("example:"), "{stderr}");
+    assert!(!dir.path().join("admin.key").exists());
+    // a missing --config file is the flag's problem, not ENGAGE_CONFIG's
+    let (code, stderr) = run(&[], &["serve", "--config", "absent.toml"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--config absent.toml: no such file") && !stderr.contains("ENGAGE_CONFIG"), "{stderr}");
+    // an unknown key in the file is named as the file's key
+    let file = dir.path().join("engage.toml");
+    std::fs::write(&file, "http_adress = \"127.0.0.1:1\"\n").unwrap();
+    let (code, stderr) = run(&[], &["serve", "--config", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("`http_adress` in") && !stderr.contains("ENGAGE_HTTP_ADRESS"), "{stderr}");
+    // a host name where an address goes gets an example
+    let (code, stderr) = run(&[("ENGAGE_HTTP_ADDR", "localhost:8080")], &["serve"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("example: ENGAGE_HTTP_ADDR=127.0.0.1:8080"), "{stderr}");
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

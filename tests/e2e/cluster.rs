@@ -4,105 +4,16 @@
 //! `nats-server -js` (binary from `ENGAGE_TEST_NATS_SERVER`, set by `scripts/test.sh`).
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use crate::helpers::required_env;
+use crate::procs::{free_port, Engage, NatsServer};
 
-const BIN: &str = env!("CARGO_BIN_EXE_engage");
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A nats-server with JetStream on a free port, stopped on drop.
-struct NatsServer {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl NatsServer {
-    async fn start() -> Self {
-        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = Command::new(binary)
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server starts");
-        let url = format!("nats://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(Instant::now() < deadline, "nats-server did not start");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Self { child, url, _dir: dir }
-    }
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One engage process.
-struct Engage {
-    child: Child,
-    base: String,
-    port: u16,
-}
-
-impl Engage {
-    async fn start(data_dir: &std::path::Path, port: u16, env: &[(&str, &str)]) -> Self {
-        let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
-        let mut command = Command::new(BIN);
-        command
-            .arg("serve")
-            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))
-            .env("ENGAGE_DATA_DIR", data_dir)
-            .env("ENGAGE_LOG_LEVEL", "info")
-            .stdout(Stdio::null())
-            .stderr(log);
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let child = command.spawn().unwrap();
-        let engage = Self { child, base: format!("http://127.0.0.1:{port}"), port };
-        let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(response) = client.get(format!("{}/readyz", engage.base)).send().await {
-                if response.status() == 200 {
-                    break;
-                }
-            }
-            assert!(Instant::now() < deadline, "engage on port {port} did not become ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        engage
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Engage {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
+use crate::procs::BIN;
 
 fn order(tenant: &str, id: &str, phone: &str) -> Value {
     json!({"parentBusinessId": tenant, "businessId": "outlet-1", "orderId": id,

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod helpers;
+mod procs;
 
 mod bills;
 mod campaigns;
@@ -23,6 +24,7 @@ mod legacy_routes;
 mod logs_api;
 mod loyalty;
 mod loyalty_programme;
+mod operability;
 mod ops;
 mod platform;
 mod stats;

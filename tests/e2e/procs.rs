@@ -1,0 +1,131 @@
+//! Processes the binary tests start: `nats-server -js` (binary from `ENGAGE_TEST_NATS_SERVER`,
+//! set by `scripts/test.sh`) and `engage serve`, each stopped on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::helpers::required_env;
+
+/// The `engage` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_engage");
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A nats-server with JetStream, stopped on drop.
+pub struct NatsServer {
+    child: Child,
+    /// `nats://127.0.0.1:PORT`.
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl NatsServer {
+    /// Starts one on a free port.
+    pub async fn start() -> Self {
+        Self::start_on(free_port()).await
+    }
+
+    /// Starts one on `port`.
+    pub async fn start_on(port: u16) -> Self {
+        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new(binary)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        let url = format!("nats://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Self { child, url, _dir: dir }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One engage process.
+pub struct Engage {
+    /// The process.
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Its port.
+    pub port: u16,
+    /// Where its stderr goes.
+    pub log: PathBuf,
+}
+
+impl Engage {
+    /// Starts `engage serve` and waits until `/readyz` answers 200.
+    pub async fn start(data_dir: &Path, port: u16, env: &[(&str, &str)]) -> Self {
+        let engage = Self::spawn(data_dir, port, env);
+        engage.wait_ready(Duration::from_secs(30)).await;
+        engage
+    }
+
+    /// Starts `engage serve` without waiting; stderr goes to `<data_dir>.<port>.log`.
+    pub fn spawn(data_dir: &Path, port: u16, env: &[(&str, &str)]) -> Self {
+        let path = data_dir.with_extension(format!("{port}.log"));
+        let log = std::fs::File::create(&path).unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .arg("serve")
+            .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("ENGAGE_DATA_DIR", data_dir)
+            .env("ENGAGE_LOG_LEVEL", "info")
+            .stdout(Stdio::null())
+            .stderr(log);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command.spawn().unwrap();
+        Self { child, base: format!("http://127.0.0.1:{port}"), port, log: path }
+    }
+
+    /// Waits until `/readyz` answers 200.
+    pub async fn wait_ready(&self, within: Duration) {
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(response) = client.get(format!("{}/readyz", self.base)).send().await {
+                if response.status() == 200 {
+                    return;
+                }
+            }
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            assert!(Instant::now() < deadline, "engage on port {} did not become ready:\n{log}", self.port);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Its stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL, and wait for it.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Engage {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}

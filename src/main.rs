@@ -247,16 +247,7 @@ async fn find_admin_key(settings: &Settings, client: &reqwest::Client, base: &st
     if let Some(key) = &settings.admin_key {
         return Ok(key.expose().to_owned());
     }
-    let response = client
-        .get(format!("{base}/admin/key"))
-        .send()
-        .await
-        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running? ENGAGE_HTTP_ADDR names its address): {e}")))?;
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        return Err(server_refused(status, &answer));
-    }
+    let answer = send(client.get(format!("{base}/admin/key")), base).await?;
     if answer["key_setting"].is_string() {
         return Err(fail(
             "the server's admin key is set by ENGAGE_ADMIN_KEY: give this command the same ENGAGE_ADMIN_KEY",
@@ -301,10 +292,16 @@ async fn admin_call(
     if let Some(body) = body {
         request = request.json(&body);
     }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| fail(format!("cannot reach the engage server at {base} (is `engage serve` running?): {e}")))?;
+    send(request, &base).await
+}
+
+/// Sends an admin request: the JSON answer, or the exit code after saying what went wrong.
+async fn send(request: reqwest::RequestBuilder, base: &str) -> Result<Value, ExitCode> {
+    let response = request.send().await.map_err(|e| {
+        fail(format!(
+            "cannot reach the engage server at {base} (is `engage serve` running? ENGAGE_HTTP_ADDR names its address): {e}"
+        ))
+    })?;
     let status = response.status();
     let answer: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {

@@ -239,9 +239,11 @@ async fn credentials_in_the_nats_url_are_never_printed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_up_waits_for_nats_answering_readyz_503_meanwhile() {
     let dir = tempfile::tempdir().unwrap();
-    let nats_port = free_port();
+    // two free ports that differ (nothing holds the NATS port until NATS starts)
+    let engage_port = free_port();
+    let nats_port = std::iter::repeat_with(free_port).find(|p| *p != engage_port).unwrap();
     let url = format!("nats://127.0.0.1:{nats_port}");
-    let engage = Engage::spawn(&dir.path().join("data"), free_port(), &[("ENGAGE_NATS_URL", &url)]);
+    let engage = Engage::spawn(&dir.path().join("data"), engage_port, &[("ENGAGE_NATS_URL", &url)]);
     let (status, body) = eventually(Duration::from_secs(15), "/readyz while starting", || async {
         let (status, body) = get(&engage.base, "/readyz").await;
         (status != 0 && body["problems"]["nats"].is_string()).then_some((status, body))
@@ -265,11 +267,13 @@ async fn start_up_waits_for_nats_answering_readyz_503_meanwhile() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_cloudwatch_sink_shows_in_readyz_and_each_failed_write_logs_its_cause() {
     let dir = tempfile::tempdir().unwrap();
-    // nothing listens on this endpoint
-    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    // nothing listens on this endpoint (a port other than engage's own)
+    let engage_port = free_port();
+    let endpoint_port = std::iter::repeat_with(free_port).find(|p| *p != engage_port).unwrap();
+    let endpoint = format!("http://127.0.0.1:{endpoint_port}");
     let engage = Engage::spawn(
         &dir.path().join("data"),
-        free_port(),
+        engage_port,
         &[
             ("ENGAGE_LOG_SINK", "cloudwatch"),
             ("ENGAGE_CLOUDWATCH_ENDPOINT", &endpoint),

@@ -139,6 +139,18 @@ if [ "$#" = 0 ]; then
   ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" serve >target/fuzz-server.log 2>&1 &
   pids+=($!)
   wait_port "$fuzz_port" || { log "engage did not start for schemathesis"; cat target/fuzz-server.log >&2; exit 1; }
+  # the port answers while engage starts (/readyz 503): wait until it is ready
+  python3 - "$fuzz_port" <<'PY' || { log "engage did not become ready for schemathesis"; cat target/fuzz-server.log >&2; exit 1; }
+import sys, time, urllib.request
+for _ in range(300):
+    try:
+        if urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/readyz", timeout=1).status == 200:
+            sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.1)
+sys.exit(1)
+PY
   staff=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" tokens create --kind staff --parent brand-fuzz)
   integration=$(ENGAGE_DATA_DIR="$fuzz_dir" ENGAGE_HTTP_ADDR="127.0.0.1:$fuzz_port" "$engage_bin" tokens create --kind integration --parent brand-fuzz)
   log "schemathesis against http://127.0.0.1:$fuzz_port/openapi.json"

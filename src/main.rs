@@ -295,19 +295,30 @@ async fn admin_call(
     send(request, &base).await
 }
 
-/// Sends an admin request: the JSON answer, or the exit code after saying what went wrong.
+/// How long an admin command waits for a server that is still starting.
+const WAIT_FOR_START: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sends an admin request: the JSON answer, or the exit code after saying what went wrong. A
+/// server that is still starting (503 `STARTING`) is asked again every 250 ms for up to a minute.
 async fn send(request: reqwest::RequestBuilder, base: &str) -> Result<Value, ExitCode> {
-    let response = request.send().await.map_err(|e| {
-        fail(format!(
-            "cannot reach the engage server at {base} (is `engage serve` running? ENGAGE_HTTP_ADDR names its address): {e}"
-        ))
-    })?;
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        return Err(server_refused(status, &answer));
+    let deadline = std::time::Instant::now() + WAIT_FOR_START;
+    loop {
+        let attempt = request.try_clone().ok_or_else(|| fail("the request cannot be sent twice"))?;
+        let response = attempt.send().await.map_err(|e| {
+            fail(format!(
+                "cannot reach the engage server at {base} (is `engage serve` running? ENGAGE_HTTP_ADDR names its address): {e}"
+            ))
+        })?;
+        let status = response.status();
+        let answer: Value = response.json().await.unwrap_or(Value::Null);
+        if status.is_success() {
+            return Ok(answer);
+        }
+        if answer["error"] != "STARTING" || std::time::Instant::now() >= deadline {
+            return Err(server_refused(status, &answer));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    Ok(answer)
 }
 
 /// `println!` through [`out`].

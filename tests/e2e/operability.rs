@@ -255,10 +255,21 @@ async fn start_up_waits_for_nats_answering_readyz_503_meanwhile() {
     assert!(metrics_text(&engage.base).await.contains("# HELP engage_http_requests_total"));
     let (status, body) = get(&engage.base, "/v1/logs/events?log_group=x").await;
     assert_eq!((status, body["error"].as_str()), (503, Some("STARTING")), "{body}");
+    // an admin command given now waits for the server to finish starting
+    let token = Command::new(BIN)
+        .args(["tokens", "create", "--kind", "staff", "--parent", "brand-late"])
+        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{engage_port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // NATS comes up late: engage connects and becomes ready
     tokio::time::sleep(Duration::from_secs(1)).await;
     let _nats = NatsServer::start_on(nats_port).await;
     engage.wait_ready(Duration::from_secs(30)).await;
+    let token = tokio::task::spawn_blocking(move || token.wait_with_output()).await.unwrap().unwrap();
+    assert!(token.status.success(), "{}", text(&token.stderr));
+    assert!(text(&token.stdout).starts_with("eng_staff_"), "{}", text(&token.stdout));
     let log = engage.stderr();
     assert!(log.contains("cannot connect yet; retrying"), "{log}");
     assert!(log.contains("dependency=\"nats\""), "{log}");

@@ -577,3 +577,29 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     security.insert("internalJwt".to_owned(), json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}));
     (paths, schemas, security)
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::StatusCode;
+    use http_body_util::BodyExt;
+    use serde_json::{json, Value};
+
+    async fn body(route: &str, status: StatusCode) -> (u16, Value) {
+        let response = super::refusal(route, status);
+        let code = response.status().as_u16();
+        let bytes = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    #[tokio::test]
+    async fn refusals_answer_in_the_routes_family() {
+        // 415 is answered by no route today; should one ever be, its body is the family's
+        let (code, integration) = body("/injestion/platform", StatusCode::UNSUPPORTED_MEDIA_TYPE).await;
+        assert_eq!((code, integration["error_code"].clone()), (415, json!("xE_415")), "{integration}");
+        let (code, staff) = body("/crm_api/wallet/balance", StatusCode::UNSUPPORTED_MEDIA_TYPE).await;
+        assert_eq!(code, 415);
+        assert!(staff["message"].is_string() && staff.get("error_code").is_none(), "{staff}");
+        let (code, logs) = body("/v1/logs", StatusCode::METHOD_NOT_ALLOWED).await;
+        assert_eq!((code, logs["error"].clone()), (405, json!("METHOD_NOT_ALLOWED")), "{logs}");
+    }
+}

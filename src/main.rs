@@ -468,10 +468,10 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
     };
     let client = async_nats::connect(url).await.map_err(|e| fail(format!("cannot connect to {url}: {e}")))?;
     let jetstream = async_nats::jetstream::new(client);
-    let bucket =
-        engage_streams::lease::lease_bucket(&jetstream, std::time::Duration::from_secs(settings.partition_lease_secs))
-            .await
-            .map_err(fail)?;
+    // read only: the nodes own the bucket's settings
+    let bucket = jetstream.get_key_value(engage_streams::lease::LEASE_BUCKET).await.map_err(|e| {
+        fail(format!("no partition leases in NATS yet (has a node started with this ENGAGE_NATS_URL?): {e}"))
+    })?;
     let owners = engage_streams::lease::owners(&bucket).await.map_err(fail)?;
     let nodes = engage_streams::lease::live_nodes(&bucket).await.map_err(fail)?;
     outln!("live nodes: {}", if nodes.is_empty() { "none".to_owned() } else { nodes.join(", ") });

@@ -71,7 +71,7 @@ pub fn admin_key(settings: &Settings) -> anyhow::Result<String> {
     if let Some(key) = &settings.admin_key {
         return Ok(key.expose().to_owned());
     }
-    let path = settings.data_dir.join("admin.key");
+    let path = settings.admin_key_file();
     if let Ok(key) = std::fs::read_to_string(&path) {
         return Ok(key.trim().to_owned());
     }
@@ -126,11 +126,6 @@ impl Startup {
                 .await;
         });
         Ok(Self { listener, readiness, interim: Some((stop, task)) })
-    }
-
-    /// The bound port.
-    pub fn port(&self) -> u16 {
-        self.listener.local_addr().map(|a| a.port()).unwrap_or_default()
     }
 
     async fn stop_interim(&mut self) {
@@ -198,7 +193,9 @@ where
 {
     let started = Instant::now();
     let mut backoff = Duration::from_millis(250);
-    for number in 1u32.. {
+    let mut number = 0u32;
+    loop {
+        number += 1;
         let error = match attempt().await {
             Ok(value) => {
                 readiness.set_problem(dependency, None);
@@ -209,7 +206,10 @@ where
             }
             Err(error) => error.to_string(),
         };
-        let error = secret_url.map_or(error.clone(), |url| engage_config::redact_in(&error, url));
+        let error = match secret_url {
+            Some(url) => engage_config::redact_in(&error, url),
+            None => error,
+        };
         let waited = started.elapsed();
         if waited + backoff > timeout {
             readiness.set_problem(dependency, Some(format!("cannot reach {target}: {error}")));
@@ -223,7 +223,6 @@ where
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
-    anyhow::bail!("could not reach {dependency} at {target}")
 }
 
 /// Checks the CloudWatch sink now and then: `/readyz` lists `cloudwatch` with the cause while it
@@ -397,12 +396,11 @@ impl Application {
         let mut ownership =
             Ownership { stop_leases: None, lease_task: None, sync_task: None, stop_jobs: None, job_tasks: Vec::new() };
         if let Some(engine) = &engine {
-            match &jetstream {
-                Some(js) => {
-                    let bucket = lease_bucket(js, lease)
-                        .await
-                        .map_err(anyhow::Error::msg)
-                        .context("cannot open the lease bucket")?;
+            // the bucket the job claims use (opened once: it is there exactly when the engine runs
+            // on NATS)
+            match &job_claims {
+                Some(bucket) => {
+                    let bucket = bucket.clone();
                     let (stop, stop_rx) = watch::channel(false);
                     let node = settings.node_id();
                     tracing::debug!(node, partitions = settings.partitions, "leasing partitions");

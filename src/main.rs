@@ -254,7 +254,7 @@ async fn find_admin_key(settings: &Settings, client: &reqwest::Client, base: &st
         ));
     }
     let mut files: Vec<PathBuf> = answer["key_file"].as_str().map(PathBuf::from).into_iter().collect();
-    files.push(settings.data_dir.join("admin.key"));
+    files.push(settings.admin_key_file());
     for file in &files {
         if let Ok(key) = std::fs::read_to_string(file) {
             return Ok(key.trim().to_owned());

@@ -436,15 +436,8 @@ const SECRET_KEYS: &[&str] =
     &["admin_key", "internal_jwt_secret", "provider_token", "store_a_token", "store_b_token", "link_secret"];
 
 impl Settings {
-    /// Loads defaults < `file` (when given) < the process environment, then validates.
-    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
-        let env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with(ENV_PREFIX)).collect();
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Self::load_with_env(file, &pairs)
-    }
-
-    /// Loads from defaults < `file` < the given `(NAME, value)` pairs instead of the process
-    /// environment. Tests use this to build settings without touching global state. An error names
+    /// Loads from defaults < `file` < the given `(NAME, value)` pairs, then validates: the CLI
+    /// passes the process's `ENGAGE_*` variables, tests their own (no global state). An error names
     /// the setting as the user wrote it: the variable when the environment set it, else the file's
     /// key.
     pub fn load_with_env(file: Option<&Path>, env: &[(&str, &str)]) -> Result<Self, ConfigError> {
@@ -648,6 +641,11 @@ impl Settings {
     /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
     pub fn store_kind(&self) -> StoreKind {
         self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })
+    }
+
+    /// Where the admin key is kept when `admin_key` is unset: `<data_dir>/admin.key`.
+    pub fn admin_key_file(&self) -> PathBuf {
+        self.data_dir.join("admin.key")
     }
 
     /// The public base URL for links in messages, without a trailing `/`.

@@ -58,12 +58,7 @@ pub fn starting_router(readiness: Arc<Readiness>) -> Router {
                 async move { readiness_answer(ready, body) }
             }),
         )
-        .route(
-            "/metrics",
-            get(|| async {
-                ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::telemetry::prometheus().render())
-            }),
-        )
+        .route("/metrics", get(|| async { metrics_page(&crate::telemetry::prometheus()) }))
         .fallback(|| async {
             (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -76,7 +71,11 @@ pub fn starting_router(readiness: Arc<Readiness>) -> Router {
 /// Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text format")))]
 pub async fn metrics_text(State(state): State<AppState>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render()).into_response()
+    metrics_page(&state.metrics)
+}
+
+fn metrics_page(handle: &metrics_exporter_prometheus::PrometheusHandle) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], handle.render()).into_response()
 }
 
 /// This document.

@@ -15,8 +15,9 @@
 //! A node that dies stops renewing: its partitions become free within one lease and the others
 //! take them at that moment: each node watches the bucket, knows when every foreign lease was last
 //! written, and runs a round right after the earliest one's expiry (not at its next tick), so a
-//! dead node's partitions move within the lease. A node that cannot reach NATS drops its partitions when the lease it last renewed
-//! runs out, so two nodes never process one partition for longer than the clock skew.
+//! dead node's partitions move within the lease. A node that cannot reach NATS drops its
+//! partitions before the keys it last renewed can expire, so two nodes never process one
+//! partition for longer than the clock skew.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -188,7 +189,7 @@ async fn next_entry(watch: &mut Option<async_nats::jetstream::kv::Watch>) -> Opt
 }
 
 /// When each partition lease held by another node runs out, from the bucket's watch: the write
-/// time of the key's last revision plus the lease.
+/// time of the key's last revision plus the key lifetime.
 struct Expiries {
     node: String,
     /// How long a key lives unrenewed.

@@ -64,7 +64,7 @@ async fn key_location(
     if state.settings.admin_key.is_some() {
         return Json(json!({"key_setting": "ENGAGE_ADMIN_KEY"})).into_response();
     }
-    let file = state.settings.data_dir.join("admin.key");
+    let file = state.settings.admin_key_file();
     let file = std::fs::canonicalize(&file).unwrap_or(file);
     Json(json!({"key_file": file})).into_response()
 }

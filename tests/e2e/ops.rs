@@ -91,7 +91,9 @@ async fn every_registered_route_is_in_openapi_with_its_auth_and_error_family() {
     let routes = registered_routes();
     assert!(routes.len() > 60, "the scan found only {routes:?}");
     let ops_routes = ["/healthz", "/readyz", "/metrics", "/openapi.json"];
-    for path in routes.iter().filter(|p| !p.starts_with("/admin/")) {
+    // the admin routes are documented too; the one left out is a node's catch-all `/admin/{*rest}`
+    // (404 "this is an actor node"), which serves no route of the document
+    for path in routes.iter().filter(|p| !p.contains("{*")) {
         let item = doc["paths"][path.as_str()].as_object().unwrap_or_else(|| panic!("{path} is not in /openapi.json"));
         for (method, op) in item {
             if ops_routes.contains(&path.as_str()) {

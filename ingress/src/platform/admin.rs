@@ -238,3 +238,89 @@ async fn revoke(
         Err(error) => StaffError::authentication_failed(error).into_response(),
     }
 }
+
+/// The admin routes in `/openapi.json`: loopback only, `x-admin-key` (the `adminKey` scheme) on all
+/// but `GET /admin/key`; every refusal is the staff family's `{message}`.
+pub fn openapi(paths: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::Value;
+    let staff = json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
+    let refusal = |description: &str| {
+        let mut response = staff.clone();
+        response["description"] = json!(description);
+        response
+    };
+    let ok = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {"type": "object"}}}});
+    let op = |summary: &str, ok_status: &str, ok_text: &str, body: Option<Value>, extra: &[(&str, &str)]| {
+        let mut responses = serde_json::Map::new();
+        responses.insert(ok_status.to_owned(), ok(ok_text));
+        responses.insert(
+            "403".to_owned(),
+            refusal("{message: \"invalid credentials\"}: not from loopback, or not the admin key"),
+        );
+        for (status, text) in extra {
+            responses.insert((*status).to_owned(), refusal(text));
+        }
+        let mut op = json!({"summary": summary, "tags": ["admin"], "responses": responses,
+            "security": [{"adminKey": []}]});
+        if let Some(schema) = body {
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
+        }
+        op
+    };
+    let object = |required: &[&str]| json!({"type": "object", "required": required});
+    paths.insert(
+        "/admin/tokens".to_owned(),
+        json!({
+            "get": op("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None,
+                &[("500", "{message: \"authentication failed\"}: the token store failed")]),
+            "post": op("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
+                Some(object(&["kind", "parent"])),
+                &[("400", "{message}: the body is not {kind, parent, business?}"), ("500", "{message: \"authentication failed\"}: the token store failed")]),
+        }),
+    );
+    let mut revoke = op(
+        "Revoke a token",
+        "200",
+        "{revoked: true}",
+        None,
+        &[("404", "{message}: no such token"), ("500", "{message: \"authentication failed\"}: the token store failed")],
+    );
+    revoke["parameters"] = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    paths.insert("/admin/tokens/{id}".to_owned(), json!({"delete": revoke}));
+    let wallet_errors: &[(&str, &str)] = &[
+        ("400", "{message}: the body is not {parent, business, amount?, reference?}, or the wallet refused it"),
+        ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner is unavailable"),
+    ];
+    for (path, summary) in [
+        ("/admin/wallet/recharge", "Credit an outlet's wallet: {parent, business, amount, reference?}"),
+        ("/admin/wallet/balance", "An outlet's wallet balance: {parent, business}"),
+    ] {
+        paths.insert(
+            path.to_owned(),
+            json!({"post": op(summary, "200", "{balance}", Some(object(&["parent", "business"])), wallet_errors)}),
+        );
+    }
+    paths.insert(
+        "/admin/jobs".to_owned(),
+        json!({"get": op("The scheduled jobs, their crons (IST) and next runs", "200", "{jobs: [{job, cron, next}]}", None,
+            &[("503", "{message}: this process runs no jobs (role ingress)")])}),
+    );
+    paths.insert(
+        "/admin/jobs/run".to_owned(),
+        json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(object(&["name"])), &[
+            ("400", "{message}: unknown job, or now is not RFC 3339"),
+            ("500", "{message: \"job failed: …\"}"),
+            ("503", "{message}: this process runs no jobs (role ingress)"),
+        ])}),
+    );
+    let mut key = op(
+        "Where the server's admin key is (loopback only, no key needed)",
+        "200",
+        "{key_file: \"<absolute path>\"} or {key_setting: \"ENGAGE_ADMIN_KEY\"}",
+        None,
+        &[],
+    );
+    key["security"] = json!([]);
+    key["responses"]["403"]["description"] = json!("{message: \"invalid credentials\"}: not from loopback");
+    paths.insert("/admin/key".to_owned(), json!({"get": key}));
+}

@@ -575,6 +575,11 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         json!({"type": "http", "scheme": "bearer", "description": "the token a bill page carries (data-token), for its own bill"}),
     );
     security.insert("internalJwt".to_owned(), json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}));
+    security.insert(
+        "adminKey".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "x-admin-key", "description": "the server's admin key (engage tokens finds it); loopback callers only"}),
+    );
+    admin::openapi(&mut paths);
     (paths, schemas, security)
 }
 

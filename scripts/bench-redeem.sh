@@ -4,6 +4,10 @@
 # baseline (benches/bare_json_baseline.rs) answering the same bodies in the same run.
 #
 #   scripts/bench-redeem.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
+#
+# BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
+# "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
+# 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -11,6 +15,8 @@ duration=${1:-10}
 runs=${2:-3}
 connections=${3:-32}
 customers_many=1000
+engage_bin=${BENCH_ENGAGE:-target/release/engage}
+modes=${MODES:-embedded jetstream}
 
 need_wrk
 nats_bin=$(nats_server_bin)
@@ -20,8 +26,8 @@ nats_bin=$(nats_server_bin)
 # 1,000,000 points and customers 9700000000..9700000999 with at least 10,000 points each.
 seed() { # port data_dir -> prints the integration token
   local port=$1 data=$2 staff integration
-  staff=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage tokens create --kind staff --parent brand-bench)
-  integration=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" target/release/engage tokens create --kind integration --parent brand-bench)
+  staff=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" "$engage_bin" tokens create --kind staff --parent brand-bench)
+  integration=$(ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" "$engage_bin" tokens create --kind integration --parent brand-bench)
   python3 - "$port" "$staff" "$customers_many" <<'PY'
 import http.client, json, sys, time
 port, staff, many = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -46,15 +52,21 @@ PY
   echo "$integration"
 }
 
-declare -A results
+declare -A results profiled
 measure() { # label port token customers path
-  local label=$1 port=$2 token=$3 customers=$4 path=$5 out rps p50 p99 non2xx
+  local label=$1 port=$2 token=$3 customers=$4 path=$5 out rps p50 p99 non2xx profiler=
+  if [ -n "${PROFILE_DIR:-}" ] && [ -n "${engage_pid:-}" ] && [ "$customers" != 1 ] && [ -z "${profiled[$label]:-}" ]; then
+    profiled[$label]=1; mkdir -p "$PROFILE_DIR"
+    (sleep 1; scripts/bench/profile.sh "$engage_pid" $((duration - 2)) "$PROFILE_DIR/redeem-${label%-many}.svg") &
+    profiler=$!
+  fi
   out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t2 -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  [ -z "$profiler" ] || wait "$profiler"
   [ -z "${non2xx:-}" ] || { echo "$label: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
   echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99"
   results["$label/rps"]+="$rps "; results["$label/p50"]+="$p50 "; results["$label/p99"]+="$p99 "
@@ -64,7 +76,7 @@ base_port=$(free_port)
 target/release/bare-json-baseline "127.0.0.1:$base_port" >/dev/null 2>&1 &
 pids+=($!); wait_port "$base_port"
 
-for mode in embedded jetstream; do
+for mode in $modes; do
   port=$(free_port); data="$work/data-$mode"; env=()
   if [ "$mode" = jetstream ]; then
     nport=$(free_port)
@@ -72,15 +84,16 @@ for mode in embedded jetstream; do
     pids+=($!); wait_port "$nport"
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
   fi
-  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn target/release/engage serve >"$work/engage-$mode.log" 2>&1 &
-  pid=$!; pids+=($pid); wait_port "$port"
+  env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn "$engage_bin" serve >"$work/engage-$mode.log" 2>&1 &
+  pid=$!; pids+=($pid); wait_port "$port"; engage_pid=$pid
   token=$(seed "$port" "$data")
   for run in $(seq 1 "$runs"); do
     measure baseline "$base_port" "$token" 1 /v1/logs
     measure "$mode-hot" "$port" "$token" 1 /integration/v1/redeem_points
     measure "$mode-many" "$port" "$token" "$customers_many" /integration/v1/redeem_points
   done
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "run: $mode peak_rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"
+  kill "$pid"; wait "$pid" 2>/dev/null || true; engage_pid=
 done
 
 median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | python3 -c '
@@ -97,6 +110,7 @@ echo "| case | redeem calls/s | vs bare JSON parse | p50 | p99 |"
 echo "|---|---|---|---|---|"
 echo "| bare axum JSON parse (baseline) | $base | 1.00 | $(median "${results[baseline/p50]}") | $(median "${results[baseline/p99]}") |"
 for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
+  [ -n "${results[$label/rps]:-}" ] || continue
   r=$(median "${results[$label/rps]}")
   echo "| engage, $label | $r | $(python3 -c "print(f'{$r/$base:.2f}')") | $(median "${results[$label/p50]}") | $(median "${results[$label/p99]}") |"
 done

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use lru::LruCache;
 
-use engage_storage::{StoreError, WriteOp};
+use engage_storage::{Durable, StoreError, WriteOp};
 
 use crate::domain::customer::Customer;
 use crate::domain::fraud::VelocityRules;
@@ -117,6 +117,9 @@ pub struct Brand {
     /// Rollup rows of recent days by (scope, IST day), written through (see
     /// [`crate::capabilities::stats`]); emptied when a batch fails.
     pub rollups: HashMap<(String, String), crate::capabilities::stats::Figures>,
+    /// Customer commits staged by the message being handled: its answer waits for them (see
+    /// [`Brand::commit_customer`]).
+    staged: Vec<Durable>,
 }
 
 impl Drop for Brand {
@@ -142,7 +145,37 @@ impl Brand {
             bill_widgets: None,
             feedback_configs: None,
             rollups: HashMap::new(),
+            staged: Vec::new(),
         }
+    }
+
+    /// Drops everything cached: the next message reads the store again.
+    pub fn forget_all(&mut self) {
+        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
+        self.customers.clear();
+        self.rules = None;
+        self.velocity = None;
+        self.pricing = None;
+        self.journeys = None;
+        self.journey_settings = None;
+        self.bill_configs = None;
+        self.bill_widgets = None;
+        self.feedback_configs = None;
+        self.rollups.clear();
+    }
+
+    /// The commits staged by the message just handled; its answer goes out once they are durable.
+    pub fn take_staged(&mut self) -> Vec<Durable> {
+        std::mem::take(&mut self.staged)
+    }
+
+    /// Waits until the commits staged so far are durable: before anything leaves engage on the
+    /// strength of them (an e-mail, a call to another service).
+    pub async fn settle(&mut self) -> Result<(), StoreError> {
+        for durable in self.take_staged() {
+            durable.wait().await?;
+        }
+        Ok(())
     }
 
     /// Typed store access.
@@ -193,12 +226,20 @@ impl Brand {
     /// Writes `ops` and then the customer row (last: on a store without multi-row atomicity it is
     /// the row that commits the others) and caches the customer; on a failure the cached copy is
     /// dropped so the next message reloads the stored one.
+    ///
+    /// The batch is staged ([`engage_storage::Store::stage`]): every later read sees it, and the
+    /// actor goes on to its next message while it syncs; the tenant actor sends this message's
+    /// answer only once it is durable (a failed sync fails the answer, and the embedded store
+    /// with it). So one brand's messages share a sync instead of each waiting for its own.
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
         ops.push(self.put_customer(&customer));
-        if let Err(error) = self.batch(ops).await {
-            self.uncache_customer(&customer.phone);
-            self.rollups.clear();
-            return Err(error);
+        match self.ctx.repo.store().stage(ops).await {
+            Ok(durable) => self.staged.push(durable),
+            Err(error) => {
+                self.uncache_customer(&customer.phone);
+                self.rollups.clear();
+                return Err(error);
+            }
         }
         let before = self.customers.len();
         self.customers.put(customer.phone.clone(), customer);

@@ -168,13 +168,24 @@ impl Actor for TenantActor {
         state: &mut TenantState,
     ) -> Result<(), ActorProcessingErr> {
         let brand = &mut state.brand;
+        // a store that failed for good may hold in memory what is not on disk: nothing cached is
+        // trusted, and nothing is answered from it
+        if let Err(error) = brand.repo().store().healthy() {
+            brand.forget_all();
+            message.refuse(&error.to_string());
+            return Ok(());
+        }
         match message {
             TenantMsg::Apply { envelope, reply } => {
                 let outcome = orders::apply(brand, &envelope).await.map(|_| ()).map_err(|e| e.to_string());
                 if let Err(error) = &outcome {
                     tracing::error!(tenant = %brand.tenant, id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
                 }
-                let _ = reply.send(outcome);
+                let (tenant, id, trace_id) = (brand.tenant.clone(), envelope.id.clone(), envelope.trace_id.clone());
+                answer_when_durable(brand, reply, outcome, move |outcome, error| {
+                    tracing::error!(%tenant, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
+                    *outcome = Err(error.to_string());
+                });
             }
             // a long report is read beside the actor, never holding up the brand's writes
             TenantMsg::Query { query: TenantQuery::Loyalty(LoyaltyQuery::DayWise { from, to }), reply: port } => {
@@ -205,9 +216,38 @@ impl Actor for TenantActor {
                     TenantQuery::Stats(query) => stats::handle(brand, query).await,
                     TenantQuery::Business(query) => business::handle(brand, query).await,
                 };
-                let _ = reply.send(answer);
+                let tenant = brand.tenant.clone();
+                answer_when_durable(brand, reply, answer, move |answer, error| {
+                    tracing::error!(%tenant, %error, "query failed: its writes did not reach the disk");
+                    *answer = Err(QueryError::Failed(error.to_string()));
+                });
             }
         }
         Ok(())
     }
+}
+
+/// Sends `answer` on `reply` once the commits the message staged are durable (at once when it
+/// staged none); if one fails, `failed` turns the answer into the failure first. The actor does not
+/// wait: it goes on to its next message.
+fn answer_when_durable<T: Send + 'static>(
+    brand: &mut Brand,
+    reply: RpcReplyPort<T>,
+    mut answer: T,
+    failed: impl FnOnce(&mut T, &engage_storage::StoreError) + Send + 'static,
+) {
+    let staged = brand.take_staged();
+    if staged.is_empty() {
+        let _ = reply.send(answer);
+        return;
+    }
+    tokio::spawn(async move {
+        for durable in staged {
+            if let Err(error) = durable.wait().await {
+                failed(&mut answer, &error);
+                break;
+            }
+        }
+        let _ = reply.send(answer);
+    });
 }

@@ -376,3 +376,56 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
     assert_eq!(customer(&gateway, "brand-r", "9876500001").await.unwrap()["loyalty_points"], 0);
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_redemptions_of_one_customer_are_exact_once_per_order_and_durable_when_answered() {
+    use engage_actors::capabilities::redemption::{RedeemRequest, RedemptionQuery};
+    let dir = tempfile::tempdir().unwrap();
+    let (bus, engine, gateway) = start(dir.path(), None).await;
+    let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
+        "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
+    .unwrap();
+    gateway.ask("brand-r", LoyaltyQuery::SetRules { rules }).await.unwrap();
+    bus.publish(&order("brand-r", "seed", "9000000001", 10_000.0)).await.unwrap();
+    wait_orders(&gateway, "brand-r", "9000000001", 1).await;
+    let points = |view: &Value| view["loyalty_points"].as_i64().unwrap();
+    let before = points(&customer(&gateway, "brand-r", "9000000001").await.unwrap());
+    assert_eq!(before, 1000);
+    // 300 redemptions in flight at once over 60 orders: the actor stages each commit and goes on,
+    // so each order's later calls must read the first one's staged rows
+    let calls = (0..300).map(|i| {
+        let gateway = gateway.clone();
+        async move {
+            let request = RedeemRequest {
+                phone: "9000000001".into(),
+                points: 3,
+                order_id: format!("o-{}", i % 60),
+                outlet_id: Some("outlet-1".into()),
+                bill: None,
+                pending_minutes: None,
+                otp: None,
+            };
+            gateway.ask("brand-r", RedemptionQuery::Redeem(request)).await
+        }
+    });
+    let answers: Vec<Value> = futures::future::join_all(calls).await.into_iter().map(Result::unwrap).collect();
+    let fresh: Vec<&Value> = answers.iter().filter(|a| a.get("replayed").is_none()).collect();
+    assert_eq!(fresh.len(), 60, "one redemption per order");
+    let mut balances: Vec<i64> = fresh.iter().map(|a| a["wallet_balance"].as_i64().unwrap()).collect();
+    balances.sort_unstable();
+    assert_eq!(balances, (0..60).map(|i| 820 + 3 * i).collect::<Vec<i64>>(), "each saw the one before");
+    engine.shutdown().await;
+    drop((bus, gateway, engine));
+    // every answered redemption is on disk (the stopped actors let go of the store shortly)
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let store = loop {
+        match EmbeddedStore::open(dir.path()) {
+            Ok(store) => break store,
+            Err(error) => assert!(Instant::now() < deadline, "the store stayed open: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (_bus, engine, gateway) = start_on(Arc::new(store), None).await;
+    assert_eq!(points(&customer(&gateway, "brand-r", "9000000001").await.unwrap()), 1000 - 180);
+    engine.shutdown().await;
+}

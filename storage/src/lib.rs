@@ -11,4 +11,4 @@
 pub mod logs;
 pub mod store;
 
-pub use store::{EmbeddedStore, NatsKvStore, Row, ScyllaStore, Store, StoreError, WriteOp};
+pub use store::{Durable, EmbeddedStore, NatsKvStore, Row, ScyllaStore, Store, StoreError, WriteOp};

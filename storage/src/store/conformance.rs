@@ -10,6 +10,7 @@ pub async fn run_all(store: &dyn Store) {
     partitions_are_isolated(store).await;
     batches_apply_every_write(store).await;
     a_later_write_of_a_row_in_a_batch_wins(store).await;
+    staged_batches_are_read_in_order_before_they_are_durable(store).await;
 }
 
 async fn get_put_delete(store: &dyn Store) {
@@ -82,4 +83,25 @@ async fn a_later_write_of_a_row_in_a_batch_wins(store: &dyn Store) {
     assert_eq!(store.get("conf_last", "p", b"k").await.unwrap(), Some(b"2".to_vec()));
     assert_eq!(store.get("conf_last", "p", b"j").await.unwrap(), None);
     assert_eq!(store.get("conf_last", "p", b"m").await.unwrap(), Some(b"1".to_vec()));
+}
+
+async fn staged_batches_are_read_in_order_before_they_are_durable(store: &dyn Store) {
+    let put = |key: &[u8], value: &[u8]| WriteOp::Put {
+        table: "conf_stage",
+        partition: "p".into(),
+        clustering: key.to_vec(),
+        value: value.to_vec(),
+    };
+    let mut durables = Vec::new();
+    for round in 0..20u8 {
+        durables.push(store.stage(vec![put(b"k", &[round]), put(&[b'r', round], b"1")]).await.unwrap());
+        // a read right after staging sees the batch, before it is durable
+        assert_eq!(store.get("conf_stage", "p", b"k").await.unwrap(), Some(vec![round]));
+    }
+    assert_eq!(store.scan("conf_stage", "p", None, 100).await.unwrap().len(), 21);
+    store.batch(vec![put(b"k", b"last")]).await.unwrap();
+    for durable in durables {
+        durable.wait().await.unwrap();
+    }
+    assert_eq!(store.get("conf_stage", "p", b"k").await.unwrap(), Some(b"last".to_vec()), "applied in order");
 }

@@ -8,17 +8,28 @@
 //! atomic (the merged batch is), is durable when its call returns, and is applied after the
 //! batches sent before it (a later write of the same key wins). Under concurrency the store pays
 //! one sync per group instead of one per batch; alone, a batch is committed at once.
+//!
+//! Staged batches ([`Store::stage`]): the caller does not wait for the group commit. The batch's
+//! writes go into the *staged* map (the newest staged write of each row) before the batch is
+//! sent, and leave it once the committer has written them to fjall, so every read between sees
+//! them: [`Store::get`] answers from the map, [`Store::scan`] of a partition with staged rows waits
+//! until they are in fjall. The caller answers its client only after the batch's [`Durable`]
+//! resolves, so nothing acknowledged is ever lost; what a crash can lose is only what nobody was
+//! told is done. The price: for the length of one sync, other readers may see a write that is not
+//! yet on disk. If the sync fails, those reads saw something that may never be on disk; so a failed
+//! group with staged batches in it fails the store for good ([`Store::healthy`]): every later read
+//! and write is refused until engage restarts and recovers from what the disk holds.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use async_trait::async_trait;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
-use super::{Row, Store, StoreError, WriteOp};
+use super::{Durable, Row, Store, StoreError, WriteOp};
 
 /// A [`Store`] in a local directory. Cheap to clone; all clones share the database.
 #[derive(Clone)]
@@ -28,7 +39,8 @@ pub struct EmbeddedStore {
 
 struct Inner {
     shared: Arc<Shared>,
-    /// Batches for the committer; `None` once dropped (which stops it).
+    /// Batches for the committer, sent under the `staged` lock (so in sequence order); `None`
+    /// once dropped (which stops it).
     committer: Option<mpsc::Sender<Commit>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -38,11 +50,37 @@ struct Shared {
     db: Database,
     /// Opened keyspaces by table name; std `Mutex` because it is never held across an await.
     tables: Mutex<HashMap<&'static str, Keyspace>>,
+    /// Staged writes not yet in fjall, and the batch sequence.
+    staged: Mutex<Staged>,
+    /// The sequence of the last batch the committer is done with (written or failed).
+    settled: tokio::sync::watch::Sender<u64>,
+    /// Why the store failed for good (a group with staged batches failed to commit).
+    failed: OnceLock<String>,
+    /// Tests: held to keep the committer from writing; set to make the next group fail.
+    #[cfg(test)]
+    hold: Mutex<()>,
+    #[cfg(test)]
+    fail_next: std::sync::atomic::AtomicBool,
+}
+
+/// A row as the staged map keys it: (table, fjall key).
+type RowId = (&'static str, Vec<u8>);
+
+/// Staged writes by row: the newest staged write of the row (`None`: a delete) and the sequence of
+/// its batch.
+#[derive(Default)]
+struct Staged {
+    last_seq: u64,
+    rows: BTreeMap<RowId, (u64, Option<Vec<u8>>)>,
 }
 
 /// One caller's batch, and where its outcome goes.
 struct Commit {
     ops: Vec<WriteOp>,
+    /// Its place in the order of batches.
+    seq: u64,
+    /// Whether its writes are in the staged map.
+    staged: bool,
     done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -84,7 +122,17 @@ impl EmbeddedStore {
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(backend)?;
         let db = Database::builder(dir.join("store")).open().map_err(backend)?;
-        let shared = Arc::new(Shared { db, tables: Mutex::new(HashMap::new()) });
+        let shared = Arc::new(Shared {
+            db,
+            tables: Mutex::new(HashMap::new()),
+            staged: Mutex::new(Staged::default()),
+            settled: tokio::sync::watch::Sender::new(0),
+            failed: OnceLock::new(),
+            #[cfg(test)]
+            hold: Mutex::new(()),
+            #[cfg(test)]
+            fail_next: std::sync::atomic::AtomicBool::new(false),
+        });
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("engage-store-commit".into())
@@ -98,6 +146,32 @@ impl EmbeddedStore {
 
     fn table(&self, name: &'static str) -> Result<Keyspace, StoreError> {
         self.inner.shared.table(name)
+    }
+
+    /// Sends `ops` to the committer, first putting them in the staged map when `staged`; the
+    /// answer comes on the returned receiver.
+    fn send(
+        &self,
+        ops: Vec<WriteOp>,
+        staged: bool,
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<(), StoreError>>, StoreError> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let sender = self.inner.committer.as_ref().ok_or_else(|| backend("store closed"))?;
+        let mut map = self.inner.shared.staged.lock().map_err(|_| backend("staged map poisoned"))?;
+        let seq = map.last_seq + 1;
+        if staged {
+            for op in &ops {
+                let (table, partition, clustering) = op.row();
+                let value = match op {
+                    WriteOp::Put { value, .. } => Some(value.clone()),
+                    WriteOp::Delete { .. } => None,
+                };
+                map.rows.insert((table, row_key(partition, clustering)), (seq, value));
+            }
+        }
+        sender.send(Commit { ops, seq, staged, done }).map_err(|_| backend("store committer stopped"))?;
+        map.last_seq = seq;
+        Ok(outcome)
     }
 
     /// Flushes the journal to disk (called on shutdown).
@@ -173,17 +247,67 @@ impl Shared {
                 }
             }
             metrics::histogram!("engage_store_group_commit_batches").record(group.len() as f64);
+            let last_seq = group.iter().map(|commit| commit.seq).max().unwrap_or(0);
+            let staged = group.iter().any(|commit| commit.staged);
             // A panic inside the backend fails this group (its callers see the committer's
             // answer dropped) but never stops the committer.
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_group(group))).is_err() {
                 metrics::counter!("engage_store_commit_panics_total").increment(1);
                 tracing::error!("embedded store commit panicked; its batches failed");
+                if staged {
+                    self.fail("a commit panicked");
+                }
+            }
+            self.settled.send_replace(last_seq);
+        }
+    }
+
+    /// Fails the store for good.
+    fn fail(&self, reason: &str) {
+        if self.failed.set(reason.to_owned()).is_ok() {
+            metrics::counter!("engage_store_failures_total").increment(1);
+            tracing::error!(%reason, "the embedded store failed to commit staged writes: it refuses reads and writes until engage restarts");
+        }
+    }
+
+    /// The staged value of a row: `Some(None)` when a staged delete is its newest write.
+    fn staged_value(&self, table: &'static str, key: Vec<u8>) -> Result<Option<Option<Vec<u8>>>, StoreError> {
+        let map = self.staged.lock().map_err(|_| backend("staged map poisoned"))?;
+        Ok(map.rows.get(&(table, key)).map(|(_, value)| value.clone()))
+    }
+
+    /// The newest sequence of a staged row in the partition with fjall prefix `prefix`.
+    fn staged_in(&self, table: &'static str, prefix: &[u8]) -> Result<Option<u64>, StoreError> {
+        let map = self.staged.lock().map_err(|_| backend("staged map poisoned"))?;
+        Ok(map
+            .rows
+            .range((table, prefix.to_vec())..)
+            .take_while(|((t, key), _)| *t == table && key.starts_with(prefix))
+            .map(|(_, (seq, _))| *seq)
+            .max())
+    }
+
+    /// Drops the staged rows of each (sequence, rows) batch that no later batch staged again.
+    fn unstage(&self, commits: &[(u64, Vec<RowId>)]) {
+        let Ok(mut map) = self.staged.lock() else { return };
+        for (seq, keys) in commits {
+            for key in keys {
+                if map.rows.get(key).is_some_and(|(staged_seq, _)| staged_seq == seq) {
+                    map.rows.remove(key);
+                }
             }
         }
     }
 
     /// Writes `ops` as one fjall batch, synced.
     fn write_group(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        #[cfg(test)]
+        {
+            drop(self.hold.lock());
+            if self.fail_next.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                return Err(backend("injected sync failure"));
+            }
+        }
         if ops.is_empty() {
             return Ok(());
         }
@@ -202,16 +326,21 @@ impl Shared {
     }
 
     fn commit_group(&self, group: Vec<Commit>) {
-        // A batch naming an invalid table fails alone; the others are merged, the last write of a
-        // row winning.
+        // A batch naming an invalid table fails alone (a staged one was checked before it was
+        // staged); the others are merged, the last write of a row winning.
         let mut merged = Vec::new();
         let mut waiting = Vec::with_capacity(group.len());
+        let mut staged = Vec::new();
         for commit in group {
             match commit.ops.iter().find_map(|op| self.table(op.row().0).err()) {
                 Some(error) => {
                     let _ = commit.done.send(Err(error));
                 }
                 None => {
+                    if commit.staged {
+                        let keys = commit.ops.iter().map(|op| op.row()).map(|(t, p, c)| (t, row_key(p, c))).collect();
+                        staged.push((commit.seq, keys));
+                    }
                     merged.extend(commit.ops);
                     waiting.push(commit.done);
                 }
@@ -221,6 +350,11 @@ impl Shared {
             return;
         }
         let outcome = self.write_group(super::last_writes(merged)).map_err(|e| e.to_string());
+        match &outcome {
+            Ok(()) => self.unstage(&staged),
+            Err(error) if !staged.is_empty() => self.fail(error),
+            Err(_) => {}
+        }
         for done in waiting {
             let _ = done.send(outcome.clone().map_err(StoreError::Backend));
         }
@@ -235,8 +369,13 @@ impl Store for EmbeddedStore {
         partition: &str,
         clustering: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.healthy()?;
         let keyspace = self.table(table)?;
-        let value = keyspace.get(row_key(partition, clustering)).map_err(backend)?;
+        let key = row_key(partition, clustering);
+        if let Some(value) = self.inner.shared.staged_value(table, key.clone())? {
+            return Ok(value);
+        }
+        let value = keyspace.get(key).map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
     }
 
@@ -247,6 +386,13 @@ impl Store for EmbeddedStore {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Row>, StoreError> {
+        self.healthy()?;
+        // a partition with staged rows is scanned once they are in fjall
+        if let Some(seq) = self.inner.shared.staged_in(table, &partition_prefix(partition))? {
+            let mut settled = self.inner.shared.settled.subscribe();
+            settled.wait_for(|done| *done >= seq).await.map_err(backend)?;
+            self.healthy()?;
+        }
         let this = self.clone();
         let partition = partition.to_owned();
         let after = after.map(<[u8]>::to_vec);
@@ -256,13 +402,31 @@ impl Store for EmbeddedStore {
     }
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.healthy()?;
         if ops.is_empty() {
             return Ok(());
         }
-        let (done, outcome) = tokio::sync::oneshot::channel();
-        let sender = self.inner.committer.as_ref().ok_or_else(|| backend("store closed"))?;
-        sender.send(Commit { ops, done }).map_err(|_| backend("store committer stopped"))?;
-        outcome.await.map_err(|_| backend("store committer stopped"))?
+        Durable::pending(self.send(ops, false)?).wait().await
+    }
+
+    async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
+        self.healthy()?;
+        if ops.is_empty() {
+            return Ok(Durable::done());
+        }
+        for op in &ops {
+            self.table(op.row().0)?;
+        }
+        Ok(Durable::pending(self.send(ops, true)?))
+    }
+
+    fn healthy(&self) -> Result<(), StoreError> {
+        match self.inner.shared.failed.get() {
+            None => Ok(()),
+            Some(reason) => Err(backend(format!(
+                "the embedded store failed to write to disk ({reason}) and refuses reads and writes until engage restarts"
+            ))),
+        }
     }
 }
 
@@ -317,6 +481,75 @@ mod tests {
             store.scan("g", "p", None, 1000).await.unwrap().iter().filter(|r| r.clustering.len() == 4).count(),
             200
         );
+    }
+
+    fn put(key: &[u8], value: &[u8]) -> WriteOp {
+        WriteOp::Put { table: "s", partition: "p".into(), clustering: key.to_vec(), value: value.to_vec() }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(clippy::await_holding_lock)] // holding the committer back across awaits is the point
+    async fn staged_writes_are_read_at_once_scanned_once_written_and_durable_when_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        store.batch(vec![put(b"gone", b"0"), put(b"k", b"0")]).await.unwrap();
+        // the committer cannot write while the test holds it
+        let hold = store.inner.shared.hold.lock().unwrap();
+        let first = store
+            .stage(vec![
+                put(b"k", b"1"),
+                WriteOp::Delete { table: "s", partition: "p".into(), clustering: b"gone".to_vec() },
+            ])
+            .await
+            .unwrap();
+        let second = store.stage(vec![put(b"k", b"2"), put(b"new", b"n")]).await.unwrap();
+        assert_eq!(store.get("s", "p", b"k").await.unwrap(), Some(b"2".to_vec()), "the newest staged write");
+        assert_eq!(store.get("s", "p", b"gone").await.unwrap(), None, "a staged delete");
+        assert_eq!(store.get("s", "p", b"new").await.unwrap(), Some(b"n".to_vec()));
+        assert_eq!(store.get("s", "other", b"k").await.unwrap(), None);
+        // a scan of the partition waits for the staged rows; another partition's does not
+        assert!(store.scan("s", "other", None, 10).await.unwrap().is_empty());
+        let scan = tokio::spawn({
+            let store = store.clone();
+            async move { store.scan("s", "p", None, 10).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!scan.is_finished(), "the scan ran before the staged rows were written");
+        drop(hold);
+        let rows = scan.await.unwrap().unwrap();
+        let rows: Vec<_> = rows.iter().map(|r| (r.clustering.as_slice(), r.value.as_slice())).collect();
+        assert_eq!(rows, vec![(&b"k"[..], &b"2"[..]), (&b"new"[..], &b"n"[..])]);
+        first.wait().await.unwrap();
+        second.wait().await.unwrap();
+        assert!(store.inner.shared.staged.lock().unwrap().rows.is_empty(), "written rows leave the staged map");
+        drop(store);
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        assert_eq!(store.get("s", "p", b"k").await.unwrap(), Some(b"2".to_vec()));
+        assert_eq!(store.get("s", "p", b"gone").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_failed_commit_of_staged_writes_fails_the_store_for_good() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        // a plain batch that fails fails alone
+        store.inner.shared.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(store.batch(vec![put(b"a", b"1")]).await.is_err());
+        store.healthy().unwrap();
+        store.batch(vec![put(b"a", b"2")]).await.unwrap();
+        // a staged one that fails was read by others: everything is refused from then on
+        store.inner.shared.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
+        let durable = store.stage(vec![put(b"a", b"3")]).await.unwrap();
+        assert!(durable.wait().await.is_err());
+        let refused = store.get("s", "p", b"a").await.unwrap_err().to_string();
+        assert!(refused.contains("refuses reads and writes until engage restarts"), "{refused}");
+        assert!(store.healthy().is_err());
+        assert!(store.scan("s", "p", None, 10).await.is_err());
+        assert!(store.batch(vec![put(b"b", b"1")]).await.is_err());
+        assert!(store.stage(vec![put(b"b", b"1")]).await.is_err());
+        drop(store);
+        let store = EmbeddedStore::open(dir.path()).unwrap();
+        assert_eq!(store.get("s", "p", b"a").await.unwrap(), Some(b"2".to_vec()), "what the disk holds");
     }
 
     #[tokio::test]

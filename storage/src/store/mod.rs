@@ -1,7 +1,9 @@
 //! The Store: tables keyed like ScyllaDB tables, `(partition key, clustering key) -> value`.
 //!
 //! The API is kept small on purpose (get, scan within a partition, atomic batch); table knowledge
-//! lives in typed repositories above it. A batch returns only after it is durable.
+//! lives in typed repositories above it. A batch returns only after it is durable; a staged batch
+//! ([`Store::stage`]) returns once later reads see it and hands back a [`Durable`] that resolves
+//! once it is durable, so a writer can go on to its next batch while this one syncs.
 
 #[cfg(test)]
 pub mod conformance;
@@ -111,6 +113,23 @@ pub trait Store: Send + Sync + 'static {
     /// Applies all writes atomically and durably: after `Ok`, a crash loses none of them.
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
 
+    /// Applies all writes atomically like [`Store::batch`], in two steps: when this returns `Ok`,
+    /// every later read (by anyone) sees the writes and every later batch is applied after them;
+    /// the returned [`Durable`] resolves once they are durable. Whoever answers a client for these
+    /// writes waits for the [`Durable`] first. Backends without a cheaper way write the batch
+    /// durably here and return [`Durable::done`].
+    async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
+        self.batch(ops).await?;
+        Ok(Durable::done())
+    }
+
+    /// `Err` once the store can no longer be trusted with reads or writes (the embedded store after
+    /// a failed sync to disk: what it holds in memory may not be on disk, so it refuses everything
+    /// until engage is restarted and recovers from the disk).
+    fn healthy(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Writes one row durably.
     async fn put(
         &self,
@@ -126,6 +145,31 @@ pub trait Store: Send + Sync + 'static {
             value,
         }])
         .await
+    }
+}
+
+/// The durability of a staged batch ([`Store::stage`]).
+#[derive(Debug)]
+#[must_use = "a staged batch is durable only once its Durable resolves"]
+pub struct Durable(Option<tokio::sync::oneshot::Receiver<Result<(), StoreError>>>);
+
+impl Durable {
+    /// Already durable.
+    pub fn done() -> Self {
+        Self(None)
+    }
+
+    /// Resolves when the committer answers on `receiver`.
+    pub(crate) fn pending(receiver: tokio::sync::oneshot::Receiver<Result<(), StoreError>>) -> Self {
+        Self(Some(receiver))
+    }
+
+    /// Waits until the batch is durable; `Err` if it never will be.
+    pub async fn wait(self) -> Result<(), StoreError> {
+        match self.0 {
+            None => Ok(()),
+            Some(receiver) => receiver.await.map_err(|_| StoreError::Backend("store committer stopped".into()))?,
+        }
     }
 }
 

@@ -182,6 +182,8 @@ pub async fn recover(
 /// service, or when it fails (logged, counted, not retried), the addresses stay on the recovery
 /// record only.
 pub async fn alert(brand: &mut Brand, alerts: Alerts, now: DateTime<Utc>) -> Result<u32, QueryError> {
+    // the recovery the alerts tell of is on disk before any of them leaves
+    brand.settle().await?;
     let mut sent = 0;
     if let (false, Some(url)) = (alerts.emails.is_empty(), brand.ctx.services.mail_service_url.clone()) {
         let form = reqwest::multipart::Form::new()

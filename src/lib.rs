@@ -247,6 +247,24 @@ fn watch_cloudwatch(backend: Arc<CloudWatchBackend>, readiness: Arc<Readiness>) 
     });
 }
 
+/// Checks every second whether the store failed for good (the embedded store after a failed sync
+/// of staged writes): from then on `/readyz` lists `store` with the cause; it stays so until
+/// engage restarts.
+fn watch_store(store: &Arc<dyn Store>, readiness: Arc<Readiness>) {
+    let store = Arc::downgrade(store);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let Some(store) = store.upgrade() else { break };
+            if let Err(error) = store.healthy() {
+                tracing::error!(%error, "the store failed: /readyz answers 503; restart engage");
+                readiness.set_problem("store", Some(error.to_string()));
+                break;
+            }
+        }
+    });
+}
+
 /// Fetches the JWKS until it succeeds (every 5 s): `/readyz` lists `jwks` with the cause meanwhile.
 fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>, readiness: Arc<Readiness>) {
     if first.is_ok() {
@@ -317,6 +335,7 @@ impl Application {
                 )
             }
         };
+        watch_store(&platform_store, readiness.clone());
         // the log sink: events read back from the local store, or (no data dir) the shared one,
         // which a process without log routes never reads
         let log_read_store: Arc<dyn Store> = match &local_store {

@@ -91,6 +91,12 @@ fn register() {
         ),
         ("engage_bus_undecodable_total", "bus messages that could not be decoded", "", &[""]),
         ("engage_store_commit_panics_total", "embedded store committer panics", "", &[""]),
+        (
+            "engage_store_failures_total",
+            "embedded store failures for good (a failed sync of staged writes; restart engage)",
+            "",
+            &[""],
+        ),
         ("engage_sends_queued_total", "paid sends queued, by channel", "", &[]),
         ("engage_sends_delivered_total", "paid sends delivered, by channel", "", &[]),
         ("engage_sends_failed_total", "paid sends failed, by channel", "", &[]),

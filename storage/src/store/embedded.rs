@@ -79,8 +79,8 @@ struct Commit {
     ops: Vec<WriteOp>,
     /// Its place in the order of batches.
     seq: u64,
-    /// Whether its writes are in the staged map.
-    staged: bool,
+    /// The rows it put in the staged map (none for a plain batch).
+    staged: Vec<RowId>,
     done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -159,6 +159,7 @@ impl EmbeddedStore {
         let sender = self.inner.committer.as_ref().ok_or_else(|| backend("store closed"))?;
         let mut map = self.inner.shared.staged.lock().map_err(|_| backend("staged map poisoned"))?;
         let seq = map.last_seq + 1;
+        let mut rows = Vec::new();
         if staged {
             for op in &ops {
                 let (table, partition, clustering) = op.row();
@@ -166,10 +167,12 @@ impl EmbeddedStore {
                     WriteOp::Put { value, .. } => Some(value.clone()),
                     WriteOp::Delete { .. } => None,
                 };
-                map.rows.insert((table, row_key(partition, clustering)), (seq, value));
+                let row = (table, row_key(partition, clustering));
+                map.rows.insert(row.clone(), (seq, value));
+                rows.push(row);
             }
         }
-        sender.send(Commit { ops, seq, staged, done }).map_err(|_| backend("store committer stopped"))?;
+        sender.send(Commit { ops, seq, staged: rows, done }).map_err(|_| backend("store committer stopped"))?;
         map.last_seq = seq;
         Ok(outcome)
     }
@@ -248,7 +251,7 @@ impl Shared {
             }
             metrics::histogram!("engage_store_group_commit_batches").record(group.len() as f64);
             let last_seq = group.iter().map(|commit| commit.seq).max().unwrap_or(0);
-            let staged = group.iter().any(|commit| commit.staged);
+            let staged = group.iter().any(|commit| !commit.staged.is_empty());
             // A panic inside the backend fails this group (its callers see the committer's
             // answer dropped) but never stops the committer.
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_group(group))).is_err() {
@@ -337,9 +340,8 @@ impl Shared {
                     let _ = commit.done.send(Err(error));
                 }
                 None => {
-                    if commit.staged {
-                        let keys = commit.ops.iter().map(|op| op.row()).map(|(t, p, c)| (t, row_key(p, c))).collect();
-                        staged.push((commit.seq, keys));
+                    if !commit.staged.is_empty() {
+                        staged.push((commit.seq, commit.staged));
                     }
                     merged.extend(commit.ops);
                     waiting.push(commit.done);

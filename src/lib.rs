@@ -29,7 +29,8 @@ use engage_ingress::rate_limit::{CallerLimiter, PRUNE_EVERY};
 use engage_ingress::readiness::{Phase, Readiness};
 use engage_ingress::{AppState, Serve};
 use engage_storage::logs::cloudwatch::CloudWatchBackend;
-use engage_storage::logs::embedded::EmbeddedLogBackend;
+use engage_storage::logs::embedded::{EmbeddedLogBackend, EmbeddedLogs};
+use engage_storage::logs::segments::SegmentLog;
 use engage_storage::logs::{LogBackend, LogWriter, WriterConfig};
 use engage_storage::{EmbeddedStore, NatsKvStore, ScyllaStore, Store};
 use engage_streams::bus::{EmbeddedBus, JetStreamBus};
@@ -247,18 +248,23 @@ fn watch_cloudwatch(backend: Arc<CloudWatchBackend>, readiness: Arc<Readiness>) 
     });
 }
 
-/// Checks every second whether the store failed for good (the embedded store after a failed sync
-/// of staged writes): from then on `/readyz` lists `store` with the cause; it stays so until
-/// engage restarts.
-fn watch_store(store: &Arc<dyn Store>, readiness: Arc<Readiness>) {
-    let store = Arc::downgrade(store);
+/// Checks every second whether `subject` failed for good (`failure` says why): the embedded store
+/// after a failed sync of staged writes, the log segments after a failed append. From then on
+/// `/readyz` lists `problem` with the cause; it stays so until engage restarts.
+fn watch_failure<T: ?Sized + Send + Sync + 'static>(
+    subject: &Arc<T>,
+    problem: &'static str,
+    readiness: Arc<Readiness>,
+    failure: fn(&T) -> Option<String>,
+) {
+    let subject = Arc::downgrade(subject);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let Some(store) = store.upgrade() else { break };
-            if let Err(error) = store.healthy() {
-                tracing::error!(%error, "the store failed: /readyz answers 503; restart engage");
-                readiness.set_problem("store", Some(error.to_string()));
+            let Some(subject) = subject.upgrade() else { break };
+            if let Some(error) = failure(&subject) {
+                tracing::error!(%error, problem, "failed for good: /readyz answers 503; restart engage");
+                readiness.set_problem(problem, Some(error));
                 break;
             }
         }
@@ -335,17 +341,34 @@ impl Application {
                 )
             }
         };
-        watch_store(&platform_store, readiness.clone());
-        // the log sink: events read back from the local store, or (no data dir) the shared one,
-        // which a process without log routes never reads
-        let log_read_store: Arc<dyn Store> = match &local_store {
-            Some(local) => Arc::new(local.clone()),
-            None => platform_store.clone(),
+        watch_failure(&platform_store, "store", readiness.clone(), |store| {
+            store.healthy().err().map(|e| e.to_string())
+        });
+        // the log sink: the embedded one appends to the data dir's segment log, which only a
+        // process serving the log routes opens; rows older versions kept in the store are read
+        // back beside it
+        let log_segments = match &local_store {
+            Some(_) if settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded => {
+                let dir = settings.data_dir.join("logs");
+                Some(Arc::new(
+                    SegmentLog::open(&dir)
+                        .with_context(|| format!("cannot open the log segments in {}", dir.display()))?,
+                ))
+            }
+            _ => None,
+        };
+        if let Some(segments) = &log_segments {
+            watch_failure(segments, "log_segments", readiness.clone(), SegmentLog::failure);
+        }
+        let logs = EmbeddedLogs {
+            segments: log_segments.clone(),
+            legacy: match &local_store {
+                Some(local) => Arc::new(local.clone()),
+                None => platform_store.clone(),
+            },
         };
         let (backend, writer_config): (Arc<dyn LogBackend>, WriterConfig) = match settings.log_sink {
-            LogSinkKind::Embedded => {
-                (Arc::new(EmbeddedLogBackend::new(log_read_store.clone())), WriterConfig::default())
-            }
+            LogSinkKind::Embedded => (Arc::new(EmbeddedLogBackend::new(log_segments)), WriterConfig::default()),
             LogSinkKind::Cloudwatch => {
                 let backend = Arc::new(
                     CloudWatchBackend::connect(
@@ -540,8 +563,8 @@ impl Application {
         ownership.stop_jobs = Some(stop_jobs);
         ownership.job_tasks = job_tasks;
         let serve = if settings.role == Role::Node { Serve::OpsOnly } else { Serve::All };
-        let state = AppState::new(settings, writer, log_read_store, jwt, limiter, platform, readiness)
-            .map_err(anyhow::Error::msg)?;
+        let state =
+            AppState::new(settings, writer, logs, jwt, limiter, platform, readiness).map_err(anyhow::Error::msg)?;
         let Startup { listener, .. } = startup;
         Ok(Self { listener, state, log_store: local_store, writer_task, grace, engine, ownership, serve })
     }

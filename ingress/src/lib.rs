@@ -31,8 +31,8 @@ use axum::Router;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use engage_config::Settings;
+use engage_storage::logs::embedded::EmbeddedLogs;
 use engage_storage::logs::LogWriter;
-use engage_storage::Store;
 
 use crate::auth::jwks::JwksVerifier;
 use crate::logs::schema::LogSchema;
@@ -55,8 +55,8 @@ pub struct AppInner {
     pub settings: Settings,
     /// The log sink's coalescing writer.
     pub writer: LogWriter,
-    /// The embedded store (log read-back, later the platform's tables).
-    pub store: Arc<dyn Store>,
+    /// What `GET /v1/logs/events` reads back (embedded sink).
+    pub logs: EmbeddedLogs,
     /// JWT verification, when `ENGAGE_JWKS_URL` is set.
     pub jwt: Option<Arc<JwksVerifier>>,
     /// Rate limit, when configured.
@@ -79,7 +79,7 @@ impl AppState {
     pub fn new(
         settings: Settings,
         writer: LogWriter,
-        store: Arc<dyn Store>,
+        logs: EmbeddedLogs,
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
         platform: platform::PlatformState,
@@ -88,7 +88,7 @@ impl AppState {
         Ok(Self(Arc::new(AppInner {
             settings,
             writer,
-            store,
+            logs,
             jwt,
             limiter,
             schema: LogSchema::compile()?,

@@ -97,6 +97,12 @@ fn register() {
             "",
             &[""],
         ),
+        (
+            "engage_log_segment_failures_total",
+            "embedded log sink appends that failed (the log then refuses writes; restart engage)",
+            "",
+            &[""],
+        ),
         ("engage_sends_queued_total", "paid sends queued, by channel", "", &[]),
         ("engage_sends_delivered_total", "paid sends delivered, by channel", "", &[]),
         ("engage_sends_failed_total", "paid sends failed, by channel", "", &[]),

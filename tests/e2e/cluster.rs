@@ -1,5 +1,5 @@
-//! The `engage` binary as operators run it: `kill -9` of the embedded server while orders stream
-//! in; a supervisor restarting a panicking tenant actor; idempotent replay of a NATS subject; two
+//! The `engage` binary as operators run it: `kill -9` of the embedded server while orders (and
+//! log events) stream in; a supervisor restarting a panicking tenant actor; idempotent replay of a NATS subject; two
 //! nodes and an ingress on NATS with one node killed mid-stream. Each NATS test starts its own
 //! `nats-server -js` (binary from `ENGAGE_TEST_NATS_SERVER`, set by `scripts/test.sh`).
 
@@ -127,6 +127,67 @@ async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
     let engage = Engage::start(&data, port, &[]).await;
     let client = reqwest::Client::new();
     wait_each_counted_once(&client, &engage.base, &acked, Duration::from_secs(60)).await;
+}
+
+/// Posts single log events (message `m-<producer>-<n>`) until `stop`; records each acknowledged one.
+async fn stream_log_events(
+    base: String,
+    producer: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    acked: Arc<Mutex<Vec<String>>>,
+) {
+    let client = reqwest::Client::new();
+    for n in 0.. {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let message = format!("m-{producer}-{n}");
+        match client.post(format!("{base}/v1/logs")).json(&crate::helpers::event(&message)).send().await {
+            Ok(response) if response.status() == 200 => acked.lock().unwrap().push(message),
+            Ok(_) | Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_embedded_server_loses_no_acknowledged_log_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let mut engage = Engage::start(&data, port, &[]).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let producers: Vec<_> = (0..8)
+        .map(|producer| tokio::spawn(stream_log_events(engage.base.clone(), producer, stop.clone(), acked.clone())))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked.lock().unwrap().len() < 2000 {
+        assert!(Instant::now() < deadline, "log events were not acknowledged");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    engage.kill9();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for producer in producers {
+        producer.await.unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+
+    let engage = Engage::start(&data, port, &[]).await;
+    let response =
+        reqwest::get(format!("{}/v1/logs/events?log_group=/logs/org/edge/checkout&limit=10000", engage.base))
+            .await
+            .unwrap();
+    let (status, body) = crate::helpers::read(response).await;
+    assert_eq!(status, 200, "{body}");
+    let stored: std::collections::HashSet<&str> =
+        body["events"].as_array().unwrap().iter().filter_map(|e| e["event"]["message"].as_str()).collect();
+    let lost: Vec<&String> = acked.iter().filter(|m| !stored.contains(m.as_str())).collect();
+    assert!(lost.is_empty(), "{} of {} acknowledged events lost, e.g. {:?}", lost.len(), acked.len(), lost.first());
+    // and the log takes writes again after recovering
+    let client = reqwest::Client::new();
+    let response =
+        client.post(format!("{}/v1/logs", engage.base)).json(&crate::helpers::event("after")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
 }
 
 /// Runs the `engage` CLI against the running `engage` (data dir `data`); its stdout.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use engage_config::LogSinkKind;
-use engage_storage::logs::embedded::{read_events as read_stored, StoredEvent};
+use engage_storage::logs::embedded::StoredEvent;
 
 use crate::auth::LogCaller;
 use crate::error::ApiError;
@@ -64,8 +64,6 @@ pub async fn read_events(
             _ => return Err(ApiError::invalid_query(format!("limit must be an integer from 1 to {MAX_LIMIT}"))),
         },
     };
-    let events = read_stored(state.store.as_ref(), &group, query.log_stream.as_deref(), limit)
-        .await
-        .map_err(ApiError::internal)?;
+    let events = state.logs.read(&group, query.log_stream.as_deref(), limit).await.map_err(ApiError::internal)?;
     Ok(Json(EventsPage { events }))
 }

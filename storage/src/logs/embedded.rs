@@ -1,11 +1,11 @@
-//! The embedded log sink: events stored durably in the embedded store, under CloudWatch's time
-//! window (older than 14 days or more than 2 hours ahead is rejected), so that 207 answers behave
-//! the same without AWS.
+//! The embedded log sink: events stored durably in the data dir's segment log
+//! ([`super::segments`]), under CloudWatch's time window (older than 14 days or more than 2 hours
+//! ahead is rejected), so that 207 answers behave the same without AWS.
 //!
-//! Tables: `log_events`, partition `<group>\x1f<stream>`, clustering [`time_key`] (timestamp then a
-//! sequence number), value the message; `log_streams`, partition the group, clustering the stream
-//! name, so that a group's streams can be listed. Streams are named per UTC day by the ingress, so
-//! each `log_events` partition holds one day of one component.
+//! Versions before issue 13 kept the events as rows of the embedded store (table `log_events`,
+//! partition `<group>\x1f<stream>`, clustering [`time_key`]; table `log_streams` listing a group's
+//! streams). Those rows are never written again but are still read back, merged oldest first with
+//! the segment log, so that an upgrade loses nothing from `GET /v1/logs/events`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,25 +13,28 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use super::segments::{Blocks, SegmentLog};
 use super::{now_ms, BackendError, Chunk, LogBackend, Rejected, MAX_AGE_MS, MAX_AHEAD_MS};
-use crate::store::{time_key, time_key_timestamp, Store, StoreError, WriteOp};
+use crate::store::{time_key_timestamp, Store, StoreError};
 
 const EVENTS: &str = "log_events";
 const STREAMS: &str = "log_streams";
 
-/// Writes chunks to a [`Store`].
+/// Writes chunks to the segment log.
 pub struct EmbeddedLogBackend {
-    store: Arc<dyn Store>,
+    /// None in a process without a data dir (an actor node, which serves no log route): every
+    /// write fails.
+    log: Option<Arc<SegmentLog>>,
     /// Tie-breaker for events with equal timestamps; starts at the wall clock in nanoseconds so
     /// that it keeps increasing across restarts.
     seq: AtomicU64,
 }
 
 impl EmbeddedLogBackend {
-    /// A backend over `store`.
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    /// A backend over `log`.
+    pub fn new(log: Option<Arc<SegmentLog>>) -> Self {
         let start = chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default().max(0) as u64;
-        Self { store, seq: AtomicU64::new(start) }
+        Self { log, seq: AtomicU64::new(start) }
     }
 }
 
@@ -53,37 +56,35 @@ impl LogBackend for EmbeddedLogBackend {
     }
 
     async fn put_chunks(&self, chunks: &[Chunk]) -> Vec<Result<Rejected, BackendError>> {
+        let Some(log) = &self.log else {
+            let cause = "this process keeps no embedded log (it has no data dir)";
+            return chunks.iter().map(|_| Err(BackendError::Fatal(cause.to_owned()))).collect();
+        };
         let now = now_ms();
-        let mut ops = Vec::new();
+        let mut blocks = Blocks::default();
         let mut rejections = Vec::with_capacity(chunks.len());
         for chunk in chunks {
             let timestamps: Vec<i64> = chunk.events.iter().map(|(ts, _)| *ts).collect();
             let rejected = window_rejections(&timestamps, now);
             let end = rejected.too_new_start.unwrap_or(timestamps.len());
-            let start = rejected.too_old_end.unwrap_or(0);
+            let start = rejected.too_old_end.unwrap_or(0).min(end);
             if start < end {
-                ops.push(WriteOp::Put {
-                    table: STREAMS,
-                    partition: chunk.group.clone(),
-                    clustering: chunk.stream.as_bytes().to_vec(),
-                    value: Vec::new(),
-                });
-            }
-            let partition = events_partition(&chunk.group, &chunk.stream);
-            for (ts, message) in &chunk.events[start.min(end)..end] {
-                let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-                ops.push(WriteOp::Put {
-                    table: EVENTS,
-                    partition: partition.clone(),
-                    clustering: time_key(*ts, seq),
-                    value: message.as_bytes().to_vec(),
-                });
+                let first = self.seq.fetch_add((end - start) as u64, Ordering::Relaxed);
+                let events = chunk.events[start..end].iter().enumerate();
+                blocks.push(
+                    &chunk.group,
+                    &chunk.stream,
+                    events.map(|(i, (ts, message))| (*ts, first + i as u64, message.as_bytes())),
+                );
             }
             rejections.push(rejected);
         }
-        match self.store.batch(ops).await {
+        if blocks.is_empty() {
+            return rejections.into_iter().map(Ok).collect();
+        }
+        match log.append(blocks).await {
             Ok(()) => rejections.into_iter().map(Ok).collect(),
-            Err(error) => chunks.iter().map(|_| Err(BackendError::Fatal(error.to_string()))).collect(),
+            Err(error) => chunks.iter().map(|_| Err(BackendError::Fatal(error.clone()))).collect(),
         }
     }
 }
@@ -99,8 +100,44 @@ pub struct StoredEvent {
     pub event: serde_json::Value,
 }
 
-/// Reads up to `limit` events of a group (one stream, or every stream), oldest first.
-pub async fn read_events(
+/// What `GET /v1/logs/events` reads: the segment log, and the rows older versions stored.
+#[derive(Clone)]
+pub struct EmbeddedLogs {
+    /// The segment log (None without a data dir).
+    pub segments: Option<Arc<SegmentLog>>,
+    /// The store that held log events before the segment log.
+    pub legacy: Arc<dyn Store>,
+}
+
+impl EmbeddedLogs {
+    /// Reads up to `limit` events of a group (one stream, or every stream), oldest first.
+    pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut all = read_legacy(self.legacy.as_ref(), group, stream, limit).await?;
+        if let Some(segments) = &self.segments {
+            let events = segments
+                .read(group, stream, limit)
+                .await
+                .map_err(|error| StoreError::Backend(format!("log segments: {error}")))?;
+            all.extend(events.into_iter().map(|event| stored(event.stream, event.timestamp, &event.message)));
+            // legacy rows first among equal timestamps: they were written before
+            all.sort_by_key(|event| event.timestamp);
+            all.truncate(limit);
+        }
+        Ok(all)
+    }
+}
+
+fn stored(log_stream: String, timestamp: i64, message: &[u8]) -> StoredEvent {
+    StoredEvent {
+        log_stream,
+        timestamp,
+        event: serde_json::from_slice(message)
+            .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(message).into_owned())),
+    }
+}
+
+/// Reads the rows versions before the segment log stored, oldest first.
+async fn read_legacy(
     store: &dyn Store,
     group: &str,
     stream: Option<&str>,
@@ -130,12 +167,7 @@ pub async fn read_events(
     all.truncate(limit);
     Ok(all
         .into_iter()
-        .map(|(key, log_stream, value)| StoredEvent {
-            log_stream,
-            timestamp: time_key_timestamp(&key).unwrap_or_default(),
-            event: serde_json::from_slice(&value)
-                .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&value).into_owned())),
-        })
+        .map(|(key, log_stream, value)| stored(log_stream, time_key_timestamp(&key).unwrap_or_default(), &value))
         .collect())
 }
 
@@ -154,12 +186,20 @@ mod tests {
         }
     }
 
+    /// A segment log and a store in a temporary data dir, as the server lays them out.
+    fn logs(dir: &std::path::Path) -> EmbeddedLogs {
+        EmbeddedLogs {
+            segments: Some(Arc::new(SegmentLog::open(&dir.join("logs")).unwrap())),
+            legacy: Arc::new(EmbeddedStore::open(dir).unwrap()),
+        }
+    }
+
     #[tokio::test]
     async fn window_rejects_and_reads_back_oldest_first() {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let logs = logs(dir.path());
         let (writer, _worker) =
-            LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(store.clone())), WriterConfig::default());
+            LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(logs.segments.clone())), WriterConfig::default());
         let now = now_ms();
         let report = writer
             .write(vec![
@@ -180,10 +220,54 @@ mod tests {
             vec![(0, EventFate::Accepted), (1, EventFate::TooOld), (2, EventFate::Accepted), (3, EventFate::TooNew)]
         );
 
-        let events = read_events(store.as_ref(), "/logs/org/edge/api", None, 10).await.unwrap();
+        let events = logs.read("/logs/org/edge/api", None, 10).await.unwrap();
         assert_eq!(events.iter().map(|e| e.timestamp).collect::<Vec<_>>(), vec![now - 2000, now - 1000]);
-        let only_a = read_events(store.as_ref(), "/logs/org/edge/api", Some("a"), 10).await.unwrap();
+        assert_eq!(events[0].event, serde_json::json!({"ts": now - 2000}));
+        let only_a = logs.read("/logs/org/edge/api", Some("a"), 10).await.unwrap();
         assert_eq!(only_a.len(), 1);
         assert_eq!(only_a[0].log_stream, "a");
+    }
+
+    #[tokio::test]
+    async fn rows_an_older_version_stored_are_read_back_with_the_segment_log() {
+        use crate::store::{time_key, WriteOp};
+        let dir = tempfile::tempdir().unwrap();
+        let logs = logs(dir.path());
+        let group = "/logs/org/edge/api";
+        let legacy_row = |ts: i64| WriteOp::Put {
+            table: EVENTS,
+            partition: events_partition(group, "a"),
+            clustering: time_key(ts, ts as u64),
+            value: format!("{{\"old\":{ts}}}").into_bytes(),
+        };
+        let listed = WriteOp::Put { table: STREAMS, partition: group.into(), clustering: b"a".to_vec(), value: vec![] };
+        logs.legacy.batch(vec![listed, legacy_row(1_000), legacy_row(3_000)]).await.unwrap();
+        let backend = EmbeddedLogBackend::new(logs.segments.clone());
+        let now = now_ms();
+        let chunk = Chunk {
+            group: group.into(),
+            stream: "b".into(),
+            events: vec![(now - 5, "{\"new\":1}".into())],
+            owners: vec![(0, 0)],
+        };
+        backend.put_chunks(&[chunk]).await.into_iter().for_each(|r| assert!(r.is_ok()));
+
+        let events = logs.read(group, None, 10).await.unwrap();
+        let seen: Vec<(&str, i64)> = events.iter().map(|e| (e.log_stream.as_str(), e.timestamp)).collect();
+        assert_eq!(seen, vec![("a", 1_000), ("a", 3_000), ("b", now - 5)]);
+        assert_eq!(logs.read(group, None, 2).await.unwrap().len(), 2);
+        assert_eq!(logs.read(group, Some("b"), 10).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_data_dir_every_write_fails() {
+        let backend = EmbeddedLogBackend::new(None);
+        let chunk = Chunk {
+            group: "g".into(),
+            stream: "s".into(),
+            events: vec![(now_ms(), "{}".into())],
+            owners: vec![(0, 0)],
+        };
+        assert!(matches!(backend.put_chunks(&[chunk]).await.as_slice(), [Err(BackendError::Fatal(_))]));
     }
 }

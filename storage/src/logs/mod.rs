@@ -9,6 +9,7 @@
 pub mod batching;
 pub mod cloudwatch;
 pub mod embedded;
+pub mod segments;
 mod writer;
 
 pub use batching::Chunk;

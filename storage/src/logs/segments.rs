@@ -1,0 +1,593 @@
+//! The embedded log sink's own storage: an append-only segment log.
+//!
+//! Log events are only ever appended and read back oldest first, so they are not kept in the LSM
+//! tree (issue 13: its memtable, flushes and compactions sorted and rewrote what is only ever
+//! appended). They go to segment files in `<data_dir>/logs/`:
+//!
+//! - **Segments.** `00000000000000000001.seg`, `…0002.seg`, …: an 8-byte magic, then blocks. A
+//!   new segment starts when the active one holds [`SEGMENT_BYTES`]; older ones are never written
+//!   again.
+//! - **Blocks.** One block holds the events of one (group, stream) from one write, sorted by time:
+//!   `len u32 | crc32 u32 | payload`, payload `group_len u32 | group | stream_len u32 | stream |
+//!   count u32 | min_ts i64 | max_ts i64 | count × (ts i64 | seq u64 | len u32 | message)`, all
+//!   little-endian; the CRC covers the payload.
+//! - **Group commit.** One thread appends. It takes every write that queued while it was busy,
+//!   appends them all, syncs the file once (`fdatasync`) and only then answers them: an event is
+//!   acknowledged after it is on disk, and concurrent writers share one sync.
+//! - **Index.** For the read route, memory holds one entry per block (segment, offset, length and
+//!   the block's oldest timestamp: 32 bytes) under its group and stream. A read
+//!   takes the blocks in order of their oldest event and stops as soon as no unread block can
+//!   hold an event older than the `limit` it has.
+//! - **Opening.** The index is rebuilt from the block headers. In the last segment every block's
+//!   CRC is checked and a torn tail (a crash during a write, never acknowledged) is cut off.
+//! - **Failure.** When a write or sync fails, what reached the disk is unknown: the log refuses
+//!   every later write (`engage_log_segment_failures_total`) until the process is restarted and
+//!   has recovered the files.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufReader, Read, Seek, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Instant;
+
+/// Bytes after which a new segment is started.
+pub const SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+const MAGIC: &[u8; 8] = b"ENGLOG1\n";
+/// `len` and `crc` before each payload.
+const BLOCK_HEADER: usize = 8;
+/// Longest payload accepted when reading: a guard against a corrupt length.
+const MAX_PAYLOAD: u32 = 1 << 30;
+
+/// One event read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedEvent {
+    /// Its timestamp in milliseconds since the epoch.
+    pub timestamp: i64,
+    /// The tie-breaker among equal timestamps, as written.
+    pub seq: u64,
+    /// The stream it was written to.
+    pub stream: String,
+    /// The message, as written.
+    pub message: Vec<u8>,
+}
+
+/// Blocks encoded by a writer, appended together.
+#[derive(Default)]
+pub struct Blocks {
+    bytes: Vec<u8>,
+    blocks: Vec<NewBlock>,
+}
+
+struct NewBlock {
+    group: String,
+    stream: String,
+    offset: usize,
+    len: usize,
+    min_ts: i64,
+}
+
+impl Blocks {
+    /// Adds one block: `events` (timestamp, seq, message) of one stream, sorted by timestamp.
+    pub fn push<'a>(&mut self, group: &str, stream: &str, events: impl ExactSizeIterator<Item = (i64, u64, &'a [u8])>) {
+        let offset = self.bytes.len();
+        let out = &mut self.bytes;
+        out.extend_from_slice(&[0; BLOCK_HEADER]);
+        put_bytes(out, group.as_bytes());
+        put_bytes(out, stream.as_bytes());
+        out.extend_from_slice(&(events.len() as u32).to_le_bytes());
+        let bounds = out.len();
+        out.extend_from_slice(&[0; 16]);
+        let (mut min_ts, mut max_ts) = (i64::MAX, i64::MIN);
+        for (ts, seq, message) in events {
+            min_ts = min_ts.min(ts);
+            max_ts = max_ts.max(ts);
+            out.extend_from_slice(&ts.to_le_bytes());
+            out.extend_from_slice(&seq.to_le_bytes());
+            put_bytes(out, message);
+        }
+        out[bounds..bounds + 8].copy_from_slice(&min_ts.to_le_bytes());
+        out[bounds + 8..bounds + 16].copy_from_slice(&max_ts.to_le_bytes());
+        let payload = &out[offset + BLOCK_HEADER..];
+        let len = payload.len() as u32;
+        let crc = crc32fast::hash(payload);
+        out[offset..offset + 4].copy_from_slice(&len.to_le_bytes());
+        out[offset + 4..offset + 8].copy_from_slice(&crc.to_le_bytes());
+        let len = out.len() - offset;
+        self.blocks.push(NewBlock { group: group.to_owned(), stream: stream.to_owned(), offset, len, min_ts });
+    }
+
+    /// Whether no block was added.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Where a block lies, and its oldest event's timestamp.
+#[derive(Clone, Copy, Debug)]
+struct BlockRef {
+    segment: u64,
+    offset: u64,
+    len: u32,
+    min_ts: i64,
+}
+
+/// group → stream → blocks, in the order they were written.
+#[derive(Default)]
+struct Index {
+    groups: HashMap<String, HashMap<String, Vec<BlockRef>>>,
+}
+
+impl Index {
+    fn add(&mut self, group: &str, stream: &str, block: BlockRef) {
+        let streams = match self.groups.get_mut(group) {
+            Some(streams) => streams,
+            None => self.groups.entry(group.to_owned()).or_default(),
+        };
+        match streams.get_mut(stream) {
+            Some(blocks) => blocks.push(block),
+            None => streams.entry(stream.to_owned()).or_default().push(block),
+        }
+    }
+}
+
+struct Append {
+    blocks: Blocks,
+    reply: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+/// The segment log of one data dir. Writes go through one appending thread; reads run on the
+/// blocking pool.
+pub struct SegmentLog {
+    dir: PathBuf,
+    index: Arc<RwLock<Index>>,
+    failed: Arc<OnceLock<String>>,
+    appender: mpsc::Sender<Append>,
+}
+
+impl SegmentLog {
+    /// Opens (or creates) the log in `dir`, rebuilding the index and cutting a torn tail.
+    pub fn open(dir: &Path) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let mut segments: Vec<u64> = std::fs::read_dir(dir)?
+            .filter_map(|entry| entry.ok())
+            .filter_map(|entry| segment_number(&entry.file_name().to_string_lossy()))
+            .collect();
+        segments.sort_unstable();
+        let mut index = Index::default();
+        let mut active = None;
+        for (position, &number) in segments.iter().enumerate() {
+            let last = position + 1 == segments.len();
+            let valid = scan_segment(&segment_path(dir, number), number, last, &mut index)?;
+            if last {
+                active = Some((number, valid));
+            }
+        }
+        let active = match active {
+            Some((number, valid)) => {
+                let file = OpenOptions::new().write(true).open(segment_path(dir, number))?;
+                if file.metadata()?.len() > valid {
+                    tracing::warn!(segment = number, valid, "cutting a torn tail off the log segment");
+                    file.set_len(valid)?;
+                    file.sync_all()?;
+                }
+                Active { number, file, len: valid }
+            }
+            None => Active::create(dir, 1)?,
+        };
+        let index = Arc::new(RwLock::new(index));
+        let failed = Arc::new(OnceLock::new());
+        let (appender, receiver) = mpsc::channel();
+        std::thread::Builder::new().name("engage-log-append".into()).spawn({
+            let (dir, index, failed) = (dir.to_owned(), index.clone(), failed.clone());
+            move || append_loop(&dir, active, &receiver, &index, &failed)
+        })?;
+        Ok(Self { dir: dir.to_owned(), index, failed, appender })
+    }
+
+    /// Why the log refuses writes, once a write or sync failed.
+    pub fn failure(&self) -> Option<String> {
+        self.failed.get().cloned()
+    }
+
+    /// Appends `blocks`; returns once they are synced to disk and visible to reads.
+    pub async fn append(&self, blocks: Blocks) -> Result<(), String> {
+        if let Some(cause) = self.failed.get() {
+            return Err(format!("the log segments failed earlier and take no writes until restart: {cause}"));
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.appender.send(Append { blocks, reply }).map_err(|_| "the log appender stopped".to_owned())?;
+        answer.await.map_err(|_| "the log appender stopped".to_owned())?
+    }
+
+    /// Up to `limit` events of `group` (of one stream, or of all), oldest first (by timestamp,
+    /// then sequence).
+    pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> io::Result<Vec<LoggedEvent>> {
+        let mut blocks: Vec<(usize, BlockRef)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        {
+            let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
+            if let Some(streams) = index.groups.get(group) {
+                for (name, refs) in streams.iter().filter(|(name, _)| stream.is_none_or(|s| s == name.as_str())) {
+                    names.push(name.clone());
+                    blocks.extend(refs.iter().map(|block| (names.len() - 1, *block)));
+                }
+            }
+        }
+        let dir = self.dir.clone();
+        tokio::task::spawn_blocking(move || read_oldest(&dir, blocks, &names, limit)).await.map_err(io::Error::other)?
+    }
+}
+
+/// Reads the `limit` oldest events of `blocks`, visiting blocks by their oldest event.
+fn read_oldest(
+    dir: &Path,
+    mut blocks: Vec<(usize, BlockRef)>,
+    names: &[String],
+    limit: usize,
+) -> io::Result<Vec<LoggedEvent>> {
+    blocks.sort_by_key(|(_, block)| (block.min_ts, block.segment, block.offset));
+    // newest kept on top, so that it is the one dropped when a older event comes
+    let mut kept: BinaryHeap<(i64, u64, usize, Vec<u8>)> = BinaryHeap::new();
+    let mut files: HashMap<u64, File> = HashMap::new();
+    for (stream, block) in blocks {
+        if kept.len() >= limit && kept.peek().is_some_and(|newest| block.min_ts > newest.0) {
+            break;
+        }
+        let file = match files.get(&block.segment) {
+            Some(file) => file,
+            None => files.entry(block.segment).or_insert(File::open(segment_path(dir, block.segment))?),
+        };
+        let mut bytes = vec![0; block.len as usize];
+        file.read_exact_at(&mut bytes, block.offset)?;
+        let payload = checked_payload(&bytes).ok_or_else(|| {
+            corrupt(format!("block at {} of segment {} fails its check", block.offset, block.segment))
+        })?;
+        let mut cursor = Cursor::new(payload);
+        let events = cursor.block_events().ok_or_else(|| corrupt("a log block is cut short".into()))?;
+        for _ in 0..events {
+            let (ts, seq, message) = cursor.event().ok_or_else(|| corrupt("a log block is cut short".into()))?;
+            if kept.len() >= limit && kept.peek().is_some_and(|newest| (ts, seq) >= (newest.0, newest.1)) {
+                continue;
+            }
+            kept.push((ts, seq, stream, message.to_vec()));
+            if kept.len() > limit {
+                kept.pop();
+            }
+        }
+    }
+    Ok(kept
+        .into_sorted_vec()
+        .into_iter()
+        .map(|(timestamp, seq, stream, message)| LoggedEvent { timestamp, seq, stream: names[stream].clone(), message })
+        .collect())
+}
+
+fn corrupt(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// The payload of an encoded block (header included), when its length and CRC hold.
+fn checked_payload(block: &[u8]) -> Option<&[u8]> {
+    let len = u32::from_le_bytes(block.get(0..4)?.try_into().ok()?) as usize;
+    let crc = u32::from_le_bytes(block.get(4..8)?.try_into().ok()?);
+    let payload = block.get(BLOCK_HEADER..BLOCK_HEADER + len)?;
+    (crc32fast::hash(payload) == crc).then_some(payload)
+}
+
+/// What a block's payload starts with (the newest timestamp, stored too, is not used yet).
+struct BlockHead<'a> {
+    group: &'a [u8],
+    stream: &'a [u8],
+    count: u32,
+    min_ts: i64,
+}
+
+/// Reads the fields of a payload in order.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes }
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.bytes.split_at_checked(n)?;
+        self.bytes = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+
+    fn block_head(&mut self) -> Option<BlockHead<'a>> {
+        let (group, stream, count, min_ts) = (self.bytes()?, self.bytes()?, self.u32()?, self.u64()? as i64);
+        let _max_ts = self.u64()?;
+        Some(BlockHead { group, stream, count, min_ts })
+    }
+
+    /// Skips the head; the number of events that follow.
+    fn block_events(&mut self) -> Option<u32> {
+        self.block_head().map(|head| head.count)
+    }
+
+    fn event(&mut self) -> Option<(i64, u64, &'a [u8])> {
+        Some((self.u64()? as i64, self.u64()?, self.bytes()?))
+    }
+}
+
+fn segment_number(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".seg")?;
+    (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok())?
+}
+
+fn segment_path(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:020}.seg"))
+}
+
+/// Adds a segment's blocks to the index; returns the length of its valid prefix. Every block's CRC
+/// is checked when `verify` (the last segment, which a crash may have cut); in older segments only
+/// the headers are read.
+fn scan_segment(path: &Path, number: u64, verify: bool, index: &mut Index) -> io::Result<u64> {
+    let file = File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut magic = [0; MAGIC.len()];
+    if reader.read_exact(&mut magic).is_err() || &magic != MAGIC {
+        if verify && size < MAGIC.len() as u64 {
+            // created, then cut before its magic was synced: start it again
+            let mut file = OpenOptions::new().write(true).open(path)?;
+            file.set_len(0)?;
+            file.write_all(MAGIC)?;
+            file.sync_all()?;
+            return Ok(MAGIC.len() as u64);
+        }
+        return Err(corrupt(format!("{} is not an engage log segment", path.display())));
+    }
+    let mut offset = MAGIC.len() as u64;
+    let mut payload = Vec::new();
+    loop {
+        let mut header = [0; BLOCK_HEADER];
+        if offset + BLOCK_HEADER as u64 > size || reader.read_exact(&mut header).is_err() {
+            break;
+        }
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let end = offset + BLOCK_HEADER as u64 + u64::from(len);
+        if len > MAX_PAYLOAD || end > size {
+            break;
+        }
+        let head = if verify {
+            payload.resize(len as usize, 0);
+            reader.read_exact(&mut payload)?;
+            if crc32fast::hash(&payload) != crc {
+                break;
+            }
+            Cursor::new(&payload).block_head()
+        } else {
+            // group and stream names are at most a few KiB: read up to 64 KiB of the head
+            let want = (len as usize).min(64 * 1024);
+            payload.resize(want, 0);
+            reader.read_exact(&mut payload)?;
+            reader.seek_relative(i64::from(len) - want as i64)?;
+            Cursor::new(&payload).block_head()
+        };
+        let Some(head) = head else { break };
+        let block = BlockRef { segment: number, offset, len: len + BLOCK_HEADER as u32, min_ts: head.min_ts };
+        index.add(&String::from_utf8_lossy(head.group), &String::from_utf8_lossy(head.stream), block);
+        offset = end;
+    }
+    if offset < size && !verify {
+        tracing::warn!(segment = %path.display(), offset, size, "a log segment ends in a block that cannot be read; the rest of it is skipped");
+    }
+    Ok(offset)
+}
+
+/// The segment being appended to.
+struct Active {
+    number: u64,
+    file: File,
+    len: u64,
+}
+
+impl Active {
+    fn create(dir: &Path, number: u64) -> io::Result<Self> {
+        let mut file = OpenOptions::new().create_new(true).write(true).open(segment_path(dir, number))?;
+        file.write_all(MAGIC)?;
+        file.sync_all()?;
+        File::open(dir)?.sync_all()?;
+        Ok(Self { number, file, len: MAGIC.len() as u64 })
+    }
+}
+
+fn append_loop(
+    dir: &Path,
+    mut active: Active,
+    receiver: &mpsc::Receiver<Append>,
+    index: &RwLock<Index>,
+    failed: &OnceLock<String>,
+) {
+    if let Err(error) = active.file.seek(io::SeekFrom::Start(active.len)) {
+        let _ = failed.set(error.to_string());
+    }
+    while let Ok(first) = receiver.recv() {
+        let mut batch = vec![first];
+        batch.extend(receiver.try_iter());
+        let result = match failed.get() {
+            Some(cause) => Err(format!("the log segments failed earlier and take no writes until restart: {cause}")),
+            None => write_batch(dir, &mut active, &batch).map_err(|error| {
+                tracing::error!(%error, segment = active.number, "log segment write failed; refusing further writes");
+                metrics::counter!("engage_log_segment_failures_total").increment(1);
+                let _ = failed.set(error.to_string());
+                format!("the log segment write failed: {error}")
+            }),
+        };
+        if let Ok(placed) = &result {
+            match index.write() {
+                Ok(mut index) => {
+                    for (append, offsets) in batch.iter().zip(placed) {
+                        for (block, &(segment, offset)) in append.blocks.blocks.iter().zip(offsets) {
+                            let block_ref = BlockRef { segment, offset, len: block.len as u32, min_ts: block.min_ts };
+                            index.add(&block.group, &block.stream, block_ref);
+                        }
+                    }
+                }
+                Err(_) => tracing::error!("the log index lock is poisoned; reads miss the newest events"),
+            }
+        }
+        for append in batch {
+            let _ = append.reply.send(result.as_ref().map(|_| ()).map_err(Clone::clone));
+        }
+    }
+}
+
+/// Appends every write of `batch`, rolling to a new segment when the active one is full, and
+/// syncs. Returns where each write's blocks went: (segment, offset) per block.
+fn write_batch(dir: &Path, active: &mut Active, batch: &[Append]) -> io::Result<Vec<Vec<(u64, u64)>>> {
+    let started = Instant::now();
+    let mut placed = Vec::with_capacity(batch.len());
+    for append in batch {
+        let bytes = &append.blocks.bytes;
+        if active.len > MAGIC.len() as u64 && active.len + bytes.len() as u64 > SEGMENT_BYTES {
+            active.file.sync_data()?;
+            *active = Active::create(dir, active.number + 1)?;
+        }
+        active.file.write_all(bytes)?;
+        placed
+            .push(append.blocks.blocks.iter().map(|block| (active.number, active.len + block.offset as u64)).collect());
+        active.len += bytes.len() as u64;
+    }
+    active.file.sync_data()?;
+    metrics::histogram!("engage_log_segment_sync_seconds").record(started.elapsed().as_secs_f64());
+    Ok(placed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(group: &str, stream: &str, events: &[(i64, u64, &str)]) -> Blocks {
+        let mut blocks = Blocks::default();
+        blocks.push(group, stream, events.iter().map(|(ts, seq, m)| (*ts, *seq, m.as_bytes())));
+        blocks
+    }
+
+    fn stamps(events: &[LoggedEvent]) -> Vec<(i64, u64)> {
+        events.iter().map(|e| (e.timestamp, e.seq)).collect()
+    }
+
+    #[tokio::test]
+    async fn reads_the_oldest_events_of_a_group_or_a_stream_across_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SegmentLog::open(dir.path()).unwrap();
+        log.append(block("g", "a", &[(30, 1, "a30"), (50, 2, "a50")])).await.unwrap();
+        log.append(block("g", "b", &[(10, 3, "b10"), (40, 4, "b40")])).await.unwrap();
+        log.append(block("g", "a", &[(20, 5, "a20"), (20, 6, "a20bis")])).await.unwrap();
+        log.append(block("other", "a", &[(1, 7, "elsewhere")])).await.unwrap();
+
+        let all = log.read("g", None, 10).await.unwrap();
+        assert_eq!(stamps(&all), vec![(10, 3), (20, 5), (20, 6), (30, 1), (40, 4), (50, 2)]);
+        assert_eq!(all[0].stream, "b");
+        assert_eq!(all[0].message, b"b10");
+        assert_eq!(stamps(&log.read("g", None, 3).await.unwrap()), vec![(10, 3), (20, 5), (20, 6)]);
+        assert_eq!(stamps(&log.read("g", Some("a"), 2).await.unwrap()), vec![(20, 5), (20, 6)]);
+        assert!(log.read("g", Some("c"), 5).await.unwrap().is_empty());
+        assert!(log.read("none", None, 5).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn reopening_rebuilds_the_index_and_cuts_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let log = SegmentLog::open(dir.path()).unwrap();
+            log.append(block("g", "a", &[(1, 1, "one")])).await.unwrap();
+            log.append(block("g", "a", &[(2, 2, "two")])).await.unwrap();
+        }
+        // a crash during the third write: half a block at the end of the segment
+        let path = segment_path(dir.path(), 1);
+        let whole = std::fs::metadata(&path).unwrap().len();
+        let torn = block("g", "a", &[(3, 3, "three")]);
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(&torn.bytes[..torn.bytes.len() / 2]).unwrap();
+        drop(file);
+
+        let log = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), whole, "the torn tail is cut");
+        assert_eq!(stamps(&log.read("g", None, 10).await.unwrap()), vec![(1, 1), (2, 2)]);
+        log.append(block("g", "a", &[(4, 4, "four")])).await.unwrap();
+        drop(log);
+        let log = SegmentLog::open(dir.path()).unwrap();
+        let events = log.read("g", Some("a"), 10).await.unwrap();
+        assert_eq!(stamps(&events), vec![(1, 1), (2, 2), (4, 4)]);
+        assert_eq!(events[2].message, b"four");
+    }
+
+    #[tokio::test]
+    async fn a_corrupt_block_in_the_last_segment_ends_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let log = SegmentLog::open(dir.path()).unwrap();
+            log.append(block("g", "a", &[(1, 1, "one")])).await.unwrap();
+            log.append(block("g", "a", &[(2, 2, "two")])).await.unwrap();
+        }
+        let path = segment_path(dir.path(), 1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+        let log = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(stamps(&log.read("g", None, 10).await.unwrap()), vec![(1, 1)]);
+    }
+
+    #[tokio::test]
+    async fn concurrent_writes_share_syncs_and_a_full_segment_rolls_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(SegmentLog::open(dir.path()).unwrap());
+        let message = "x".repeat(512 * 1024);
+        let writes = (0..160i64).map(|i| {
+            let (log, message) = (log.clone(), message.clone());
+            tokio::spawn(async move { log.append(block("g", "a", &[(i, i as u64, message.as_str())])).await })
+        });
+        for write in futures::future::join_all(writes).await {
+            write.unwrap().unwrap();
+        }
+        // 160 × 512 KiB = 80 MiB: more than one segment
+        assert!(segment_path(dir.path(), 2).exists());
+        let events = log.read("g", None, 1000).await.unwrap();
+        assert_eq!(events.len(), 160);
+        assert!(events.windows(2).all(|w| w[0].timestamp < w[1].timestamp));
+        drop(log);
+        let log = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 160);
+        let page = log.read("g", None, 3).await.unwrap();
+        assert_eq!(stamps(&page), vec![(0, 0), (1, 1), (2, 2)]);
+    }
+
+    #[test]
+    fn segment_names_are_twenty_digits() {
+        assert_eq!(segment_number("00000000000000000042.seg"), Some(42));
+        assert_eq!(segment_number("42.seg"), None);
+        assert_eq!(segment_number("0000000000000000004x.seg"), None);
+        assert_eq!(segment_path(Path::new("/d"), 7), Path::new("/d/00000000000000000007.seg"));
+    }
+}

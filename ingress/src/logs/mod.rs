@@ -2,12 +2,14 @@
 //!
 //! - `POST /v1/logs`, `POST /v1/logs/ingest`: [`ingest`]
 //! - `GET /v1/logs/events`: [`events`] (reads the embedded sink back)
-//! - the request schema: [`schema`]; group/stream naming: [`naming`]
+//! - the request schema: [`schema`]; group/stream naming: [`naming`]; the typed reading of
+//!   requests the schema surely accepts: `typed`
 
 pub mod events;
 pub mod ingest;
 pub mod naming;
 pub mod schema;
+mod typed;
 
 use axum::routing::{get, post};
 use axum::Router;

@@ -13,12 +13,24 @@ pub const LOG_INGEST_REQUEST_SCHEMA: &str = include_str!("log_ingest_request.sch
 /// The compiled schema.
 pub struct LogSchema {
     validator: Validator,
+    /// The schema's rule for a LogEvent's `timestamp` alone (the typed path checks it with this).
+    timestamp: Validator,
 }
 
 impl LogSchema {
     /// Compiles the schema with format assertion on (`date-time`, `uuid` are checked).
     pub fn compile() -> Result<Self, String> {
-        Ok(Self { validator: validation::compile(&schema_document()?)? })
+        let document = schema_document()?;
+        let timestamp = &document["$defs"]["LogEvent"]["properties"]["timestamp"];
+        if timestamp.is_null() {
+            return Err("log schema has no LogEvent timestamp".to_owned());
+        }
+        Ok(Self { validator: validation::compile(&document)?, timestamp: validation::compile(timestamp)? })
+    }
+
+    /// Whether `text` passes the schema's rule for a LogEvent's `timestamp` (`date-time`).
+    pub fn is_date_time(&self, text: &str) -> bool {
+        self.timestamp.is_valid(&Value::String(text.to_owned()))
     }
 
     /// Every problem of `instance`, each with the JSON pointer of the offending value.

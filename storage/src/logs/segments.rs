@@ -14,10 +14,12 @@
 //! - **Group commit.** One thread appends. It takes every write that queued while it was busy,
 //!   appends them all, syncs the file once (`fdatasync`) and only then answers them: an event is
 //!   acknowledged after it is on disk, and concurrent writers share one sync.
-//! - **Index.** For the read route, memory holds one entry per block (segment, offset, length and
-//!   the block's oldest timestamp: 32 bytes) under its group and stream. A read
-//!   takes the blocks in order of their oldest event and stops as soon as no unread block can
-//!   hold an event older than the `limit` it has.
+//! - **Index.** For the read route, memory holds one *run* per (segment, group, stream): the
+//!   offsets of the stream's first and last block in that segment, its oldest and newest
+//!   timestamps and its event count (48 bytes plus the names). So the index grows with segments
+//!   times streams, not with events or blocks. A read visits the runs in order of their oldest
+//!   event, scanning each run's span of its segment for the stream's blocks, and stops as soon as
+//!   no unvisited run can hold an event older than the `limit` it has.
 //! - **Opening.** The index is rebuilt from the block headers. In the last segment every block's
 //!   CRC is checked and a torn tail (a crash during a write, never acknowledged) is cut off.
 //! - **Failure.** When a write or sync fails, what reached the disk is unknown: the log refuses
@@ -27,7 +29,6 @@
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Read, Seek, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -66,8 +67,7 @@ struct NewBlock {
     group: String,
     stream: String,
     offset: usize,
-    len: usize,
-    min_ts: i64,
+    span: Span,
 }
 
 impl Blocks {
@@ -78,6 +78,7 @@ impl Blocks {
         out.extend_from_slice(&[0; BLOCK_HEADER]);
         put_bytes(out, group.as_bytes());
         put_bytes(out, stream.as_bytes());
+        let events_count = events.len() as u64;
         out.extend_from_slice(&(events.len() as u32).to_le_bytes());
         let bounds = out.len();
         out.extend_from_slice(&[0; 16]);
@@ -96,8 +97,12 @@ impl Blocks {
         let crc = crc32fast::hash(payload);
         out[offset..offset + 4].copy_from_slice(&len.to_le_bytes());
         out[offset + 4..offset + 8].copy_from_slice(&crc.to_le_bytes());
-        let len = out.len() - offset;
-        self.blocks.push(NewBlock { group: group.to_owned(), stream: stream.to_owned(), offset, len, min_ts });
+        self.blocks.push(NewBlock {
+            group: group.to_owned(),
+            stream: stream.to_owned(),
+            offset,
+            span: Span { min_ts, max_ts, count: events_count },
+        });
     }
 
     /// Whether no block was added.
@@ -111,30 +116,48 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// Where a block lies, and its oldest event's timestamp.
+/// The time span and size of a block's events.
 #[derive(Clone, Copy, Debug)]
-struct BlockRef {
-    segment: u64,
-    offset: u64,
-    len: u32,
+struct Span {
     min_ts: i64,
+    max_ts: i64,
+    count: u64,
 }
 
-/// group → stream → blocks, in the order they were written.
+/// The blocks of one stream in one segment: where the first and the last start, and what they
+/// hold together.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    segment: u64,
+    first: u64,
+    last: u64,
+    span: Span,
+}
+
+/// group → stream → runs, one per segment the stream has blocks in, in segment order.
 #[derive(Default)]
 struct Index {
-    groups: HashMap<String, HashMap<String, Vec<BlockRef>>>,
+    groups: HashMap<String, HashMap<String, Vec<Run>>>,
 }
 
 impl Index {
-    fn add(&mut self, group: &str, stream: &str, block: BlockRef) {
+    fn add(&mut self, group: &str, stream: &str, segment: u64, offset: u64, span: Span) {
         let streams = match self.groups.get_mut(group) {
             Some(streams) => streams,
             None => self.groups.entry(group.to_owned()).or_default(),
         };
-        match streams.get_mut(stream) {
-            Some(blocks) => blocks.push(block),
-            None => streams.entry(stream.to_owned()).or_default().push(block),
+        let runs = match streams.get_mut(stream) {
+            Some(runs) => runs,
+            None => streams.entry(stream.to_owned()).or_default(),
+        };
+        match runs.last_mut() {
+            Some(run) if run.segment == segment => {
+                run.last = offset;
+                run.span.min_ts = run.span.min_ts.min(span.min_ts);
+                run.span.max_ts = run.span.max_ts.max(span.max_ts);
+                run.span.count += span.count;
+            }
+            _ => runs.push(Run { segment, first: offset, last: offset, span }),
         }
     }
 }
@@ -211,56 +234,72 @@ impl SegmentLog {
     /// Up to `limit` events of `group` (of one stream, or of all), oldest first (by timestamp,
     /// then sequence).
     pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> io::Result<Vec<LoggedEvent>> {
-        let mut blocks: Vec<(usize, BlockRef)> = Vec::new();
+        let mut runs: Vec<(usize, Run)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         {
             let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
             if let Some(streams) = index.groups.get(group) {
                 for (name, refs) in streams.iter().filter(|(name, _)| stream.is_none_or(|s| s == name.as_str())) {
                     names.push(name.clone());
-                    blocks.extend(refs.iter().map(|block| (names.len() - 1, *block)));
+                    runs.extend(refs.iter().map(|run| (names.len() - 1, *run)));
                 }
             }
         }
-        let dir = self.dir.clone();
-        tokio::task::spawn_blocking(move || read_oldest(&dir, blocks, &names, limit)).await.map_err(io::Error::other)?
+        let (dir, group) = (self.dir.clone(), group.to_owned());
+        tokio::task::spawn_blocking(move || read_oldest(&dir, &group, runs, &names, limit))
+            .await
+            .map_err(io::Error::other)?
     }
 }
 
-/// Reads the `limit` oldest events of `blocks`, visiting blocks by their oldest event.
+/// Reads the `limit` oldest events of `runs`, visiting runs by their oldest event.
 fn read_oldest(
     dir: &Path,
-    mut blocks: Vec<(usize, BlockRef)>,
+    group: &str,
+    mut runs: Vec<(usize, Run)>,
     names: &[String],
     limit: usize,
 ) -> io::Result<Vec<LoggedEvent>> {
-    blocks.sort_by_key(|(_, block)| (block.min_ts, block.segment, block.offset));
-    // newest kept on top, so that it is the one dropped when a older event comes
+    runs.sort_by_key(|(_, run)| (run.span.min_ts, run.segment));
+    // newest kept on top, so that it is the one dropped when an older event comes
     let mut kept: BinaryHeap<(i64, u64, usize, Vec<u8>)> = BinaryHeap::new();
-    let mut files: HashMap<u64, File> = HashMap::new();
-    for (stream, block) in blocks {
-        if kept.len() >= limit && kept.peek().is_some_and(|newest| block.min_ts > newest.0) {
+    let mut payload = Vec::new();
+    for (stream, run) in runs {
+        if kept.len() >= limit && kept.peek().is_some_and(|newest| run.span.min_ts > newest.0) {
             break;
         }
-        let file = match files.get(&block.segment) {
-            Some(file) => file,
-            None => files.entry(block.segment).or_insert(File::open(segment_path(dir, block.segment))?),
-        };
-        let mut bytes = vec![0; block.len as usize];
-        file.read_exact_at(&mut bytes, block.offset)?;
-        let payload = checked_payload(&bytes).ok_or_else(|| {
-            corrupt(format!("block at {} of segment {} fails its check", block.offset, block.segment))
-        })?;
-        let mut cursor = Cursor::new(payload);
-        let events = cursor.block_events().ok_or_else(|| corrupt("a log block is cut short".into()))?;
-        for _ in 0..events {
-            let (ts, seq, message) = cursor.event().ok_or_else(|| corrupt("a log block is cut short".into()))?;
-            if kept.len() >= limit && kept.peek().is_some_and(|newest| (ts, seq) >= (newest.0, newest.1)) {
+        let path = segment_path(dir, run.segment);
+        let mut reader = BufReader::with_capacity(1 << 20, File::open(&path)?);
+        reader.seek(io::SeekFrom::Start(run.first))?;
+        let mut offset = run.first;
+        while offset <= run.last {
+            let mut header = [0; BLOCK_HEADER];
+            reader.read_exact(&mut header)?;
+            let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+            let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+            if len > MAX_PAYLOAD {
+                return Err(corrupt(format!("block at {offset} of {} is too long", path.display())));
+            }
+            payload.resize(len as usize, 0);
+            reader.read_exact(&mut payload)?;
+            offset += BLOCK_HEADER as u64 + u64::from(len);
+            let mut cursor = Cursor::new(&payload);
+            let head = cursor.block_head().ok_or_else(|| corrupt("a log block is cut short".into()))?;
+            if head.group != group.as_bytes() || head.stream != names[stream].as_bytes() {
                 continue;
             }
-            kept.push((ts, seq, stream, message.to_vec()));
-            if kept.len() > limit {
-                kept.pop();
+            if crc32fast::hash(&payload) != crc {
+                return Err(corrupt(format!("block at {offset} of {} fails its check", path.display())));
+            }
+            for _ in 0..head.count {
+                let (ts, seq, message) = cursor.event().ok_or_else(|| corrupt("a log block is cut short".into()))?;
+                if kept.len() >= limit && kept.peek().is_some_and(|newest| (ts, seq) >= (newest.0, newest.1)) {
+                    continue;
+                }
+                kept.push((ts, seq, stream, message.to_vec()));
+                if kept.len() > limit {
+                    kept.pop();
+                }
             }
         }
     }
@@ -275,20 +314,12 @@ fn corrupt(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
-/// The payload of an encoded block (header included), when its length and CRC hold.
-fn checked_payload(block: &[u8]) -> Option<&[u8]> {
-    let len = u32::from_le_bytes(block.get(0..4)?.try_into().ok()?) as usize;
-    let crc = u32::from_le_bytes(block.get(4..8)?.try_into().ok()?);
-    let payload = block.get(BLOCK_HEADER..BLOCK_HEADER + len)?;
-    (crc32fast::hash(payload) == crc).then_some(payload)
-}
-
-/// What a block's payload starts with (the newest timestamp, stored too, is not used yet).
+/// What a block's payload starts with.
 struct BlockHead<'a> {
     group: &'a [u8],
     stream: &'a [u8],
     count: u32,
-    min_ts: i64,
+    span: Span,
 }
 
 /// Reads the fields of a payload in order.
@@ -321,14 +352,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn block_head(&mut self) -> Option<BlockHead<'a>> {
-        let (group, stream, count, min_ts) = (self.bytes()?, self.bytes()?, self.u32()?, self.u64()? as i64);
-        let _max_ts = self.u64()?;
-        Some(BlockHead { group, stream, count, min_ts })
-    }
-
-    /// Skips the head; the number of events that follow.
-    fn block_events(&mut self) -> Option<u32> {
-        self.block_head().map(|head| head.count)
+        let (group, stream, count) = (self.bytes()?, self.bytes()?, self.u32()?);
+        let (min_ts, max_ts) = (self.u64()? as i64, self.u64()? as i64);
+        Some(BlockHead { group, stream, count, span: Span { min_ts, max_ts, count: u64::from(count) } })
     }
 
     fn event(&mut self) -> Option<(i64, u64, &'a [u8])> {
@@ -393,8 +419,13 @@ fn scan_segment(path: &Path, number: u64, verify: bool, index: &mut Index) -> io
             Cursor::new(&payload).block_head()
         };
         let Some(head) = head else { break };
-        let block = BlockRef { segment: number, offset, len: len + BLOCK_HEADER as u32, min_ts: head.min_ts };
-        index.add(&String::from_utf8_lossy(head.group), &String::from_utf8_lossy(head.stream), block);
+        index.add(
+            &String::from_utf8_lossy(head.group),
+            &String::from_utf8_lossy(head.stream),
+            number,
+            offset,
+            head.span,
+        );
         offset = end;
     }
     if offset < size && !verify {
@@ -447,8 +478,7 @@ fn append_loop(
                 Ok(mut index) => {
                     for (append, offsets) in batch.iter().zip(placed) {
                         for (block, &(segment, offset)) in append.blocks.blocks.iter().zip(offsets) {
-                            let block_ref = BlockRef { segment, offset, len: block.len as u32, min_ts: block.min_ts };
-                            index.add(&block.group, &block.stream, block_ref);
+                            index.add(&block.group, &block.stream, segment, offset, block.span);
                         }
                     }
                 }
@@ -581,6 +611,33 @@ mod tests {
         assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 160);
         let page = log.read("g", None, 3).await.unwrap();
         assert_eq!(stamps(&page), vec![(0, 0), (1, 1), (2, 2)]);
+    }
+
+    #[tokio::test]
+    async fn the_index_keeps_one_run_per_segment_and_stream_however_many_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SegmentLog::open(dir.path()).unwrap();
+        // 60 blocks, streams interleaved, each block's events later than the last but one
+        for i in 0..60i64 {
+            let stream = if i % 2 == 0 { "a" } else { "b" };
+            let ts = 1000 - i * 10;
+            log.append(block("g", stream, &[(ts, i as u64, "m"), (ts + 5, 100 + i as u64, "n")])).await.unwrap();
+        }
+        {
+            let index = log.index.read().unwrap();
+            let streams = &index.groups["g"];
+            for (name, runs) in streams {
+                assert_eq!(runs.len(), 1, "{name}: one run in one segment");
+                assert_eq!(runs[0].span.count, 60, "{name}");
+            }
+            assert_eq!((streams["a"][0].span.min_ts, streams["a"][0].span.max_ts), (420, 1005));
+        }
+        // the oldest events are those written last, of both streams
+        let oldest = log.read("g", None, 3).await.unwrap();
+        assert_eq!(stamps(&oldest), vec![(410, 59), (415, 159), (420, 58)]);
+        assert_eq!(oldest.iter().map(|e| e.stream.as_str()).collect::<Vec<_>>(), vec!["b", "b", "a"]);
+        assert_eq!(stamps(&log.read("g", Some("a"), 2).await.unwrap()), vec![(420, 58), (425, 158)]);
+        assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 120);
     }
 
     #[test]

@@ -368,7 +368,7 @@ impl Application {
             },
         };
         let (backend, writer_config): (Arc<dyn LogBackend>, WriterConfig) = match settings.log_sink {
-            LogSinkKind::Embedded => (Arc::new(EmbeddedLogBackend::new(log_segments)), WriterConfig::default()),
+            LogSinkKind::Embedded => (Arc::new(EmbeddedLogBackend::new(log_segments)), WriterConfig::embedded()),
             LogSinkKind::Cloudwatch => {
                 let backend = Arc::new(
                     CloudWatchBackend::connect(

@@ -196,36 +196,43 @@ mod tests {
 
     #[tokio::test]
     async fn window_rejects_and_reads_back_oldest_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let logs = logs(dir.path());
-        let (writer, _worker) =
-            LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(logs.segments.clone())), WriterConfig::default());
-        let now = now_ms();
-        let report = writer
-            .write(vec![
-                event("a", now - 1000),
-                event("a", now - MAX_AGE_MS - 60_000),
-                event("b", now - 2000),
-                event("a", now + MAX_AHEAD_MS + 60_000),
-            ])
-            .await
-            .unwrap();
-        assert_eq!(report.count(EventFate::Accepted), 2);
-        assert_eq!(report.count(EventFate::TooOld), 1);
-        assert_eq!(report.count(EventFate::TooNew), 1);
-        let mut fates: Vec<(usize, EventFate)> = report.batches.iter().flat_map(|b| b.events.clone()).collect();
-        fates.sort();
-        assert_eq!(
-            fates,
-            vec![(0, EventFate::Accepted), (1, EventFate::TooOld), (2, EventFate::Accepted), (3, EventFate::TooNew)]
-        );
+        // as the server runs it (each request calls the log), and through the coalescing lanes
+        for config in [WriterConfig::embedded(), WriterConfig::default()] {
+            let dir = tempfile::tempdir().unwrap();
+            let logs = logs(dir.path());
+            let (writer, _worker) = LogWriter::spawn(Arc::new(EmbeddedLogBackend::new(logs.segments.clone())), config);
+            let now = now_ms();
+            let report = writer
+                .write(vec![
+                    event("a", now - 1000),
+                    event("a", now - MAX_AGE_MS - 60_000),
+                    event("b", now - 2000),
+                    event("a", now + MAX_AHEAD_MS + 60_000),
+                ])
+                .await
+                .unwrap();
+            assert_eq!(report.count(EventFate::Accepted), 2);
+            assert_eq!(report.count(EventFate::TooOld), 1);
+            assert_eq!(report.count(EventFate::TooNew), 1);
+            let mut fates: Vec<(usize, EventFate)> = report.batches.iter().flat_map(|b| b.events.clone()).collect();
+            fates.sort();
+            assert_eq!(
+                fates,
+                vec![
+                    (0, EventFate::Accepted),
+                    (1, EventFate::TooOld),
+                    (2, EventFate::Accepted),
+                    (3, EventFate::TooNew)
+                ]
+            );
 
-        let events = logs.read("/logs/org/edge/api", None, 10).await.unwrap();
-        assert_eq!(events.iter().map(|e| e.timestamp).collect::<Vec<_>>(), vec![now - 2000, now - 1000]);
-        assert_eq!(events[0].event, serde_json::json!({"ts": now - 2000}));
-        let only_a = logs.read("/logs/org/edge/api", Some("a"), 10).await.unwrap();
-        assert_eq!(only_a.len(), 1);
-        assert_eq!(only_a[0].log_stream, "a");
+            let events = logs.read("/logs/org/edge/api", None, 10).await.unwrap();
+            assert_eq!(events.iter().map(|e| e.timestamp).collect::<Vec<_>>(), vec![now - 2000, now - 1000]);
+            assert_eq!(events[0].event, serde_json::json!({"ts": now - 2000}));
+            let only_a = logs.read("/logs/org/edge/api", Some("a"), 10).await.unwrap();
+            assert_eq!(only_a.len(), 1);
+            assert_eq!(only_a[0].log_stream, "a");
+        }
     }
 
     #[tokio::test]

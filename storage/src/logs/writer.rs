@@ -31,15 +31,32 @@ pub struct WriterConfig {
     /// while it holds fewer than its last call took (the producers of that call have not had
     /// their answers long enough to send again). Zero: call at once.
     pub linger: Duration,
+    /// Whether requests are merged in lanes by the worker. Off, each request calls the backend
+    /// from its own task (per stream of its events), for a backend that merges concurrent calls
+    /// itself (the embedded sink's appender does, into one sync).
+    pub coalesce: bool,
 }
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        Self { max_events_per_flush: 50_000, max_in_flight_per_stream: 4, queue_depth: 4096, linger: Duration::ZERO }
+        Self {
+            max_events_per_flush: 50_000,
+            max_in_flight_per_stream: 4,
+            queue_depth: 4096,
+            linger: Duration::ZERO,
+            coalesce: true,
+        }
     }
 }
 
 impl WriterConfig {
+    /// For the embedded sink: no lanes; each request calls the segment log, whose appender merges
+    /// whatever is queued into one write and one sync (issue 13: the worker's hop and the flush
+    /// task were wake-ups on every single-event request).
+    pub fn embedded() -> Self {
+        Self { coalesce: false, ..Self::default() }
+    }
+
     /// For CloudWatch: one PutLogEvents call in flight per stream, and up to 5 ms of waiting for
     /// the producers of the last call, so that concurrent producers share calls.
     pub fn cloudwatch() -> Self {
@@ -113,6 +130,8 @@ impl Lane {
 pub struct LogWriter {
     tx: mpsc::Sender<Pending>,
     backend_name: &'static str,
+    /// The backend, when requests call it themselves (`coalesce` off).
+    direct: Option<Arc<dyn LogBackend>>,
 }
 
 impl LogWriter {
@@ -120,8 +139,9 @@ impl LogWriter {
     pub fn spawn(backend: Arc<dyn LogBackend>, config: WriterConfig) -> (Self, JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(config.queue_depth.max(1));
         let backend_name = backend.name();
+        let direct = (!config.coalesce).then(|| backend.clone());
         let worker = tokio::spawn(run(backend, config, rx));
-        (Self { tx, backend_name }, worker)
+        (Self { tx, backend_name, direct }, worker)
     }
 
     /// The backend's name (`embedded`, `cloudwatch`).
@@ -135,7 +155,23 @@ impl LogWriter {
             return Ok(WriteReport::default());
         }
         let (reply, answer) = oneshot::channel();
-        self.tx.send(Pending { events, reply }).await.map_err(|_| WriterClosed)?;
+        if let Some(backend) = &self.direct {
+            if self.tx.is_closed() {
+                return Err(WriterClosed);
+            }
+            let count = events.len();
+            let state = RequestState { remaining: count, report: WriteReport::default(), reply: Some(reply) };
+            let owners = HashMap::from([(0, Arc::new(Request { state: Mutex::new(state) }))]);
+            let mut lanes: HashMap<StreamKey, Lane> = HashMap::new();
+            enqueue(&mut lanes, 0, events);
+            let flushes = lanes.into_iter().map(|((group, stream), lane)| {
+                let (backend, owners) = (backend.clone(), &owners);
+                async move { flush(backend.as_ref(), &group, &stream, lane.queue, owners).await }
+            });
+            futures::future::join_all(flushes).await;
+        } else {
+            self.tx.send(Pending { events, reply }).await.map_err(|_| WriterClosed)?;
+        }
         answer.await.map_err(|_| WriterClosed)
     }
 }

@@ -98,20 +98,27 @@ async fn stream_orders(
     sent.load(std::sync::atomic::Ordering::SeqCst)
 }
 
-async fn wait_acked(acked: &Mutex<Vec<(String, String)>>, at_least: usize) {
+/// Waits until producers recorded `at_least` acknowledged writes (orders, log events).
+async fn wait_acked<T>(acked: &Mutex<Vec<T>>, at_least: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while acked.lock().unwrap().len() < at_least {
-        assert!(Instant::now() < deadline, "orders were not acknowledged");
+        assert!(Instant::now() < deadline, "writes were not acknowledged");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
+/// An embedded server in a fresh data dir: (the dir, kept alive; the data dir; port; server).
+async fn embedded_server() -> (tempfile::TempDir, std::path::PathBuf, u16, Engage) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let port = free_port();
-    let mut engage = Engage::start(&data, port, &[]).await;
+    let engage = Engage::start(&data, port, &[]).await;
+    (dir, data, port, engage)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_embedded_server_loses_no_acknowledged_order() {
+    let (_dir, data, port, mut engage) = embedded_server().await;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acked = Arc::new(Mutex::new(Vec::new()));
     let producer = tokio::spawn(stream_orders(engage.base.clone(), 5, 6, stop.clone(), acked.clone()));
@@ -151,20 +158,13 @@ async fn stream_log_events(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_of_the_embedded_server_loses_no_acknowledged_log_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = free_port();
-    let mut engage = Engage::start(&data, port, &[]).await;
+    let (_dir, data, port, mut engage) = embedded_server().await;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acked = Arc::new(Mutex::new(Vec::new()));
     let producers: Vec<_> = (0..8)
         .map(|producer| tokio::spawn(stream_log_events(engage.base.clone(), producer, stop.clone(), acked.clone())))
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while acked.lock().unwrap().len() < 2000 {
-        assert!(Instant::now() < deadline, "log events were not acknowledged");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_acked(&acked, 2000).await;
     engage.kill9();
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     for producer in producers {

@@ -482,9 +482,19 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
 }
 
 fn init_tracing(settings: &Settings) {
-    let filter = EnvFilter::try_from_default_env()
+    let mut filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&settings.log_level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
+    // The embedded store's crates log through `log` (bridged): their info lines (one per table at
+    // start) stay out unless the filter names them, e.g. `info,fjall=debug` for write stalls.
+    let asked = std::env::var("RUST_LOG").unwrap_or_else(|_| settings.log_level.clone());
+    for (target, quiet) in [("fjall", "fjall=warn"), ("lsm_tree", "lsm_tree=warn")] {
+        if !asked.contains(target) {
+            if let Ok(directive) = quiet.parse() {
+                filter = filter.add_directive(directive);
+            }
+        }
+    }
     use std::io::IsTerminal;
     // colours only for a person at a terminal, never into files or log collectors
     let builder = tracing_subscriber::fmt()

@@ -143,8 +143,13 @@ impl Startup {
 /// or it serves the log routes with the embedded log sink. Actor nodes and ingresses on NATS (or
 /// ScyllaDB) with the CloudWatch sink neither open nor lock it.
 pub fn needs_data_dir(settings: &Settings) -> bool {
-    settings.store_kind() == StoreKind::Embedded
-        || (settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded)
+    settings.store_kind() == StoreKind::Embedded || serves_embedded_logs(settings)
+}
+
+/// Whether this process serves the log routes with the embedded sink (and so keeps the segment
+/// log in its data dir).
+fn serves_embedded_logs(settings: &Settings) -> bool {
+    settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded
 }
 
 /// The file in the data dir naming the process that holds it.
@@ -348,7 +353,7 @@ impl Application {
         // process serving the log routes opens; rows older versions kept in the store are read
         // back beside it
         let log_segments = match &local_store {
-            Some(_) if settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded => {
+            Some(_) if serves_embedded_logs(&settings) => {
                 let dir = settings.data_dir.join("logs");
                 Some(Arc::new(
                     SegmentLog::open(&dir)

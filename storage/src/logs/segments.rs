@@ -224,7 +224,7 @@ impl SegmentLog {
     /// Appends `blocks`; returns once they are synced to disk and visible to reads.
     pub async fn append(&self, blocks: Blocks) -> Result<(), String> {
         if let Some(cause) = self.failed.get() {
-            return Err(format!("the log segments failed earlier and take no writes until restart: {cause}"));
+            return Err(refused(cause));
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.appender.send(Append { blocks, reply }).map_err(|_| "the log appender stopped".to_owned())?;
@@ -275,8 +275,7 @@ fn read_oldest(
         while offset <= run.last {
             let mut header = [0; BLOCK_HEADER];
             reader.read_exact(&mut header)?;
-            let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-            let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+            let (len, crc) = block_header(&header);
             if len > MAX_PAYLOAD {
                 return Err(corrupt(format!("block at {offset} of {} is too long", path.display())));
             }
@@ -308,6 +307,18 @@ fn read_oldest(
         .into_iter()
         .map(|(timestamp, seq, stream, message)| LoggedEvent { timestamp, seq, stream: names[stream].clone(), message })
         .collect())
+}
+
+/// Why a write is refused once an earlier one failed.
+fn refused(cause: &str) -> String {
+    format!("the log segments failed earlier and take no writes until restart: {cause}")
+}
+
+/// A block header's payload length and CRC.
+fn block_header(header: &[u8; BLOCK_HEADER]) -> (u32, u32) {
+    let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    (len, crc)
 }
 
 fn corrupt(message: String) -> io::Error {
@@ -397,8 +408,7 @@ fn scan_segment(path: &Path, number: u64, verify: bool, index: &mut Index) -> io
         if offset + BLOCK_HEADER as u64 > size || reader.read_exact(&mut header).is_err() {
             break;
         }
-        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let (len, crc) = block_header(&header);
         let end = offset + BLOCK_HEADER as u64 + u64::from(len);
         if len > MAX_PAYLOAD || end > size {
             break;
@@ -465,7 +475,7 @@ fn append_loop(
         let mut batch = vec![first];
         batch.extend(receiver.try_iter());
         let result = match failed.get() {
-            Some(cause) => Err(format!("the log segments failed earlier and take no writes until restart: {cause}")),
+            Some(cause) => Err(refused(cause)),
             None => write_batch(dir, &mut active, &batch).map_err(|error| {
                 tracing::error!(%error, segment = active.number, "log segment write failed; refusing further writes");
                 metrics::counter!("engage_log_segment_failures_total").increment(1);

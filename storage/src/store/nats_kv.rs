@@ -14,6 +14,23 @@
 //! any subset of the earlier writes applied but never the last without all of them. Repositories
 //! therefore keep every invariant inside one row (see `engage-actors`'s customer aggregate), which
 //! every backend writes atomically, and make that row the batch's last write: it commits the rest.
+//!
+//! **Group commit and staged batches.** Every batch goes to one committer task, which takes the
+//! batches waiting at that moment as a group: first the earlier writes of every batch in the group
+//! together, then, once all of them succeeded, the last writes together. So a group costs two
+//! round trips however many batches it holds, and each batch keeps the rule above (its last write
+//! only after all its others). A key written by two batches of a group is sent once, with the later
+//! batch's value; a batch whose earlier writes touch a group's last-write keys (or the reverse)
+//! starts the next group, so the two phases never hold the same key. [`Store::stage`] puts a
+//! batch's writes in the *staged* map before it goes to the committer and takes them out once they
+//! are in the bucket: [`Store::get`] answers from the map, [`Store::scan`] of a partition with
+//! staged rows waits until they are written. A tenant actor thus goes on to its next message while
+//! the last one's writes travel, and answers each message once its batch is durable. As on the
+//! embedded store, a failed group with staged batches in it fails the store until engage restarts
+//! ([`Store::healthy`]): other readers may have seen writes that never reached the bucket.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::consumer::DeliverPolicy;
@@ -22,14 +39,50 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 
-use super::{Row, Store, StoreError, WriteOp};
+use super::{Durable, Row, Store, StoreError, WriteOp};
 
 /// A [`Store`] in a JetStream KV bucket.
 #[derive(Clone)]
 pub struct NatsKvStore {
     bucket: Bucket,
     client: async_nats::Client,
+    staging: Arc<Staging>,
+    /// Batches for the committer, sent under the `staging.rows` lock (so in sequence order).
+    committer: tokio::sync::mpsc::UnboundedSender<Commit>,
 }
+
+/// What the store and its committer share.
+#[derive(Default)]
+struct Staging {
+    /// Staged writes not yet in the bucket, and the batch sequence.
+    rows: Mutex<Staged>,
+    /// The sequence of the last batch the committer is done with (written or failed).
+    settled: tokio::sync::watch::Sender<u64>,
+    /// Why the store failed for good (a group with staged batches failed to commit).
+    failed: OnceLock<String>,
+}
+
+/// Staged writes by bucket key: the newest staged value (`None`: a delete) and its batch's sequence.
+#[derive(Default)]
+struct Staged {
+    last_seq: u64,
+    rows: BTreeMap<String, (u64, Option<Bytes>)>,
+}
+
+/// A write as the bucket takes it: key, and value (`None`: a delete).
+type KvWrite = (String, Option<Bytes>);
+
+/// One caller's batch (its writes keyed, each row's last write only, the commit row last) and
+/// where its outcome goes.
+struct Commit {
+    writes: Vec<KvWrite>,
+    seq: u64,
+    staged: bool,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Most batches merged into one group.
+const MAX_GROUP_BATCHES: usize = 512;
 
 fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
@@ -61,16 +114,133 @@ fn row_key(table: &str, partition: &str, clustering: &[u8]) -> String {
     format!("{}k{}", partition_prefix(table, partition), hex(clustering))
 }
 
-impl NatsKvStore {
-    /// Puts `value` under `key`, or deletes `key`.
-    async fn write(&self, key: String, value: Option<Bytes>) -> Result<(), StoreError> {
-        match value {
-            Some(value) => self.bucket.put(key, value).await.map(|_| ()).map_err(backend),
-            None => self.bucket.delete(key).await.map_err(backend),
+/// Puts `value` under `key`, or deletes `key`.
+async fn write(bucket: &Bucket, key: String, value: Option<Bytes>) -> Result<(), StoreError> {
+    match value {
+        Some(value) => bucket.put(key, value).await.map(|_| ()).map_err(backend),
+        None => bucket.delete(key).await.map_err(backend),
+    }
+}
+
+/// Sends `writes` together (pipelined on the connection) and waits for every answer.
+async fn write_all(bucket: &Bucket, writes: HashMap<String, Option<Bytes>>) -> Result<(), StoreError> {
+    let sent = writes.into_iter().map(|(key, value)| write(bucket, key, value));
+    futures::future::join_all(sent).await.into_iter().collect()
+}
+
+/// The batches of one group: the earlier writes of all of them, the last writes of all of them
+/// (each key once, the later batch's value winning), and who waits.
+#[derive(Default)]
+struct Group {
+    earlier: HashMap<String, Option<Bytes>>,
+    last: HashMap<String, Option<Bytes>>,
+    waiting: Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
+    staged: bool,
+    last_seq: u64,
+}
+
+impl Group {
+    /// Whether `commit` can join without a key in both phases.
+    fn takes(&self, commit: &Commit) -> bool {
+        let Some(((last_key, _), earlier)) = commit.writes.split_last() else { return true };
+        !self.earlier.contains_key(last_key) && earlier.iter().all(|(key, _)| !self.last.contains_key(key))
+    }
+
+    fn add(&mut self, commit: Commit) {
+        let mut writes = commit.writes;
+        if let Some((key, value)) = writes.pop() {
+            self.last.insert(key, value);
+        }
+        self.earlier.extend(writes);
+        self.waiting.push(commit.done);
+        self.staged |= commit.staged;
+        self.last_seq = self.last_seq.max(commit.seq);
+    }
+
+    fn keys(&self) -> HashSet<String> {
+        self.earlier.keys().chain(self.last.keys()).cloned().collect()
+    }
+}
+
+impl Staging {
+    /// The committer: takes the first waiting batch and every batch already waiting behind it that
+    /// fits the group ([`Group::takes`]), writes the group, answers each caller. Ends when the
+    /// store is dropped.
+    async fn commit_loop(self: Arc<Self>, bucket: Bucket, mut receiver: tokio::sync::mpsc::UnboundedReceiver<Commit>) {
+        let mut next = None;
+        loop {
+            let first = match next.take() {
+                Some(commit) => commit,
+                None => match receiver.recv().await {
+                    Some(commit) => commit,
+                    None => return,
+                },
+            };
+            let mut group = Group::default();
+            group.add(first);
+            while group.waiting.len() < MAX_GROUP_BATCHES {
+                match receiver.try_recv() {
+                    Ok(commit) if group.takes(&commit) => group.add(commit),
+                    Ok(commit) => {
+                        next = Some(commit);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            metrics::histogram!("engage_store_group_commit_batches").record(group.waiting.len() as f64);
+            self.commit_group(&bucket, group).await;
         }
     }
 
-    /// Opens (or creates) the bucket `name` (file storage, one value per key).
+    async fn commit_group(&self, bucket: &Bucket, group: Group) {
+        let keys = group.keys();
+        let Group { earlier, last, waiting, staged, last_seq } = group;
+        let outcome = match self.failed.get() {
+            Some(reason) => Err(failed_text(reason)),
+            None => match write_all(bucket, earlier).await {
+                Ok(()) => write_all(bucket, last).await,
+                Err(error) => Err(error),
+            }
+            .map_err(|error| error.to_string()),
+        };
+        match &outcome {
+            Ok(()) => self.unstage(keys, last_seq),
+            Err(error) if staged => self.fail(error),
+            Err(_) => {}
+        }
+        self.settled.send_replace(last_seq);
+        for done in waiting {
+            let _ = done.send(outcome.clone().map_err(StoreError::Backend));
+        }
+    }
+
+    /// Drops the staged rows among `keys` that no batch after `last_seq` staged again.
+    fn unstage(&self, keys: HashSet<String>, last_seq: u64) {
+        let Ok(mut staged) = self.rows.lock() else { return };
+        for key in keys {
+            if staged.rows.get(&key).is_some_and(|(seq, _)| *seq <= last_seq) {
+                staged.rows.remove(&key);
+            }
+        }
+    }
+
+    /// Fails the store for good.
+    fn fail(&self, reason: &str) {
+        if self.failed.set(reason.to_owned()).is_ok() {
+            metrics::counter!("engage_store_failures_total").increment(1);
+            tracing::error!(%reason, "the NATS KV store failed to write staged batches: it refuses reads and writes until engage restarts");
+        }
+    }
+}
+
+fn failed_text(reason: &str) -> String {
+    format!("the NATS KV store failed to write staged batches ({reason}) and refuses reads and writes until engage restarts")
+}
+
+impl NatsKvStore {
+    /// Opens (or creates) the bucket `name` (file storage, one value per key) and starts its
+    /// committer.
     pub async fn open(jetstream: &async_nats::jetstream::Context, name: &str) -> Result<Self, StoreError> {
         let bucket = match jetstream.get_key_value(name).await {
             Ok(bucket) => bucket,
@@ -84,7 +254,57 @@ impl NatsKvStore {
                 .await
                 .map_err(backend)?,
         };
-        Ok(Self { bucket, client: jetstream.client() })
+        let staging = Arc::new(Staging::default());
+        let (committer, receiver) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(staging.clone().commit_loop(bucket.clone(), receiver));
+        Ok(Self { bucket, client: jetstream.client(), staging, committer })
+    }
+
+    /// Sends `ops` to the committer, first putting them in the staged map when `staged`; the
+    /// answer comes on the returned [`Durable`].
+    fn send(&self, ops: Vec<WriteOp>, staged: bool) -> Result<Durable, StoreError> {
+        self.healthy()?;
+        let mut writes: Vec<KvWrite> = Vec::with_capacity(ops.len());
+        for op in super::last_writes(ops) {
+            let (table, partition, clustering) = op.row();
+            check_table(table)?;
+            let key = row_key(table, partition, clustering);
+            writes.push(match op {
+                WriteOp::Put { value, .. } => (key, Some(Bytes::from(value))),
+                WriteOp::Delete { .. } => (key, None),
+            });
+        }
+        if writes.is_empty() {
+            return Ok(Durable::done());
+        }
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let mut map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
+        let seq = map.last_seq + 1;
+        if staged {
+            for (key, value) in &writes {
+                map.rows.insert(key.clone(), (seq, value.clone()));
+            }
+        }
+        self.committer.send(Commit { writes, seq, staged, done }).map_err(|_| backend("store committer stopped"))?;
+        map.last_seq = seq;
+        Ok(Durable::pending(outcome))
+    }
+
+    /// The staged value of `key`: `Some(None)` when a staged delete is its newest write.
+    fn staged_value(&self, key: &str) -> Result<Option<Option<Vec<u8>>>, StoreError> {
+        let map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
+        Ok(map.rows.get(key).map(|(_, value)| value.as_ref().map(|v| v.to_vec())))
+    }
+
+    /// The newest sequence of a staged row under `prefix`.
+    fn staged_in(&self, prefix: &str) -> Result<Option<u64>, StoreError> {
+        let map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
+        Ok(map
+            .rows
+            .range(prefix.to_owned()..)
+            .take_while(|(key, _)| key.starts_with(prefix))
+            .map(|(_, (seq, _))| *seq)
+            .max())
     }
 }
 
@@ -96,8 +316,13 @@ impl Store for NatsKvStore {
         partition: &str,
         clustering: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.healthy()?;
         check_table(table)?;
-        let value = self.bucket.get(row_key(table, partition, clustering)).await.map_err(backend)?;
+        let key = row_key(table, partition, clustering);
+        if let Some(value) = self.staged_value(&key)? {
+            return Ok(value);
+        }
+        let value = self.bucket.get(key).await.map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
     }
 
@@ -108,8 +333,15 @@ impl Store for NatsKvStore {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Row>, StoreError> {
+        self.healthy()?;
         check_table(table)?;
         let key_prefix = partition_prefix(table, partition);
+        // a partition with staged rows is scanned once they are in the bucket
+        if let Some(seq) = self.staged_in(&key_prefix)? {
+            let mut settled = self.staging.settled.subscribe();
+            settled.wait_for(|done| *done >= seq).await.map_err(backend)?;
+            self.healthy()?;
+        }
         let subject_prefix = format!("{}{key_prefix}", self.bucket.prefix);
         let consumer = self
             .bucket
@@ -153,26 +385,18 @@ impl Store for NatsKvStore {
     }
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        let mut writes: Vec<(String, Option<Bytes>)> = Vec::with_capacity(ops.len());
-        for op in super::last_writes(ops) {
-            let (key, value) = match op {
-                WriteOp::Put { table, partition, clustering, value } => {
-                    check_table(table)?;
-                    (row_key(table, &partition, &clustering), Some(Bytes::from(value)))
-                }
-                WriteOp::Delete { table, partition, clustering } => {
-                    check_table(table)?;
-                    (row_key(table, &partition, &clustering), None)
-                }
-            };
-            writes.push((key, value));
+        self.send(ops, false)?.wait().await
+    }
+
+    async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
+        self.send(ops, true)
+    }
+
+    fn healthy(&self) -> Result<(), StoreError> {
+        match self.staging.failed.get() {
+            None => Ok(()),
+            Some(reason) => Err(backend(failed_text(reason))),
         }
-        let Some(last) = writes.pop() else { return Ok(()) };
-        let earlier = writes.into_iter().map(|(key, value)| self.write(key, value));
-        for outcome in futures::future::join_all(earlier).await {
-            outcome?;
-        }
-        self.write(last.0, last.1).await
     }
 }
 
@@ -188,17 +412,84 @@ mod tests {
         assert!(hex(b"a") < hex(b"b") && hex(b"\x01") < hex(b"\x10"));
     }
 
-    /// The conformance suite against a real nats-server (`ENGAGE_TEST_NATS_URL`, started by
+    /// A JetStream context on the test's nats-server (`ENGAGE_TEST_NATS_URL`, started by
     /// `scripts/test.sh`); a missing server fails the test.
-    #[tokio::test]
-    async fn nats_kv_store_passes_conformance() {
+    async fn jetstream() -> async_nats::jetstream::Context {
         let url = std::env::var("ENGAGE_TEST_NATS_URL")
             .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
         let client = async_nats::connect(url).await.expect("nats connects");
-        let jetstream = async_nats::jetstream::new(client);
+        async_nats::jetstream::new(client)
+    }
+
+    #[tokio::test]
+    async fn nats_kv_store_passes_conformance() {
+        let jetstream = jetstream().await;
         let bucket = format!("conformance_{}", std::process::id());
         let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
         crate::store::conformance::run_all(&store).await;
         let _ = jetstream.delete_key_value(&bucket).await;
+    }
+
+    fn put(key: &str, value: &[u8]) -> WriteOp {
+        WriteOp::Put { table: "g", partition: "p".into(), clustering: key.as_bytes().to_vec(), value: value.to_vec() }
+    }
+
+    /// Many batches staged at once share groups; each batch's rows land, the later write of a row
+    /// wins, also when one batch's commit row is another's earlier write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn staged_batches_group_and_stay_ordered() {
+        let jetstream = jetstream().await;
+        let bucket = format!("group_{}", std::process::id());
+        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let mut durables = Vec::new();
+        for round in 0..200u8 {
+            let ledger = format!("ledger{round}");
+            let batch = match round % 3 {
+                // the usual shape: rows, then the commit row
+                0 | 1 => vec![put(&ledger, b"x"), put("rollup", &[round]), put("customer", &[round])],
+                // the commit row as an earlier write, a rollup as the last one: a new group
+                _ => vec![put("customer", &[round]), put(&ledger, b"x"), put("rollup", &[round])],
+            };
+            durables.push(store.stage(batch).await.unwrap());
+            assert_eq!(store.get("g", "p", b"customer").await.unwrap(), Some(vec![round]));
+        }
+        for durable in durables {
+            durable.wait().await.unwrap();
+        }
+        // read past the staged map: the bucket itself holds the last values
+        let key = row_key("g", "p", b"customer");
+        assert!(store.staged_value(&key).unwrap().is_none(), "written rows leave the staged map");
+        assert_eq!(store.bucket.get(key).await.unwrap().map(|v| v.to_vec()), Some(vec![199]));
+        assert_eq!(store.bucket.get(row_key("g", "p", b"rollup")).await.unwrap().map(|v| v.to_vec()), Some(vec![199]));
+        assert_eq!(store.scan("g", "p", None, 1000).await.unwrap().len(), 202);
+        let _ = jetstream.delete_key_value(&bucket).await;
+    }
+
+    /// A staged batch that cannot be written (the bucket's stream is gone) fails its caller and
+    /// the store for good: what others read of it may never be in the bucket.
+    #[tokio::test]
+    async fn a_failed_staged_batch_fails_the_store_for_good() {
+        let jetstream = jetstream().await;
+        let bucket = format!("fail_{}", std::process::id());
+        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        store.batch(vec![put("a", b"1")]).await.unwrap();
+        jetstream.delete_key_value(&bucket).await.unwrap();
+        let durable = store.stage(vec![put("a", b"2"), put("b", b"2")]).await.unwrap();
+        assert_eq!(store.get("g", "p", b"a").await.unwrap(), Some(b"2".to_vec()), "staged: read at once");
+        assert!(durable.wait().await.is_err());
+        assert!(store.healthy().is_err());
+        assert!(store.get("g", "p", b"a").await.is_err(), "reads are refused");
+        assert!(store.batch(vec![put("c", b"3")]).await.is_err(), "writes are refused");
+    }
+
+    /// A plain batch that fails fails only itself.
+    #[tokio::test]
+    async fn a_failed_plain_batch_leaves_the_store_healthy() {
+        let jetstream = jetstream().await;
+        let bucket = format!("plain_{}", std::process::id());
+        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        jetstream.delete_key_value(&bucket).await.unwrap();
+        assert!(store.batch(vec![put("a", b"1")]).await.is_err());
+        assert!(store.healthy().is_ok());
     }
 }

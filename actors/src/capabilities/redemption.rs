@@ -130,7 +130,9 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     let RedeemRequest { phone, points, order_id, outlet_id: outlet, bill, pending_minutes, otp } = request;
     let rules = rules(brand).await?;
     let mut customer = brand.known_customer(&phone).await?;
-    if let Some(done) = committed(brand, &customer, &order_id).await? {
+    // both reads at once: on a networked store they are one round trip instead of two
+    let (done, blocked) = futures::try_join!(committed(brand, &customer, &order_id), is_blocked(brand, &customer))?;
+    if let Some(done) = done {
         // a retry: answer what was done, change nothing
         return Ok(Redeemed {
             redeemed: done.points,
@@ -140,7 +142,7 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
             replayed: true,
         });
     }
-    if is_blocked(brand, &customer).await? {
+    if blocked {
         metrics::counter!("engage_fraud_denials_total", "reason" => "blocked").increment(1);
         return Err(QueryError::Blocked);
     }

@@ -89,14 +89,11 @@ fn backend(error: impl std::fmt::Display) -> StoreError {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
+    hex::decode(text).ok()
 }
 
 fn check_table(table: &str) -> Result<(), StoreError> {

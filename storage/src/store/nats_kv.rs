@@ -186,7 +186,18 @@ impl Staging {
                 }
             }
             metrics::histogram!("engage_store_group_commit_batches").record(group.waiting.len() as f64);
-            self.commit_group(&bucket, group).await;
+            let (staged, last_seq) = (group.staged, group.last_seq);
+            // A panic inside the client fails this group (its callers see the committer's answer
+            // dropped) but never stops the committer; staged rows it held may never be written.
+            let commit = std::panic::AssertUnwindSafe(self.commit_group(&bucket, group));
+            if futures::FutureExt::catch_unwind(commit).await.is_err() {
+                metrics::counter!("engage_store_commit_panics_total").increment(1);
+                tracing::error!("NATS KV store commit panicked; its batches failed");
+                if staged {
+                    self.fail("a commit panicked");
+                }
+                self.settled.send_replace(last_seq);
+            }
         }
     }
 

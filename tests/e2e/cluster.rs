@@ -1024,3 +1024,46 @@ async fn stats_rollups_on_nats_kv_answer_the_same_through_either_node() {
         assert_eq!(counted, vec![45, 45], "{outlets}");
     }
 }
+
+/// A staged write that cannot reach the NATS KV bucket (here: the bucket's stream now refuses
+/// messages that large, while reads still work) fails the node's store for good, and the node
+/// exits 1 for its supervisor to restart it rather than stay up unready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_nats_kv_writes_fail_exits_for_a_restart() {
+    let nats = NatsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut engage =
+        Engage::start(&data, free_port(), &[("ENGAGE_NATS_URL", &nats.url), ("ENGAGE_PARTITIONS", "2")]).await;
+    let client = reqwest::Client::new();
+    let first = order("brand-x", "x-1", "9876590000");
+    let (status, body) = call(&client, &engage.base, "/injestion/platform", &[], &first).await;
+    assert_eq!(status, 200, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while details(&client, &engage.base, "brand-x", "9876590000").await.0 != 200 {
+        assert!(Instant::now() < deadline, "the first order was not applied");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(engage.child.try_wait().unwrap().is_none(), "engage runs while its writes succeed");
+
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let mut stream = jetstream.get_stream("KV_engage_store").await.unwrap();
+    let mut config = stream.info().await.unwrap().config.clone();
+    config.max_message_size = 8;
+    jetstream.update_stream(config).await.unwrap();
+
+    let second = order("brand-x", "x-2", "9876590000");
+    let (status, body) = call(&client, &engage.base, "/injestion/platform", &[], &second).await;
+    assert_eq!(status, 200, "the order is accepted onto the bus: {body}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = engage.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "engage did not exit after its store failed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(exit.code(), Some(1));
+    let log = std::fs::read_to_string(&engage.log).unwrap();
+    assert!(log.contains("the NATS KV store failed for good"), "{log}");
+}

@@ -17,9 +17,11 @@
 //! - **Index.** For the read route, memory holds one *run* per (segment, group, stream): the
 //!   offsets of the stream's first and last block in that segment, its oldest and newest
 //!   timestamps and its event count (48 bytes plus the names). So the index grows with segments
-//!   times streams, not with events or blocks. A read visits the runs in order of their oldest
-//!   event, scanning each run's span of its segment for the stream's blocks, and stops as soon as
-//!   no unvisited run can hold an event older than the `limit` it has.
+//!   times streams, not with events or blocks. A read merges the wanted streams' runs of each
+//!   segment into one span, visits the segments in order of their oldest wanted event, scanning
+//!   each span once for the wanted streams' blocks (so a group read of many interleaved streams
+//!   reads a segment once, not once per stream), and stops as soon as no unvisited segment can
+//!   hold an event older than the `limit` it has.
 //! - **Opening.** The index is rebuilt from the block headers. In the last segment every block's
 //!   CRC is checked and a torn tail (a crash during a write, never acknowledged) is cut off.
 //! - **Failure.** When a write or sync fails, what reached the disk is unknown: the log refuses
@@ -252,27 +254,57 @@ impl SegmentLog {
     }
 }
 
-/// Reads the `limit` oldest events of `runs`, visiting runs by their oldest event.
+/// The runs of the wanted streams in one segment, read in one pass: from the first run's start to
+/// the last run's end, and the oldest event among them.
+struct SegmentSpan {
+    segment: u64,
+    first: u64,
+    last: u64,
+    min_ts: i64,
+}
+
+/// Merges `runs` into one span per segment.
+fn segment_spans(runs: &[(usize, Run)]) -> Vec<SegmentSpan> {
+    let mut spans: HashMap<u64, SegmentSpan> = HashMap::new();
+    for (_, run) in runs {
+        let span = spans.entry(run.segment).or_insert(SegmentSpan {
+            segment: run.segment,
+            first: run.first,
+            last: run.last,
+            min_ts: run.span.min_ts,
+        });
+        span.first = span.first.min(run.first);
+        span.last = span.last.max(run.last);
+        span.min_ts = span.min_ts.min(run.span.min_ts);
+    }
+    let mut spans: Vec<SegmentSpan> = spans.into_values().collect();
+    spans.sort_by_key(|span| (span.min_ts, span.segment));
+    spans
+}
+
+/// Reads the `limit` oldest events of `runs` (the runs of the streams in `names`), visiting each
+/// segment once, in order of its oldest wanted event: a group read of many streams whose blocks
+/// interleave reads each segment once, not once per stream.
 fn read_oldest(
     dir: &Path,
     group: &str,
-    mut runs: Vec<(usize, Run)>,
+    runs: Vec<(usize, Run)>,
     names: &[String],
     limit: usize,
 ) -> io::Result<Vec<LoggedEvent>> {
-    runs.sort_by_key(|(_, run)| (run.span.min_ts, run.segment));
+    let wanted: HashMap<&[u8], usize> = names.iter().enumerate().map(|(i, name)| (name.as_bytes(), i)).collect();
     // newest kept on top, so that it is the one dropped when an older event comes
     let mut kept: BinaryHeap<(i64, u64, usize, Vec<u8>)> = BinaryHeap::new();
     let mut payload = Vec::new();
-    for (stream, run) in runs {
-        if kept.len() >= limit && kept.peek().is_some_and(|newest| run.span.min_ts > newest.0) {
+    for span in segment_spans(&runs) {
+        if kept.len() >= limit && kept.peek().is_some_and(|newest| span.min_ts > newest.0) {
             break;
         }
-        let path = segment_path(dir, run.segment);
+        let path = segment_path(dir, span.segment);
         let mut reader = BufReader::with_capacity(1 << 20, File::open(&path)?);
-        reader.seek(io::SeekFrom::Start(run.first))?;
-        let mut offset = run.first;
-        while offset <= run.last {
+        reader.seek(io::SeekFrom::Start(span.first))?;
+        let mut offset = span.first;
+        while offset <= span.last {
             let mut header = [0; BLOCK_HEADER];
             reader.read_exact(&mut header)?;
             let (len, crc) = block_header(&header);
@@ -284,9 +316,10 @@ fn read_oldest(
             offset += BLOCK_HEADER as u64 + u64::from(len);
             let mut cursor = Cursor::new(&payload);
             let head = cursor.block_head().ok_or_else(|| corrupt("a log block is cut short".into()))?;
-            if head.group != group.as_bytes() || head.stream != names[stream].as_bytes() {
+            if head.group != group.as_bytes() {
                 continue;
             }
+            let Some(&stream) = wanted.get(head.stream) else { continue };
             if crc32fast::hash(&payload) != crc {
                 return Err(corrupt(format!("block at {offset} of {} fails its check", path.display())));
             }
@@ -648,6 +681,40 @@ mod tests {
         assert_eq!(oldest.iter().map(|e| e.stream.as_str()).collect::<Vec<_>>(), vec!["b", "b", "a"]);
         assert_eq!(stamps(&log.read("g", Some("a"), 2).await.unwrap()), vec![(420, 58), (425, 158)]);
         assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 120);
+    }
+
+    #[tokio::test]
+    async fn a_group_read_of_interleaved_streams_reads_each_segment_once_and_merges_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SegmentLog::open(dir.path()).unwrap();
+        let message = "x".repeat(512 * 1024);
+        // 136 × 512 KiB: two segments, four streams interleaved in both, times out of order
+        let mut written = Vec::new();
+        for i in 0..136u64 {
+            let (stream, ts) = (format!("s{}", i % 4), ((i * 7919) % 1000) as i64);
+            log.append(block("g", &stream, &[(ts, i, message.as_str())])).await.unwrap();
+            written.push((ts, i, stream));
+        }
+        assert!(segment_path(dir.path(), 2).exists());
+        written.sort();
+        for limit in [1, 10, 136] {
+            let read = log.read("g", None, limit).await.unwrap();
+            let expected: Vec<(i64, u64)> = written.iter().take(limit).map(|(ts, seq, _)| (*ts, *seq)).collect();
+            assert_eq!(stamps(&read), expected, "limit {limit}");
+            assert!(read.iter().zip(&written).all(|(event, (_, _, stream))| &event.stream == stream));
+        }
+        let one: Vec<(i64, u64)> =
+            written.iter().filter(|(_, _, stream)| stream == "s1").take(5).map(|(ts, seq, _)| (*ts, *seq)).collect();
+        assert_eq!(stamps(&log.read("g", Some("s1"), 5).await.unwrap()), one);
+        // the group's eight runs (four streams in two segments) are read as two spans
+        let runs: Vec<(usize, Run)> = {
+            let index = log.index.read().unwrap();
+            index.groups["g"].values().flatten().map(|run| (0, *run)).collect()
+        };
+        assert_eq!(runs.len(), 8);
+        let spans = segment_spans(&runs);
+        assert_eq!(spans.len(), 2);
+        assert!(spans.windows(2).all(|w| w[0].min_ts <= w[1].min_ts));
     }
 
     #[test]

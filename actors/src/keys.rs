@@ -50,7 +50,7 @@ pub fn digest(parts: &[&str]) -> String {
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    hex::encode(&hasher.finalize()[..8])
 }
 
 /// `customers`: a customer of the brand.

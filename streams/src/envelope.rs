@@ -95,7 +95,7 @@ fn content_id(kind: EventKind, source: &str, tenant: &str, payload: &Value) -> S
     // serde_json maps are ordered by key, so equal payloads serialise equally
     hasher.update(payload.to_string().as_bytes());
     let digest = hasher.finalize();
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    hex::encode(&digest[..16])
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ pub struct TokenStore {
 
 /// SHA-256 of a token, hex.
 pub fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 impl TokenStore {

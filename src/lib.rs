@@ -253,19 +253,14 @@ fn watch_cloudwatch(backend: Arc<CloudWatchBackend>, readiness: Arc<Readiness>) 
     });
 }
 
-/// Checks every second whether `subject` failed for good (`failure` says why): the store after a
-/// failed write of staged rows, the log segments after a failed append. From then on `/readyz`
-/// lists `problem` with the cause; it stays so until engage restarts. With `exit` (the NATS KV
-/// store) the process then exits 1, logging `exit` as the reason: only a restart clears such a
-/// failure, and a node that stays up unready holds nothing the cluster needs (JetStream keeps the
-/// unacked orders, the leases lapse to the other nodes), so its supervisor restarts it (compose:
-/// `restart: unless-stopped`), and it waits for NATS as at any start.
+/// Checks every second whether `subject` failed for good (`failure` says why): the embedded store
+/// after a failed sync of staged writes, the log segments after a failed append. From then on
+/// `/readyz` lists `problem` with the cause; it stays so until engage restarts.
 fn watch_failure<T: ?Sized + Send + Sync + 'static>(
     subject: &Arc<T>,
     problem: &'static str,
     readiness: Arc<Readiness>,
     failure: fn(&T) -> Option<String>,
-    exit: Option<&'static str>,
 ) {
     let subject = Arc::downgrade(subject);
     tokio::spawn(async move {
@@ -274,12 +269,27 @@ fn watch_failure<T: ?Sized + Send + Sync + 'static>(
             let Some(subject) = subject.upgrade() else { break };
             if let Some(error) = failure(&subject) {
                 tracing::error!(%error, problem, "failed for good: /readyz answers 503; restart engage");
-                readiness.set_problem(problem, Some(error.clone()));
-                if let Some(reason) = exit {
-                    tracing::error!(%error, "{reason}: exiting 1 so that the node restarts");
-                    std::process::exit(1);
-                }
+                readiness.set_problem(problem, Some(error));
                 break;
+            }
+        }
+    });
+}
+
+/// On NATS KV the node's store fails for good only when staged writes could not reach the bucket
+/// (NATS unreachable for longer than a write's timeout). Only a restart clears that, and a node that
+/// stays up unready holds nothing the cluster needs (JetStream keeps the unacked orders, the
+/// leases lapse to the other nodes), so the process exits 1 for its supervisor to restart it
+/// (compose: `restart: unless-stopped`), which then waits for NATS as at any start.
+fn exit_on_store_failure(store: &Arc<dyn Store>) {
+    let store = Arc::downgrade(store);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let Some(store) = store.upgrade() else { break };
+            if let Err(error) = store.healthy() {
+                tracing::error!(%error, "the NATS KV store failed for good: exiting 1 so that the node restarts");
+                std::process::exit(1);
             }
         }
     });
@@ -355,14 +365,12 @@ impl Application {
                 )
             }
         };
-        let exit = (settings.store_kind() == StoreKind::Nats).then_some("the NATS KV store failed for good");
-        watch_failure(
-            &platform_store,
-            "store",
-            readiness.clone(),
-            |store| store.healthy().err().map(|e| e.to_string()),
-            exit,
-        );
+        watch_failure(&platform_store, "store", readiness.clone(), |store| {
+            store.healthy().err().map(|e| e.to_string())
+        });
+        if settings.store_kind() == StoreKind::Nats {
+            exit_on_store_failure(&platform_store);
+        }
         // the log sink: the embedded one appends to the data dir's segment log, which only a
         // process serving the log routes opens; rows older versions kept in the store are read
         // back beside it
@@ -377,7 +385,7 @@ impl Application {
             _ => None,
         };
         if let Some(segments) = &log_segments {
-            watch_failure(segments, "log_segments", readiness.clone(), SegmentLog::failure, None);
+            watch_failure(segments, "log_segments", readiness.clone(), SegmentLog::failure);
         }
         let logs = EmbeddedLogs {
             segments: log_segments.clone(),

@@ -276,25 +276,6 @@ fn watch_failure<T: ?Sized + Send + Sync + 'static>(
     });
 }
 
-/// On NATS KV the node's store fails for good only when staged writes could not reach the bucket
-/// (NATS unreachable for longer than a write's timeout). Only a restart clears that, and a node that
-/// stays up unready holds nothing the cluster needs (JetStream keeps the unacked orders, the
-/// leases lapse to the other nodes), so the process exits 1 for its supervisor to restart it
-/// (compose: `restart: unless-stopped`), which then waits for NATS as at any start.
-fn exit_on_store_failure(store: &Arc<dyn Store>) {
-    let store = Arc::downgrade(store);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let Some(store) = store.upgrade() else { break };
-            if let Err(error) = store.healthy() {
-                tracing::error!(%error, "the NATS KV store failed for good: exiting 1 so that the node restarts");
-                std::process::exit(1);
-            }
-        }
-    });
-}
-
 /// Fetches the JWKS until it succeeds (every 5 s): `/readyz` lists `jwks` with the cause meanwhile.
 fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>, readiness: Arc<Readiness>) {
     if first.is_ok() {
@@ -368,9 +349,6 @@ impl Application {
         watch_failure(&platform_store, "store", readiness.clone(), |store| {
             store.healthy().err().map(|e| e.to_string())
         });
-        if settings.store_kind() == StoreKind::Nats {
-            exit_on_store_failure(&platform_store);
-        }
         // the log sink: the embedded one appends to the data dir's segment log, which only a
         // process serving the log routes opens; rows older versions kept in the store are read
         // back beside it

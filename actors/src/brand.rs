@@ -120,6 +120,9 @@ pub struct Brand {
     /// Customer commits staged by the message being handled: its answer waits for them (see
     /// [`Brand::commit_customer`]).
     staged: Vec<Durable>,
+    /// The store generation everything cached was read in ([`engage_storage::Store::generation`]);
+    /// every write is made for it, so none built on staged rows the store dropped can land.
+    generation: u64,
 }
 
 impl Drop for Brand {
@@ -132,6 +135,7 @@ impl Drop for Brand {
 impl Brand {
     /// A brand with nothing cached.
     pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
+        let generation = ctx.repo.store().generation();
         Self {
             tenant,
             ctx,
@@ -146,6 +150,19 @@ impl Brand {
             feedback_configs: None,
             rollups: HashMap::new(),
             staged: Vec::new(),
+            generation,
+        }
+    }
+
+    /// Before each message: when the store dropped staged writes since the caches were filled
+    /// ([`engage_storage::Store::generation`] moved), drops everything cached, since it may hold
+    /// what was dropped, and goes on in the new generation.
+    pub fn follow_store_generation(&mut self) {
+        let now = self.ctx.repo.store().generation();
+        if now != self.generation {
+            tracing::warn!(tenant = %self.tenant, from = self.generation, to = now, "the store dropped staged writes: cached state forgotten");
+            self.forget_all();
+            self.generation = now;
         }
     }
 
@@ -183,9 +200,10 @@ impl Brand {
         &self.ctx.repo
     }
 
-    /// Writes `ops` as one atomic batch.
+    /// Writes `ops` as one atomic batch (refused if the store dropped staged writes since the
+    /// message began: see [`Brand::follow_store_generation`]).
     pub async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        self.ctx.repo.store().batch(ops).await
+        self.ctx.repo.store().batch_at(self.generation, ops).await
     }
 
     /// A customer, from the cache or the store.
@@ -233,7 +251,7 @@ impl Brand {
     /// with it). So one brand's messages share a sync instead of each waiting for its own.
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
         ops.push(self.put_customer(&customer));
-        match self.ctx.repo.store().stage(ops).await {
+        match self.ctx.repo.store().stage_at(self.generation, ops).await {
             Ok(durable) => self.staged.push(durable),
             Err(error) => {
                 self.uncache_customer(&customer.phone);

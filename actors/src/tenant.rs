@@ -175,6 +175,7 @@ impl Actor for TenantActor {
             message.refuse(&error.to_string());
             return Ok(());
         }
+        brand.follow_store_generation();
         match message {
             TenantMsg::Apply { envelope, reply } => {
                 let outcome = orders::apply(brand, &envelope).await.map(|_| ()).map_err(|e| e.to_string());

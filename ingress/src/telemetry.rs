@@ -90,7 +90,13 @@ fn register() {
             &["staff", "integration", "ingestion", "app", "internal"],
         ),
         ("engage_bus_undecodable_total", "bus messages that could not be decoded", "", &[""]),
-        ("engage_store_commit_panics_total", "embedded store committer panics", "", &[""]),
+        ("engage_store_commit_panics_total", "store committer panics (embedded, NATS KV)", "", &[""]),
+        (
+            "engage_store_dropped_staged_total",
+            "NATS KV groups of staged writes that failed and were dropped with every batch queued behind them",
+            "",
+            &[""],
+        ),
         (
             "engage_store_failures_total",
             "embedded store failures for good (a failed sync of staged writes; restart engage)",

@@ -20,7 +20,8 @@ pub struct NatsServer {
     child: Child,
     /// `nats://127.0.0.1:PORT`.
     pub url: String,
-    _dir: tempfile::TempDir,
+    port: u16,
+    dir: tempfile::TempDir,
 }
 
 impl NatsServer {
@@ -31,22 +32,34 @@ impl NatsServer {
 
     /// Starts one on `port`.
     pub async fn start_on(port: u16) -> Self {
-        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
         let dir = tempfile::tempdir().unwrap();
+        let child = Self::spawn(port, dir.path()).await;
+        Self { child, url: format!("nats://127.0.0.1:{port}"), port, dir }
+    }
+
+    /// Kills it (SIGKILL) and starts it again on the same port and store directory after `down`.
+    pub async fn restart_after(&mut self, down: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        tokio::time::sleep(down).await;
+        self.child = Self::spawn(self.port, self.dir.path()).await;
+    }
+
+    async fn spawn(port: u16, dir: &Path) -> Child {
+        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
         let child = Command::new(binary)
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(dir.path())
+            .arg(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("nats-server starts");
-        let url = format!("nats://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(10);
         while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
             assert!(Instant::now() < deadline, "nats-server did not start");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Self { child, url, _dir: dir }
+        child
     }
 }
 

@@ -37,6 +37,15 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// A write built on reads of an earlier store generation ([`Store::generation`]): the store
+    /// dropped staged writes since, so what the caller read may be gone.
+    #[error("store generation moved from {read} to {now}: staged writes were dropped; read again")]
+    Stale {
+        /// The generation the caller's reads were made in.
+        read: u64,
+        /// The store's generation now.
+        now: u64,
+    },
 }
 
 /// One row of a partition, as returned by [`Store::scan`].
@@ -121,6 +130,38 @@ pub trait Store: Send + Sync + 'static {
     async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
         self.batch(ops).await?;
         Ok(Durable::done())
+    }
+
+    /// How many times the store dropped staged writes it could not make durable and went on (NATS
+    /// KV: a group of staged batches that did not reach the bucket, and every batch queued behind
+    /// it). Whoever keeps state built on reads (a tenant actor's caches) drops it when this moves,
+    /// and writes with [`Store::stage_at`] or [`Store::batch_at`], so that nothing built on a
+    /// dropped write lands. Stores that never drop staged writes (the embedded store fails for good
+    /// instead; ScyllaDB stages nothing) stay at 0.
+    fn generation(&self) -> u64 {
+        0
+    }
+
+    /// [`Store::stage`], refused with [`StoreError::Stale`] unless the store is still at
+    /// `generation`.
+    async fn stage_at(&self, generation: u64, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
+        self.check_generation(generation)?;
+        self.stage(ops).await
+    }
+
+    /// [`Store::batch`], refused with [`StoreError::Stale`] unless the store is still at
+    /// `generation`.
+    async fn batch_at(&self, generation: u64, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.check_generation(generation)?;
+        self.batch(ops).await
+    }
+
+    /// `Err(Stale)` unless the store is at `generation`.
+    fn check_generation(&self, generation: u64) -> Result<(), StoreError> {
+        match self.generation() {
+            now if now == generation => Ok(()),
+            now => Err(StoreError::Stale { read: generation, now }),
+        }
     }
 
     /// `Err` once the store can no longer be trusted with reads or writes (the embedded store after

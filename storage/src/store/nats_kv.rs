@@ -25,12 +25,21 @@
 //! batch's writes in the *staged* map before it goes to the committer and takes them out once they
 //! are in the bucket: [`Store::get`] answers from the map, [`Store::scan`] of a partition with
 //! staged rows waits until they are written. A tenant actor thus goes on to its next message while
-//! the last one's writes travel, and answers each message once its batch is durable. As on the
-//! embedded store, a failed group with staged batches in it fails the store until engage restarts
-//! ([`Store::healthy`]): other readers may have seen writes that never reached the bucket.
+//! the last one's writes travel, and answers each message once its batch is durable.
+//!
+//! **A failed group with staged batches in it** (NATS unreachable past a write's timeout, a
+//! rejected value) is dropped, and the store goes on: under the staged map's lock the committer
+//! empties the map, moves the store's generation ([`Store::generation`]) and notes the last batch
+//! sequence handed out; every batch up to it (queued behind the failed group, so possibly built on
+//! its rows) fails without being written. A write made with [`Store::stage_at`] or
+//! [`Store::batch_at`] for an older generation is refused, so a tenant actor that read a dropped
+//! row (from the map or its caches) cannot write anything built on it: it drops its caches and
+//! reads the bucket again. Readers outside the actors may have seen a dropped row; nothing they
+//! were answered for a write is lost, since every write's answer waits for its group.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::consumer::DeliverPolicy;
@@ -58,8 +67,9 @@ struct Staging {
     rows: Mutex<Staged>,
     /// The sequence of the last batch the committer is done with (written or failed).
     settled: tokio::sync::watch::Sender<u64>,
-    /// Why the store failed for good (a group with staged batches failed to commit).
-    failed: OnceLock<String>,
+    /// How many times staged batches were dropped ([`Store::generation`]); moved under the
+    /// `rows` lock.
+    generation: AtomicU64,
 }
 
 /// Staged writes by bucket key: the newest staged value (`None`: a delete) and its batch's sequence.
@@ -165,6 +175,8 @@ impl Staging {
     /// store is dropped.
     async fn commit_loop(self: Arc<Self>, bucket: Bucket, mut receiver: tokio::sync::mpsc::UnboundedReceiver<Commit>) {
         let mut next = None;
+        // batches up to this sequence were queued when staged batches were dropped: they fail
+        let mut dropped_through = 0;
         loop {
             let first = match next.take() {
                 Some(commit) => commit,
@@ -173,6 +185,10 @@ impl Staging {
                     None => return,
                 },
             };
+            if first.seq <= dropped_through {
+                let _ = first.done.send(Err(backend("dropped: an earlier staged batch failed to reach the bucket")));
+                continue;
+            }
             let mut group = Group::default();
             group.add(first);
             while group.waiting.len() < MAX_GROUP_BATCHES {
@@ -188,39 +204,66 @@ impl Staging {
             metrics::histogram!("engage_store_group_commit_batches").record(group.waiting.len() as f64);
             let (staged, last_seq) = (group.staged, group.last_seq);
             // A panic inside the client fails this group (its callers see the committer's answer
-            // dropped) but never stops the committer; staged rows it held may never be written.
+            // dropped) but never stops the committer.
             let commit = std::panic::AssertUnwindSafe(self.commit_group(&bucket, group));
-            if futures::FutureExt::catch_unwind(commit).await.is_err() {
-                metrics::counter!("engage_store_commit_panics_total").increment(1);
-                tracing::error!("NATS KV store commit panicked; its batches failed");
-                if staged {
-                    self.fail("a commit panicked");
+            let written = match futures::FutureExt::catch_unwind(commit).await {
+                Ok(written) => written,
+                Err(_) => {
+                    metrics::counter!("engage_store_commit_panics_total").increment(1);
+                    tracing::error!("NATS KV store commit panicked; its batches failed");
+                    false
                 }
-                self.settled.send_replace(last_seq);
+            };
+            if !written && staged {
+                dropped_through = self.drop_staged();
             }
+            self.settle(last_seq.max(dropped_through));
         }
     }
 
-    async fn commit_group(&self, bucket: &Bucket, group: Group) {
+    /// Writes `group` and answers its callers; whether it was written.
+    async fn commit_group(&self, bucket: &Bucket, group: Group) -> bool {
         let keys = group.keys();
-        let Group { earlier, last, waiting, staged, last_seq } = group;
-        let outcome = match self.failed.get() {
-            Some(reason) => Err(failed_text(reason)),
-            None => match write_all(bucket, earlier).await {
-                Ok(()) => write_all(bucket, last).await,
-                Err(error) => Err(error),
-            }
-            .map_err(|error| error.to_string()),
-        };
-        match &outcome {
-            Ok(()) => self.unstage(keys, last_seq),
-            Err(error) if staged => self.fail(error),
-            Err(_) => {}
+        let Group { earlier, last, waiting, last_seq, .. } = group;
+        let outcome = match write_all(bucket, earlier).await {
+            Ok(()) => write_all(bucket, last).await,
+            Err(error) => Err(error),
         }
-        self.settled.send_replace(last_seq);
+        .map_err(|error| error.to_string());
+        if outcome.is_ok() {
+            self.unstage(keys, last_seq);
+        }
         for done in waiting {
             let _ = done.send(outcome.clone().map_err(StoreError::Backend));
         }
+        outcome.is_ok()
+    }
+
+    /// Drops every staged row and moves the generation; the last batch sequence handed out, up to
+    /// which queued batches fail.
+    fn drop_staged(&self) -> u64 {
+        let mut staged = match self.rows.lock() {
+            Ok(staged) => staged,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        staged.rows.clear();
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        metrics::counter!("engage_store_dropped_staged_total").increment(1);
+        tracing::error!(
+            generation,
+            dropped_through = staged.last_seq,
+            "NATS KV store: a group of staged batches failed; every batch queued behind it fails, and tenant actors read the bucket again"
+        );
+        staged.last_seq
+    }
+
+    /// Marks the batches up to `seq` as done with: scans waiting for them go on.
+    fn settle(&self, seq: u64) {
+        self.settled.send_if_modified(|settled| {
+            let moved = seq > *settled;
+            *settled = (*settled).max(seq);
+            moved
+        });
     }
 
     /// Drops the staged rows among `keys` that no batch after `last_seq` staged again.
@@ -232,18 +275,6 @@ impl Staging {
             }
         }
     }
-
-    /// Fails the store for good.
-    fn fail(&self, reason: &str) {
-        if self.failed.set(reason.to_owned()).is_ok() {
-            metrics::counter!("engage_store_failures_total").increment(1);
-            tracing::error!(%reason, "the NATS KV store failed to write staged batches: it refuses reads and writes until engage restarts");
-        }
-    }
-}
-
-fn failed_text(reason: &str) -> String {
-    format!("the NATS KV store failed to write staged batches ({reason}) and refuses reads and writes until engage restarts")
 }
 
 impl NatsKvStore {
@@ -269,9 +300,9 @@ impl NatsKvStore {
     }
 
     /// Sends `ops` to the committer, first putting them in the staged map when `staged`; the
-    /// answer comes on the returned [`Durable`].
-    fn send(&self, ops: Vec<WriteOp>, staged: bool) -> Result<Durable, StoreError> {
-        self.healthy()?;
+    /// answer comes on the returned [`Durable`]. Refused when `generation` is given and the store
+    /// is no longer at it.
+    fn send(&self, ops: Vec<WriteOp>, staged: bool, generation: Option<u64>) -> Result<Durable, StoreError> {
         let mut writes: Vec<KvWrite> = Vec::with_capacity(ops.len());
         for op in super::last_writes(ops) {
             let (table, partition, clustering) = op.row();
@@ -287,6 +318,11 @@ impl NatsKvStore {
         }
         let (done, outcome) = tokio::sync::oneshot::channel();
         let mut map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
+        // checked under the lock the committer moves it under: either this batch is queued
+        // before a drop (and fails with it) or it sees the new generation
+        if let Some(generation) = generation {
+            self.check_generation(generation)?;
+        }
         let seq = map.last_seq + 1;
         if staged {
             for (key, value) in &writes {
@@ -324,7 +360,6 @@ impl Store for NatsKvStore {
         partition: &str,
         clustering: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.healthy()?;
         check_table(table)?;
         let key = row_key(table, partition, clustering);
         if let Some(value) = self.staged_value(&key)? {
@@ -341,14 +376,12 @@ impl Store for NatsKvStore {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Row>, StoreError> {
-        self.healthy()?;
         check_table(table)?;
         let key_prefix = partition_prefix(table, partition);
         // a partition with staged rows is scanned once they are in the bucket
         if let Some(seq) = self.staged_in(&key_prefix)? {
             let mut settled = self.staging.settled.subscribe();
             settled.wait_for(|done| *done >= seq).await.map_err(backend)?;
-            self.healthy()?;
         }
         let subject_prefix = format!("{}{key_prefix}", self.bucket.prefix);
         let consumer = self
@@ -393,18 +426,23 @@ impl Store for NatsKvStore {
     }
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        self.send(ops, false)?.wait().await
+        self.send(ops, false, None)?.wait().await
     }
 
     async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
-        self.send(ops, true)
+        self.send(ops, true, None)
     }
 
-    fn healthy(&self) -> Result<(), StoreError> {
-        match self.staging.failed.get() {
-            None => Ok(()),
-            Some(reason) => Err(backend(failed_text(reason))),
-        }
+    fn generation(&self) -> u64 {
+        self.staging.generation.load(Ordering::SeqCst)
+    }
+
+    async fn stage_at(&self, generation: u64, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
+        self.send(ops, true, Some(generation))
+    }
+
+    async fn batch_at(&self, generation: u64, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.send(ops, false, Some(generation))?.wait().await
     }
 }
 
@@ -473,21 +511,39 @@ mod tests {
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 
-    /// A staged batch that cannot be written (the bucket's stream is gone) fails its caller and
-    /// the store for good: what others read of it may never be in the bucket.
+    /// A staged batch that cannot be written (here: a value over the bucket's limit) fails its
+    /// caller and every batch queued behind it, drops the staged rows and moves the generation:
+    /// a write for the old generation is refused, one for the new generation lands.
     #[tokio::test]
-    async fn a_failed_staged_batch_fails_the_store_for_good() {
+    async fn a_failed_staged_batch_drops_what_is_queued_behind_it_and_the_store_goes_on() {
         let jetstream = jetstream().await;
-        let bucket = format!("fail_{}", std::process::id());
+        let bucket = format!("drop_{}", std::process::id());
+        let _ = jetstream.delete_key_value(&bucket).await;
+        jetstream
+            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 64, ..Default::default() })
+            .await
+            .expect("bucket");
         let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
-        store.batch(vec![put("a", b"1")]).await.unwrap();
-        jetstream.delete_key_value(&bucket).await.unwrap();
-        let durable = store.stage(vec![put("a", b"2"), put("b", b"2")]).await.unwrap();
-        assert_eq!(store.get("g", "p", b"a").await.unwrap(), Some(b"2".to_vec()), "staged: read at once");
-        assert!(durable.wait().await.is_err());
-        assert!(store.healthy().is_err());
-        assert!(store.get("g", "p", b"a").await.is_err(), "reads are refused");
-        assert!(store.batch(vec![put("c", b"3")]).await.is_err(), "writes are refused");
+        store.batch(vec![put("y", b"0")]).await.unwrap();
+        let before = store.generation();
+        // the committer runs only once this task waits: both batches are queued first, and the
+        // second (its earlier write is the first's commit row) goes in the next group
+        let first = store.stage_at(before, vec![put("x", &[b'x'; 100]), put("y", b"1")]).await.unwrap();
+        let second = store.stage_at(before, vec![put("y", b"2"), put("z", b"2")]).await.unwrap();
+        assert_eq!(store.get("g", "p", b"z").await.unwrap(), Some(b"2".to_vec()), "staged: read at once");
+        assert!(first.wait().await.is_err(), "the value is over the bucket's limit");
+        assert!(second.wait().await.is_err(), "queued behind a failed staged batch: dropped");
+        assert_eq!(store.generation(), before + 1);
+        assert!(store.healthy().is_ok(), "the store goes on");
+        assert_eq!(store.get("g", "p", b"y").await.unwrap(), Some(b"0".to_vec()), "the bucket's row again");
+        assert_eq!(store.get("g", "p", b"z").await.unwrap(), None, "the dropped batch never landed");
+        assert_eq!(store.scan("g", "p", None, 10).await.unwrap().len(), 1);
+        let stale = store.stage_at(before, vec![put("w", b"1")]).await;
+        assert!(matches!(stale, Err(StoreError::Stale { .. })), "built on dropped rows: refused");
+        assert!(matches!(store.batch_at(before, vec![put("w", b"1")]).await, Err(StoreError::Stale { .. })));
+        store.stage_at(before + 1, vec![put("w", b"1")]).await.unwrap().wait().await.unwrap();
+        assert_eq!(store.bucket.get(row_key("g", "p", b"w")).await.unwrap().map(|v| v.to_vec()), Some(b"1".to_vec()));
+        let _ = jetstream.delete_key_value(&bucket).await;
     }
 
     /// A plain batch that fails fails only itself.

@@ -20,15 +20,17 @@
 //! group with staged batches in it fails the store for good ([`Store::healthy`]): every later read
 //! and write is refused until engage restarts and recovers from what the disk holds.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
+use super::staged::Staging;
 use super::{Durable, Row, Store, StoreError, WriteOp};
 
 /// A [`Store`] in a local directory. Cheap to clone; all clones share the database.
@@ -39,7 +41,7 @@ pub struct EmbeddedStore {
 
 struct Inner {
     shared: Arc<Shared>,
-    /// Batches for the committer, sent under the `staged` lock (so in sequence order); `None`
+    /// Batches for the committer, sent under the staged map's lock (so in sequence order); `None`
     /// once dropped (which stops it).
     committer: Option<mpsc::Sender<Commit>>,
     thread: Option<JoinHandle<()>>,
@@ -50,10 +52,8 @@ struct Shared {
     db: Database,
     /// Opened keyspaces by table name; std `Mutex` because it is never held across an await.
     tables: Mutex<HashMap<&'static str, Keyspace>>,
-    /// Staged writes not yet in fjall, and the batch sequence.
-    staged: Mutex<Staged>,
-    /// The sequence of the last batch the committer is done with (written or failed).
-    settled: tokio::sync::watch::Sender<u64>,
+    /// Staged writes not yet in fjall, by row.
+    staging: Staging<RowId>,
     /// Why the store failed for good (a group with staged batches failed to commit).
     failed: OnceLock<String>,
     /// Tests: held to keep the committer from writing; set to make the next group fail.
@@ -65,14 +65,6 @@ struct Shared {
 
 /// A row as the staged map keys it: (table, fjall key).
 type RowId = (&'static str, Vec<u8>);
-
-/// Staged writes by row: the newest staged write of the row (`None`: a delete) and the sequence of
-/// its batch.
-#[derive(Default)]
-struct Staged {
-    last_seq: u64,
-    rows: BTreeMap<RowId, (u64, Option<Vec<u8>>)>,
-}
 
 /// One caller's batch, and where its outcome goes.
 struct Commit {
@@ -125,8 +117,7 @@ impl EmbeddedStore {
         let shared = Arc::new(Shared {
             db,
             tables: Mutex::new(HashMap::new()),
-            staged: Mutex::new(Staged::default()),
-            settled: tokio::sync::watch::Sender::new(0),
+            staging: Staging::default(),
             failed: OnceLock::new(),
             #[cfg(test)]
             hold: Mutex::new(()),
@@ -157,18 +148,18 @@ impl EmbeddedStore {
     ) -> Result<tokio::sync::oneshot::Receiver<Result<(), StoreError>>, StoreError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
         let sender = self.inner.committer.as_ref().ok_or_else(|| backend("store closed"))?;
-        let mut map = self.inner.shared.staged.lock().map_err(|_| backend("staged map poisoned"))?;
+        let mut map = self.inner.shared.staging.lock()?;
         let seq = map.last_seq + 1;
         let mut rows = Vec::new();
         if staged {
             for op in &ops {
                 let (table, partition, clustering) = op.row();
                 let value = match op {
-                    WriteOp::Put { value, .. } => Some(value.clone()),
+                    WriteOp::Put { value, .. } => Some(Bytes::from(value.clone())),
                     WriteOp::Delete { .. } => None,
                 };
                 let row = (table, row_key(partition, clustering));
-                map.rows.insert(row.clone(), (seq, value));
+                map.insert(row.clone(), seq, value);
                 rows.push(row);
             }
         }
@@ -261,7 +252,7 @@ impl Shared {
                     self.fail("a commit panicked");
                 }
             }
-            self.settled.send_replace(last_seq);
+            self.staging.settle(last_seq);
         }
     }
 
@@ -270,35 +261,6 @@ impl Shared {
         if self.failed.set(reason.to_owned()).is_ok() {
             metrics::counter!("engage_store_failures_total").increment(1);
             tracing::error!(%reason, "the embedded store failed to commit staged writes: it refuses reads and writes until engage restarts");
-        }
-    }
-
-    /// The staged value of a row: `Some(None)` when a staged delete is its newest write.
-    fn staged_value(&self, table: &'static str, key: Vec<u8>) -> Result<Option<Option<Vec<u8>>>, StoreError> {
-        let map = self.staged.lock().map_err(|_| backend("staged map poisoned"))?;
-        Ok(map.rows.get(&(table, key)).map(|(_, value)| value.clone()))
-    }
-
-    /// The newest sequence of a staged row in the partition with fjall prefix `prefix`.
-    fn staged_in(&self, table: &'static str, prefix: &[u8]) -> Result<Option<u64>, StoreError> {
-        let map = self.staged.lock().map_err(|_| backend("staged map poisoned"))?;
-        Ok(map
-            .rows
-            .range((table, prefix.to_vec())..)
-            .take_while(|((t, key), _)| *t == table && key.starts_with(prefix))
-            .map(|(_, (seq, _))| *seq)
-            .max())
-    }
-
-    /// Drops the staged rows of each (sequence, rows) batch that no later batch staged again.
-    fn unstage(&self, commits: &[(u64, Vec<RowId>)]) {
-        let Ok(mut map) = self.staged.lock() else { return };
-        for (seq, keys) in commits {
-            for key in keys {
-                if map.rows.get(key).is_some_and(|(staged_seq, _)| staged_seq == seq) {
-                    map.rows.remove(key);
-                }
-            }
         }
     }
 
@@ -334,15 +296,15 @@ impl Shared {
         let mut merged = Vec::new();
         let mut waiting = Vec::with_capacity(group.len());
         let mut staged = Vec::new();
+        let mut last_seq = 0;
         for commit in group {
             match commit.ops.iter().find_map(|op| self.table(op.row().0).err()) {
                 Some(error) => {
                     let _ = commit.done.send(Err(error));
                 }
                 None => {
-                    if !commit.staged.is_empty() {
-                        staged.push((commit.seq, commit.staged));
-                    }
+                    last_seq = last_seq.max(commit.seq);
+                    staged.extend(commit.staged);
                     merged.extend(commit.ops);
                     waiting.push(commit.done);
                 }
@@ -353,7 +315,7 @@ impl Shared {
         }
         let outcome = self.write_group(super::last_writes(merged)).map_err(|e| e.to_string());
         match &outcome {
-            Ok(()) => self.unstage(&staged),
+            Ok(()) => self.staging.unstage(staged, last_seq),
             Err(error) if !staged.is_empty() => self.fail(error),
             Err(_) => {}
         }
@@ -374,10 +336,11 @@ impl Store for EmbeddedStore {
         self.healthy()?;
         let keyspace = self.table(table)?;
         let key = row_key(partition, clustering);
-        if let Some(value) = self.inner.shared.staged_value(table, key.clone())? {
+        let key = (table, key);
+        if let Some(value) = self.inner.shared.staging.value(&key)? {
             return Ok(value);
         }
-        let value = keyspace.get(key).map_err(backend)?;
+        let value = keyspace.get(key.1).map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
     }
 
@@ -390,11 +353,10 @@ impl Store for EmbeddedStore {
     ) -> Result<Vec<Row>, StoreError> {
         self.healthy()?;
         // a partition with staged rows is scanned once they are in fjall
-        if let Some(seq) = self.inner.shared.staged_in(table, &partition_prefix(partition))? {
-            let mut settled = self.inner.shared.settled.subscribe();
-            settled.wait_for(|done| *done >= seq).await.map_err(backend)?;
-            self.healthy()?;
-        }
+        let prefix = partition_prefix(partition);
+        let within = |(t, key): &RowId| *t == table && key.starts_with(&prefix);
+        self.inner.shared.staging.wait_for_rows_in((table, prefix.clone()), within).await?;
+        self.healthy()?;
         let this = self.clone();
         let partition = partition.to_owned();
         let after = after.map(<[u8]>::to_vec);
@@ -523,7 +485,7 @@ mod tests {
         assert_eq!(rows, vec![(&b"k"[..], &b"2"[..]), (&b"new"[..], &b"n"[..])]);
         first.wait().await.unwrap();
         second.wait().await.unwrap();
-        assert!(store.inner.shared.staged.lock().unwrap().rows.is_empty(), "written rows leave the staged map");
+        assert!(store.inner.shared.staging.is_empty(), "written rows leave the staged map");
         drop(store);
         let store = EmbeddedStore::open(dir.path()).unwrap();
         assert_eq!(store.get("s", "p", b"k").await.unwrap(), Some(b"2".to_vec()));

@@ -10,6 +10,7 @@ pub mod conformance;
 mod embedded;
 mod nats_kv;
 mod scylla;
+mod staged;
 
 pub use embedded::EmbeddedStore;
 pub use nats_kv::NatsKvStore;

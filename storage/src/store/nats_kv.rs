@@ -37,9 +37,9 @@
 //! reads the bucket again. Readers outside the actors may have seen a dropped row; nothing they
 //! were answered for a write is lost, since every write's answer waits for its group.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_nats::jetstream::consumer::push::OrderedConfig;
 use async_nats::jetstream::consumer::DeliverPolicy;
@@ -48,6 +48,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 
+use super::staged::Staging;
 use super::{Durable, Row, Store, StoreError, WriteOp};
 
 /// A [`Store`] in a JetStream KV bucket.
@@ -55,28 +56,19 @@ use super::{Durable, Row, Store, StoreError, WriteOp};
 pub struct NatsKvStore {
     bucket: Bucket,
     client: async_nats::Client,
-    staging: Arc<Staging>,
-    /// Batches for the committer, sent under the `staging.rows` lock (so in sequence order).
+    shared: Arc<Shared>,
+    /// Batches for the committer, sent under the staged map's lock (so in sequence order).
     committer: tokio::sync::mpsc::UnboundedSender<Commit>,
 }
 
 /// What the store and its committer share.
 #[derive(Default)]
-struct Staging {
-    /// Staged writes not yet in the bucket, and the batch sequence.
-    rows: Mutex<Staged>,
-    /// The sequence of the last batch the committer is done with (written or failed).
-    settled: tokio::sync::watch::Sender<u64>,
+struct Shared {
+    /// Staged writes not yet in the bucket, by bucket key.
+    staging: Staging<String>,
     /// How many times staged batches were dropped ([`Store::generation`]); moved under the
-    /// `rows` lock.
+    /// staged map's lock.
     generation: AtomicU64,
-}
-
-/// Staged writes by bucket key: the newest staged value (`None`: a delete) and its batch's sequence.
-#[derive(Default)]
-struct Staged {
-    last_seq: u64,
-    rows: BTreeMap<String, (u64, Option<Bytes>)>,
 }
 
 /// A write as the bucket takes it: key, and value (`None`: a delete).
@@ -169,7 +161,7 @@ impl Group {
     }
 }
 
-impl Staging {
+impl Shared {
     /// The committer: takes the first waiting batch and every batch already waiting behind it that
     /// fits the group ([`Group::takes`]), writes the group, answers each caller. Ends when the
     /// store is dropped.
@@ -217,7 +209,7 @@ impl Staging {
             if !written && staged {
                 dropped_through = self.drop_staged();
             }
-            self.settle(last_seq.max(dropped_through));
+            self.staging.settle(last_seq.max(dropped_through));
         }
     }
 
@@ -231,7 +223,7 @@ impl Staging {
         }
         .map_err(|error| error.to_string());
         if outcome.is_ok() {
-            self.unstage(keys, last_seq);
+            self.staging.unstage(keys, last_seq);
         }
         for done in waiting {
             let _ = done.send(outcome.clone().map_err(StoreError::Backend));
@@ -242,11 +234,8 @@ impl Staging {
     /// Drops every staged row and moves the generation; the last batch sequence handed out, up to
     /// which queued batches fail.
     fn drop_staged(&self) -> u64 {
-        let mut staged = match self.rows.lock() {
-            Ok(staged) => staged,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        staged.rows.clear();
+        let mut staged = self.staging.lock_anyway();
+        staged.clear();
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         metrics::counter!("engage_store_dropped_staged_total").increment(1);
         tracing::error!(
@@ -255,25 +244,6 @@ impl Staging {
             "NATS KV store: a group of staged batches failed; every batch queued behind it fails, and tenant actors read the bucket again"
         );
         staged.last_seq
-    }
-
-    /// Marks the batches up to `seq` as done with: scans waiting for them go on.
-    fn settle(&self, seq: u64) {
-        self.settled.send_if_modified(|settled| {
-            let moved = seq > *settled;
-            *settled = (*settled).max(seq);
-            moved
-        });
-    }
-
-    /// Drops the staged rows among `keys` that no batch after `last_seq` staged again.
-    fn unstage(&self, keys: HashSet<String>, last_seq: u64) {
-        let Ok(mut staged) = self.rows.lock() else { return };
-        for key in keys {
-            if staged.rows.get(&key).is_some_and(|(seq, _)| *seq <= last_seq) {
-                staged.rows.remove(&key);
-            }
-        }
     }
 }
 
@@ -293,10 +263,10 @@ impl NatsKvStore {
                 .await
                 .map_err(backend)?,
         };
-        let staging = Arc::new(Staging::default());
+        let shared = Arc::new(Shared::default());
         let (committer, receiver) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(staging.clone().commit_loop(bucket.clone(), receiver));
-        Ok(Self { bucket, client: jetstream.client(), staging, committer })
+        tokio::spawn(shared.clone().commit_loop(bucket.clone(), receiver));
+        Ok(Self { bucket, client: jetstream.client(), shared, committer })
     }
 
     /// Sends `ops` to the committer, first putting them in the staged map when `staged`; the
@@ -317,7 +287,7 @@ impl NatsKvStore {
             return Ok(Durable::done());
         }
         let (done, outcome) = tokio::sync::oneshot::channel();
-        let mut map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
+        let mut map = self.shared.staging.lock()?;
         // checked under the lock the committer moves it under: either this batch is queued
         // before a drop (and fails with it) or it sees the new generation
         if let Some(generation) = generation {
@@ -326,29 +296,12 @@ impl NatsKvStore {
         let seq = map.last_seq + 1;
         if staged {
             for (key, value) in &writes {
-                map.rows.insert(key.clone(), (seq, value.clone()));
+                map.insert(key.clone(), seq, value.clone());
             }
         }
         self.committer.send(Commit { writes, seq, staged, done }).map_err(|_| backend("store committer stopped"))?;
         map.last_seq = seq;
         Ok(Durable::pending(outcome))
-    }
-
-    /// The staged value of `key`: `Some(None)` when a staged delete is its newest write.
-    fn staged_value(&self, key: &str) -> Result<Option<Option<Vec<u8>>>, StoreError> {
-        let map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
-        Ok(map.rows.get(key).map(|(_, value)| value.as_ref().map(|v| v.to_vec())))
-    }
-
-    /// The newest sequence of a staged row under `prefix`.
-    fn staged_in(&self, prefix: &str) -> Result<Option<u64>, StoreError> {
-        let map = self.staging.rows.lock().map_err(|_| backend("staged map poisoned"))?;
-        Ok(map
-            .rows
-            .range(prefix.to_owned()..)
-            .take_while(|(key, _)| key.starts_with(prefix))
-            .map(|(_, (seq, _))| *seq)
-            .max())
     }
 }
 
@@ -362,7 +315,7 @@ impl Store for NatsKvStore {
     ) -> Result<Option<Vec<u8>>, StoreError> {
         check_table(table)?;
         let key = row_key(table, partition, clustering);
-        if let Some(value) = self.staged_value(&key)? {
+        if let Some(value) = self.shared.staging.value(&key)? {
             return Ok(value);
         }
         let value = self.bucket.get(key).await.map_err(backend)?;
@@ -379,10 +332,7 @@ impl Store for NatsKvStore {
         check_table(table)?;
         let key_prefix = partition_prefix(table, partition);
         // a partition with staged rows is scanned once they are in the bucket
-        if let Some(seq) = self.staged_in(&key_prefix)? {
-            let mut settled = self.staging.settled.subscribe();
-            settled.wait_for(|done| *done >= seq).await.map_err(backend)?;
-        }
+        self.shared.staging.wait_for_rows_in(key_prefix.clone(), |key| key.starts_with(&key_prefix)).await?;
         let subject_prefix = format!("{}{key_prefix}", self.bucket.prefix);
         let consumer = self
             .bucket
@@ -434,7 +384,7 @@ impl Store for NatsKvStore {
     }
 
     fn generation(&self) -> u64 {
-        self.staging.generation.load(Ordering::SeqCst)
+        self.shared.generation.load(Ordering::SeqCst)
     }
 
     async fn stage_at(&self, generation: u64, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
@@ -504,7 +454,7 @@ mod tests {
         }
         // read past the staged map: the bucket itself holds the last values
         let key = row_key("g", "p", b"customer");
-        assert!(store.staged_value(&key).unwrap().is_none(), "written rows leave the staged map");
+        assert!(store.shared.staging.value(&key).unwrap().is_none(), "written rows leave the staged map");
         assert_eq!(store.bucket.get(key).await.unwrap().map(|v| v.to_vec()), Some(vec![199]));
         assert_eq!(store.bucket.get(row_key("g", "p", b"rollup")).await.unwrap().map(|v| v.to_vec()), Some(vec![199]));
         assert_eq!(store.scan("g", "p", None, 1000).await.unwrap().len(), 202);

@@ -5,6 +5,9 @@
 #
 #   scripts/bench-redeem.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
 #
+# WRK_THREADS sets wrk's threads (default 2). Each run also prints server_p99: engage's own p99
+# for the route (from its engage_http_request_duration_seconds histogram, so a bucket bound: the
+# time inside engage, without the client's and the kernel's queueing).
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
@@ -14,6 +17,7 @@ source scripts/bench/common.sh
 duration=${1:-10}
 runs=${2:-3}
 connections=${3:-32}
+threads=${WRK_THREADS:-2}
 customers_many=1000
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
@@ -60,15 +64,21 @@ measure() { # label port token customers path
     (sleep 1; scripts/bench/profile.sh "$engage_pid" $((duration - 2)) "$PROFILE_DIR/redeem-${label%-many}.svg") &
     profiler=$!
   fi
+  [ "$label" = baseline ] || buckets "$port" engage_http_request_duration_seconds "route=\"$path\"" >"$work/before"
   out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
-        wrk -t2 -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
+        wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
+  server_p99=n/a
+  if [ "$label" != baseline ]; then
+    buckets "$port" engage_http_request_duration_seconds "route=\"$path\"" >"$work/after"
+    server_p99=$(bucket_p99 "$work/before" "$work/after")
+  fi
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   [ -z "$profiler" ] || wait "$profiler"
   [ -z "${non2xx:-}" ] || { echo "$label: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
-  echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99"
+  echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99 server_p99=$server_p99"
   results["$label/rps"]+="$rps "; results["$label/p50"]+="$p50 "; results["$label/p99"]+="$p99 "
 }
 

@@ -27,9 +27,27 @@ pub fn prometheus() -> PrometheusHandle {
             // Fails only if another recorder was installed first; metrics then go there.
             let _ = metrics::set_global_recorder(recorder);
             register();
+            upkeep(handle.clone());
             handle
         })
         .clone()
+}
+
+/// How often histogram samples are folded into their buckets.
+const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Folds recorded histogram samples into their buckets every [`UPKEEP_EVERY`]. A recorder made
+/// with `build_recorder` keeps every sample until `/metrics` is rendered: unscraped, memory would
+/// grow with every request (~12 bytes a sample, several samples a request). A thread, not a task,
+/// so it runs whatever runtime (if any) the process has.
+fn upkeep(handle: PrometheusHandle) {
+    let spawned = std::thread::Builder::new().name("engage-metrics-upkeep".into()).spawn(move || loop {
+        std::thread::sleep(UPKEEP_EVERY);
+        handle.run_upkeep();
+    });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start the metrics upkeep thread: histograms are folded only when /metrics is read");
+    }
 }
 
 /// Counters (at zero, with their known label values), gauges (at zero) and histograms with their

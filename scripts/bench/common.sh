@@ -26,3 +26,25 @@ need_wrk() { command -v wrk >/dev/null || { apt-get update -qq && apt-get instal
 # The value of a metric on engage's /metrics at loopback port $1, summed over its label sets;
 # integer unless $3 is a printf format (e.g. %.6f for seconds).
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" -v f="${3:-%d}" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf f "\n", s}'; }
+
+# Cumulative bucket counts of histogram $2 on engage's /metrics at loopback port $1, of the label
+# set containing $3 (e.g. 'route="/integration/v1/redeem_points"'), as "le count" lines.
+buckets() {
+  curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2_bucket{" -v l="$3" \
+    'index($1, n) == 1 && index($1, l) { match($1, /le="[^"]*"/); print substr($1, RSTART + 4, RLENGTH - 5), $NF }'
+}
+
+# Engage's own p99 between two `buckets` snapshots (files $1, $2): the upper bound, in ms, of the
+# bucket holding the 99th percentile of what was recorded between them ("≤5ms").
+bucket_p99() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+def read(path):
+    return {le: float(n) for le, n in (line.split() for line in open(path) if line.strip())}
+before, after = read(sys.argv[1]), read(sys.argv[2])
+delta = sorted(((float("inf") if le == "+Inf" else float(le)), after[le] - before.get(le, 0)) for le in after)
+total = delta[-1][1] if delta else 0
+bound = next((le for le, n in delta if total and n >= 0.99 * total), None)
+print("n/a" if bound is None else ">10s" if bound == float("inf") else f"≤{bound * 1000:g}ms")
+PY
+}

@@ -10,7 +10,8 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 pub fn prometheus() -> PrometheusHandle {
     HANDLE
         .get_or_init(|| {
-            let seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+            let seconds =
+                [0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
             let sizes = [1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 500.0, 1000.0, 5000.0, 10000.0, 50000.0];
             let builder = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".to_owned()), &seconds)

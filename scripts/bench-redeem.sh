@@ -8,6 +8,8 @@
 # WRK_THREADS sets wrk's threads (default 2). Each run also prints server_p99: engage's own p99
 # for the route (from its engage_http_request_duration_seconds histogram, so a bucket bound: the
 # time inside engage, without the client's and the kernel's queueing).
+# PROBE=1 also runs scripts/bench/probe.py during each engage run: GET /healthz on engage and a
+# page of the baseline server, every ~5 ms, to tell a stall of the whole server from slow calls.
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
@@ -65,8 +67,14 @@ measure() { # label port token customers path
     profiler=$!
   fi
   [ "$label" = baseline ] || buckets "$port" engage_http_request_duration_seconds "route=\"$path\"" >"$work/before"
+  probes=()
+  if [ -n "${PROBE:-}" ] && [ "$label" != baseline ]; then
+    python3 scripts/bench/probe.py "$port" /healthz "$((duration - 1))" | sed "s/^/$label engage /" & probes+=($!)
+    python3 scripts/bench/probe.py "$base_port" /b/probe "$((duration - 1))" | sed "s/^/$label baseline /" & probes+=($!)
+  fi
   out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
+  for probe in "${probes[@]}"; do wait "$probe"; done
   server_p99=n/a
   if [ "$label" != baseline ]; then
     buckets "$port" engage_http_request_duration_seconds "route=\"$path\"" >"$work/after"

@@ -112,3 +112,49 @@ impl<K: Ord> Staging<K> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(staging: &Staging<String>, key: &str, value: &[u8]) -> u64 {
+        let mut map = staging.lock().unwrap();
+        let seq = map.last_seq + 1;
+        map.insert(key.to_owned(), seq, Some(Bytes::copy_from_slice(value)));
+        map.last_seq = seq;
+        seq
+    }
+
+    /// A written batch leaves the map only for the rows no later batch staged again.
+    #[test]
+    fn unstaging_keeps_rows_a_later_batch_staged_again() {
+        let staging = Staging::<String>::default();
+        let first = stage(&staging, "a", b"1");
+        stage(&staging, "b", b"1");
+        stage(&staging, "a", b"2");
+        staging.unstage(["a".to_owned(), "b".to_owned()], first + 1);
+        assert_eq!(staging.value(&"a".to_owned()).unwrap(), Some(Some(b"2".to_vec())), "restaged later: kept");
+        assert_eq!(staging.value(&"b".to_owned()).unwrap(), None, "written: gone");
+    }
+
+    /// A scan's wait covers the partition's rows only, and ends once the committer settles them.
+    #[tokio::test]
+    async fn a_partition_wait_ends_when_its_rows_are_settled() {
+        let staging = std::sync::Arc::new(Staging::<String>::default());
+        stage(&staging, "p1.a", b"1");
+        let other = stage(&staging, "p2.a", b"1");
+        let in_p1 = |key: &String| key.starts_with("p1.");
+        let waiting = {
+            let staging = staging.clone();
+            tokio::spawn(async move { staging.wait_for_rows_in("p1.".to_owned(), in_p1).await })
+        };
+        staging.wait_for_rows_in("p3.".to_owned(), |key: &String| key.starts_with("p3.")).await.unwrap();
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "p1's row is not settled yet");
+        staging.settle(other - 1);
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await;
+        waited.expect("the wait ends once p1's row is settled, whatever p2 holds").unwrap().unwrap();
+        staging.settle(0);
+        assert_eq!(*staging.settled.borrow(), other - 1, "settled never moves back");
+    }
+}

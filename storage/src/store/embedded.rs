@@ -245,7 +245,7 @@ impl Shared {
             let staged = group.iter().any(|commit| !commit.staged.is_empty());
             // A panic inside the backend fails this group (its callers see the committer's
             // answer dropped) but never stops the committer.
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_group(group))).is_err() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commit_group(group, last_seq))).is_err() {
                 metrics::counter!("engage_store_commit_panics_total").increment(1);
                 tracing::error!("embedded store commit panicked; its batches failed");
                 if staged {
@@ -290,20 +290,19 @@ impl Shared {
         batch.commit().map_err(backend)
     }
 
-    fn commit_group(&self, group: Vec<Commit>) {
+    /// Writes `group` (whose newest batch is `last_seq`) and answers its callers.
+    fn commit_group(&self, group: Vec<Commit>, last_seq: u64) {
         // A batch naming an invalid table fails alone (a staged one was checked before it was
         // staged); the others are merged, the last write of a row winning.
         let mut merged = Vec::new();
         let mut waiting = Vec::with_capacity(group.len());
         let mut staged = Vec::new();
-        let mut last_seq = 0;
         for commit in group {
             match commit.ops.iter().find_map(|op| self.table(op.row().0).err()) {
                 Some(error) => {
                     let _ = commit.done.send(Err(error));
                 }
                 None => {
-                    last_seq = last_seq.max(commit.seq);
                     staged.extend(commit.staged);
                     merged.extend(commit.ops);
                     waiting.push(commit.done);

@@ -24,13 +24,9 @@ engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
 
 lag_quantiles() { # port -> "p50 p99" in ms, interpolated from the histogram buckets
-  curl -s "http://127.0.0.1:$1/metrics" | python3 -c '
-import sys, re
-buckets = []
-for line in sys.stdin:
-    m = re.match(r"engage_processing_lag_seconds_bucket\{le=\"([^\"]+)\"\} (\d+)", line)
-    if m: buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), int(m.group(2))))
-buckets.sort()
+  buckets "$1" engage_processing_lag_seconds 'le=' | python3 -c '
+import sys
+buckets = sorted((float("inf") if le == "+Inf" else float(le), float(n)) for le, n in (line.split() for line in sys.stdin))
 total = buckets[-1][1] if buckets else 0
 def q(p):
     target, prev_le, prev_n = p * total, 0.0, 0

@@ -14,6 +14,13 @@
 //! - **Group commit.** One thread appends. It takes every write that queued while it was busy,
 //!   appends them all, syncs the file once (`fdatasync`) and only then answers them: an event is
 //!   acknowledged after it is on disk, and concurrent writers share one sync.
+//! - **Zeroed ahead.** The active segment is kept written with zeros (and synced) for
+//!   [`ZERO_AHEAD`] bytes past its last block, and blocks are written over those zeros. So a
+//!   sync after a write changes no file size and no block allocation: `fdatasync` flushes the
+//!   data alone, without a filesystem journal commit for the inode (issue 13: on ext4 that commit
+//!   was most of each sync). A zero block header (length 0) ends the blocks when the log is read
+//!   back. A segment is cut to its last block (and synced) before the next one starts, so only the
+//!   last segment has zeros at its end.
 //! - **Index.** For the read route, memory holds one *run* per (segment, group, stream): the
 //!   offsets of the stream's first and last block in that segment, its oldest and newest
 //!   timestamps and its event count (48 bytes plus the names). So the index grows with segments
@@ -23,7 +30,8 @@
 //!   reads a segment once, not once per stream), and stops as soon as no unvisited segment can
 //!   hold an event older than the `limit` it has.
 //! - **Opening.** The index is rebuilt from the block headers. In the last segment every block's
-//!   CRC is checked and a torn tail (a crash during a write, never acknowledged) is cut off.
+//!   CRC is checked and what follows the last whole block is cut off: the zeros written ahead, and
+//!   a torn tail (a crash during a write, never acknowledged), which is logged.
 //! - **Failure.** When a write or sync fails, what reached the disk is unknown: the log refuses
 //!   every later write (`engage_log_segment_failures_total`) until the process is restarted and
 //!   has recovered the files.
@@ -31,6 +39,7 @@
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Read, Seek, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -38,6 +47,10 @@ use std::time::Instant;
 
 /// Bytes after which a new segment is started.
 pub const SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+/// Bytes of zeros kept written past the active segment's last block (see "Zeroed ahead" above).
+/// They are topped up, within the sync of the write that used up half of them, so that one sync in
+/// about every 512 KiB written pays for a size change.
+pub const ZERO_AHEAD: u64 = 1024 * 1024;
 
 const MAGIC: &[u8; 8] = b"ENGLOG1\n";
 /// `len` and `crc` before each payload.
@@ -198,13 +211,16 @@ impl SegmentLog {
         }
         let active = match active {
             Some((number, valid)) => {
-                let file = OpenOptions::new().write(true).open(segment_path(dir, number))?;
-                if file.metadata()?.len() > valid {
-                    tracing::warn!(segment = number, valid, "cutting a torn tail off the log segment");
+                let file = OpenOptions::new().read(true).write(true).open(segment_path(dir, number))?;
+                let size = file.metadata()?.len();
+                if size > valid {
+                    if !only_zeros(&file, valid, size)? {
+                        tracing::warn!(segment = number, valid, size, "cutting a torn tail off the log segment");
+                    }
                     file.set_len(valid)?;
                     file.sync_all()?;
                 }
-                Active { number, file, len: valid }
+                Active { number, file, len: valid, zeroed: valid }
             }
             None => Active::create(dir, 1)?,
         };
@@ -443,7 +459,8 @@ fn scan_segment(path: &Path, number: u64, verify: bool, index: &mut Index) -> io
         }
         let (len, crc) = block_header(&header);
         let end = offset + BLOCK_HEADER as u64 + u64::from(len);
-        if len > MAX_PAYLOAD || end > size {
+        // a block's payload is never empty: a zero length is the zeros written ahead
+        if len == 0 || len > MAX_PAYLOAD || end > size {
             break;
         }
         let head = if verify {
@@ -477,11 +494,32 @@ fn scan_segment(path: &Path, number: u64, verify: bool, index: &mut Index) -> io
     Ok(offset)
 }
 
+/// Whether `file` holds only zero bytes from `from` to `to`.
+fn only_zeros(file: &File, from: u64, to: u64) -> io::Result<bool> {
+    let mut buffer = vec![0; 64 * 1024];
+    let mut at = from;
+    while at < to {
+        let want = (to - at).min(buffer.len() as u64) as usize;
+        let read = file.read_at(&mut buffer[..want], at)?;
+        if read == 0 {
+            break;
+        }
+        if buffer[..read].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += read as u64;
+    }
+    Ok(true)
+}
+
 /// The segment being appended to.
 struct Active {
     number: u64,
     file: File,
+    /// End of the last block.
     len: u64,
+    /// End of the zeros written ahead of `len` (`len` when none are).
+    zeroed: u64,
 }
 
 impl Active {
@@ -490,7 +528,35 @@ impl Active {
         file.write_all(MAGIC)?;
         file.sync_all()?;
         File::open(dir)?.sync_all()?;
-        Ok(Self { number, file, len: MAGIC.len() as u64 })
+        let len = MAGIC.len() as u64;
+        Ok(Self { number, file, len, zeroed: len })
+    }
+
+    /// Writes `bytes` after the last block.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(bytes, self.len)?;
+        self.len += bytes.len() as u64;
+        self.zeroed = self.zeroed.max(self.len);
+        Ok(())
+    }
+
+    /// Tops the zeros past the last block up to [`ZERO_AHEAD`] once fewer than half of them are
+    /// left (never past [`SEGMENT_BYTES`]); the caller's sync makes them durable.
+    fn zero_ahead(&mut self) -> io::Result<()> {
+        let target = (self.len + ZERO_AHEAD).min(SEGMENT_BYTES);
+        if self.zeroed >= target || self.zeroed - self.len >= ZERO_AHEAD / 2 {
+            return Ok(());
+        }
+        let zeros = vec![0; (target - self.zeroed) as usize];
+        self.file.write_all_at(&zeros, self.zeroed)?;
+        self.zeroed = target;
+        Ok(())
+    }
+
+    /// Cuts the zeros off a full segment and syncs it, before the next one is created.
+    fn seal(&self) -> io::Result<()> {
+        self.file.set_len(self.len)?;
+        self.file.sync_all()
     }
 }
 
@@ -501,9 +567,6 @@ fn append_loop(
     index: &RwLock<Index>,
     failed: &OnceLock<String>,
 ) {
-    if let Err(error) = active.file.seek(io::SeekFrom::Start(active.len)) {
-        let _ = failed.set(error.to_string());
-    }
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         batch.extend(receiver.try_iter());
@@ -542,14 +605,14 @@ fn write_batch(dir: &Path, active: &mut Active, batch: &[Append]) -> io::Result<
     for append in batch {
         let bytes = &append.blocks.bytes;
         if active.len > MAGIC.len() as u64 && active.len + bytes.len() as u64 > SEGMENT_BYTES {
-            active.file.sync_data()?;
+            active.seal()?;
             *active = Active::create(dir, active.number + 1)?;
         }
-        active.file.write_all(bytes)?;
         placed
             .push(append.blocks.blocks.iter().map(|block| (active.number, active.len + block.offset as u64)).collect());
-        active.len += bytes.len() as u64;
+        active.write(bytes)?;
     }
+    active.zero_ahead()?;
     active.file.sync_data()?;
     metrics::histogram!("engage_log_segment_sync_seconds").record(started.elapsed().as_secs_f64());
     Ok(placed)
@@ -591,17 +654,19 @@ mod tests {
     #[tokio::test]
     async fn reopening_rebuilds_the_index_and_cuts_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (block("g", "a", &[(1, 1, "one")]), block("g", "a", &[(2, 2, "two")]));
+        let whole = (MAGIC.len() + one.bytes.len() + two.bytes.len()) as u64;
         {
             let log = SegmentLog::open(dir.path()).unwrap();
-            log.append(block("g", "a", &[(1, 1, "one")])).await.unwrap();
-            log.append(block("g", "a", &[(2, 2, "two")])).await.unwrap();
+            log.append(one).await.unwrap();
+            log.append(two).await.unwrap();
         }
-        // a crash during the third write: half a block at the end of the segment
+        // a crash during the third write: half a block over the zeros after the second
         let path = segment_path(dir.path(), 1);
-        let whole = std::fs::metadata(&path).unwrap().len();
+        assert!(std::fs::metadata(&path).unwrap().len() >= whole + ZERO_AHEAD / 2, "zeros written ahead");
         let torn = block("g", "a", &[(3, 3, "three")]);
-        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
-        file.write_all(&torn.bytes[..torn.bytes.len() / 2]).unwrap();
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all_at(&torn.bytes[..torn.bytes.len() / 2], whole).unwrap();
         drop(file);
 
         let log = SegmentLog::open(dir.path()).unwrap();
@@ -618,18 +683,55 @@ mod tests {
     #[tokio::test]
     async fn a_corrupt_block_in_the_last_segment_ends_it() {
         let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (block("g", "a", &[(1, 1, "one")]), block("g", "a", &[(2, 2, "two")]));
+        // the last byte of the second block, before the zeros written ahead
+        let last = MAGIC.len() + one.bytes.len() + two.bytes.len() - 1;
         {
             let log = SegmentLog::open(dir.path()).unwrap();
-            log.append(block("g", "a", &[(1, 1, "one")])).await.unwrap();
-            log.append(block("g", "a", &[(2, 2, "two")])).await.unwrap();
+            log.append(one).await.unwrap();
+            log.append(two).await.unwrap();
         }
         let path = segment_path(dir.path(), 1);
         let mut bytes = std::fs::read(&path).unwrap();
-        let last = bytes.len() - 1;
+        assert_ne!(bytes[last], 0);
         bytes[last] ^= 0xff;
         std::fs::write(&path, bytes).unwrap();
         let log = SegmentLog::open(dir.path()).unwrap();
         assert_eq!(stamps(&log.read("g", None, 10).await.unwrap()), vec![(1, 1)]);
+    }
+
+    #[tokio::test]
+    async fn blocks_go_over_zeros_kept_ahead_which_reopening_cuts_and_reads_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = segment_path(dir.path(), 1);
+        let message = "m".repeat(1000);
+        let size = block("g", "a", &[(0, 0, message.as_str())]).bytes.len() as u64;
+        let (mut end, mut sizes) = (MAGIC.len() as u64, Vec::new());
+        {
+            let log = SegmentLog::open(dir.path()).unwrap();
+            // 2000 blocks of ~1 KiB: about two MiB, so the zeros are topped up several times
+            for i in 0..2000i64 {
+                log.append(block("g", "a", &[(i, i as u64, message.as_str())])).await.unwrap();
+                end += size;
+                let file_size = std::fs::metadata(&path).unwrap().len();
+                assert!(file_size >= end + ZERO_AHEAD / 2, "write {i}: {file_size} bytes for {end} of blocks");
+                assert!(file_size <= end + ZERO_AHEAD, "write {i}: {file_size} bytes for {end} of blocks");
+                sizes.push(file_size);
+            }
+            sizes.dedup();
+            assert!((3..=8).contains(&sizes.len()), "the size changed in {} writes of 2000", sizes.len());
+            let file = File::open(&path).unwrap();
+            assert!(only_zeros(&file, end, end + ZERO_AHEAD / 2).unwrap());
+            assert_eq!(log.read("g", None, 5000).await.unwrap().len(), 2000);
+        }
+        let log = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), end, "reopening cuts the zeros");
+        log.append(block("g", "b", &[(5000, 5000, "after")])).await.unwrap();
+        drop(log);
+        let log = SegmentLog::open(dir.path()).unwrap();
+        let events = log.read("g", None, 5000).await.unwrap();
+        assert_eq!(events.len(), 2001);
+        assert_eq!(events[2000].message, b"after");
     }
 
     #[tokio::test]
@@ -654,6 +756,25 @@ mod tests {
         assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 160);
         let page = log.read("g", None, 3).await.unwrap();
         assert_eq!(stamps(&page), vec![(0, 0), (1, 1), (2, 2)]);
+    }
+
+    #[tokio::test]
+    async fn a_full_segment_is_cut_to_its_blocks_before_the_next_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SegmentLog::open(dir.path()).unwrap();
+        let message = "x".repeat(100_000);
+        let size = block("g", "a", &[(0, 0, message.as_str())]).bytes.len() as u64;
+        // 700 × ~100 KB: the first segment fills while zeros are still written ahead of it
+        for i in 0..700i64 {
+            log.append(block("g", "a", &[(i, i as u64, message.as_str())])).await.unwrap();
+        }
+        assert!(segment_path(dir.path(), 2).exists());
+        let first = std::fs::metadata(segment_path(dir.path(), 1)).unwrap().len();
+        assert_eq!((first - MAGIC.len() as u64) % size, 0, "{first} bytes are not whole blocks of {size}");
+        assert!(first > SEGMENT_BYTES - size);
+        drop(log);
+        let log = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(log.read("g", None, 1000).await.unwrap().len(), 700);
     }
 
     #[tokio::test]

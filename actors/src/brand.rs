@@ -120,6 +120,9 @@ pub struct Brand {
     /// Customer commits staged by the message being handled: its answer waits for them (see
     /// [`Brand::commit_customer`]).
     staged: Vec<Durable>,
+    /// Rows read ahead for the order being applied ([`Brand::read_ahead`]), by key; `None`: no
+    /// such row. Empty outside an order's application.
+    read_ahead: HashMap<keys::Key, Option<Vec<u8>>>,
     /// The store generation everything cached was read in ([`engage_storage::Store::generation`]);
     /// every write is made for it, so none built on staged rows the store dropped can land.
     generation: u64,
@@ -150,6 +153,7 @@ impl Brand {
             feedback_configs: None,
             rollups: HashMap::new(),
             staged: Vec::new(),
+            read_ahead: HashMap::new(),
             generation,
         }
     }
@@ -206,12 +210,56 @@ impl Brand {
         self.ctx.repo.store().batch_at(self.generation, ops).await
     }
 
-    /// A customer, from the cache or the store.
+    /// A customer, from the cache, the rows read ahead, or the store.
     pub async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
         if let Some(customer) = self.customers.get(phone) {
             return Ok(Some(customer.clone()));
         }
-        self.ctx.repo.customer(&self.tenant, phone).await
+        self.get(&keys::customer(&self.tenant, phone)).await
+    }
+
+    /// Whether the customer is cached (without making it the most recently used).
+    pub fn has_cached_customer(&self, phone: &str) -> bool {
+        self.customers.contains(phone)
+    }
+
+    /// Reads `keys` together (concurrently: one round trip on a networked store) and keeps them
+    /// for [`Brand::row`] and [`Brand::get`] until [`Brand::end_read_ahead`]. The order path
+    /// calls it before the reactions run; the actor is the only writer of the rows it reads
+    /// ahead besides uploads (the blocklist), which race with a read made later just the same.
+    pub async fn read_ahead(&mut self, keys: Vec<keys::Key>) -> Result<(), StoreError> {
+        let mut wanted: Vec<keys::Key> = Vec::with_capacity(keys.len());
+        for key in keys {
+            if !self.read_ahead.contains_key(&key) && !wanted.contains(&key) {
+                wanted.push(key);
+            }
+        }
+        let store = self.ctx.repo.store();
+        let rows = futures::future::try_join_all(
+            wanted.iter().map(|key| store.get(key.table, &key.partition, &key.clustering)),
+        )
+        .await?;
+        self.read_ahead.extend(wanted.into_iter().zip(rows));
+        Ok(())
+    }
+
+    /// Forgets the rows read ahead (after the order they were read for, applied or not).
+    pub fn end_read_ahead(&mut self) {
+        self.read_ahead.clear();
+    }
+
+    /// The row at `key`: read ahead, or from the store.
+    pub async fn row(&self, key: &keys::Key) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.read_ahead.get(key) {
+            Some(row) => Ok(row.clone()),
+            None => self.ctx.repo.store().get(key.table, &key.partition, &key.clustering).await,
+        }
+    }
+
+    /// The row at `key` as `T` ([`Brand::row`], decoded as [`Repo::get`] does).
+    pub async fn get<T: serde::de::DeserializeOwned>(&self, key: &keys::Key) -> Result<Option<T>, StoreError> {
+        let Some(bytes) = self.row(key).await? else { return Ok(None) };
+        crate::repo::decode(key.table, || key.describe(), &bytes).map(Some)
     }
 
     /// A customer that must exist ([`QueryError::NotFound`] otherwise).
@@ -263,5 +311,57 @@ impl Brand {
         self.customers.put(customer.phone.clone(), customer);
         metrics::gauge!("engage_cached_customers").increment((self.customers.len() - before) as f64);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engage_storage::{EmbeddedStore, Store};
+
+    fn brand(store: Arc<dyn Store>) -> Brand {
+        let ctx = Arc::new(EngineContext {
+            repo: Repo::new(store),
+            reactions: crate::capabilities::order_reactions(),
+            fault_panic_order_id: None,
+            fault_fired: AtomicBool::new(false),
+            services: Services::default(),
+        });
+        Brand::new("brand-1".to_owned(), ctx)
+    }
+
+    #[tokio::test]
+    async fn rows_read_ahead_serve_reads_until_the_read_ahead_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let mut brand = brand(store.clone());
+        let listed = keys::blocklist("brand-1", "9000000001");
+        let absent = keys::blocklist("brand-1", "9000000002");
+        store.batch(vec![listed.clone().put(&serde_json::json!({"phone": "9000000001"}))]).await.unwrap();
+        brand.read_ahead(vec![listed.clone(), absent.clone(), absent.clone()]).await.unwrap();
+        assert!(brand.row(&listed).await.unwrap().is_some());
+        // a row written after the read ahead is not seen through it (the actor writes only
+        // after its reads), and is seen once the read ahead ends
+        store.batch(vec![absent.clone().put(&serde_json::json!({"phone": "9000000002"}))]).await.unwrap();
+        assert!(brand.row(&absent).await.unwrap().is_none(), "answered from the read ahead");
+        brand.end_read_ahead();
+        assert!(brand.row(&absent).await.unwrap().is_some(), "read from the store again");
+    }
+
+    #[tokio::test]
+    async fn applying_an_order_leaves_nothing_read_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let mut brand = brand(store);
+        let order = serde_json::json!({
+            "orderId": "o-1", "businessId": "outlet-1", "parentBusinessId": "brand-1",
+            "customer": {"phone": "9000000001"}, "amount": 250, "status": 1,
+        });
+        let envelope =
+            engage_streams::Envelope::new(engage_streams::EventKind::Order, "platform", 1, "brand-1", "t", order);
+        let customer = crate::capabilities::orders::apply(&mut brand, &envelope).await.unwrap();
+        assert_eq!(customer.map(|c| c.phone), Some("9000000001".to_owned()));
+        assert!(brand.read_ahead.is_empty(), "rows read ahead must not outlive their order");
+        assert!(brand.has_cached_customer("9000000001"));
     }
 }

@@ -11,7 +11,7 @@ use crate::domain::time::instant_key;
 use crate::repo::*;
 
 /// Where one row lives.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
     /// The table.
     pub table: &'static str,

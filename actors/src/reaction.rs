@@ -17,6 +17,7 @@ use engage_streams::Envelope;
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::order::OrderFacts;
+use crate::keys::Key;
 
 /// An order the tenant actor is applying.
 pub struct OrderEvent<'a> {
@@ -47,6 +48,14 @@ impl OrderEvent<'_> {
 pub trait OrderReaction: Send + Sync {
     /// A short name, for logs and metrics.
     fn name(&self) -> &'static str;
+
+    /// The rows this reaction will read for the order `facts` of `tenant`. The order path reads
+    /// every reaction's rows (and the customer's) together before the reactions run, so a
+    /// networked store answers them in one round trip instead of one each (issue 13); the
+    /// reaction then reads them through [`Brand::get`] / [`Brand::row`] as usual.
+    fn reads(&self, _tenant: &str, _facts: &OrderFacts) -> Vec<Key> {
+        Vec::new()
+    }
 
     /// Adds this reaction's writes for `order` to `ops`; may change `customer` (written last).
     async fn react(

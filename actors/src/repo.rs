@@ -65,7 +65,7 @@ use engage_storage::{Store, StoreError, WriteOp};
 use crate::domain::customer::Customer;
 use crate::keys::{self, Key};
 
-fn decode<T: serde::de::DeserializeOwned>(
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     table: &'static str,
     key: impl FnOnce() -> String,
     bytes: &[u8],

@@ -91,7 +91,7 @@ pub async fn velocity(brand: &mut Brand) -> Result<VelocityRules, StoreError> {
 /// Whether the brand's blocklist holds `phone`.
 async fn blocklisted(brand: &Brand, phone: &str) -> Result<bool, StoreError> {
     let key = keys::blocklist(&brand.tenant, phone);
-    Ok(brand.repo().store().get(key.table, &key.partition, &key.clustering).await?.is_some())
+    Ok(brand.row(&key).await?.is_some())
 }
 
 /// Blocked: by staff (a flag), or on the brand's blocklist.

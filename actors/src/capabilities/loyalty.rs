@@ -17,7 +17,7 @@ use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::fraud::{breaches, count_in_period, record, POINTS_EARNING, TXN_EARN};
 use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
-use crate::domain::order::decimal;
+use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
@@ -281,6 +281,10 @@ pub struct EarnPoints;
 impl OrderReaction for EarnPoints {
     fn name(&self) -> &'static str {
         "loyalty_earn"
+    }
+
+    fn reads(&self, tenant: &str, facts: &OrderFacts) -> Vec<keys::Key> {
+        vec![keys::blocklist(tenant, &facts.phone)]
     }
 
     async fn react(

@@ -1,5 +1,7 @@
 //! Orders and the other bus events: [`apply`] writes the queue record, upserts the customer and the
-//! order, runs the order reactions, and commits it all in one batch (customer row last).
+//! order, runs the order reactions, and commits it all in one batch (customer row last). Before
+//! the reactions run, the customer's row and every row they name ([`crate::reaction::OrderReaction::reads`])
+//! are read together ([`Brand::read_ahead`]): one round trip on NATS KV instead of one per row.
 
 use chrono::Utc;
 use serde_json::{json, Value};
@@ -44,6 +46,12 @@ async fn apply_order(
     }
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
+    // the customer's row (unless cached) and every row a reaction will read, in one go
+    let mut reads: Vec<keys::Key> = ctx.reactions.iter().flat_map(|r| r.reads(&brand.tenant, facts)).collect();
+    if !brand.has_cached_customer(&facts.phone) {
+        reads.push(keys::customer(&brand.tenant, &facts.phone));
+    }
+    brand.read_ahead(reads).await?;
     let mut customer = brand.customer_or_new(&facts.phone, now).await?;
     let applied = customer.apply_order(facts, version);
     let event = OrderEvent {
@@ -122,7 +130,12 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
     match envelope.kind {
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
             Ok(facts) if facts.is_cart() => touched = Some(open_cart(brand, &facts, received, &mut ops).await?),
-            Ok(facts) => touched = Some(apply_order(brand, envelope, &facts, &version, &mut ops, &mut status).await?),
+            Ok(facts) => {
+                let applied = apply_order(brand, envelope, &facts, &version, &mut ops, &mut status).await;
+                // the rows read ahead serve this order only, applied or not
+                brand.end_read_ahead();
+                touched = Some(applied?);
+            }
             Err(not_an_order) => error = Some(not_an_order.to_string()),
         },
         EventKind::Customer => match text("phone") {

@@ -16,6 +16,7 @@ use crate::brand::Brand;
 use crate::capabilities::stats::count_redeemed;
 use crate::domain::customer::{Customer, Redemption};
 use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUENCY, TXN_REDEEM};
+use crate::domain::order::OrderFacts;
 use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
@@ -85,7 +86,7 @@ impl Revoked {
 
 /// The redemption of `order_id`, if the customer row committed it.
 pub async fn committed(brand: &Brand, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
-    let row: Option<Redemption> = brand.repo().get(&keys::redemption(&brand.tenant, &customer.phone, order_id)).await?;
+    let row: Option<Redemption> = brand.get(&keys::redemption(&brand.tenant, &customer.phone, order_id)).await?;
     Ok(row.filter(|r| r.ledger_seq < customer.ledger_seq))
 }
 
@@ -266,6 +267,10 @@ pub struct ConfirmPendingRedemption;
 impl OrderReaction for ConfirmPendingRedemption {
     fn name(&self) -> &'static str {
         "pending_redemption_confirm"
+    }
+
+    fn reads(&self, tenant: &str, facts: &OrderFacts) -> Vec<keys::Key> {
+        vec![keys::redemption(tenant, &facts.phone, &facts.order_id)]
     }
 
     async fn react(

@@ -14,6 +14,7 @@ use super::redemption;
 use crate::brand::Brand;
 use crate::domain::customer::{Customer, Redemption};
 use crate::domain::loyalty::RedeemError;
+use crate::domain::order::OrderFacts;
 use crate::keys;
 use crate::query::{reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
@@ -481,6 +482,10 @@ impl OrderReaction for ConfirmPendingCoupon {
         "pending_coupon_confirm"
     }
 
+    fn reads(&self, tenant: &str, facts: &OrderFacts) -> Vec<keys::Key> {
+        vec![keys::pending_coupon(tenant, &facts.order_id)]
+    }
+
     async fn react(
         &self,
         brand: &mut Brand,
@@ -489,8 +494,7 @@ impl OrderReaction for ConfirmPendingCoupon {
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
         let order_id = &order.facts.order_id;
-        let Some(pending) = brand.repo().get::<PendingCoupon>(&keys::pending_coupon(&brand.tenant, order_id)).await?
-        else {
+        let Some(pending) = brand.get::<PendingCoupon>(&keys::pending_coupon(&brand.tenant, order_id)).await? else {
             return Ok(());
         };
         if let Some(mut coupon) = coupon(brand, &pending.code).await? {

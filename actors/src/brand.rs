@@ -234,11 +234,7 @@ impl Brand {
                 wanted.push(key);
             }
         }
-        let store = self.ctx.repo.store();
-        let rows = futures::future::try_join_all(
-            wanted.iter().map(|key| store.get(key.table, &key.partition, &key.clustering)),
-        )
-        .await?;
+        let rows = futures::future::try_join_all(wanted.iter().map(|key| self.ctx.repo.row(key))).await?;
         self.read_ahead.extend(wanted.into_iter().zip(rows));
         Ok(())
     }
@@ -252,7 +248,7 @@ impl Brand {
     pub async fn row(&self, key: &keys::Key) -> Result<Option<Vec<u8>>, StoreError> {
         match self.read_ahead.get(key) {
             Some(row) => Ok(row.clone()),
-            None => self.ctx.repo.store().get(key.table, &key.partition, &key.clustering).await,
+            None => self.ctx.repo.row(key).await,
         }
     }
 

@@ -63,7 +63,7 @@ use serde_json::Value;
 use engage_storage::{Store, StoreError, WriteOp};
 
 use crate::domain::customer::Customer;
-use crate::keys::{self, Key};
+use crate::keys::Key;
 
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     table: &'static str,
@@ -249,15 +249,15 @@ impl Repo {
         &self.store
     }
 
-    /// Loads a customer.
-    pub async fn customer(&self, tenant: &str, phone: &str) -> Result<Option<Customer>, StoreError> {
-        self.get(&keys::customer(tenant, phone)).await
+    /// Reads the row at `key` as stored.
+    pub async fn row(&self, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.get(key.table, &key.partition, &key.clustering).await
     }
 
     /// Reads the row at `key` as `T`; a row that does not decode is [`StoreError::Corrupt`],
     /// naming its table and key.
     pub async fn get<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
-        let Some(bytes) = self.store.get(key.table, &key.partition, &key.clustering).await? else { return Ok(None) };
+        let Some(bytes) = self.row(key).await? else { return Ok(None) };
         decode(key.table, || key.describe(), &bytes).map(Some)
     }
 

@@ -447,7 +447,7 @@ pub async fn stored_row(
     day: &str,
 ) -> Result<Option<Figures>, StoreError> {
     let key = keys::stats_day(tenant, scope, day);
-    let Some(bytes) = repo.store().get(key.table, &key.partition, &key.clustering).await? else { return Ok(None) };
+    let Some(bytes) = repo.row(&key).await? else { return Ok(None) };
     decode(&bytes).map(Some).map_err(|e| StoreError::Backend(format!("{}: {e}", key.describe())))
 }
 

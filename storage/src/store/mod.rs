@@ -93,13 +93,40 @@ impl WriteOp {
     }
 }
 
+/// A write that names one row (so that [`last_writes`] can keep the last write of each).
+pub(crate) trait RowWrite {
+    /// The row's identity.
+    type Row<'a>: std::hash::Hash + Eq
+    where
+        Self: 'a;
+    /// The row this writes.
+    fn row_id(&self) -> Self::Row<'_>;
+}
+
+impl RowWrite for WriteOp {
+    type Row<'a> = (&'static str, &'a str, &'a [u8]);
+    fn row_id(&self) -> Self::Row<'_> {
+        self.row()
+    }
+}
+
 /// The writes of a batch that decide its outcome: the last write of each row, in the order of
 /// those writes. Backends that cannot order two writes of one row inside a batch (a ScyllaDB
-/// batch gives them one timestamp; pipelined NATS KV puts race) send only these, so on every
-/// backend a later write of a row in a batch wins.
-pub(crate) fn last_writes(ops: Vec<WriteOp>) -> Vec<WriteOp> {
-    let last: std::collections::HashMap<_, usize> = ops.iter().enumerate().map(|(i, op)| (op.row(), i)).collect();
-    let keep: Vec<bool> = ops.iter().enumerate().map(|(i, op)| last.get(&op.row()) == Some(&i)).collect();
+/// batch gives them one timestamp; pipelined NATS KV puts race; fjall gives a batch's writes
+/// one sequence number) send only these, so on every backend a later write of a row in a batch
+/// wins.
+pub(crate) fn last_writes<W: RowWrite>(ops: Vec<W>) -> Vec<W> {
+    let mut last = std::collections::HashMap::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        last.insert(op.row_id(), i);
+    }
+    if last.len() == ops.len() {
+        // no row written twice: all of them
+        drop(last);
+        return ops;
+    }
+    let keep: Vec<bool> = ops.iter().enumerate().map(|(i, op)| last.get(&op.row_id()) == Some(&i)).collect();
+    drop(last);
     ops.into_iter().zip(keep).filter_map(|(op, keep)| keep.then_some(op)).collect()
 }
 

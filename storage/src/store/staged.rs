@@ -16,16 +16,17 @@ use bytes::Bytes;
 use super::StoreError;
 
 /// Staged writes by row key, and the batch sequence.
-pub(crate) struct Staged<K> {
+/// `V`: a staged value's bytes.
+pub(crate) struct Staged<K, V = Bytes> {
     /// The sequence of the last batch handed to the committer.
     pub last_seq: u64,
     /// The newest staged write of each row (`None`: a delete), with its batch's sequence.
-    rows: BTreeMap<K, (u64, Option<Bytes>)>,
+    rows: BTreeMap<K, (u64, Option<V>)>,
 }
 
-impl<K: Ord> Staged<K> {
+impl<K: Ord, V> Staged<K, V> {
     /// Stages `value` (`None`: a delete) for `key`, written by batch `seq`.
-    pub fn insert(&mut self, key: K, seq: u64, value: Option<Bytes>) {
+    pub fn insert(&mut self, key: K, seq: u64, value: Option<V>) {
         self.rows.insert(key, (seq, value));
     }
 
@@ -36,13 +37,13 @@ impl<K: Ord> Staged<K> {
 }
 
 /// The staged map and the committer's progress.
-pub(crate) struct Staging<K> {
-    rows: Mutex<Staged<K>>,
+pub(crate) struct Staging<K, V = Bytes> {
+    rows: Mutex<Staged<K, V>>,
     /// The sequence of the last batch the committer is done with (written or failed).
     settled: tokio::sync::watch::Sender<u64>,
 }
 
-impl<K> Default for Staging<K> {
+impl<K, V> Default for Staging<K, V> {
     fn default() -> Self {
         Self {
             rows: Mutex::new(Staged { last_seq: 0, rows: BTreeMap::new() }),
@@ -55,21 +56,21 @@ fn poisoned() -> StoreError {
     StoreError::Backend("staged map poisoned".into())
 }
 
-impl<K: Ord> Staging<K> {
+impl<K: Ord, V: AsRef<[u8]>> Staging<K, V> {
     /// The map, to stage a batch and hand out its sequence.
-    pub fn lock(&self) -> Result<MutexGuard<'_, Staged<K>>, StoreError> {
+    pub fn lock(&self) -> Result<MutexGuard<'_, Staged<K, V>>, StoreError> {
         self.rows.lock().map_err(|_| poisoned())
     }
 
     /// The map even if a thread panicked holding it (to empty it).
-    pub fn lock_anyway(&self) -> MutexGuard<'_, Staged<K>> {
+    pub fn lock_anyway(&self) -> MutexGuard<'_, Staged<K, V>> {
         self.rows.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The staged value of `key`: `Some(None)` when a staged delete is its newest write.
     pub fn value(&self, key: &K) -> Result<Option<Option<Vec<u8>>>, StoreError> {
         let map = self.lock()?;
-        Ok(map.rows.get(key).map(|(_, value)| value.as_ref().map(|v| v.to_vec())))
+        Ok(map.rows.get(key).map(|(_, value)| value.as_ref().map(|v| v.as_ref().to_vec())))
     }
 
     /// Waits until the committer is done with every staged row from `start` on for which `within`

@@ -205,11 +205,11 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
     let brands: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();
     let mut rng = Rng(0xfeed_0000_1111_2222);
-    let envelopes: Vec<Envelope> = (0..count)
+    let envelopes: Vec<Arc<Envelope>> = (0..count)
         .map(|i| {
             let brand = &brands[(i % 20) as usize];
             let (_, payload) = order(&mut rng, brand, i, count, 50, days);
-            Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload)
+            Arc::new(Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload))
         })
         .collect();
     let published = futures::stream::iter(envelopes.iter().map(|e| bus.publish(e))).buffer_unordered(64);
@@ -222,7 +222,7 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     for brand in &brands {
         let payload = json!({"parentBusinessId": brand, "businessId": "outlet-00", "orderId": "last",
             "customer": {"phone": "9999999999"}, "amount": 1, "orderTime": "2026-11-22 10:00:00"});
-        bus.publish(&Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload)).await?;
+        bus.publish(&Arc::new(Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload))).await?;
     }
     let started = Instant::now();
     engine.set_owned(&(0..16).collect::<BTreeSet<u32>>()).await;

@@ -90,12 +90,14 @@ area!(
     BusinessQuery => Business,
 );
 
-/// Messages of [`TenantActor`].
+/// Messages of [`TenantActor`]. (A query is moved into the mailbox once; boxing it to match the
+/// small `Apply` would cost an allocation per query instead.)
+#[allow(clippy::large_enum_variant)]
 pub enum TenantMsg {
     /// Apply a bus delivery; `Ok` once its effects are stored.
     Apply {
-        /// The envelope.
-        envelope: Envelope,
+        /// The envelope (shared with the bus delivery).
+        envelope: std::sync::Arc<Envelope>,
         /// Where the outcome goes.
         reply: RpcReplyPort<Result<(), String>>,
     },

@@ -19,8 +19,8 @@ use engage_storage::{EmbeddedStore, Store};
 use engage_streams::bus::EmbeddedBus;
 use engage_streams::{Bus, Envelope, EventKind};
 
-fn order(tenant: &str, order_id: &str, phone: &str, amount: f64) -> Envelope {
-    Envelope::new(
+fn order(tenant: &str, order_id: &str, phone: &str, amount: f64) -> Arc<Envelope> {
+    Arc::new(Envelope::new(
         EventKind::Order,
         "platform",
         1,
@@ -28,7 +28,7 @@ fn order(tenant: &str, order_id: &str, phone: &str, amount: f64) -> Envelope {
         "trace",
         json!({"parentBusinessId": tenant, "businessId": "outlet-1", "orderId": order_id,
                "customer": {"name": "Asha", "phone": phone}, "amount": amount, "orderTime": "2026-11-21 10:00:00"}),
-    )
+    ))
 }
 
 async fn start(dir: &std::path::Path, fault: Option<&str>) -> (Arc<dyn Bus>, Arc<Engine>, TenantGateway) {

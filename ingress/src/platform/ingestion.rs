@@ -207,7 +207,7 @@ pub async fn enqueue(
     caller: &Caller,
     mut body: Value,
     trace_id: &str,
-) -> Result<Envelope, IntegrationError> {
+) -> Result<std::sync::Arc<Envelope>, IntegrationError> {
     let mut issues = state.platform.schemas.issues(spec.schema, &body);
     if let Some(time) = body.get("orderTime").and_then(Value::as_str) {
         if issues.is_empty() && engage_actors::domain::time::parse_ist(time).is_none() {
@@ -237,6 +237,7 @@ pub async fn enqueue(
     }
     let mut envelope = Envelope::new(spec.kind, spec.source, source_id(spec.source), &tenant, trace_id, body);
     envelope.api_source = spec.api_source.map(str::to_owned);
+    let envelope = std::sync::Arc::new(envelope);
     state.platform.bus.publish(&envelope).await.map_err(IntegrationError::unavailable)?;
     metrics::counter!("engage_ingested_total", "source" => spec.source).increment(1);
     tracing::debug!(tenant, id = %envelope.id, source = spec.source, "enqueued");
@@ -261,6 +262,7 @@ pub async fn instant_order(
         Err(error) => return error.into_response(),
     };
     let tenant = envelope.tenant.clone();
+    let envelope = std::sync::Arc::unwrap_or_clone(envelope);
     match state.platform.gateway.ask(&tenant, CustomersQuery::ApplyNow { envelope }).await {
         Ok(customer) => Json(json!({"status": 1, "processed": true, "customer": customer})).into_response(),
         // Enqueued durably: it will be processed; say so instead of failing the producer.

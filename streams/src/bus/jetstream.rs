@@ -8,6 +8,7 @@
 //! Each message is the envelope as JSON, with headers `Nats-Msg-Id` (the envelope id: JetStream
 //! drops a re-publish within the duplicate window), `Engage-Trace-Id` and `Engage-Source`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy};
@@ -143,9 +144,9 @@ impl JetStreamBus {
 
 #[async_trait]
 impl Bus for JetStreamBus {
-    async fn publish(&self, envelope: &Envelope) -> Result<(), BusError> {
+    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
         let partition = partition_of(&envelope.tenant, self.partitions);
-        let payload = serde_json::to_vec(envelope).map_err(|e| BusError::Codec(e.to_string()))?;
+        let payload = serde_json::to_vec(envelope.as_ref()).map_err(|e| BusError::Codec(e.to_string()))?;
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Msg-Id", envelope.id.as_str());
         headers.insert("Engage-Trace-Id", envelope.trace_id.as_str());
@@ -213,7 +214,8 @@ impl PartitionConsumer for JetStreamConsumer {
         while let Some(message) = messages.next().await {
             let message = message.map_err(nats)?;
             match serde_json::from_slice::<Envelope>(&message.payload) {
-                Ok(envelope) => deliveries.push(Delivery { envelope, handle: AckHandle::Nats(Box::new(message)) }),
+                Ok(envelope) => deliveries
+                    .push(Delivery { envelope: Arc::new(envelope), handle: AckHandle::Nats(Box::new(message)) }),
                 Err(error) => {
                     tracing::error!(%error, subject = %message.subject, "undecodable message terminated");
                     metrics::counter!("engage_bus_undecodable_total").increment(1);

@@ -9,6 +9,7 @@ mod jetstream;
 pub use embedded::EmbeddedBus;
 pub use jetstream::JetStreamBus;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -42,7 +43,8 @@ pub enum BusError {
 #[async_trait]
 pub trait Bus: Send + Sync + 'static {
     /// Durably enqueues `envelope` on its tenant's partition. `Ok` means it will be delivered.
-    async fn publish(&self, envelope: &Envelope) -> Result<(), BusError>;
+    /// (Shared: the embedded bus hands the same envelope to its consumer.)
+    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError>;
 
     /// Publishes a JSON payload on a side subject (`engage.chat.messages|receipts`).
     async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError>;
@@ -64,8 +66,8 @@ pub trait PartitionConsumer: Send {
 
 /// One delivered envelope and how to settle it.
 pub struct Delivery {
-    /// The envelope.
-    pub envelope: Envelope,
+    /// The envelope (shared: the tenant actor gets it without a copy).
+    pub envelope: Arc<Envelope>,
     handle: AckHandle,
 }
 

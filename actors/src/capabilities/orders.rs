@@ -73,7 +73,7 @@ async fn apply_order(
         row.insert("source".to_owned(), json!(envelope.source_id));
         ops.push(keys::order(&brand.tenant, &facts.business_id, &facts.order_id).put(&row));
     }
-    metrics::counter!("engage_orders_applied_total", "outcome" => format!("{applied:?}").to_lowercase()).increment(1);
+    metrics::counter!("engage_orders_applied_total", "outcome" => applied.label()).increment(1);
     *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);
     if envelope.api_source.as_deref() == Some("lambda") {
         ops.push(merge_business(brand, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);

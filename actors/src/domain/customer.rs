@@ -134,6 +134,18 @@ pub enum Applied {
     Stale,
 }
 
+impl Applied {
+    /// Its name in metrics (`engage_orders_applied_total{outcome}`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Applied::New => "new",
+            Applied::Updated => "updated",
+            Applied::Unchanged => "unchanged",
+            Applied::Stale => "stale",
+        }
+    }
+}
+
 impl Customer {
     /// A new customer.
     pub fn new(phone: &str, now: DateTime<Utc>) -> Self {

@@ -1,6 +1,6 @@
 //! IST (UTC+05:30, no daylight saving): the spec's schedules and `insertedAt` are in IST.
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDateTime, Timelike, Utc};
 
 /// The IST offset.
 pub fn ist() -> FixedOffset {
@@ -15,12 +15,16 @@ const IST: FixedOffset = match FixedOffset::east_opt(5 * 3600 + 30 * 60) {
 
 /// `YYYY-MM-DD HH:mm:ss` in IST, the queue record's `insertedAt` format.
 pub fn ist_timestamp(at: DateTime<Utc>) -> String {
-    at.with_timezone(&ist()).format("%Y-%m-%d %H:%M:%S").to_string()
+    // written out, not through a strftime pattern: it is parsed on every call, and every order
+    // formats a few of these (issue 13)
+    let t = at.with_timezone(&ist());
+    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", t.year(), t.month(), t.day(), t.hour(), t.minute(), t.second())
 }
 
 /// `YYYY-MM-DD` in IST (day buckets).
 pub fn ist_day(at: DateTime<Utc>) -> String {
-    at.with_timezone(&ist()).format("%Y-%m-%d").to_string()
+    let t = at.with_timezone(&ist());
+    format!("{:04}-{:02}-{:02}", t.year(), t.month(), t.day())
 }
 
 /// The end of the IST day that is `days` days after `at`'s IST day: the start of the next IST day,
@@ -72,6 +76,18 @@ mod tests {
         // earned at 01:30 IST on the 22nd with 1 day: usable through the 23rd (IST)
         assert_eq!(end_of_ist_day_after(at, 1).to_rfc3339(), "2026-11-23T18:30:00+00:00");
         assert_eq!(end_of_ist_day_after(at, 0).to_rfc3339(), "2026-11-22T18:30:00+00:00");
+    }
+
+    #[test]
+    fn ist_text_is_what_the_strftime_patterns_give() {
+        let start = DateTime::parse_from_rfc3339("1999-12-31T18:29:59Z").unwrap().with_timezone(&Utc);
+        for step in 0..500i64 {
+            // across midnights, month and year ends, one odd second at a time
+            let at = start + chrono::Duration::seconds(step * 86_399 + step * step);
+            let local = at.with_timezone(&ist());
+            assert_eq!(ist_timestamp(at), local.format("%Y-%m-%d %H:%M:%S").to_string());
+            assert_eq!(ist_day(at), local.format("%Y-%m-%d").to_string());
+        }
     }
 
     #[test]

@@ -208,12 +208,13 @@ pub const STATUS_UNPROCESSABLE: u8 = 2;
 /// Queue status: digital bill generated (the bill's send is committed).
 pub const STATUS_BILL_GENERATED: u8 = 3;
 
-/// A `crm_queue` record, as the spec's table.
+/// A `crm_queue` record, as the spec's table. `D` is how it holds the payload: a `Value` as read,
+/// a `&Value` when written from an envelope (no copy of the payload).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueueRecord {
+pub struct QueueRecord<D = Value> {
     /// The original payload.
-    pub data: Value,
+    pub data: D,
     /// Source id (1 platform, 2 pos_a, 3 pos_c, 4 orderPush, 6 pos_d, 7 pos_e; 0 other events).
     pub source: u8,
     /// `YYYY-MM-DD HH:mm:ss`, IST, when the ingress accepted it.

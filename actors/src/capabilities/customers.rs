@@ -106,7 +106,7 @@ pub async fn handle(brand: &mut Brand, query: CustomersQuery) -> QueryReply {
             reply(Ok(answer))
         }
         CustomersQuery::ApplyNow { envelope } => match apply(brand, &envelope).await? {
-            Some(customer) => reply(Ok(view(&customer, now))),
+            Some(phone) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
             None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
         },
     }

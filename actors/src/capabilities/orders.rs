@@ -113,9 +113,10 @@ async fn open_cart(
     Ok(customer)
 }
 
-/// Applies one envelope; returns the customer it touched (if any). An event that cannot be
-/// processed is kept as a queue record with status 2 (not retried).
-pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Customer>, StoreError> {
+/// Applies one envelope; returns the phone of the customer it touched (if any), whose row is
+/// then in the brand's cache. An event that cannot be processed is kept as a queue record with
+/// status 2 (not retried).
+pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<String>, StoreError> {
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     metrics::histogram!("engage_processing_lag_seconds")
@@ -198,7 +199,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
     }
 
     let record = QueueRecord {
-        data: envelope.payload.clone(),
+        data: &envelope.payload,
         source: envelope.source_id,
         inserted_at: ist_timestamp(received),
         status: if error.is_some() { STATUS_UNPROCESSABLE } else { status },
@@ -213,9 +214,16 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Cust
     ops.push(keys::queue_record(&brand.tenant, &ist_day(received), &envelope.received_at, &envelope.id).put(&record));
     // The customer row last: it holds the totals, and on a store without multi-row atomicity a
     // crash before it leaves the event to be applied again on redelivery.
-    match &touched {
-        Some(customer) => brand.commit_customer(ops, customer.clone()).await?,
-        None => brand.batch(ops).await?,
+    // (moved, not copied: the bus path never looks at it again; issue 13)
+    match touched {
+        Some(customer) => {
+            let phone = customer.phone.clone();
+            brand.commit_customer(ops, customer).await?;
+            Ok(Some(phone))
+        }
+        None => {
+            brand.batch(ops).await?;
+            Ok(None)
+        }
     }
-    Ok(touched)
 }

@@ -12,7 +12,7 @@
 //! first consumer opens, so unacked rows come again after a restart.
 //!
 //! An envelope published by this process is also kept beside its number (shared, not copied), up
-//! to [`IN_MEMORY`] per partition, so the consumer hands it over without reading the row back and
+//! to [`IN_MEMORY`] over all partitions, so the consumer hands it over without reading the row back and
 //! decoding it (issue 13: that read and decode, with a copy for the actor, were 5% of the embedded
 //! orders profile). Past that many unsettled orders, and for rows stored before a restart, the row
 //! is read from the store as before. The engine settles every
@@ -21,7 +21,7 @@
 //! the numbers are in memory (about 40 bytes an order), so a backlog costs little memory.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,9 +37,10 @@ use crate::subject::partition_of;
 
 const TABLE: &str = "bus_orders";
 
-/// Most envelopes a partition keeps in memory for its consumer (about 1 KiB each); the rest are
-/// read back from the store.
-pub const IN_MEMORY: usize = 4096;
+/// Most envelopes the bus keeps in memory for its consumers, over all partitions (about 1 KiB
+/// each, so ~8 MiB); the rest are read back from the store. Under a steady load only the orders
+/// not yet applied are kept (a few hundred); the bound matters when a backlog builds.
+pub const IN_MEMORY: usize = 8192;
 
 /// One partition's unsettled rows, by sequence number, with the envelope when this process
 /// published it and kept it.
@@ -48,6 +49,8 @@ struct Pending {
     rows: BTreeMap<u64, Option<Arc<Envelope>>>,
     /// How many of `rows` hold their envelope.
     in_memory: usize,
+    /// How many envelopes all partitions hold (shared by them).
+    kept: Arc<AtomicUsize>,
     /// Whether the rows stored before this process started have been read in.
     loaded: bool,
 }
@@ -57,6 +60,7 @@ impl Pending {
     fn settle(&mut self, seq: u64) {
         if let Some(Some(_)) = self.rows.remove(&seq) {
             self.in_memory -= 1;
+            self.kept.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -79,7 +83,10 @@ impl EmbeddedBus {
     pub fn new(store: Arc<dyn Store>, partitions: u32) -> Self {
         let start = chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default().max(0) as u64;
         let wakeups = (0..partitions.max(1)).map(|_| Arc::new(Notify::new())).collect();
-        let pending = (0..partitions.max(1)).map(|_| Arc::new(Mutex::new(Pending::default()))).collect();
+        let kept = Arc::new(AtomicUsize::new(0));
+        let pending = (0..partitions.max(1))
+            .map(|_| Arc::new(Mutex::new(Pending { kept: kept.clone(), ..Pending::default() })))
+            .collect();
         Self {
             store,
             partitions: partitions.max(1),
@@ -144,7 +151,10 @@ impl Bus for EmbeddedBus {
         {
             let pending = self.pending(partition)?;
             let mut pending = pending.lock().map_err(|_| poisoned())?;
-            let keep = pending.in_memory < IN_MEMORY;
+            let keep = pending
+                .kept
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < IN_MEMORY).then_some(n + 1))
+                .is_ok();
             pending.in_memory += usize::from(keep);
             pending.rows.insert(seq, keep.then(|| envelope.clone()));
         }
@@ -372,35 +382,49 @@ mod tests {
     async fn published_envelopes_are_handed_over_from_memory_up_to_a_bound() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
-        let bus = EmbeddedBus::new(store.clone(), 1);
+        let partitions = 4;
+        let bus = EmbeddedBus::new(store.clone(), partitions);
         let total = IN_MEMORY as u32 + 10;
+        // seven tenants, spread over the partitions
+        let tenant = |n: u32| format!("t{}", n % 7);
         let published = futures::future::join_all((0..total).map(|n| {
             let bus = &bus;
-            async move { bus.publish(&Arc::new(envelope("t", n))).await }
+            async move { bus.publish(&Arc::new(envelope(&tenant(n), n))).await }
         }))
         .await;
         assert!(published.iter().all(Result::is_ok));
-        assert_eq!(bus.pending(0).unwrap().lock().unwrap().in_memory, IN_MEMORY, "at most IN_MEMORY kept");
+        let held = |bus: &EmbeddedBus| -> usize {
+            (0..partitions).map(|p| bus.pending(p).unwrap().lock().unwrap().in_memory).sum()
+        };
+        assert_eq!(held(&bus), IN_MEMORY, "at most IN_MEMORY kept, over all partitions");
         // a kept row's stored copy is overwritten: its delivery must come from memory
-        let kept = bus.pending(0).unwrap().lock().unwrap().rows.iter().find_map(|(seq, e)| e.as_ref().map(|_| *seq));
-        store.put(TABLE, "p0", &kept.unwrap().to_be_bytes(), b"not an envelope".to_vec()).await.unwrap();
-        let mut consumer = bus.consumer(0).await.unwrap();
+        let partition = partition_of(&tenant(0), partitions);
+        let kept =
+            bus.pending(partition).unwrap().lock().unwrap().rows.iter().find_map(|(seq, e)| e.as_ref().map(|_| *seq));
+        store
+            .put(TABLE, &partition_key(partition), &kept.unwrap().to_be_bytes(), b"not an envelope".to_vec())
+            .await
+            .unwrap();
         let mut ids = Vec::new();
-        loop {
-            let batch = consumer.next_batch(1000, Duration::ZERO).await.unwrap();
-            if batch.is_empty() {
-                break;
-            }
-            ids.extend(batch.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().parse::<u32>().unwrap()));
-            for result in Delivery::ack_all(batch).await {
-                result.unwrap();
+        for p in 0..partitions {
+            let mut consumer = bus.consumer(p).await.unwrap();
+            loop {
+                let batch = consumer.next_batch(1000, Duration::ZERO).await.unwrap();
+                if batch.is_empty() {
+                    break;
+                }
+                ids.extend(
+                    batch.iter().map(|d| d.envelope.payload["orderId"].as_str().unwrap().parse::<u32>().unwrap()),
+                );
+                for result in Delivery::ack_all(batch).await {
+                    result.unwrap();
+                }
             }
         }
         ids.sort_unstable();
         assert_eq!(ids, (0..total).collect::<Vec<u32>>(), "every order once: those kept and those read back");
-        let pending = bus.pending(0).unwrap();
-        let pending = pending.lock().unwrap();
-        assert!(pending.rows.is_empty() && pending.in_memory == 0, "settled rows leave memory");
+        assert_eq!(held(&bus), 0, "settled rows leave memory");
+        assert_eq!(bus.pending(0).unwrap().lock().unwrap().kept.load(Ordering::Relaxed), 0);
     }
 
     #[tokio::test]

@@ -12,9 +12,9 @@
 //! first consumer opens, so unacked rows come again after a restart.
 //!
 //! An envelope published by this process is also kept beside its number (shared, not copied), up
-//! to [`IN_MEMORY`] over all partitions, so the consumer hands it over without reading the row back and
-//! decoding it (issue 13: that read and decode, with a copy for the actor, were 5% of the embedded
-//! orders profile). Past that many unsettled orders, and for rows stored before a restart, the row
+//! to [`IN_MEMORY`] over all partitions, so the consumer hands it over without reading the row
+//! back and decoding it (issue 13: that read and decode, with a copy for the actor, were 5% of the
+//! embedded orders profile). Past that many unsettled orders, and for rows stored before a restart, the row
 //! is read from the store as before. The engine settles every
 //! delivery of a batch before asking for the next, so the first numbers of a partition's set are exactly the unsettled ones; a publisher whose row
 //! lands late (after a higher sequence number) is still delivered, from its place in the set. Only
@@ -47,8 +47,6 @@ pub const IN_MEMORY: usize = 8192;
 #[derive(Default)]
 struct Pending {
     rows: BTreeMap<u64, Option<Arc<Envelope>>>,
-    /// How many of `rows` hold their envelope.
-    in_memory: usize,
     /// How many envelopes all partitions hold (shared by them).
     kept: Arc<AtomicUsize>,
     /// Whether the rows stored before this process started have been read in.
@@ -59,7 +57,6 @@ impl Pending {
     /// Forgets a settled row.
     fn settle(&mut self, seq: u64) {
         if let Some(Some(_)) = self.rows.remove(&seq) {
-            self.in_memory -= 1;
             self.kept.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -155,7 +152,6 @@ impl Bus for EmbeddedBus {
                 .kept
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < IN_MEMORY).then_some(n + 1))
                 .is_ok();
-            pending.in_memory += usize::from(keep);
             pending.rows.insert(seq, keep.then(|| envelope.clone()));
         }
         if let Some(wakeup) = self.wakeups.get(partition as usize) {
@@ -394,7 +390,7 @@ mod tests {
         .await;
         assert!(published.iter().all(Result::is_ok));
         let held = |bus: &EmbeddedBus| -> usize {
-            (0..partitions).map(|p| bus.pending(p).unwrap().lock().unwrap().in_memory).sum()
+            (0..partitions).map(|p| bus.pending(p).unwrap().lock().unwrap().rows.values().flatten().count()).sum()
         };
         assert_eq!(held(&bus), IN_MEMORY, "at most IN_MEMORY kept, over all partitions");
         // a kept row's stored copy is overwritten: its delivery must come from memory

@@ -19,6 +19,7 @@ use crate::domain::wallet::Pricing;
 use crate::keys;
 use crate::query::QueryError;
 use crate::reaction::OrderReaction;
+use crate::read_ahead::{ReadAhead, WriteStamps};
 use crate::repo::Repo;
 
 /// What every tenant actor shares.
@@ -33,6 +34,9 @@ pub struct EngineContext {
     pub fault_fired: AtomicBool,
     /// Links and the link service, for digital bills.
     pub services: Services,
+    /// Stamps of the rows the tenant actors write, for rows read ahead of them
+    /// ([`crate::read_ahead`]).
+    pub stamps: WriteStamps,
 }
 
 /// What the capabilities that make links need.
@@ -120,8 +124,9 @@ pub struct Brand {
     /// Customer commits staged by the message being handled: its answer waits for them (see
     /// [`Brand::commit_customer`]).
     staged: Vec<Durable>,
-    /// Rows read ahead for the order being applied ([`Brand::read_ahead`]), by key; `None`: no
-    /// such row. Empty outside an order's application.
+    /// Rows read ahead for the order being applied ([`Brand::read_ahead`]) or for the query being
+    /// answered ([`Brand::accept_read_ahead`]), by key; `None`: no such row. Empty between
+    /// messages.
     read_ahead: HashMap<keys::Key, Option<Vec<u8>>>,
     /// The store generation everything cached was read in ([`engage_storage::Store::generation`]);
     /// every write is made for it, so none built on staged rows the store dropped can land.
@@ -206,8 +211,26 @@ impl Brand {
 
     /// Writes `ops` as one atomic batch (refused if the store dropped staged writes since the
     /// message began: see [`Brand::follow_store_generation`]).
-    pub async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        self.ctx.repo.store().batch_at(self.generation, ops).await
+    pub async fn batch(&mut self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        let slots = self.before_writing(&ops);
+        let written = self.ctx.repo.store().batch_at(self.generation, ops).await;
+        self.ctx.stamps.written(&slots);
+        written
+    }
+
+    /// Before `ops` are handed to the store: rows read ahead that they write are read ahead no
+    /// more; returns their stamp slots, to mark once the store has them ([`crate::read_ahead`]).
+    fn before_writing(&mut self, ops: &[WriteOp]) -> Vec<usize> {
+        if !self.read_ahead.is_empty() {
+            self.read_ahead.retain(|key, _| {
+                !ops.iter().any(|op| {
+                    let (WriteOp::Put { table, partition, clustering, .. }
+                    | WriteOp::Delete { table, partition, clustering }) = op;
+                    *table == key.table && *partition == key.partition && *clustering == key.clustering
+                })
+            });
+        }
+        self.ctx.stamps.slots_of(ops)
     }
 
     /// A customer, from the cache, the rows read ahead, or the store.
@@ -239,7 +262,30 @@ impl Brand {
         Ok(())
     }
 
-    /// Forgets the rows read ahead (after the order they were read for, applied or not).
+    /// Takes the rows read for the query about to be handled ([`crate::read_ahead`]): each one
+    /// that no write has touched since it was read (its stamp unchanged, the store generation
+    /// the brand's) serves [`Brand::row`] until [`Brand::end_read_ahead`]; the others are read
+    /// again from the store when asked for. Returns how many were taken.
+    pub fn accept_read_ahead(&mut self, ahead: ReadAhead) -> usize {
+        if ahead.generation != self.generation {
+            metrics::counter!("engage_read_ahead_rows_total", "outcome" => "read_again")
+                .increment(ahead.rows.len() as u64);
+            return 0;
+        }
+        let (offered, before) = (ahead.rows.len(), self.read_ahead.len());
+        for (key, stamp, row) in ahead.rows {
+            if self.ctx.stamps.stamp(&key) == stamp {
+                self.read_ahead.entry(key).or_insert(row);
+            }
+        }
+        let taken = self.read_ahead.len() - before;
+        metrics::counter!("engage_read_ahead_rows_total", "outcome" => "used").increment(taken as u64);
+        metrics::counter!("engage_read_ahead_rows_total", "outcome" => "read_again")
+            .increment((offered - taken) as u64);
+        taken
+    }
+
+    /// Forgets the rows read ahead (after the order or query they were read for).
     pub fn end_read_ahead(&mut self) {
         self.read_ahead.clear();
     }
@@ -295,7 +341,10 @@ impl Brand {
     /// with it). So one brand's messages share a sync instead of each waiting for its own.
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
         ops.push(self.put_customer(&customer));
-        match self.ctx.repo.store().stage_at(self.generation, ops).await {
+        let slots = self.before_writing(&ops);
+        let staged = self.ctx.repo.store().stage_at(self.generation, ops).await;
+        self.ctx.stamps.written(&slots);
+        match staged {
             Ok(durable) => self.staged.push(durable),
             Err(error) => {
                 self.uncache_customer(&customer.phone);
@@ -322,6 +371,7 @@ mod tests {
             fault_panic_order_id: None,
             fault_fired: AtomicBool::new(false),
             services: Services::default(),
+            stamps: WriteStamps::default(),
         });
         Brand::new("brand-1".to_owned(), ctx)
     }
@@ -342,6 +392,44 @@ mod tests {
         assert!(brand.row(&absent).await.unwrap().is_none(), "answered from the read ahead");
         brand.end_read_ahead();
         assert!(brand.row(&absent).await.unwrap().is_some(), "read from the store again");
+    }
+
+    #[tokio::test]
+    async fn rows_read_before_the_actor_serve_it_unless_it_wrote_them_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let mut brand = brand(store.clone());
+        let row = |n: i64| serde_json::json!({"txn_id": format!("R-{n}"), "points": n, "ledger_seq": 0});
+        let key = |order: usize| keys::redemption("brand-1", "9000000001", &format!("o-{order}"));
+        let slot = |key: &keys::Key| brand.ctx.stamps.slots_of(&[key.clone().put(&row(0))]);
+        // two rows in different stamp slots (rows sharing one are read again together)
+        let kept = key(0);
+        let written = (1..).map(key).find(|other| slot(other) != slot(&kept)).unwrap();
+        let dropped = key(99);
+        let ahead = |brand: &Brand, keys: Vec<keys::Key>| {
+            let (repo, ctx) = (brand.repo().clone(), brand.ctx.clone());
+            async move { ReadAhead::read(&repo, &ctx.stamps, keys).await.unwrap() }
+        };
+        let read = ahead(&brand, vec![kept.clone(), written.clone()]).await;
+        // written after the read: by an upload (no stamp: it raced with the query alike) and by
+        // the brand (stamped: the actor must see its own write)
+        store.batch(vec![kept.clone().put(&row(1))]).await.unwrap();
+        brand
+            .commit_customer(vec![written.clone().put(&row(2))], Customer::new("9000000001", Utc::now()))
+            .await
+            .unwrap();
+        assert_eq!(brand.accept_read_ahead(read), 1, "only the row nothing wrote through the brand");
+        assert!(brand.row(&kept).await.unwrap().is_none(), "the row read ahead serves the read");
+        assert!(brand.row(&written).await.unwrap().is_some(), "the brand's own write is read again");
+        // a row read ahead that the message itself then writes is read ahead no more
+        brand.batch(vec![kept.clone().put(&row(3))]).await.unwrap();
+        assert!(brand.row(&kept).await.unwrap().is_some());
+        brand.end_read_ahead();
+        // read in a store generation the brand has left: nothing is taken
+        let mut read = ahead(&brand, vec![dropped.clone()]).await;
+        read.generation += 1;
+        assert_eq!(brand.accept_read_ahead(read), 0);
+        assert!(brand.read_ahead.is_empty());
     }
 
     #[tokio::test]

@@ -16,6 +16,7 @@ use engage_streams::subject::partition_of;
 use engage_streams::{Bus, Delivery};
 
 use crate::reaction::OrderReaction;
+use crate::read_ahead::ReadAhead;
 use crate::repo::Repo;
 use crate::rpc::LocalTenants;
 use crate::supervisor::{PartitionSupervisor, SupervisorArgs, SupervisorMsg};
@@ -78,6 +79,7 @@ impl Engine {
             fault_panic_order_id: config.fault_panic_order_id.clone(),
             fault_fired: AtomicBool::new(false),
             services: config.services.clone(),
+            stamps: Default::default(),
         });
         Arc::new(Self {
             ctx,
@@ -176,16 +178,29 @@ impl Engine {
             .ok()
             .and_then(|s| s.get(&partition).cloned())
             .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is not owned by this node")))?;
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let msg = SupervisorMsg::Route { tenant: tenant.to_owned(), msg: TenantMsg::Query { query, reply: tx.into() } };
-        if supervisor.send_message(msg).is_err() {
-            return Err(QueryError::Unavailable("partition stopping".to_owned()));
-        }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())),
-            Err(_) => Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())),
-        }
+        let asked = async {
+            // on a networked store, the rows the query reads first are read here: beside the
+            // actor, not in its turn (a failed read is left to the actor, which reads again and
+            // answers the error)
+            let keys = match self.ctx.repo.store().local_reads() {
+                true => Vec::new(),
+                false => query.reads_ahead(tenant),
+            };
+            let read_ahead = match keys.is_empty() {
+                true => None,
+                false => ReadAhead::read(&self.ctx.repo, &self.ctx.stamps, keys).await.ok(),
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let msg = TenantMsg::Query { query, read_ahead, reply: tx.into() };
+            if supervisor.send_message(SupervisorMsg::Route { tenant: tenant.to_owned(), msg }).is_err() {
+                return Err(QueryError::Unavailable("partition stopping".to_owned()));
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())))
+        };
+        tokio::time::timeout(timeout, asked)
+            .await
+            .unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())))
     }
 }
 

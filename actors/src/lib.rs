@@ -8,7 +8,8 @@
 //! - [`repo`]: the tables over the Store and typed reads ([`repo::Repo::get`]); [`keys`]: one key
 //!   builder per table.
 //! - [`brand`]: a tenant actor's state as capabilities see it; [`query`]: errors and replies;
-//!   [`reaction`]: the order-reaction seam.
+//!   [`reaction`]: the order-reaction seam; [`read_ahead`]: rows a query reads, read before it
+//!   reaches its actor, and the write stamps that say whether they are still current.
 //! - [`capabilities`]: orders, customers, loyalty, redemption, rewards, referral, OTP, fraud,
 //!   wallet (with [`capabilities::wallet::queue_send`], the one path of paid messages), each with
 //!   its typed queries and replies.
@@ -70,6 +71,7 @@ pub mod keys;
 pub mod links;
 pub mod query;
 pub mod reaction;
+pub mod read_ahead;
 pub mod repo;
 pub mod reports;
 pub mod reviews;

@@ -32,8 +32,10 @@ use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
     bills, business, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
 };
+use crate::keys::Key;
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
+use crate::read_ahead::ReadAhead;
 
 /// A synchronous question or command for a tenant: a capability's query.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -63,6 +65,18 @@ pub enum TenantQuery {
     Stats(StatsQuery),
     /// Business configuration records.
     Business(BusinessQuery),
+}
+
+impl TenantQuery {
+    /// The rows answering this query reads before anything else, which the engine reads before
+    /// the query reaches the actor ([`crate::read_ahead`]): the store's round trip then overlaps
+    /// the actor's other messages instead of holding them up.
+    pub fn reads_ahead(&self, tenant: &str) -> Vec<Key> {
+        match self {
+            TenantQuery::Redemption(query) => query.reads_ahead(tenant),
+            _ => Vec::new(),
+        }
+    }
 }
 
 macro_rules! area {
@@ -105,6 +119,8 @@ pub enum TenantMsg {
     Query {
         /// The query.
         query: TenantQuery,
+        /// Rows it reads, read before it reached the mailbox ([`crate::read_ahead`]).
+        read_ahead: Option<ReadAhead>,
         /// Where the answer goes.
         reply: RpcReplyPort<QueryReply>,
     },
@@ -191,20 +207,25 @@ impl Actor for TenantActor {
                 });
             }
             // a long report is read beside the actor, never holding up the brand's writes
-            TenantMsg::Query { query: TenantQuery::Loyalty(LoyaltyQuery::DayWise { from, to }), reply: port } => {
+            TenantMsg::Query {
+                query: TenantQuery::Loyalty(LoyaltyQuery::DayWise { from, to }), reply: port, ..
+            } => {
                 let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
                 tokio::spawn(async move {
                     let _ = port.send(reply(loyalty::day_wise(repo, tenant, from, to).await));
                 });
             }
             // so are the metrics: they read committed rollup rows
-            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::Metric { .. }), reply: port } => {
+            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::Metric { .. }), reply: port, .. } => {
                 let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
                 tokio::spawn(async move {
                     let _ = port.send(reply(stats::read(repo, tenant, query).await));
                 });
             }
-            TenantMsg::Query { query, reply } => {
+            TenantMsg::Query { query, read_ahead, reply } => {
+                if let Some(ahead) = read_ahead {
+                    brand.accept_read_ahead(ahead);
+                }
                 let answer = match query {
                     TenantQuery::Customers(query) => customers::handle(brand, query).await,
                     TenantQuery::Loyalty(query) => loyalty::handle(brand, query).await,
@@ -219,6 +240,7 @@ impl Actor for TenantActor {
                     TenantQuery::Stats(query) => stats::handle(brand, query).await,
                     TenantQuery::Business(query) => business::handle(brand, query).await,
                 };
+                brand.end_read_ahead();
                 let tenant = brand.tenant.clone();
                 answer_when_durable(brand, reply, answer, move |answer, error| {
                     tracing::error!(%tenant, %error, "query failed: its writes did not reach the disk");

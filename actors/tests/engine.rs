@@ -15,7 +15,7 @@ use engage_actors::capabilities::loyalty::LoyaltyQuery;
 use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
 use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
-use engage_storage::{EmbeddedStore, Store};
+use engage_storage::{EmbeddedStore, NatsKvStore, Store};
 use engage_streams::bus::EmbeddedBus;
 use engage_streams::{Bus, Envelope, EventKind};
 
@@ -38,9 +38,15 @@ async fn start(dir: &std::path::Path, fault: Option<&str>) -> (Arc<dyn Bus>, Arc
 /// The engine (4 partitions, all owned) on the embedded bus over `store`.
 async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, Arc<Engine>, TenantGateway) {
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 4));
+    let (engine, gateway) = engine_on(store, bus.clone(), fault).await;
+    (bus, engine, gateway)
+}
+
+/// The engine (4 partitions, all owned) on `store` and `bus`.
+async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>) -> (Arc<Engine>, TenantGateway) {
     let engine = Engine::new(
         Repo::new(store),
-        bus.clone(),
+        bus,
         None,
         EngineConfig {
             partitions: 4,
@@ -51,7 +57,7 @@ async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, 
     );
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
     let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
-    (bus, engine, gateway)
+    (engine, gateway)
 }
 
 async fn customer(gateway: &TenantGateway, tenant: &str, phone: &str) -> Option<Value> {
@@ -377,22 +383,21 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
     engine.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_redemptions_of_one_customer_are_exact_once_per_order_and_durable_when_answered() {
+/// 300 redemptions of one customer in flight at once over 60 orders, through `gateway`: one
+/// redemption per order, each seeing the one before; returns the balance after them.
+async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64 {
     use engage_actors::capabilities::redemption::{RedeemRequest, RedemptionQuery};
-    let dir = tempfile::tempdir().unwrap();
-    let (bus, engine, gateway) = start(dir.path(), None).await;
     let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
     .unwrap();
     gateway.ask("brand-r", LoyaltyQuery::SetRules { rules }).await.unwrap();
     bus.publish(&order("brand-r", "seed", "9000000001", 10_000.0)).await.unwrap();
-    wait_orders(&gateway, "brand-r", "9000000001", 1).await;
-    let points = |view: &Value| view["loyalty_points"].as_i64().unwrap();
-    let before = points(&customer(&gateway, "brand-r", "9000000001").await.unwrap());
+    wait_orders(gateway, "brand-r", "9000000001", 1).await;
+    let before = points(&customer(gateway, "brand-r", "9000000001").await.unwrap());
     assert_eq!(before, 1000);
-    // 300 redemptions in flight at once over 60 orders: the actor stages each commit and goes on,
-    // so each order's later calls must read the first one's staged rows
+    // the actor stages each commit and goes on, so each order's later calls must read the first
+    // one's staged rows; on a networked store each call's rows are read before the actor takes
+    // it, so most of those reads are made before the first call of their order is done
     let calls = (0..300).map(|i| {
         let gateway = gateway.clone();
         async move {
@@ -414,6 +419,18 @@ async fn concurrent_redemptions_of_one_customer_are_exact_once_per_order_and_dur
     let mut balances: Vec<i64> = fresh.iter().map(|a| a["wallet_balance"].as_i64().unwrap()).collect();
     balances.sort_unstable();
     assert_eq!(balances, (0..60).map(|i| 820 + 3 * i).collect::<Vec<i64>>(), "each saw the one before");
+    points(&customer(gateway, "brand-r", "9000000001").await.unwrap())
+}
+
+fn points(view: &Value) -> i64 {
+    view["loyalty_points"].as_i64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_redemptions_of_one_customer_are_exact_once_per_order_and_durable_when_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bus, engine, gateway) = start(dir.path(), None).await;
+    assert_eq!(redeem_concurrently(&bus, &gateway).await, 1000 - 180);
     engine.shutdown().await;
     drop((bus, gateway, engine));
     // every answered redemption is on disk (the stopped actors let go of the store shortly)
@@ -428,4 +445,28 @@ async fn concurrent_redemptions_of_one_customer_are_exact_once_per_order_and_dur
     let (_bus, engine, gateway) = start_on(Arc::new(store), None).await;
     assert_eq!(points(&customer(&gateway, "brand-r", "9000000001").await.unwrap()), 1000 - 180);
     engine.shutdown().await;
+}
+
+/// On NATS KV (the test's nats-server, `ENGAGE_TEST_NATS_URL`, started by `scripts/test.sh`; a
+/// missing server fails the test) the redemption rows are read ahead of the actor
+/// (`engage_actors::read_ahead`): rows the actor wrote since must be read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_redemptions_on_nats_kv_are_exact_once_per_order_with_rows_read_ahead() {
+    let url = std::env::var("ENGAGE_TEST_NATS_URL")
+        .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
+    let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+    let bucket = format!("engine_redeem_{}", std::process::id());
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    assert!(!store.local_reads(), "NATS KV reads are round trips: the engine reads ahead");
+    let dir = tempfile::tempdir().unwrap();
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(Arc::new(EmbeddedStore::open(dir.path()).unwrap()), 4));
+    let (engine, gateway) = engine_on(store.clone(), bus.clone(), None).await;
+    assert_eq!(redeem_concurrently(&bus, &gateway).await, 1000 - 180);
+    engine.shutdown().await;
+    // answered means in the bucket: a new engine (nothing cached) reads the same balance
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    let (engine, gateway) = engine_on(store, bus, None).await;
+    assert_eq!(points(&customer(&gateway, "brand-r", "9000000001").await.unwrap()), 1000 - 180);
+    engine.shutdown().await;
+    let _ = jetstream.delete_key_value(&bucket).await;
 }

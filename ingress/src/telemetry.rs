@@ -103,6 +103,12 @@ fn register() {
         ("engage_actor_quarantines_total", "tenants quarantined after repeated panics", "", &[""]),
         ("engage_actor_passivations_total", "idle tenant actors stopped", "", &[""]),
         (
+            "engage_read_ahead_rows_total",
+            "rows read before a query reached its tenant actor: used, or read again (written since)",
+            "outcome",
+            &["used", "read_again"],
+        ),
+        (
             "engage_platform_auth_failures_total",
             "platform credentials refused, by auth family",
             "family",

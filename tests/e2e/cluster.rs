@@ -619,6 +619,12 @@ async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
     let refused =
         answers.iter().filter(|(status, body)| *status == 400 && body["error_code"] == "xE_105").count() as i64;
     assert_eq!((succeeded, refused), (1000 / 23, 200 - 1000 / 23));
+    // each call's two rows (its order's redemption, the phone's blocklist entry) were read
+    // before it reached the actor; those the actor wrote since were read again
+    let used = metric(&client, &engage.base, "engage_read_ahead_rows_total{outcome=\"used\"}").await;
+    let again = metric(&client, &engage.base, "engage_read_ahead_rows_total{outcome=\"read_again\"}").await;
+    assert_eq!(used + again, 400.0, "used {used}, read again {again}");
+    assert!(used > 0.0, "no row read ahead was used");
     let response = client
         .post(format!("{}/integration/v1/get_wallet_ledger", engage.base))
         .header("authorization", &integration)

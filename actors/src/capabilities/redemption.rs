@@ -43,6 +43,22 @@ pub enum RedemptionQuery {
     },
 }
 
+impl RedemptionQuery {
+    /// The rows a redemption reads first (was the order redeemed before; is the phone
+    /// blocklisted), read before the query reaches the actor ([`crate::read_ahead`]).
+    pub fn reads_ahead(&self, tenant: &str) -> Vec<keys::Key> {
+        match self {
+            RedemptionQuery::Redeem(request) => {
+                vec![
+                    keys::redemption(tenant, &request.phone, &request.order_id),
+                    keys::blocklist(tenant, &request.phone),
+                ]
+            }
+            RedemptionQuery::Revoke { .. } => Vec::new(),
+        }
+    }
+}
+
 /// A redemption's answer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Redeemed {

@@ -361,6 +361,10 @@ impl Shared {
 
 #[async_trait]
 impl Store for EmbeddedStore {
+    fn local_reads(&self) -> bool {
+        true
+    }
+
     async fn get(
         &self,
         table: &'static str,

@@ -192,6 +192,13 @@ pub trait Store: Send + Sync + 'static {
         }
     }
 
+    /// Whether a read is answered inside this process, without a network round trip (the
+    /// embedded store). Tenant actors then read their rows in their own turn: reading them ahead
+    /// of the actor (`engage_actors::read_ahead`) costs more there than the wait it saves.
+    fn local_reads(&self) -> bool {
+        false
+    }
+
     /// `Err` once the store can no longer be trusted with reads or writes (the embedded store after
     /// a failed sync to disk: what it holds in memory may not be on disk, so it refuses everything
     /// until engage is restarted and recovers from the disk).

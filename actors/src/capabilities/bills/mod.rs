@@ -549,7 +549,7 @@ pub fn put_funnel(brand: &Brand, mut row: Funnel, now: DateTime<Utc>) -> engage_
 /// Applies `change` to a known bill and writes it (with the writes `change` answers after it);
 /// `counted: false` for an unknown bill, or when `change` answers `None` (nothing to count).
 async fn touch(
-    brand: &Brand,
+    brand: &mut Brand,
     bill_id: &str,
     change: impl FnOnce(&mut Bill) -> Option<Vec<engage_storage::WriteOp>>,
 ) -> Result<Counted, QueryError> {
@@ -570,7 +570,7 @@ async fn touch(
 
 /// An open: `clicked` + 1; the day's funnel `total_clicks` + 1, and `unique_clicks` + 1 when it is
 /// the bill's first open (behaviour 7).
-async fn open(brand: &Brand, bill_id: &str, now: DateTime<Utc>) -> Result<Counted, QueryError> {
+async fn open(brand: &mut Brand, bill_id: &str, now: DateTime<Utc>) -> Result<Counted, QueryError> {
     let Some(bill) = load_bill(brand, bill_id).await? else { return touch(brand, bill_id, |_| None).await };
     let mut row = funnel(brand, &ist_day(now), &bill.child_business_id).await?;
     row.total_clicks += 1;

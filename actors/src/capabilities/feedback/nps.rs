@@ -170,7 +170,7 @@ fn response(brand: &Brand, answer: NpsAnswer, source: &str, now: DateTime<Utc>) 
 }
 
 /// Stores an answer of `/nps/data`.
-pub async fn record(brand: &Brand, answer: NpsAnswer, now: DateTime<Utc>) -> Result<NpsResponse, QueryError> {
+pub async fn record(brand: &mut Brand, answer: NpsAnswer, now: DateTime<Utc>) -> Result<NpsResponse, QueryError> {
     if answer.rating > 10 {
         return Err(QueryError::Invalid("/rating: an NPS answer is 0 to 10".to_owned()));
     }
@@ -242,7 +242,7 @@ pub async fn report(
 /// The conversion of IST day `day`'s feedback-form ratings (source `'3'`) into responses: a
 /// rating of 5 or less counts double (stars become a 0–10 answer), a larger one is kept; the
 /// response is dated when the rating was given (`validTill` 365 days after).
-pub async fn convert(brand: &Brand, day: &str) -> Result<Converted, QueryError> {
+pub async fn convert(brand: &mut Brand, day: &str) -> Result<Converted, QueryError> {
     let mut ratings = Vec::new();
     brand
         .repo()

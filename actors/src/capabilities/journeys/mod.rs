@@ -759,7 +759,7 @@ async fn report(brand: &Brand, auto_id: &str, business_id: Option<String>) -> Re
 
 /// Counts a click on the tracking link of a journey send.
 async fn click(
-    brand: &Brand,
+    brand: &mut Brand,
     journey: &str,
     phone: &str,
     occasion: &str,

@@ -10,6 +10,10 @@
 # time inside engage, without the client's and the kernel's queueing).
 # PROBE=1 also runs scripts/bench/probe.py during each engage run: GET /healthz on engage and a
 # page of the baseline server, every ~5 ms, to tell a stall of the whole server from slow calls.
+# CAPTURE=1 records each engage run with tcpdump (needs root; `apt-get install -y tcpdump`) and
+# prints wire_p99 etc. (scripts/bench/wire_latency.py): each request's own latency as the wire
+# saw it. wrk 4.1's p99 is not that: after the run it adds synthetic samples for every slow
+# answer (its coordinated-omission correction), so a few stalls inflate it many times over.
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
@@ -25,6 +29,7 @@ engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
 
 need_wrk
+[ -z "${CAPTURE:-}" ] || command -v tcpdump >/dev/null || { apt-get update -qq && apt-get install -y -qq tcpdump >/dev/null; }
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/bare-json-baseline ] || cargo build --release --bin engage --bin bare-json-baseline
 
@@ -72,8 +77,19 @@ measure() { # label port token customers path
     python3 scripts/bench/probe.py "$port" /healthz "$((duration - 1))" | sed "s/^/$label engage /" & probes+=($!)
     python3 scripts/bench/probe.py "$base_port" /b/probe "$((duration - 1))" | sed "s/^/$label baseline /" & probes+=($!)
   fi
+  local capture= wire=
+  if [ -n "${CAPTURE:-}" ] && [ "$label" != baseline ]; then
+    capture="$work/$label.pcap"
+    tcpdump -i lo -s 96 -U -w "$capture" "tcp port $port" 2>/dev/null & local dump=$!
+    sleep 1
+  fi
   out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
+  if [ -n "$capture" ]; then
+    kill -INT "$dump"; wait "$dump" || true
+    wire=" $(python3 scripts/bench/wire_latency.py "$capture" "$port")"; rm -f "$capture"
+    results["$label/wire_p99"]+="$(sed 's/.* p99=\([^ ]*\) .*/\1/' <<<"$wire") "
+  fi
   for probe in "${probes[@]}"; do wait "$probe"; done
   server_p99=n/a
   if [ "$label" != baseline ]; then
@@ -86,7 +102,7 @@ measure() { # label port token customers path
   non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   [ -z "$profiler" ] || wait "$profiler"
   [ -z "${non2xx:-}" ] || { echo "$label: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
-  echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99 server_p99=$server_p99"
+  echo "run: $label customers=$customers calls/s=$rps p50=$p50 p99=$p99 server_p99=$server_p99$wire"
   results["$label/rps"]+="$rps "; results["$label/p50"]+="$p50 "; results["$label/p99"]+="$p99 "
 }
 
@@ -132,3 +148,12 @@ for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
   r=$(median "${results[$label/rps]}")
   echo "| engage, $label | $r | $(python3 -c "print(f'{$r/$base:.2f}')") | $(median "${results[$label/p50]}") | $(median "${results[$label/p99]}") |"
 done
+if [ -n "${CAPTURE:-}" ]; then
+  echo
+  echo "| case | wrk p99 (corrected by wrk) | wire p99 (each request's own) |"
+  echo "|---|---|---|"
+  for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
+    [ -n "${results[$label/wire_p99]:-}" ] || continue
+    echo "| engage, $label | $(median "${results[$label/p99]}") | $(median "${results[$label/wire_p99]}") |"
+  done
+fi

@@ -9,7 +9,8 @@
 #
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first run
-# of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}.
+# of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}. CAPTURE=1 also
+# prints each run's `wire … p99=…`: each POST's own latency (scripts/bench/common.sh, capture_start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -18,6 +19,7 @@ runs=${2:-3}
 connections=${3:-32}
 
 need_wrk
+need_capture
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/jetstream-publish ] || cargo build --release --bin engage --bin jetstream-publish
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
@@ -60,7 +62,10 @@ run_engage() { # mode run
     (sleep 1; scripts/bench/profile.sh "$pid" $((duration - 2)) "$PROFILE_DIR/orders-$mode.svg") &
     profiler=$!
   fi
+  local wire=
+  [ -z "${CAPTURE:-}" ] || capture_start "$port" "$work/orders.pcap"
   out=$(RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
+  [ -z "${CAPTURE:-}" ] || wire=" $(capture_wire "$port" "$work/orders.pcap")"
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   local non2xx; non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   [ -z "${non2xx:-}" ] || { echo "$mode: $non2xx non-2xx answers: the run is invalid" >&2; echo "$out" >&2; exit 1; }
@@ -77,7 +82,7 @@ run_engage() { # mode run
   lag=$(lag_quantiles "$port")
   local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   [ -z "$profiler" ] || wait "$profiler"
-  echo "run: $mode #$run peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")"
+  echo "run: $mode #$run peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
   results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
   if [ "$mode" = jetstream ]; then
     local raw; raw=$(target/release/jetstream-publish "$nats_url" "$duration" "$connections" | sed 's/msgs_per_sec=//')

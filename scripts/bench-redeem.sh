@@ -10,10 +10,9 @@
 # time inside engage, without the client's and the kernel's queueing).
 # PROBE=1 also runs scripts/bench/probe.py during each engage run: GET /healthz on engage and a
 # page of the baseline server, every ~5 ms, to tell a stall of the whole server from slow calls.
-# CAPTURE=1 records each engage run with tcpdump (needs root; `apt-get install -y tcpdump`) and
-# prints wire_p99 etc. (scripts/bench/wire_latency.py): each request's own latency as the wire
-# saw it. wrk 4.1's p99 is not that: after the run it adds synthetic samples for every slow
-# answer (its coordinated-omission correction), so a few stalls inflate it many times over.
+# CAPTURE=1 records each engage run with tcpdump and prints `wire … p99=…` (each request's own
+# latency; scripts/bench/common.sh, capture_start): wrk's p99 adds synthetic samples for every slow
+# answer, so a few stalls inflate it many times over.
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
@@ -29,7 +28,7 @@ engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
 
 need_wrk
-[ -z "${CAPTURE:-}" ] || command -v tcpdump >/dev/null || { apt-get update -qq && apt-get install -y -qq tcpdump >/dev/null; }
+need_capture
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/bare-json-baseline ] || cargo build --release --bin engage --bin bare-json-baseline
 
@@ -79,15 +78,12 @@ measure() { # label port token customers path
   fi
   local capture= wire=
   if [ -n "${CAPTURE:-}" ] && [ "$label" != baseline ]; then
-    capture="$work/$label.pcap"
-    tcpdump -i lo -s 96 -U -w "$capture" "tcp port $port" 2>/dev/null & local dump=$!
-    sleep 1
+    capture="$work/$label.pcap"; capture_start "$port" "$capture"
   fi
   out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
   if [ -n "$capture" ]; then
-    kill -INT "$dump"; wait "$dump" || true
-    wire=" $(python3 scripts/bench/wire_latency.py "$capture" "$port")"; rm -f "$capture"
+    wire=" $(capture_wire "$port" "$capture")"
     results["$label/wire_p99"]+="$(sed 's/.* p99=\([^ ]*\) .*/\1/' <<<"$wire") "
   fi
   for probe in "${probes[@]}"; do wait "$probe"; done

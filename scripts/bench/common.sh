@@ -23,6 +23,16 @@ nats_server_bin() {
 # wrk (from Debian, installed when missing).
 need_wrk() { command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }; }
 
+# CAPTURE=1: each engage run is recorded on loopback (tcpdump, installed when missing; needs root)
+# and scripts/bench/wire_latency.py prints each request's own latency. wrk 4.1's latency figures
+# are not that: after the run it adds synthetic samples for every slow answer (its
+# coordinated-omission correction, `stats_correct` in wrk.c).
+need_capture() { [ -z "${CAPTURE:-}" ] || command -v tcpdump >/dev/null || { apt-get update -qq && apt-get install -y -qq tcpdump >/dev/null; }; }
+# Starts recording TCP port $1 into file $2 (sets capture_pid).
+capture_start() { tcpdump -i lo -s 96 -U -w "$2" "tcp port $1" 2>/dev/null & capture_pid=$!; sleep 1; }
+# Stops the recording and prints wire_latency.py's line for port $1 from file $2, then removes it.
+capture_wire() { kill -INT "$capture_pid"; wait "$capture_pid" || true; python3 scripts/bench/wire_latency.py "$2" "$1"; rm -f "$2"; }
+
 # The value of a metric on engage's /metrics at loopback port $1, summed over its label sets;
 # integer unless $3 is a printf format (e.g. %.6f for seconds).
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" -v f="${3:-%d}" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf f "\n", s}'; }

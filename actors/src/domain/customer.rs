@@ -26,7 +26,7 @@ pub struct Contribution {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_time: Option<String>,
     /// Loyalty points this order earned.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub points: i64,
 }
 
@@ -53,25 +53,25 @@ pub struct Customer {
     /// Phone number (the key).
     pub phone: String,
     /// Name, last one given.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Email, when given.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// Gender, when given.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gender: Option<String>,
     /// Date of birth, when given.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dob: Option<String>,
     /// Anniversary (`YYYY-MM-DD`), when given (the anniversary journey).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anniversary: Option<String>,
     /// Push tokens registered through `/injestion/fcms`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push_tokens: Vec<String>,
     /// Last check-in time.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_checkin: Option<chrono::DateTime<chrono::Utc>>,
     /// Loyalty points balance (the loyalty issue fills it).
     #[serde(default)]
@@ -86,35 +86,35 @@ pub struct Customer {
     #[serde(default)]
     pub created_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Milestones (order counts) already awarded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub milestones_awarded: std::collections::BTreeSet<u32>,
     /// Low-rating recoveries made for this customer (spec `rating_frequency`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub rating_frequency: u32,
     /// Blocked by staff through a fraud flag.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub is_blocked: bool,
     /// Velocity counters (earns and redemptions in the current hour, day and week).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub velocity: super::fraud::Counters,
     /// Open fraud flags (flagged or blocked) by flag id.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flags: BTreeMap<String, super::fraud::FlagState>,
     /// The customer who referred this one (a phone of the same brand), when one was named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub referred_by: Option<String>,
     /// Whether this customer's referral was rewarded (their first qualifying order came).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub referral_rewarded: bool,
     /// Customers this one referred whose referral rewarded this one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub referrals_rewarded: std::collections::BTreeSet<String>,
     /// Earned points by expiry (see [`super::loyalty::Lots`]).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub point_lots: super::loyalty::Lots,
     /// Number of ledger entries written; the next entry's key. Kept in this row so that a retried
     /// write reuses the same ledger key.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "super::is_default")]
     pub ledger_seq: u64,
     /// When journeys last messaged this customer (the last 7 days; the frequency cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -263,6 +263,48 @@ mod tests {
         assert_eq!(c.apply_order(&order("1", "100.10", "2026-11-20 10:00:00"), "v1"), Applied::Stale);
         assert_eq!(c.lifetime_value, Decimal::from_str("170").unwrap());
         assert_eq!(c.last_order(), Some("2026-11-21 10:00:00"));
+    }
+
+    #[test]
+    fn a_row_leaves_out_empty_fields_and_reads_back_the_same() {
+        let now = parse_ist("2026-11-21 12:00:00").unwrap();
+        let mut fresh = Customer::new("9876543210", now);
+        fresh.apply_order(&order("1", "100", "2026-11-20 10:00:00"), "v1");
+        let row = serde_json::to_value(&fresh).unwrap();
+        let fields: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+        // a name came with the order; nothing else optional is set
+        assert_eq!(fields, ["created_at", "lifetime_value", "loyalty_points", "name", "orders", "phone"]);
+        assert_eq!(
+            row["orders"]["outlet/1"],
+            serde_json::json!({"amount": "100", "version": "v1", "order_time": "2026-11-20 10:00:00"})
+        );
+        assert_eq!(serde_json::from_value::<Customer>(row).unwrap(), fresh);
+
+        // every field set survives the round trip
+        let mut full = fresh.clone();
+        full.email = Some("a@b.c".into());
+        full.gender = Some("f".into());
+        full.dob = Some("1990-01-01".into());
+        full.push_tokens = vec!["t".into()];
+        full.last_checkin = Some(now);
+        full.loyalty_points = 5;
+        full.orders.get_mut("outlet/1").unwrap().points = 5;
+        full.milestones_awarded.insert(1);
+        full.rating_frequency = 2;
+        full.is_blocked = true;
+        full.velocity.insert("1|d".into(), 3);
+        full.referral_rewarded = true;
+        full.referrals_rewarded.insert("9000000000".into());
+        full.point_lots.0.insert(now, 5);
+        full.ledger_seq = 7;
+        let row = serde_json::to_vec(&full).unwrap();
+        assert_eq!(serde_json::from_slice::<Customer>(&row).unwrap(), full);
+        // and a row written before fields were left out still reads
+        let old = br#"{"phone":"1","name":null,"email":null,"gender":null,"dob":null,"push_tokens":[],"last_checkin":null,"loyalty_points":0,"orders":{},"lifetime_value":"0","created_at":null,"milestones_awarded":[],"rating_frequency":0,"is_blocked":false,"velocity":{},"flags":{},"referral_rewarded":false,"referrals_rewarded":[],"point_lots":{},"ledger_seq":0}"#;
+        assert_eq!(
+            serde_json::from_slice::<Customer>(old).unwrap(),
+            Customer { phone: "1".into(), ..Customer::default() }
+        );
     }
 
     #[test]

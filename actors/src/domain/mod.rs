@@ -6,3 +6,9 @@ pub mod loyalty;
 pub mod order;
 pub mod time;
 pub mod wallet;
+
+/// Whether `value` is its type's default: rows leave such fields out (`skip_serializing_if`), and
+/// `#[serde(default)]` gives them back when read.
+pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}

@@ -331,20 +331,27 @@ pub struct Contribution {
     /// `amount`.
     pub amount: Decimal,
     /// `discount` (0 when absent).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub discount: Decimal,
     /// The customer's first order.
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub new_customer: bool,
     /// Points the order earned.
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub points_earned: i64,
     /// Points redeemed against it.
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub points_redeemed: i64,
     /// Item lines (quantity above 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<ItemLine>,
     /// `channel` (or `fulfillment`), lower case; `unspecified` when absent.
     pub channel: String,
     /// `prepMinutes`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prep_minutes: Option<Decimal>,
     /// `deliveryMinutes`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery_minutes: Option<Decimal>,
     /// `city` (or `customer.city`), as sent; `unknown` when absent.
     pub city: String,
@@ -583,6 +590,36 @@ mod tests {
         let time = format!("2026-10-02 {hour:02}:30:00");
         let amount = Decimal::from_str_exact(amount).unwrap_or_default();
         Contribution::of(&payload, "o1", Some(&time), Utc::now(), amount)
+    }
+
+    #[test]
+    fn a_contribution_leaves_out_its_defaults_and_reads_back_the_same() {
+        let payload = json!({"businessId": "o1", "orderId": "2", "amount": 10});
+        let bare = Contribution::of(&payload, "o1", Some("2026-10-02 09:30:00"), Utc::now(), Decimal::TEN);
+        let row = serde_json::to_value(&bare).unwrap();
+        let fields: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(fields, ["amount", "channel", "city", "day", "hour", "outlet", "pincode"]);
+        assert_eq!(serde_json::from_value::<Contribution>(row).unwrap(), bare);
+        // every field set survives, and a row written with the defaults spelled out still reads
+        let mut full = order("115.25", 9);
+        full.new_customer = true;
+        full.points_earned = 3;
+        full.points_redeemed = 2;
+        full.delivery_minutes = Some(Decimal::ONE);
+        assert_eq!(serde_json::from_slice::<Contribution>(&serde_json::to_vec(&full).unwrap()).unwrap(), full);
+        let mut old = serde_json::to_value(&bare).unwrap();
+        for (field, value) in [
+            ("discount", json!("0")),
+            ("new_customer", json!(false)),
+            ("points_earned", json!(0)),
+            ("points_redeemed", json!(0)),
+            ("items", json!([])),
+            ("prep_minutes", json!(null)),
+            ("delivery_minutes", json!(null)),
+        ] {
+            old[field] = value;
+        }
+        assert_eq!(serde_json::from_value::<Contribution>(old).unwrap(), bare);
     }
 
     #[test]

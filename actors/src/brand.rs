@@ -223,11 +223,7 @@ impl Brand {
     fn before_writing(&mut self, ops: &[WriteOp]) -> Vec<usize> {
         if !self.read_ahead.is_empty() {
             self.read_ahead.retain(|key, _| {
-                !ops.iter().any(|op| {
-                    let (WriteOp::Put { table, partition, clustering, .. }
-                    | WriteOp::Delete { table, partition, clustering }) = op;
-                    *table == key.table && *partition == key.partition && *clustering == key.clustering
-                })
+                !ops.iter().any(|op| op.row() == (key.table, key.partition.as_str(), key.clustering.as_slice()))
             });
         }
         self.ctx.stamps.slots_of(ops)

@@ -42,9 +42,9 @@ impl WriteStamps {
     /// The slots of the rows `ops` write (taken before the ops are handed to the store).
     pub fn slots_of(&self, ops: &[WriteOp]) -> Vec<usize> {
         ops.iter()
-            .map(|op| match op {
-                WriteOp::Put { table, partition, clustering, .. }
-                | WriteOp::Delete { table, partition, clustering } => self.slot(table, partition, clustering),
+            .map(|op| {
+                let (table, partition, clustering) = op.row();
+                self.slot(table, partition, clustering)
             })
             .collect()
     }

@@ -84,7 +84,8 @@ pub enum WriteOp {
 }
 
 impl WriteOp {
-    fn row(&self) -> (&'static str, &str, &[u8]) {
+    /// The row this writes: its table, partition key and clustering key.
+    pub fn row(&self) -> (&'static str, &str, &[u8]) {
         match self {
             WriteOp::Put { table, partition, clustering, .. } | WriteOp::Delete { table, partition, clustering } => {
                 (table, partition, clustering)

@@ -147,7 +147,7 @@ pub struct QueuedSend {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_status: Option<u8>,
     /// Delivery attempts so far (the drains).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub attempts: u32,
     /// `sent` or `failed`, once the drains know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,10 +179,6 @@ pub struct QueuedSend {
     /// The drains leave it queued until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<DateTime<Utc>>,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 impl QueuedSend {

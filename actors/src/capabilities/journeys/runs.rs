@@ -96,15 +96,11 @@ pub struct JourneySend {
     #[serde(default)]
     pub revenue: Decimal,
     /// Clicks on the chat button's tracking link.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub clicks: u32,
     /// The first click.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_click_at: Option<DateTime<Utc>>,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 impl JourneySend {

@@ -20,6 +20,7 @@ use engage_storage::{StoreError, WriteOp};
 
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
+use crate::domain::is_default;
 use crate::domain::order::decimal;
 use crate::domain::time::{ist, parse_ist};
 use crate::keys;
@@ -95,10 +96,6 @@ impl Tally {
         self.units = self.units.saturating_add(units.saturating_mul(sign));
     }
 
-    fn is_zero(&self) -> bool {
-        self.n == 0 && self.units == 0
-    }
-
     /// The revenue.
     pub fn revenue(&self) -> Decimal {
         money::decimal(self.units)
@@ -156,10 +153,6 @@ impl Fulfilment {
     pub fn delivery_minutes(&self) -> Decimal {
         money::decimal(self.delivery_units)
     }
-
-    fn is_zero(&self) -> bool {
-        *self == Fulfilment::default()
-    }
 }
 
 /// The figures of one scope (an outlet, or the brand) on one IST day.
@@ -205,7 +198,7 @@ fn bump(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, units: i64, sign:
         None => map.entry(name.to_owned()).or_default(),
     };
     tally.add(n, units, sign);
-    if tally.is_zero() {
+    if is_default(tally) {
         map.remove(name);
     }
 }
@@ -260,7 +253,7 @@ impl Figures {
             plus(&mut channel.delivery_units, money::units(minutes), sign);
             plus(&mut channel.delivery_orders, 1, sign);
         }
-        if channel.is_zero() {
+        if is_default(channel) {
             self.channels.remove(&c.channel);
         }
         bump(&mut self.cities, &c.city, 1, amount, sign);
@@ -268,7 +261,7 @@ impl Figures {
         if brand {
             bump(&mut self.outlets, &c.outlet, 1, amount, sign);
         }
-        if self.hours.iter().all(Tally::is_zero) {
+        if self.hours.iter().all(is_default) {
             self.hours.clear();
         }
     }
@@ -334,13 +327,13 @@ pub struct Contribution {
     #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub discount: Decimal,
     /// The customer's first order.
-    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub new_customer: bool,
     /// Points the order earned.
-    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub points_earned: i64,
     /// Points redeemed against it.
-    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub points_redeemed: i64,
     /// Item lines (quantity above 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -498,24 +498,36 @@ mod tests {
     }
 
     /// The table files fjall has flushed so far, over every keyspace.
-    fn table_files(dir: &Path) -> usize {
+    /// The sizes of the table files of every keyspace
+    fn table_sizes(dir: &Path) -> Vec<u64> {
         let keyspaces = std::fs::read_dir(dir.join("store/keyspaces")).unwrap();
         keyspaces
             .filter_map(|keyspace| std::fs::read_dir(keyspace.unwrap().path().join("tables")).ok())
-            .map(Iterator::count)
-            .sum()
+            .flatten()
+            .map(|table| table.unwrap().metadata().unwrap().len())
+            .collect()
     }
 
-    /// Memtables rotated, flushed and retired many times over (the path third_party/lsm-tree's
-    /// patch changes: retired versions freed on another thread): every row reads back, before
-    /// and after a reopen.
+    /// Memtables rotated, flushed and retired many times over, into tables large enough to be
+    /// written out a megabyte at a time (the two paths third_party/lsm-tree's patch changes):
+    /// every row reads back, before and after a reopen.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn rows_survive_memtable_rotations_and_a_reopen() {
         let dir = tempfile::tempdir().unwrap();
-        let store = EmbeddedStore::open_with(dir.path(), Some(256 << 10)).unwrap();
-        let value = |key: u32, round: u8| [&key.to_be_bytes()[..], &[round; 1020]].concat();
-        // two rounds over 2,000 keys of ~1 KiB: ~4 MiB through 256 KiB memtables
-        for round in 0..2u8 {
+        let store = EmbeddedStore::open_with(dir.path(), Some(2 << 20)).unwrap();
+        // ~1 KiB that does not compress: the key, then bytes from a generator seeded by key and round
+        let value = |key: u32, round: u8| {
+            let mut state = u64::from(key) << 8 | u64::from(round) | 1 << 63;
+            let noise = (0..255).flat_map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state as u32).to_le_bytes()
+            });
+            key.to_be_bytes().into_iter().chain(noise).collect::<Vec<u8>>()
+        };
+        // four rounds over 2,000 keys: ~8 MiB through 2 MiB memtables
+        for round in 0..4u8 {
             for chunk in (0..2000u32).collect::<Vec<_>>().chunks(50) {
                 let ops = chunk.iter().map(|&key| put(&key.to_be_bytes(), &value(key, round))).collect();
                 store.batch(ops).await.unwrap();
@@ -523,17 +535,23 @@ mod tests {
         }
         // flushes run on fjall's workers: wait for them to show on disk
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while table_files(dir.path()) < 4 && std::time::Instant::now() < deadline {
+        while table_sizes(dir.path()).len() < 3 && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        assert!(table_files(dir.path()) >= 4, "memtables were not rotated and flushed");
+        let sizes = table_sizes(dir.path());
+        assert!(sizes.len() >= 3, "memtables were not rotated and flushed: {sizes:?}");
+        assert!(sizes.iter().any(|&size| size > 1 << 20), "no table over 1 MiB: {sizes:?}");
         let check = |store: EmbeddedStore| async move {
             for key in (0..2000u32).step_by(97) {
-                assert_eq!(store.get("s", "p", &key.to_be_bytes()).await.unwrap(), Some(value(key, 1)));
+                assert_eq!(store.get("s", "p", &key.to_be_bytes()).await.unwrap(), Some(value(key, 3)));
             }
             let rows = store.scan("s", "p", None, 5000).await.unwrap();
             assert_eq!(rows.len(), 2000);
-            assert!(rows.iter().all(|row| row.value[4..] == [1; 1020]), "a row kept its first round's value");
+            assert!(
+                rows.iter()
+                    .all(|row| row.value == value(u32::from_be_bytes(row.clustering[..4].try_into().unwrap()), 3)),
+                "a row kept an earlier round's value"
+            );
         };
         check(store.clone()).await;
         drop(store);

@@ -1,5 +1,6 @@
 //! Scheduled jobs (spec "Scheduled jobs", IST): one scheduler per node; in distributed mode each
 //! occurrence of a job runs on one node only (it claims `job.<name>.<time>` in the lease bucket).
+//! A drain runs alone, on a node and across nodes, whoever started it ([`Jobs::exclusive`]).
 //!
 //! | job | default cron (sec min hour day month weekday, IST) | what it does |
 //! |---|---|---|
@@ -79,7 +80,7 @@ const DRAIN_CONCURRENCY: usize = 16;
 pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The jobs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobName {
     /// SMS queue drain.
@@ -229,7 +230,12 @@ pub struct Jobs {
     schedules: Vec<(JobName, String)>,
     claims: Option<async_nats::jetstream::kv::Store>,
     node: String,
+    /// One lock per job that must not run twice at once on this node (see [`Jobs::exclusive`])
+    running: std::sync::Mutex<HashMap<JobName, Arc<tokio::sync::Mutex<()>>>>,
 }
+
+/// How long a run waits for another node's run of the same job to end before it gives up
+const EXCLUSIVE_WAIT: Duration = Duration::from_secs(300);
 
 /// A brand-by-brand job's outcome: an error (the job failed; running it again finishes it, as
 /// every brand's work is idempotent) when some brands failed.
@@ -257,7 +263,7 @@ impl Jobs {
         node: String,
     ) -> Arc<Self> {
         let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
-        Arc::new(Self { repo, gateway, providers, client, schedules, claims, node })
+        Arc::new(Self { repo, gateway, providers, client, schedules, claims, node, running: Default::default() })
     }
 
     /// Each job with its cron and next run (IST).
@@ -275,9 +281,9 @@ impl Jobs {
     pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<Value, String> {
         let started = Instant::now();
         let outcome = match job {
-            JobName::SmsDrain => self.drain(Channel::Sms, now).await,
-            JobName::ChatDrain => self.drain(Channel::Chat, now).await,
-            JobName::PushDrain => self.drain(Channel::Push, now).await,
+            JobName::SmsDrain => self.exclusive(job, self.drain(Channel::Sms, now)).await,
+            JobName::ChatDrain => self.exclusive(job, self.drain(Channel::Chat, now)).await,
+            JobName::PushDrain => self.exclusive(job, self.drain(Channel::Push, now)).await,
             JobName::PosRevoke => self.revoke(now).await,
             JobName::ChatRefund => self.refund(now).await,
             JobName::PointsExpiry => self.expire_points(now).await,
@@ -295,7 +301,7 @@ impl Jobs {
             JobName::NpsConversion => self.convert_nps(now).await,
             JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await,
             JobName::ReviewSync => self.sync_reviews(now).await,
-            JobName::LegacyFeedbackDrain => self.drain_legacy_feedback(now).await,
+            JobName::LegacyFeedbackDrain => self.exclusive(job, self.drain_legacy_feedback(now)).await,
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -341,6 +347,63 @@ impl Jobs {
                 bucket.create(format!("job.{}.{at}", job.as_str()), self.node.as_bytes().to_vec().into()).await.is_ok()
             }
         }
+    }
+
+    /// Runs `work` as the only run of `job` at a time, for a job that reads pending rows, calls a
+    /// provider, then marks them: two runs at once would both send the same rows. On this node a
+    /// lock per job orders them; in distributed mode the key `run.<job>` in the lease bucket does
+    /// the same across nodes. It is created before the run, renewed while it lasts and deleted
+    /// after; if its node dies it lapses like a partition lease. A run that finds the job running
+    /// waits for it (up to [`EXCLUSIVE_WAIT`] for another node's), then finds those rows sent.
+    async fn exclusive(
+        &self,
+        job: JobName,
+        work: impl std::future::Future<Output = Result<Value, String>>,
+    ) -> Result<Value, String> {
+        let local = {
+            let mut running = self.running.lock().map_err(|_| "the job locks are poisoned".to_owned())?;
+            running.entry(job).or_default().clone()
+        };
+        let _local = local.lock().await;
+        let Some(bucket) = &self.claims else {
+            return work.await;
+        };
+        let key = format!("run.{}", job.as_str());
+        let holder = bytes::Bytes::from(self.node.clone().into_bytes());
+        let lifetime = bucket.status().await.map(|status| status.max_age()).unwrap_or_default();
+        let deadline = Instant::now() + EXCLUSIVE_WAIT;
+        let mut revision = loop {
+            match bucket.create(&key, holder.clone()).await {
+                Ok(revision) => break revision,
+                Err(error) if error.kind() == async_nats::jetstream::kv::CreateErrorKind::AlreadyExists => {
+                    if Instant::now() >= deadline {
+                        return Err(format!(
+                            "another node's {} run still holds {key}; run it again later",
+                            job.as_str()
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Err(error) => return Err(format!("cannot claim {key}: {error}")),
+            }
+        };
+        tracing::debug!(key, revision, "job run claimed");
+        let mut renew = tokio::time::interval((lifetime / 3).max(Duration::from_millis(100)));
+        renew.tick().await;
+        tokio::pin!(work);
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut work => break outcome,
+                _ = renew.tick() => match bucket.update(&key, holder.clone(), revision).await {
+                    Ok(next) => revision = next,
+                    Err(error) => tracing::warn!(%error, key, "cannot renew a job run's claim"),
+                },
+            }
+        };
+        if let Err(error) = bucket.delete_expect_revision(&key, Some(revision)).await {
+            tracing::warn!(%error, key, "cannot release a job run's claim; it lapses with the lease");
+        }
+        outcome
     }
 
     fn provider(&self, channel: Channel) -> Option<&str> {

@@ -715,8 +715,12 @@ struct Pair {
 
 impl Pair {
     async fn start() -> Self {
+        Self::start_with(crate::jobs::provider(&[]).await).await
+    }
+
+    /// Like [`Pair::start`], sending SMS to `sms`.
+    async fn start_with(sms: crate::jobs::Provider) -> Self {
         let nats = NatsServer::start().await;
-        let sms = crate::jobs::provider(&[]).await;
         let dir = tempfile::tempdir().unwrap();
         let common = [
             ("ENGAGE_NATS_URL", nats.url.as_str()),
@@ -897,6 +901,42 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
         (BRANDS * CUSTOMERS, BRANDS * CUSTOMERS, json!(0)),
         "{drained}"
     );
+}
+
+/// An operator's drain on each node at once (or one of them and the schedule's): each message goes
+/// out once, as the run key in the lease bucket lets one drain run at a time across the nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drains_on_two_nodes_at_once_send_each_message_once() {
+    const RECIPIENTS: usize = 40;
+    let sms = crate::jobs::slow_provider(&[], Duration::from_millis(200)).await;
+    let Pair { nats: _nats, sms, dir: _dir, node_a, node_b, client } = Pair::start_with(sms).await;
+    let brand = "brand-dr";
+    let token = staff_token(&client, &node_b.base, brand).await;
+    let recipients: Vec<String> = (0..RECIPIENTS).map(|n| format!("98765{n:05}")).collect();
+    for (path, body) in [
+        (
+            "/crm_api/configure_fraud_alert_settings",
+            json!({"alert_recipients": recipients, "channel_type": "sms", "template": "Check {contact}"}),
+        ),
+        ("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 1000})),
+        ("/crm_api/send_fraud_alert", json!({"business_id": "outlet-1", "contact": "9000000000"})),
+    ] {
+        let mut body = body;
+        body["parent_business_id"] = json!(brand);
+        let (status, answer) = call(&client, &node_b.base, path, &[("token", token.as_str())], &body).await;
+        assert_eq!(status, 200, "{path}: {answer}");
+    }
+    let (admin, job) = ([("x-admin-key", PAIR_ADMIN_KEY)], json!({"name": "sms_drain"}));
+    let ((status_a, on_a), (status_b, on_b)) = tokio::join!(
+        call(&client, &node_a.base, "/admin/jobs/run", &admin, &job),
+        call(&client, &node_b.base, "/admin/jobs/run", &admin, &job),
+    );
+    assert_eq!((status_a, status_b), (200, 200), "{on_a} {on_b}");
+    let sent = on_a["outcome"]["sent"].as_u64().unwrap() + on_b["outcome"]["sent"].as_u64().unwrap();
+    let received = sms.received.lock().unwrap().clone();
+    let phones: std::collections::BTreeSet<String> =
+        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!((received.len(), phones.len(), sent as usize), (RECIPIENTS, RECIPIENTS, RECIPIENTS), "{on_a} {on_b}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,17 +22,23 @@ pub(crate) struct Provider {
 }
 
 pub(crate) async fn provider(failing: &[&str]) -> Provider {
+    slow_provider(failing, Duration::ZERO).await
+}
+
+/// Like [`provider`], answering each request only after `delay` (it records the request first).
+pub(crate) async fn slow_provider(failing: &[&str], delay: Duration) -> Provider {
     let received = Arc::new(Mutex::new(Vec::new()));
     let failing: Arc<Vec<String>> = Arc::new(failing.iter().map(|s| s.to_string()).collect());
-    type S = (Arc<Mutex<Vec<Value>>>, Arc<Vec<String>>);
-    async fn handle(State((received, failing)): State<S>, Json(body): Json<Value>) -> axum::response::Response {
+    type S = (Arc<Mutex<Vec<Value>>>, Arc<Vec<String>>, Duration);
+    async fn handle(State((received, failing, delay)): State<S>, Json(body): Json<Value>) -> axum::response::Response {
         received.lock().unwrap().push(body.clone());
+        tokio::time::sleep(delay).await;
         if failing.iter().any(|f| body["to"] == f.as_str()) {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
         Json(json!({"id": format!("prov-{}", body["send_id"].as_str().unwrap_or_default())})).into_response()
     }
-    let app = Router::new().route("/send", axum::routing::post(handle)).with_state((received.clone(), failing));
+    let app = Router::new().route("/send", axum::routing::post(handle)).with_state((received.clone(), failing, delay));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/send", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -80,6 +86,21 @@ async fn queue_alerts(app: &TestApp, staff: &str, brand: &str, channel: &str) {
     )
     .await;
     assert_eq!(sent["queued"], 3);
+}
+
+/// Two runs of a drain at once (an operator's and the schedule's): the second waits for the
+/// first and finds its rows sent, so each message goes out once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_drains_at_once_send_each_message_once() {
+    let sms = slow_provider(&[], Duration::from_millis(300)).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let staff = create_token(&app, "staff", "brand-x").await;
+    queue_alerts(&app, &staff, "brand-x", "sms").await;
+    let drain = || admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"}));
+    let (first, second) = tokio::join!(drain(), drain());
+    let sent = first["outcome"]["sent"].as_u64().unwrap() + second["outcome"]["sent"].as_u64().unwrap();
+    let received = sms.received.lock().unwrap().clone();
+    assert_eq!((received.len(), sent), (3, 3), "{first} {second}");
 }
 
 #[tokio::test]

@@ -893,11 +893,9 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
     let (status, drained) =
         call(&client, &node_b.base, "/admin/jobs/run", &admin, &json!({"name": "sms_drain", "now": tomorrow})).await;
     assert_eq!(status, 200, "{drained}");
-    let received = sms.received.lock().unwrap().clone();
-    let phones: std::collections::BTreeSet<String> =
-        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
+    let (received, phones) = sms.deliveries();
     assert_eq!(
-        (received.len(), phones.len(), drained["outcome"]["unpaid"].clone()),
+        (received, phones, drained["outcome"]["unpaid"].clone()),
         (BRANDS * CUSTOMERS, BRANDS * CUSTOMERS, json!(0)),
         "{drained}"
     );
@@ -933,10 +931,8 @@ async fn drains_on_two_nodes_at_once_send_each_message_once() {
     );
     assert_eq!((status_a, status_b), (200, 200), "{on_a} {on_b}");
     let sent = on_a["outcome"]["sent"].as_u64().unwrap() + on_b["outcome"]["sent"].as_u64().unwrap();
-    let received = sms.received.lock().unwrap().clone();
-    let phones: std::collections::BTreeSet<String> =
-        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
-    assert_eq!((received.len(), phones.len(), sent as usize), (RECIPIENTS, RECIPIENTS, RECIPIENTS), "{on_a} {on_b}");
+    let (received, phones) = sms.deliveries();
+    assert_eq!((received, phones, sent as usize), (RECIPIENTS, RECIPIENTS, RECIPIENTS), "{on_a} {on_b}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1017,10 +1013,8 @@ async fn a_node_killed_mid_bill_generation_leaves_no_order_unbilled_and_none_bil
     let (_, again) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &job).await;
     assert_eq!(again["outcome"]["generated"], 0, "{again}");
     let (_, drained) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &json!({"name": "sms_drain"})).await;
-    let received = sms.received.lock().unwrap().clone();
-    let phones: std::collections::BTreeSet<String> =
-        received.iter().map(|r| r["to"].as_str().unwrap_or_default().to_owned()).collect();
-    assert_eq!((received.len(), phones.len()), (BRANDS * ORDERS, BRANDS * ORDERS), "{drained}");
+    let (received, phones) = sms.deliveries();
+    assert_eq!((received, phones), (BRANDS * ORDERS, BRANDS * ORDERS), "{drained}");
 }
 
 /// The value of the first `/metrics` line of `base` that starts with `prefix` (0 when absent).

@@ -21,6 +21,16 @@ pub(crate) struct Provider {
     pub(crate) received: Arc<Mutex<Vec<Value>>>,
 }
 
+impl Provider {
+    /// How many requests it received, and for how many distinct recipients (`to`).
+    pub(crate) fn deliveries(&self) -> (usize, usize) {
+        let received = self.received.lock().unwrap();
+        let recipients: std::collections::BTreeSet<&str> =
+            received.iter().map(|r| r["to"].as_str().unwrap_or_default()).collect();
+        (received.len(), recipients.len())
+    }
+}
+
 pub(crate) async fn provider(failing: &[&str]) -> Provider {
     slow_provider(failing, Duration::ZERO).await
 }

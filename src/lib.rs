@@ -498,7 +498,10 @@ impl Application {
         };
         let limiter =
             settings.rate_limit_per_second.map(|rate| Arc::new(CallerLimiter::new(rate, settings.rate_limit_burst)));
-        if let Some(limiter) = &limiter {
+        // the open routes' own limit: bursts of twice the rate
+        let open_limiter = std::num::NonZeroU32::new(settings.open_routes_rate_limit)
+            .map(|rate| Arc::new(CallerLimiter::new(rate, rate.checked_mul(std::num::NonZeroU32::MIN.saturating_add(1)))));
+        for limiter in limiter.iter().chain(open_limiter.iter()) {
             let limiter = Arc::downgrade(limiter);
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(PRUNE_EVERY);
@@ -561,7 +564,14 @@ impl Application {
             admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },
             jobs,
             links,
+            open_routes: engage_ingress::platform::access::OpenRoutes::new(
+                settings.open_routes == engage_config::OpenRoutes::Closed,
+            ),
+            open_limiter,
         };
+        if settings.role != Role::Node {
+            engage_ingress::platform::access::log_open_routes(&settings);
+        }
 
         startup.stop_interim().await;
         let grace = Duration::from_secs(settings.shutdown_grace_secs);

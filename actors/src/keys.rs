@@ -42,11 +42,59 @@ impl Key {
     }
 }
 
+/// What starts the last part of a pending coupon use's key in `pending_redemptions`.
+const COUPON_PREFIX: &str = "coupon:";
+
+/// The separator of joined key parts.
+const SEPARATOR: char = '|';
+/// The escape character of key parts.
+const ESCAPE: char = '\\';
+
+/// One key part with `\\` and `|` escaped by a `\\` before each: an id free of those two
+/// characters keeps its bytes (so rows written before keys were escaped read back unchanged).
+pub fn escape(part: &str) -> std::borrow::Cow<'_, str> {
+    escape_chars(part, &[ESCAPE, SEPARATOR])
+}
+
+fn escape_chars<'a>(part: &'a str, special: &[char]) -> std::borrow::Cow<'a, str> {
+    if !part.contains(special) {
+        return std::borrow::Cow::Borrowed(part);
+    }
+    let mut out = String::with_capacity(part.len() + 4);
+    for c in part.chars() {
+        if special.contains(&c) {
+            out.push(ESCAPE);
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Key parts joined by `|`, each [`escape`]d: injective (no two different lists of parts give the
+/// same key, whatever characters the ids hold) and prefix-safe (the key of `[a, b]` starts with
+/// `join([a]) + "|"` only when its first part is `a`).
+pub fn join(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(SEPARATOR);
+        }
+        out.push_str(&escape(part));
+    }
+    out
+}
+
 /// A short stable digest of `parts` (16 hex characters): deterministic ids for retried writes.
 pub fn digest(parts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     for part in parts {
+        // a part holding NUL is hashed as 0xFF (never a UTF-8 byte), its length, then the part:
+        // the parts stay apart, and every other part hashes as it always did
+        if part.contains('\0') {
+            hasher.update([0xff]);
+            hasher.update((part.len() as u64).to_be_bytes());
+        }
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
@@ -60,12 +108,17 @@ pub fn customer(tenant: &str, phone: &str) -> Key {
 
 /// `orders`: an order of an outlet.
 pub fn order(tenant: &str, outlet: &str, order_id: &str) -> Key {
-    Key::new(ORDERS, format!("{tenant}|{outlet}"), order_id.as_bytes())
+    Key::new(ORDERS, join(&[tenant, outlet]), order_id.as_bytes())
 }
 
 /// `crm_queue`: the record of an envelope, under its IST acceptance day.
 pub fn queue_record(tenant: &str, ist_day: &str, received_at: &str, id: &str) -> Key {
-    Key::new(CRM_QUEUE, format!("{tenant}|{ist_day}"), format!("{received_at}|{id}").into_bytes())
+    Key::new(CRM_QUEUE, queue_partition(tenant, ist_day), join(&[received_at, id]).into_bytes())
+}
+
+/// The `crm_queue` partition of a brand's IST day.
+pub fn queue_partition(tenant: &str, ist_day: &str) -> String {
+    join(&[tenant, ist_day])
 }
 
 /// `businesses`: an outlet's merged facts.
@@ -75,7 +128,7 @@ pub fn business(tenant: &str, business_id: &str) -> Key {
 
 /// `checkins`: one check-in of a customer.
 pub fn checkin(tenant: &str, phone: &str, envelope_id: &str) -> Key {
-    Key::new(CHECKINS, format!("{tenant}|{phone}"), envelope_id.as_bytes())
+    Key::new(CHECKINS, join(&[tenant, phone]), envelope_id.as_bytes())
 }
 
 /// `fraud_config`: `velocity` or `alerts`.
@@ -100,17 +153,17 @@ pub fn wallet(tenant: &str, business: &str) -> Key {
 
 /// `wallet_txns`: the wallet's transaction number `seq`.
 pub fn wallet_txn(tenant: &str, business: &str, seq: u64) -> Key {
-    Key::new(WALLET_TXNS, format!("{tenant}|{business}"), seq.to_be_bytes())
+    Key::new(WALLET_TXNS, join(&[tenant, business]), seq.to_be_bytes())
 }
 
 /// The partition of an outlet's wallet transactions (for paging).
 pub fn wallet_txns_partition(tenant: &str, business: &str) -> String {
-    format!("{tenant}|{business}")
+    join(&[tenant, business])
 }
 
 /// `wallet_refs`: the transaction a recharge reference or send id was applied as.
 pub fn wallet_ref(tenant: &str, business: &str, reference: &str) -> Key {
-    Key::new(WALLET_REFS, format!("{tenant}|{business}"), reference.as_bytes())
+    Key::new(WALLET_REFS, join(&[tenant, business]), reference.as_bytes())
 }
 
 /// `wallet_pricing`: the brand's price table.
@@ -120,7 +173,7 @@ pub fn pricing(tenant: &str) -> Key {
 
 /// `channel_queue`: a queued send in `<channel>_queue_<YYYYMMDD>`.
 pub fn queued_send(queue: &str, delivery_date: &str, tenant: &str, send_id: &str) -> Key {
-    Key::new(CHANNEL_QUEUE, format!("{queue}_{delivery_date}"), format!("{tenant}|{send_id}").into_bytes())
+    Key::new(CHANNEL_QUEUE, format!("{queue}_{delivery_date}"), join(&[tenant, send_id]).into_bytes())
 }
 
 /// `rewards`: a reward of the catalogue.
@@ -140,22 +193,29 @@ pub fn pending_coupon(tenant: &str, order_id: &str) -> Key {
 
 /// `loyalty_otps`: a customer's current one-time password.
 pub fn otp(tenant: &str, phone: &str) -> Key {
-    Key::new(OTPS, format!("{tenant}|{phone}"), b"otp".to_vec())
+    Key::new(OTPS, join(&[tenant, phone]), b"otp".to_vec())
 }
 
 /// `loyalty_redemptions`: the redemption of an order (or `reward:<reference>`).
 pub fn redemption(tenant: &str, phone: &str, order_id: &str) -> Key {
-    Key::new(REDEMPTIONS, format!("{tenant}|{phone}"), order_id.as_bytes())
+    Key::new(REDEMPTIONS, join(&[tenant, phone]), order_id.as_bytes())
 }
 
 /// `pending_redemptions`: the revoke job's index row of a pending POS points redemption.
 pub fn pending_redemption(until: DateTime<Utc>, tenant: &str, order_id: &str) -> Key {
-    Key::new(PENDING_REDEMPTIONS, "due", format!("{}|{tenant}|{order_id}", instant_key(until)).into_bytes())
+    let due = instant_key(until);
+    // an order id that looks like a coupon row's last part gets a part more, so the two never meet
+    let clustering = match order_id.starts_with(COUPON_PREFIX) {
+        false => join(&[&due, tenant, order_id]),
+        true => join(&[&due, tenant, "order", order_id]),
+    };
+    Key::new(PENDING_REDEMPTIONS, "due", clustering.into_bytes())
 }
 
 /// `pending_redemptions`: the revoke job's index row of a pending POS coupon use.
 pub fn pending_coupon_use(until: DateTime<Utc>, tenant: &str, code: &str) -> Key {
-    Key::new(PENDING_REDEMPTIONS, "due", format!("{}|{tenant}|coupon:{code}", instant_key(until)).into_bytes())
+    let last = format!("{COUPON_PREFIX}{code}");
+    Key::new(PENDING_REDEMPTIONS, "due", join(&[&instant_key(until), tenant, &last]).into_bytes())
 }
 
 /// `loyalty_rules`: the brand's rules.
@@ -165,12 +225,12 @@ pub fn loyalty_rules(tenant: &str) -> Key {
 
 /// `loyalty_ledger`: a customer's ledger row number `seq`.
 pub fn ledger(tenant: &str, phone: &str, seq: u64) -> Key {
-    Key::new(LOYALTY_LEDGER, format!("{tenant}|{phone}"), seq.to_be_bytes())
+    Key::new(LOYALTY_LEDGER, join(&[tenant, phone]), seq.to_be_bytes())
 }
 
 /// The partition of a customer's ledger (for paging).
 pub fn ledger_partition(tenant: &str, phone: &str) -> String {
-    format!("{tenant}|{phone}")
+    join(&[tenant, phone])
 }
 
 /// `loyalty_daily`: the copy of ledger row `seq` under its IST day.
@@ -183,12 +243,12 @@ pub fn loyalty_daily(tenant: &str, ist_day: &str, phone: &str, seq: u64) -> Key 
 
 /// The partition of a brand's IST day in `loyalty_daily`.
 pub fn loyalty_daily_partition(tenant: &str, ist_day: &str) -> String {
-    format!("{tenant}|{ist_day}")
+    join(&[tenant, ist_day])
 }
 
 /// `points_expiry`: the expiry job's index row of a customer's lot.
 pub fn points_expiry(expires_at: DateTime<Utc>, tenant: &str, phone: &str) -> Key {
-    Key::new(POINTS_EXPIRY, "due", format!("{}|{tenant}|{phone}", instant_key(expires_at)).into_bytes())
+    Key::new(POINTS_EXPIRY, "due", join(&[&instant_key(expires_at), tenant, phone]).into_bytes())
 }
 
 /// `campaign_journeys`: a brand's journey configuration.
@@ -196,10 +256,19 @@ pub fn campaign_journey(tenant: &str, id: &str) -> Key {
     Key::new(CAMPAIGN_JOURNEYS, tenant, id.as_bytes())
 }
 
-/// `journey_types`: a journey type added by `/crm_api/autoCampaign`.
-pub fn journey_type(id: &str) -> Key {
-    Key::new(JOURNEY_TYPES, "all", id.as_bytes())
+/// `journey_types`: a journey type the brand added with `/crm_api/autoCampaign`.
+pub fn journey_type(tenant: &str, id: &str) -> Key {
+    Key::new(JOURNEY_TYPES, journey_types_partition(tenant), id.as_bytes())
 }
+
+/// The `journey_types` partition of the types a brand added: `brand|<tenant>`, never the
+/// partition `all` of the types releases before 0.2 kept for every brand (listed read-only).
+pub fn journey_types_partition(tenant: &str) -> String {
+    join(&["brand", tenant])
+}
+
+/// The `journey_types` partition of the types added before types belonged to a brand.
+pub const LEGACY_JOURNEY_TYPES: &str = "all";
 
 /// `journey_brands`: the brands that have journeys (the jobs
 /// walk it).
@@ -209,17 +278,17 @@ pub fn journey_brand(tenant: &str) -> Key {
 
 /// The partition of a journey's decisions.
 pub fn journey_sends_partition(tenant: &str, journey: &str) -> String {
-    format!("{tenant}|{journey}")
+    join(&[tenant, journey])
 }
 
 /// `journey_sends`: a journey's decision about one customer for one occasion.
 pub fn journey_send(tenant: &str, journey: &str, phone: &str, occasion: &str) -> Key {
-    Key::new(JOURNEY_SENDS, journey_sends_partition(tenant, journey), format!("{phone}|{occasion}").into_bytes())
+    Key::new(JOURNEY_SENDS, journey_sends_partition(tenant, journey), join(&[phone, occasion]).into_bytes())
 }
 
 /// `journey_runs`: a journey's send history of one IST day.
 pub fn journey_run(tenant: &str, journey: &str, day: &str) -> Key {
-    Key::new(JOURNEY_RUNS, tenant, format!("{journey}|{day}").into_bytes())
+    Key::new(JOURNEY_RUNS, tenant, join(&[journey, day]).into_bytes())
 }
 
 /// `journey_settings`: the brand's quiet hours and frequency cap.
@@ -229,17 +298,21 @@ pub fn journey_settings(tenant: &str) -> Key {
 
 /// The partition of a journey's ROI rows.
 pub fn campaign_roi_partition(tenant: &str, journey: &str) -> String {
-    format!("{tenant}|{journey}")
+    join(&[tenant, journey])
 }
 
 /// `auto_campaign_roi`: a journey's ROI of one day and mode.
 pub fn campaign_roi(tenant: &str, journey: &str, day: &str, mode: &str) -> Key {
-    Key::new(CAMPAIGN_ROI, campaign_roi_partition(tenant, journey), format!("{day}|{mode}").into_bytes())
+    Key::new(CAMPAIGN_ROI, campaign_roi_partition(tenant, journey), join(&[day, mode]).into_bytes())
 }
 
 /// `open_carts`: a cart the abandoned-cart job looks at.
 pub fn open_cart(tenant: &str, outlet: &str, order_id: &str) -> Key {
-    Key::new(OPEN_CARTS, "all", format!("{tenant}|{outlet}/{order_id}").into_bytes())
+    // `tenant|outlet/order_id` as it always was, the first two parts escaped for `/` as well: the
+    // order id, last, runs to the end
+    let special = [ESCAPE, SEPARATOR, '/'];
+    let (tenant, outlet) = (escape_chars(tenant, &special), escape_chars(outlet, &special));
+    Key::new(OPEN_CARTS, "all", format!("{tenant}{SEPARATOR}{outlet}/{order_id}").into_bytes())
 }
 
 /// `campaign_tags`: a brand's campaign tag.
@@ -290,12 +363,17 @@ pub fn bill_alias(tenant: &str, alias: &str) -> Key {
 
 /// `bill_funnel`: an outlet's funnel of an IST day.
 pub fn bill_funnel(tenant: &str, ist_day: &str, business: &str) -> Key {
-    Key::new(BILL_FUNNEL, tenant, format!("{ist_day}|{business}").into_bytes())
+    Key::new(BILL_FUNNEL, tenant, join(&[ist_day, business]).into_bytes())
 }
 
 /// `bill_skips`: an order that got no bill, under the IST day it was accepted.
 pub fn bill_skip(tenant: &str, ist_day: &str, business: &str, order_id: &str) -> Key {
-    Key::new(BILL_SKIPS, format!("{tenant}|{ist_day}"), format!("{business}|{order_id}").into_bytes())
+    Key::new(BILL_SKIPS, bill_skips_partition(tenant, ist_day), join(&[business, order_id]).into_bytes())
+}
+
+/// The `bill_skips` partition of a brand's IST day.
+pub fn bill_skips_partition(tenant: &str, ist_day: &str) -> String {
+    join(&[tenant, ist_day])
 }
 
 /// `bill_brands`: a brand with bill configurations (the bill jobs walk it).
@@ -310,17 +388,17 @@ pub fn feedback_config(tenant: &str, child: &str) -> Key {
 
 /// `feedback_requests`: the feedback link sent after an order.
 pub fn feedback_request(tenant: &str, outlet: &str, order_id: &str) -> Key {
-    Key::new(FEEDBACK_REQUESTS, tenant, format!("{outlet}|{order_id}").into_bytes())
+    Key::new(FEEDBACK_REQUESTS, tenant, join(&[outlet, order_id]).into_bytes())
 }
 
 /// `feedback_funnel`: an outlet's feedback funnel of an IST day.
 pub fn feedback_funnel(tenant: &str, ist_day: &str, outlet: &str) -> Key {
-    Key::new(FEEDBACK_FUNNEL, tenant, format!("{ist_day}|{outlet}").into_bytes())
+    Key::new(FEEDBACK_FUNNEL, tenant, join(&[ist_day, outlet]).into_bytes())
 }
 
 /// `ratings`: a rating of an order from one source.
 pub fn rating(tenant: &str, outlet: &str, order_id: &str, source: &str) -> Key {
-    Key::new(RATINGS, tenant, format!("{outlet}|{order_id}|{source}").into_bytes())
+    Key::new(RATINGS, tenant, join(&[outlet, order_id, source]).into_bytes())
 }
 
 /// `nps_responses`: an NPS response.
@@ -336,12 +414,17 @@ pub fn feedback_brand(tenant: &str) -> Key {
 
 /// `feedback_recoveries`: the low-rating recovery of an order.
 pub fn feedback_recovery(tenant: &str, outlet: &str, order_id: &str) -> Key {
-    Key::new(FEEDBACK_RECOVERIES, tenant, format!("{outlet}|{order_id}").into_bytes())
+    Key::new(FEEDBACK_RECOVERIES, tenant, join(&[outlet, order_id]).into_bytes())
 }
 
 /// `store_reviews`: an app-store review of a brand.
 pub fn store_review(tenant: &str, store: &str, review_id: &str) -> Key {
-    Key::new(STORE_REVIEWS, format!("{tenant}|{store}"), review_id.as_bytes())
+    Key::new(STORE_REVIEWS, store_reviews_partition(tenant, store), review_id.as_bytes())
+}
+
+/// The `store_reviews` partition of a brand's store.
+pub fn store_reviews_partition(tenant: &str, store: &str) -> String {
+    join(&[tenant, store])
 }
 
 /// `review_markers`: a brand's last-reviewed marker of one store.
@@ -351,7 +434,7 @@ pub fn review_marker(tenant: &str, store: &str) -> Key {
 
 /// `legacy_feedback_sms`: a legacy feedback SMS (a gateway URL to GET).
 pub fn legacy_sms(tenant: &str, id: &str) -> Key {
-    Key::new(LEGACY_FEEDBACK_SMS, "all", format!("{tenant}|{id}").into_bytes())
+    Key::new(LEGACY_FEEDBACK_SMS, "all", join(&[tenant, id]).into_bytes())
 }
 
 /// `stats_days`: the rollup of one scope (an outlet, or `*` for the brand) on one IST day.
@@ -361,10 +444,73 @@ pub fn stats_day(tenant: &str, scope: &str, ist_day: &str) -> Key {
 
 /// The `stats_days` partition of one scope.
 pub fn stats_days_partition(tenant: &str, scope: &str) -> String {
-    format!("{tenant}|{scope}")
+    join(&[tenant, scope])
 }
 
 /// `stats_special_days`: a day a brand marked special.
 pub fn stats_special_day(tenant: &str, ist_day: &str) -> Key {
     Key::new(STATS_SPECIAL_DAYS, tenant, ist_day.as_bytes())
+}
+
+/// `access_settings`: whether the brand closed the spec's open routes.
+pub fn open_routes_setting(tenant: &str) -> Key {
+    Key::new(ACCESS_SETTINGS, tenant, b"open_routes".to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    const HOSTILE: [&str; 16] =
+        ["", "c", "vip", "c|vip", "vip|o1", "o1", "\\", "\\|", "|", "a.b", "a~2Eb", "a/b", "a\0b", "ü|", "\u{1F600}", "\\\\|"];
+
+    #[test]
+    fn joined_keys_are_injective_whatever_the_ids_hold() {
+        let mut seen: HashMap<String, Vec<&str>> = HashMap::new();
+        for a in HOSTILE {
+            for b in HOSTILE {
+                let parts = vec![a, b];
+                if let Some(before) = seen.insert(join(&parts), parts.clone()) {
+                    panic!("{before:?} and {parts:?} give one key {:?}", join(&parts));
+                }
+            }
+        }
+        // lists of different lengths never meet either
+        for a in HOSTILE {
+            assert!(!seen.contains_key(&join(&[a])), "{a:?} meets a pair");
+        }
+        // the reported collision: brand `c`'s outlet `vip|o1` against brand `c|vip`'s outlet `o1`
+        assert_ne!(wallet_txn("c", "vip|o1", 1), wallet_txn("c|vip", "o1", 1));
+        assert_ne!(order("c", "vip|o1", "1"), order("c|vip", "o1", "1"));
+    }
+
+    #[test]
+    fn ids_without_separator_or_escape_keep_the_bytes_they_always_had() {
+        assert_eq!(wallet_txns_partition("brand-1", "outlet 1/ü"), "brand-1|outlet 1/ü");
+        assert_eq!(order("b", "o", "A-1").partition, "b|o");
+        assert_eq!(open_cart("b", "o", "A/1").clustering, b"b|o/A/1".to_vec());
+        assert_eq!(digest(&["a", "b"]), digest(&["a", "b"]));
+        assert_ne!(digest(&["a\0b", "c"]), digest(&["a", "b\0c"]));
+    }
+
+    #[test]
+    fn open_carts_and_pending_rows_do_not_meet() {
+        assert_ne!(open_cart("t", "a/b", "c"), open_cart("t", "a", "b/c"));
+        assert_ne!(open_cart("t|a", "b", "c"), open_cart("t", "a|b", "c"));
+        let at = chrono::Utc::now();
+        assert_ne!(pending_redemption(at, "t", "coupon:X"), pending_coupon_use(at, "t", "X"));
+        assert_eq!(
+            pending_redemption(at, "t", "A-1").clustering,
+            format!("{}|t|A-1", instant_key(at)).into_bytes(),
+            "an ordinary order keeps its key"
+        );
+    }
+
+    #[test]
+    fn a_brands_journey_types_never_share_the_legacy_partition() {
+        assert_ne!(journey_types_partition("all"), LEGACY_JOURNEY_TYPES);
+        assert_ne!(journey_type("a", "t"), journey_type("b", "t"));
+    }
 }

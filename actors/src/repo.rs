@@ -25,7 +25,8 @@
 //! | `loyalty_daily` | `tenant|YYYY-MM-DD` (IST day of the entry) | `phone|ledger sequence` | `{phone, kind, points}`: one row per ledger entry, for day-wise reports |
 //! | `wallet_pricing` | tenant | `pricing` | [`crate::domain::wallet::Pricing`]: the brand's prices of paid sends (spec defaults) |
 //! | `campaign_journeys` | tenant | journey id | [`crate::capabilities::journeys::JourneyConfig`] |
-//! | `journey_types` | `all` | type id | [`crate::capabilities::journeys::JourneyType`]: types added by `/crm_api/autoCampaign` |
+//! | `journey_types` | `brand\|<tenant>` (and `all`, read-only: types added before types belonged to a brand) | type id | [`crate::capabilities::journeys::JourneyType`]: types a brand added by `/crm_api/autoCampaign` |
+//! | `access_settings` | tenant | `open_routes` | `{closed, updated_at}`: whether the brand closed the spec's open routes (`/crm_api/open_routes/settings`) |
 //! | `journey_brands` | `all` | tenant | `{}`: brands with journey configurations (the journey jobs walk it) |
 //! | `journey_sends` | `tenant|journey` | `phone|occasion` | [`crate::capabilities::journeys::JourneySend`]: a journey's decision (sent, holdout, skipped) and its attributed orders |
 //! | `journey_runs` | tenant | `journey|IST day` | [`crate::capabilities::journeys::JourneyRun`]: the send history |
@@ -128,7 +129,8 @@ pub const POINTS_EXPIRY: &str = "points_expiry";
 pub const WALLET_PRICING: &str = "wallet_pricing";
 /// `campaign_journeys`: partition tenant, clustering the journey id.
 pub const CAMPAIGN_JOURNEYS: &str = "campaign_journeys";
-/// `journey_types`: partition `all`, clustering the type id (types added by `/crm_api/autoCampaign`).
+/// `journey_types`: partition `brand|<tenant>`, clustering the type id (types a brand added by
+/// `/crm_api/autoCampaign`); partition `all` holds, read-only, types added before they belonged to a brand.
 pub const JOURNEY_TYPES: &str = "journey_types";
 /// `journey_brands`: partition `all`, clustering tenant: the brands with journey configurations.
 pub const JOURNEY_BRANDS: &str = "journey_brands";
@@ -196,6 +198,8 @@ pub const REVIEW_MARKERS: &str = "review_markers";
 pub const STATS_DAYS: &str = "stats_days";
 /// `stats_special_days`.
 pub const STATS_SPECIAL_DAYS: &str = "stats_special_days";
+/// `access_settings`: partition tenant, clustering the setting's name (`open_routes`).
+pub const ACCESS_SETTINGS: &str = "access_settings";
 /// `legacy_feedback_sms`: partition `all`, clustering `tenant|id`.
 pub const LEGACY_FEEDBACK_SMS: &str = "legacy_feedback_sms";
 
@@ -371,7 +375,7 @@ impl Repo {
 
     /// Queue records of a tenant's IST day, oldest first.
     pub async fn queue_records(&self, tenant: &str, day: &str, limit: usize) -> Result<Vec<QueueRecord>, StoreError> {
-        let partition = format!("{tenant}|{day}");
+        let partition = crate::keys::queue_partition(tenant, day);
         let rows = self.store.scan(CRM_QUEUE, &partition, None, limit).await?;
         rows.iter().map(|row| decode(CRM_QUEUE, || row_key(&partition, &row.clustering), &row.value)).collect()
     }

@@ -63,6 +63,17 @@ pub enum Role {
     Node,
 }
 
+/// Whether the spec's open routes (no credential: `/injestion/platform`, `/pos_e/v1/*`,
+/// `/crm_api/get/customer/details`, …) take requests without one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenRoutes {
+    /// As the spec has them (each brand may still close them for itself).
+    Open,
+    /// Every open route requires an integration token of the brand it acts on.
+    Closed,
+}
+
 /// A secret setting: never printed (`Debug` shows `***`).
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -122,6 +133,16 @@ pub struct Settings {
     pub rate_limit_per_second: Option<NonZeroU32>,
     /// Burst size for the rate limit; defaults to the per-second rate (`ENGAGE_RATE_LIMIT_BURST`).
     pub rate_limit_burst: Option<NonZeroU32>,
+    /// The spec's open routes: `open` (default; a brand can close them for itself) or `closed`
+    /// (every one requires an integration token of its brand) (`ENGAGE_OPEN_ROUTES`).
+    pub open_routes: OpenRoutes,
+    /// Requests per second allowed per client address on each open route that reads or changes a
+    /// customer (not the order ingestion routes); `0` turns it off
+    /// (`ENGAGE_OPEN_ROUTES_RATE_LIMIT`).
+    pub open_routes_rate_limit: u32,
+    /// Largest multipart upload (CSV files of the blocklist and bulk campaign routes), in bytes
+    /// (`ENGAGE_MAX_UPLOAD_BYTES`).
+    pub max_upload_bytes: usize,
     /// Longest wait for in-flight requests on shutdown, in seconds (`ENGAGE_SHUTDOWN_GRACE_SECS`).
     pub shutdown_grace_secs: u64,
     /// NATS server URL; when set the bus is JetStream and the default store NATS KV
@@ -258,6 +279,9 @@ impl Default for Settings {
             max_event_bytes: 256 * 1024 - 26,
             rate_limit_per_second: None,
             rate_limit_burst: None,
+            open_routes: OpenRoutes::Open,
+            open_routes_rate_limit: 200,
+            max_upload_bytes: 5 * 1024 * 1024,
             shutdown_grace_secs: 30,
             nats_url: None,
             store: None,
@@ -392,6 +416,9 @@ fn example(key: &str) -> Option<&'static str> {
         "max_body_bytes" => "5242880",
         "max_event_bytes" => "262118",
         "rate_limit_per_second" | "rate_limit_burst" => "100",
+        "open_routes" => "closed",
+        "open_routes_rate_limit" => "200",
+        "max_upload_bytes" => "5242880",
         "cloudwatch_endpoint" => "http://127.0.0.1:5000",
         "jwks_url" => "https://auth.example.com/.well-known/jwks.json",
         "cloudwatch_deadline_ms" => "10000",
@@ -544,6 +571,9 @@ impl Settings {
         }
         if self.rate_limit_burst.is_some() && self.rate_limit_per_second.is_none() {
             return Err(ConfigError::new("rate_limit_burst", "needs ENGAGE_RATE_LIMIT_PER_SECOND as well"));
+        }
+        if self.max_upload_bytes < 1024 {
+            return Err(ConfigError::new("max_upload_bytes", "must be at least 1024"));
         }
         if self.max_body_bytes < 1024 {
             return Err(ConfigError::new("max_body_bytes", "must be at least 1024"));

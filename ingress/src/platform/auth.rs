@@ -62,10 +62,10 @@ pub enum Caller {
 }
 
 impl Caller {
-    /// The parent business an integration token sets.
-    pub fn integration_parent(&self) -> Option<&str> {
+    /// The brand a stored token binds (any kind of token): the request acts for it alone.
+    pub fn bound_brand(&self) -> Option<&str> {
         match self {
-            Caller::Token(grant) if grant.kind == TokenKind::Integration => Some(&grant.parent),
+            Caller::Token(grant) => Some(&grant.parent),
             _ => None,
         }
     }

@@ -261,11 +261,14 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
         Some(Err(())) => return Err(StaffError::invalid_credentials()),
         None => None,
     };
-    let (brand, only_bill) = match brand {
-        Some(claims) => (claims.tenant, Some(claims.bill_id)),
-        None => (token(&state, TokenKind::Ingestion, &headers).await?.parent, None),
+    let (brand, only_bill, grant) = match brand {
+        Some(claims) => (claims.tenant, Some(claims.bill_id), None),
+        None => {
+            let grant = token(&state, TokenKind::Ingestion, &headers).await?;
+            (grant.parent.clone(), None, Some(grant))
+        }
     };
-    let body: WidgetInsightRequest = checked_body(request, &state).await?;
+    let body: WidgetInsightRequest = checked_body(request, &state, grant.as_ref()).await?;
     if only_bill.as_ref().is_some_and(|only| *only != body.bill_id) {
         return Err(StaffError::invalid_credentials());
     }

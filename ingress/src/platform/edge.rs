@@ -32,6 +32,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::access::{self, Denied, Scope};
 use super::auth::token;
 use super::body;
 use super::errors::{IntegrationError, StaffError};
@@ -45,15 +46,41 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
     /// `#/components/schemas/<name>` in `/openapi.json`.
     const SCHEMA: &'static str;
 
+    /// What the route acts on, for outlet-limited tokens ([`Scope`]).
+    const SCOPE: Scope;
+
     /// The brand the body names, when it names one.
     fn brand(&self) -> Option<&str> {
+        None
+    }
+
+    /// The outlet the body names, when it names one.
+    fn outlet(&self) -> Option<&str> {
         None
     }
 }
 
 /// The body of `request`, checked against `T`'s schema and decoded; or what is wrong with it.
 async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, body::BodyError> {
+    validated(body::read(request).await?, state)
+}
+
+/// The body of a token's request: refused (403) when it names another brand than the token's,
+/// before anything else is looked at; else checked against `T`'s schema and decoded, and held to
+/// the token's outlet by `T`'s scope.
+async fn decode_for<T: PlatformRequest, E>(request: Request, state: &AppState, grant: &TokenGrant) -> Result<T, E>
+where
+    E: From<body::BodyError> + From<Denied>,
+{
     let value = body::read(request).await?;
+    access::admit_brand(grant, &value)?;
+    let body: T = validated(value, state)?;
+    access::admit_outlet(grant, T::SCOPE, body.outlet())?;
+    Ok(body)
+}
+
+/// `value` checked against `T`'s schema and decoded.
+fn validated<T: PlatformRequest>(value: Value, state: &AppState) -> Result<T, body::BodyError> {
     let issues = state.platform.schemas.issues(T::SCHEMA, &value);
     if !issues.is_empty() {
         return Err(body::BodyError::Invalid(issues));
@@ -78,7 +105,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Staff<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Staff, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(StaffError::from)?;
+        let body: T = decode_for::<T, StaffError>(request, state, &grant).await?;
         let brand = staff_brand(&grant, body.brand().map(str::to_owned))?;
         Ok(Self { brand, grant, body })
     }
@@ -141,15 +168,22 @@ impl<T: PlatformRequest> FromRequest<AppState> for Ingested<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Ingestion, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(StaffError::from)?;
+        let body: T = decode_for::<T, StaffError>(request, state, &grant).await?;
         Ok(Self { brand: grant.parent, body })
     }
 }
 
 /// The body of `request`, checked against `T`'s schema and decoded, for handlers that check
-/// their caller themselves.
-pub async fn checked_body<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, StaffError> {
-    decode(request, state).await.map_err(StaffError::from)
+/// their caller themselves: held to `grant`'s brand and outlet when a stored token is the caller.
+pub async fn checked_body<T: PlatformRequest>(
+    request: Request,
+    state: &AppState,
+    grant: Option<&TokenGrant>,
+) -> Result<T, StaffError> {
+    match grant {
+        Some(grant) => decode_for::<T, StaffError>(request, state, grant).await,
+        None => decode(request, state).await.map_err(StaffError::from),
+    }
 }
 
 /// An integration-token request: the brand is the token's.
@@ -165,17 +199,16 @@ impl<T: PlatformRequest> FromRequest<AppState> for Integration<T> {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Integration, request.headers()).await?;
-        let body: T = decode(request, state).await.map_err(IntegrationError::from)?;
-        if body.brand().is_some_and(|named| named != grant.parent) {
-            return Err(IntegrationError::tenant_mismatch());
-        }
+        let body: T = decode_for::<T, IntegrationError>(request, state, &grant).await?;
         Ok(Self { brand: grant.parent, body })
     }
 }
 
-/// An open request (no auth): the brand is the body's `parent_business_id`.
+/// A request of one of the spec's open routes: the brand is the body's `parent_business_id`.
+/// Counted against the per-client limit of the open routes; once the operator or the brand
+/// closed the open routes it needs an integration token of the brand ([`access::open_gate`]).
 pub struct Open<T> {
-    /// The body's brand.
+    /// The body's brand (the token's, on a closed route).
     pub brand: String,
     /// The decoded body.
     pub body: T,
@@ -185,12 +218,17 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
     type Rejection = IntegrationError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let body: T = decode(request, state).await.map_err(IntegrationError::from)?;
-        let Some(brand) = body.brand().filter(|b| !b.is_empty()).map(str::to_owned) else {
-            return Err(IntegrationError::invalid_message(
-                "/parent_business_id",
-                "\"parent_business_id\" is a required property",
-            ));
+        let peer = request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
+        access::open_route_limit(state, request.uri().path(), peer)?;
+        let headers = request.headers().clone();
+        let value = body::read(request).await?;
+        let grant = access::open_gate(state, &headers, &value, T::SCOPE).await?;
+        let body: T = validated(value, state)?;
+        let brand = match grant {
+            Some(grant) => grant.parent,
+            None => body.brand().filter(|b| !b.is_empty()).map(str::to_owned).ok_or_else(|| {
+                IntegrationError::invalid_message("/parent_business_id", "\"parent_business_id\" is a required property")
+            })?,
         };
         Ok(Self { brand, body })
     }

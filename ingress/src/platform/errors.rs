@@ -100,6 +100,11 @@ impl IntegrationError {
         Self::new(StatusCode::FORBIDDEN, "xE_103", "parentBusinessId does not match the token's business")
     }
 
+    /// 403 `xE_103` with its reason (an outlet-limited token out of its outlet).
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "xE_103", message)
+    }
+
     /// 404 `xE_404`.
     pub fn not_found(what: &str) -> Self {
         Self::new(StatusCode::NOT_FOUND, "xE_404", format!("{what} not found"))
@@ -226,6 +231,16 @@ impl StaffError {
     /// 403: the token's business may not act on this business.
     pub fn forbidden_business() -> Self {
         Self { status: StatusCode::FORBIDDEN, message: "not allowed for this business".to_owned(), errors: None }
+    }
+
+    /// 413 `{message}` naming the limit.
+    pub fn too_large(limit: usize) -> Self {
+        Self { status: StatusCode::PAYLOAD_TOO_LARGE, message: format!("the body exceeds {limit} bytes"), errors: None }
+    }
+
+    /// 403 `{message}` with its reason (an outlet-limited token out of its outlet).
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::FORBIDDEN, message: message.into(), errors: None }
     }
 
     /// 400 with validation problems.

@@ -45,12 +45,13 @@ use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
 use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
+use super::access::{self, Scope};
 use super::auth::token;
 use super::edge::{staff_answer, staff_brand, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use super::tokens::TokenKind;
-use super::upload::{Form, MAX_UPLOAD};
+use super::upload::Form;
 use crate::AppState;
 
 /// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
@@ -67,7 +68,7 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/get_fraud_configuration", post(get_configuration))
         .route(
             "/crm_api/upload_blocklist_contacts",
-            post(upload_blocklist).layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD)),
+            post(upload_blocklist).layer(axum::extract::DefaultBodyLimit::disable()),
         )
         .route("/crm_api/delete_blocklist_contacts", post(delete_blocklist))
         .route("/crm_api/block_unblock_resolve_contacts", post(block_unblock_resolve))
@@ -133,8 +134,10 @@ async fn upload_blocklist(
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Answered {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
-    let form = Form::read(multipart, "parent_business_id and file").await?;
+    let limit = state.settings.max_upload_bytes;
+    let form = Form::read(&headers, multipart, "parent_business_id and file", limit).await?;
     let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    access::admit_outlet(&grant, Scope::Brand, None)?;
     let csv_rows = form.phone_rows()?;
     let rows = state.platform.repo.all_json(BLOCKLIST, &brand).await.map_err(StaffError::unavailable)?;
     let existing: BTreeSet<String> =
@@ -282,6 +285,7 @@ async fn check_blocked(
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let brand = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
     let brand = staff_brand(&grant, brand)?;
+    access::admit_outlet(&grant, Scope::Brand, None)?;
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
         return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };

@@ -1,8 +1,9 @@
 //! Order ingestion and the other enqueue routes (spec "Ingestion and POS routes").
 //!
 //! Every route here is one row of [`ENQUEUE_ROUTES`]: path, auth, event kind, body schema and
-//! source. The handler validates the body against the schema, takes the tenant
-//! (`parentBusinessId`, or the integration token's parent business), wraps the body in an
+//! source. The handler holds the body to the caller ([`authorized`]), validates it against the
+//! schema, takes the tenant (the token's brand for any token; `parentBusinessId` on an open
+//! route), wraps the body in an
 //! [`Envelope`] and publishes it on the bus; the answer `{"status": 1}` comes after the bus has it
 //! durably. `/injestion/instant/order` also processes it before answering ([`instant_order`]).
 
@@ -17,6 +18,7 @@ use engage_actors::capabilities::customers::CustomersQuery;
 use engage_streams::envelope::source_id;
 use engage_streams::{Envelope, EventKind};
 
+use super::access::{self, Scope};
 use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
 use super::errors::IntegrationError;
@@ -171,7 +173,10 @@ pub fn router() -> Router<AppState> {
     router.route(INSTANT_ORDER.path, post(instant_order))
 }
 
-/// Checks the route's auth, then its body: the caller and the body, or the refusal to send.
+/// Checks the route's auth, then holds the body to the caller: a token's request naming another
+/// brand (or, for an outlet-limited token, another outlet) is refused with 403 `xE_103` before the
+/// body is validated; an open route the operator or the brand closed needs an integration token
+/// ([`access::open_gate`]). The caller and the body, or the refusal to send.
 async fn authorized(
     state: &AppState,
     spec: &EnqueueRoute,
@@ -180,6 +185,20 @@ async fn authorized(
 ) -> Result<(Caller, Value), Response> {
     let caller = check(state, spec.auth, headers).await?;
     let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
+    let caller = match caller {
+        Caller::Token(grant) => {
+            access::admit_brand(&grant, &body)
+                .and_then(|()| access::admit_outlet(&grant, Scope::Customer, access::named_outlet(&body).as_deref()))
+                .map_err(|denied| IntegrationError::from(denied).into_response())?;
+            Caller::Token(grant)
+        }
+        Caller::Anonymous => match access::open_gate(state, headers, &body, Scope::Customer).await {
+            Ok(Some(grant)) => Caller::Token(grant),
+            Ok(None) => Caller::Anonymous,
+            Err(refusal) => return Err(refusal.into_response()),
+        },
+        caller => caller,
+    };
     Ok((caller, body))
 }
 
@@ -221,7 +240,7 @@ pub async fn enqueue(
         metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
         return Err(IntegrationError::invalid(issues));
     }
-    let tenant = match (caller.integration_parent(), body.get("parentBusinessId").and_then(Value::as_str)) {
+    let tenant = match (caller.bound_brand(), body.get("parentBusinessId").and_then(Value::as_str)) {
         (Some(parent), Some(given)) if given != parent => return Err(IntegrationError::tenant_mismatch()),
         (Some(parent), _) => parent.to_owned(),
         (None, Some(given)) => given.to_owned(),

@@ -49,6 +49,7 @@ use engage_actors::keys;
 use engage_actors::links::LinkRefusal;
 use engage_actors::repo::{BUSINESS_CONFIGS, JOURNEY_TYPES};
 
+use super::access::{self, Scope};
 use super::auth::token;
 use super::edge::{answer, staff_answer, staff_brand, Answer, Staff, StaffAnswer};
 use super::errors::StaffError;
@@ -57,7 +58,7 @@ use super::requests::{
     JourneyRequest, JourneySettingsRequest, SaveJourneyRequest,
 };
 use super::tokens::TokenKind;
-use super::upload::{Form, MAX_UPLOAD};
+use super::upload::Form;
 use crate::AppState;
 
 /// What the journey routes answer.
@@ -83,26 +84,32 @@ pub fn router() -> Router<AppState> {
         .route("/crm_api/get/campaign_tags", post(campaign_tags))
         .route(
             "/crm_api/create/bulk/campaign",
-            post(create_bulk_campaign).layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD)),
+            post(create_bulk_campaign).layer(axum::extract::DefaultBodyLimit::disable()),
         )
         .route("/track/chat/link/{token}", get(track_chat_link))
 }
 
-/// Every journey type: the eight built-in ones, then those `/crm_api/autoCampaign` added.
-async fn all_types(state: &AppState) -> Result<Vec<JourneyType>, StaffError> {
+/// Every journey type `brand` sees: the eight built-in ones, those added before types belonged to
+/// a brand (read-only, for every brand), then those the brand added with `/crm_api/autoCampaign`.
+/// Another brand's types are never among them.
+async fn all_types(state: &AppState, brand: &str) -> Result<Vec<JourneyType>, StaffError> {
     let mut types = builtin_types();
-    let added: Vec<JourneyType> =
-        state.platform.repo.all(JOURNEY_TYPES, "all").await.map_err(StaffError::unavailable)?;
-    types.extend(added);
+    let repo = &state.platform.repo;
+    let legacy: Vec<JourneyType> =
+        repo.all(JOURNEY_TYPES, keys::LEGACY_JOURNEY_TYPES).await.map_err(StaffError::unavailable)?;
+    let own: Vec<JourneyType> =
+        repo.all(JOURNEY_TYPES, &keys::journey_types_partition(brand)).await.map_err(StaffError::unavailable)?;
+    types.extend(legacy);
+    types.extend(own);
     Ok(types)
 }
 
-/// The type `id` names, or the 400 that names the field.
-async fn journey_type(state: &AppState, id: Option<&str>) -> Result<JourneyType, StaffError> {
+/// The type `id` names among those `brand` sees, or the 400 that names the field.
+async fn journey_type(state: &AppState, brand: &str, id: Option<&str>) -> Result<JourneyType, StaffError> {
     let Some(id) = id else {
         return Err(StaffError::invalid_message("/campaign_type_id", "campaign_type_id is required"));
     };
-    all_types(state)
+    all_types(state, brand)
         .await?
         .into_iter()
         .find(|t| t.id == id)
@@ -122,7 +129,7 @@ async fn brand_journeys(
 /// `/crm_api/get/campaign/type/ids`.
 async fn campaign_type_ids(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
     let journeys = brand_journeys(&state, &request.brand, None).await?;
-    let data: Vec<Value> = all_types(&state)
+    let data: Vec<Value> = all_types(&state, &request.brand)
         .await?
         .into_iter()
         .map(|t| {
@@ -139,13 +146,13 @@ async fn campaign_type_ids(State(state): State<AppState>, request: Staff<Journey
 
 /// `/crm_api/get/campaign/fields`.
 async fn campaign_fields(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
-    let t = journey_type(&state, request.body.campaign_type_id.as_deref()).await?;
+    let t = journey_type(&state, &request.brand, request.body.campaign_type_id.as_deref()).await?;
     Ok(staff_answer(json!({"data": {"campaign_type_id": t.id, "campaign_type": t.campaign_type, "fields": t.fields}})))
 }
 
 /// `/crm_api/get/field/parameters`.
 async fn field_parameters(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
-    let t = journey_type(&state, request.body.campaign_type_id.as_deref()).await?;
+    let t = journey_type(&state, &request.brand, request.body.campaign_type_id.as_deref()).await?;
     let Some(ref_id) = request.body.ref_id else {
         return Err(StaffError::invalid_message("/ref_id", "ref_id is required"));
     };
@@ -167,14 +174,15 @@ async fn days_type_options(_request: Staff<JourneyCatalogueRequest>) -> Answered
 /// `/crm_api/autoCampaign`: a new journey type, with the common form fields.
 async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaignRequest>) -> Answered {
     let body = request.body;
-    if all_types(&state).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
+    if all_types(&state, &request.brand).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
         return Err(StaffError::invalid_message(
             "/campaign_type",
             format!("a journey type {} exists already", body.campaign_type),
         ));
     }
     let fields = common_fields();
-    let id = engage_actors::capabilities::journeys::journey_id("type", "", &body.campaign_type);
+    // the brand is part of the id: two brands adding the same campaign_type get two types
+    let id = engage_actors::capabilities::journeys::journey_id("type", &request.brand, &body.campaign_type);
     let new = JourneyType {
         id: id.clone(),
         title: body.title,
@@ -184,7 +192,7 @@ async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaig
         execution_type: body.execution_type,
         fields,
     };
-    let op = keys::journey_type(&id).put(&new);
+    let op = keys::journey_type(&request.brand, &id).put(&new);
     state.platform.repo.store().batch(vec![op]).await.map_err(StaffError::unavailable)?;
     Ok(staff_answer(json!({"message": "journey type added", "data": new})))
 }
@@ -223,7 +231,7 @@ fn campaign_data(input: CampaignDataInput) -> Result<CampaignData, StaffError> {
 /// `/crm_api/save/campaign/journey`.
 async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyRequest>) -> Answered {
     let Staff { brand, body, .. } = request;
-    let t = journey_type(&state, Some(&body.campaign_type_id)).await?;
+    let t = journey_type(&state, &brand, Some(&body.campaign_type_id)).await?;
     let data = campaign_data(body.campaign_data)?;
     check(&t, &data)
         .map_err(|(field, reason)| StaffError::invalid_message(&format!("/campaign_data/{field}"), reason))?;
@@ -396,8 +404,10 @@ async fn create_bulk_campaign(
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let form = Form::read(
+        &headers,
         multipart,
         "parent_business_id, business_id, campaign_name, channel, template_id and file (a CSV with a Phone column)",
+        state.settings.max_upload_bytes,
     )
     .await?;
     let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
@@ -409,8 +419,8 @@ async fn create_bulk_campaign(
         Some(value) => Ok(value),
     };
     let business_id = required("business_id", 200)?;
-    if grant.business.as_deref().is_some_and(|outlet| outlet != business_id) {
-        return Err(StaffError::forbidden_business());
+    if let Err(denied) = access::admit_outlet(&grant, Scope::Outlet, Some(&business_id)) {
+        return Err(denied.into());
     }
     let campaign_name = required("campaign_name", 200)?;
     let channel = match required("channel", 10)?.as_str() {

@@ -27,6 +27,7 @@
 // per request, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+pub mod access;
 pub mod admin;
 pub mod auth;
 pub mod bill_page;
@@ -45,6 +46,7 @@ pub mod ingestion;
 pub mod integration;
 pub mod journeys;
 pub mod loyalty;
+pub mod open_routes;
 pub mod requests;
 pub mod rewards;
 pub mod schemas;
@@ -83,6 +85,11 @@ pub struct PlatformState {
     pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
     /// Verifies chat tracking links.
     pub links: engage_actors::links::Links,
+    /// Whether the spec's open routes are open (for all brands, and per brand).
+    pub open_routes: access::OpenRoutes,
+    /// The per-client limit of the open routes that read or change a customer
+    /// (`ENGAGE_OPEN_ROUTES_RATE_LIMIT`), when on.
+    pub open_limiter: Option<Arc<crate::rate_limit::CallerLimiter>>,
 }
 
 /// Every platform route.
@@ -104,6 +111,7 @@ pub fn router() -> Router<AppState> {
         .merge(business_config::router())
         .merge(v2::router())
         .merge(admin::router())
+        .merge(open_routes::router())
 }
 
 /// The error family of a platform route (by its path template), read off `/openapi.json`: what
@@ -175,13 +183,18 @@ fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
             "503": {"description": "xE_503 the queue or the tenant's owner is unavailable; retry", "content": {"application/json": {"schema": error}}},
         })
     };
+    if auth == Auth::None {
+        responses["401"] = json!({"description": "xE_101: the open routes are closed (ENGAGE_OPEN_ROUTES=closed, or the brand's /crm_api/open_routes/settings) and no integration token of the brand was sent", "content": {"application/json": {"schema": error}}});
+        responses["403"] = json!({"description": "xE_103: the open routes are closed and the integration token is another brand's (or another outlet's)", "content": {"application/json": {"schema": error}}});
+        responses["429"] = json!({"description": "xE_429 over the per-client limit of the open routes (ENGAGE_OPEN_ROUTES_RATE_LIMIT)", "content": {"application/json": {"schema": error}}});
+    }
     match auth {
         Auth::Integration => {
             responses["401"] = json!({"description": "xE_101 Authentication Failed", "content": {"application/json": {"schema": error}}});
             responses["403"] = json!({"description": "xE_103 parentBusinessId differs from the token's", "content": {"application/json": {"schema": error}}});
         }
         Auth::Staff | Auth::Ingestion | Auth::App => {
-            responses["403"] = json!({"description": "{message: \"invalid credentials\"}"});
+            responses["403"] = json!({"description": "{message: \"invalid credentials\"}; {message: \"not allowed for this business\"} for a body naming another brand, or (outlet-limited tokens) another outlet or a brand-level route", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
             responses["500"] = json!({"description": "{message: \"authentication failed\"} (the check itself failed)"});
         }
         Auth::InternalJwt => responses["401"] = json!({"description": "{message: \"invalid token\"}"}),
@@ -198,8 +211,37 @@ fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     });
     op["security"] = match auth.scheme() {
         Some(scheme) => json!([{ scheme: [] }]),
-        None => json!([]),
+        // open as the spec has it; an integration token once the operator or the brand closed it
+        None => json!([{}, {"integrationToken": []}]),
     };
+    if auth == Auth::None {
+        op["x-engage-open"] = json!(true);
+    }
+    if let Some(scope) = requests::scope_of(schema) {
+        op["x-engage-scope"] = json!(scope.as_str());
+    }
+    op
+}
+
+/// The operation of an enqueue route: its body refusals are the integration family's (the bus's
+/// answer); an ingestion token's auth refusal is the staff family's 403; a token's body naming
+/// another brand or outlet is 403 `xE_103`. Every enqueue body is customer-level.
+fn enqueue_operation(route: &ingestion::EnqueueRoute, ok: Value) -> Value {
+    let mut op = operation(route.summary, route.auth, route.schema, ok);
+    op["x-engage-scope"] = json!(access::Scope::Customer.as_str());
+    if let Some(responses) = op["responses"].as_object_mut() {
+        responses.remove("429");
+    }
+    if route.auth == Auth::Ingestion {
+        let integration = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
+        let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
+        let responses = &mut op["responses"];
+        responses["400"] = json!({"description": "xE_102 invalid request (body not JSON, schema violation)", "content": {"application/json": {"schema": integration}}});
+        responses["413"] = json!({"description": "xE_413 the body exceeds 1048576 bytes", "content": {"application/json": {"schema": integration}}});
+        responses["503"] = json!({"description": "xE_503 the queue is unavailable; retry", "content": {"application/json": {"schema": integration}}});
+        responses["403"] = json!({"description": "{message: \"invalid credentials\"} (staff family) for a missing, wrong or revoked ingestion token; xE_103 (integration family) for a body naming another brand or (outlet-limited tokens) another outlet",
+            "content": {"application/json": {"schema": {"oneOf": [staff, integration]}}}});
+    }
     op
 }
 
@@ -208,16 +250,13 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     let ack = json!({"type": "object", "properties": {"status": {"const": 1}}, "required": ["status"]});
     let mut paths = Map::new();
     for route in ingestion::ENQUEUE_ROUTES {
-        paths.insert(
-            route.path.to_owned(),
-            json!({"post": operation(route.summary, route.auth, route.schema, ack.clone())}),
-        );
+        paths.insert(route.path.to_owned(), json!({"post": enqueue_operation(route, ack.clone())}));
     }
     let customer = json!({"$ref": "#/components/schemas/CustomerDetails"});
     let instant = &ingestion::INSTANT_ORDER;
     paths.insert(
         instant.path.to_owned(),
-        json!({"post": operation(instant.summary, instant.auth, instant.schema,
+        json!({"post": enqueue_operation(instant,
             json!({"type": "object", "properties": {"status": {"const": 1}, "processed": {"type": "boolean"}, "customer": customer}}))}),
     );
     let mut details = operation(
@@ -234,7 +273,18 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
             json!({"type": "object", "properties": {"status": {"const": 1}, "message": {"type": "string"}, "customer": customer}}))}),
     );
     paths.insert("/chat/send".to_owned(), json!({"post": operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, "ChatEvent", ack.clone())}));
-    paths.insert("/chat/receipts".to_owned(), json!({"post": operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack)}));
+    // the chat provider's webhook: open, and not closable (receipts are the provider's, for every brand)
+    let mut receipts = operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack);
+    receipts["security"] = json!([]);
+    if let Some(op) = receipts.as_object_mut() {
+        op.remove("x-engage-open");
+    }
+    if let Some(responses) = receipts["responses"].as_object_mut() {
+        for code in ["401", "403", "429"] {
+            responses.remove(code);
+        }
+    }
+    paths.insert("/chat/receipts".to_owned(), json!({"post": receipts}));
 
     let object = json!({"type": "object"});
     for (path, auth, schema, summary) in [
@@ -439,6 +489,9 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "file"],
         "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
+    let upload_limit = json!({"description": "{message: \"the body exceeds N bytes\"}: N is ENGAGE_MAX_UPLOAD_BYTES (default 5242880)",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
+    upload["responses"]["413"] = upload_limit.clone();
     paths.insert("/crm_api/upload_blocklist_contacts".to_owned(), json!({"post": upload}));
     let mut bulk = operation(
         "Create a bulk campaign: multipart with parent_business_id, business_id (the paying outlet), campaign_name, channel (sms or chat), template_id, an optional message (x_cust_name, x_cust_mobile, x_cust_eid replaced) and file (CSV with a Phone column and optionally Name). Each valid distinct number (10 digits from 6; +91/91/0 prefixes dropped) gets one message, paid by the outlet's wallet (campaign price, auto_id bulk-<campaign_id>), queued for today's drain; a wallet that runs short leaves the rest unpaid (not sent). Bad rows are listed with their line numbers; a file without one valid number is a 400.",
@@ -457,6 +510,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
             "campaign_name": {"type": "string", "maxLength": 200}, "channel": {"enum": ["sms", "chat"]},
             "template_id": {"type": "string", "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
             "file": {"type": "string", "format": "binary"}}}}}});
+    bulk["responses"]["413"] = upload_limit;
+    bulk["x-engage-scope"] = json!(access::Scope::Outlet.as_str());
     paths.insert("/crm_api/create/bulk/campaign".to_owned(), json!({"post": bulk}));
     let refused = json!({"$ref": "#/components/schemas/StaffErrorBody"});
     paths.insert(
@@ -580,6 +635,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         json!({"type": "apiKey", "in": "header", "name": "x-admin-key", "description": "the server's admin key (engage tokens finds it); loopback callers only"}),
     );
     admin::openapi(&mut paths);
+    open_routes::openapi(&mut paths);
     (paths, schemas, security)
 }
 

@@ -58,6 +58,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("PartnerProfileRequest", include_str!("schemas/partner_profile.json")),
     ("RiderLoginRequest", include_str!("schemas/rider_login.json")),
     ("ChatCheckRequest", include_str!("schemas/chat_check.json")),
+    ("OpenRoutesSettingsRequest", include_str!("schemas/open_routes_settings.json")),
 ];
 
 /// Compiled validators by schema name.

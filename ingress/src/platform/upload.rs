@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::Multipart;
 
-use super::errors::StaffError;
+use axum::http::header::CONTENT_LENGTH;
+use axum::http::HeaderMap;
 
-/// Largest upload (bytes) the upload routes take.
-pub const MAX_UPLOAD: usize = 5 * 1024 * 1024;
+use super::errors::StaffError;
 
 /// A multipart body: its text fields by name and its `file` field.
 pub struct Form {
@@ -20,21 +20,42 @@ pub struct Form {
 }
 
 impl Form {
-    /// Reads the whole body; a body that is not multipart is the staff family's 400 (`expected`
-    /// names the fields the route wants), not axum's text answer.
-    pub async fn read(multipart: Result<Multipart, MultipartRejection>, expected: &str) -> Result<Self, StaffError> {
+    /// Reads the whole body, at most `limit` bytes (`ENGAGE_MAX_UPLOAD_BYTES`): a larger one is the
+    /// staff family's 413 naming the limit, refused from its `content-length` before it is read
+    /// when it gives one. A body that is not multipart is the staff family's 400 (`expected` names
+    /// the fields the route wants), not axum's text answer.
+    pub async fn read(
+        headers: &HeaderMap,
+        multipart: Result<Multipart, MultipartRejection>,
+        expected: &str,
+        limit: usize,
+    ) -> Result<Self, StaffError> {
+        let too_large = || StaffError::too_large(limit);
+        let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > limit as u64) {
+            return Err(too_large());
+        }
         let not_multipart =
             || StaffError::invalid_message("", format!("the body is not multipart/form-data with {expected}"));
         let mut multipart = multipart.map_err(|_| not_multipart())?;
         let mut form = Form { fields: BTreeMap::new(), file: None };
-        while let Some(field) = multipart.next_field().await.map_err(|_| not_multipart())? {
+        let mut read = 0usize;
+        while let Some(mut field) = multipart.next_field().await.map_err(|_| not_multipart())? {
             let name = field.name().unwrap_or_default().to_owned();
-            let bytes = field
-                .bytes()
+            let mut bytes = Vec::new();
+            while let Some(chunk) = field
+                .chunk()
                 .await
-                .map_err(|_| StaffError::invalid_message("", "a multipart field could not be read"))?;
+                .map_err(|_| StaffError::invalid_message("", "a multipart field could not be read"))?
+            {
+                read += chunk.len();
+                if read > limit {
+                    return Err(too_large());
+                }
+                bytes.extend_from_slice(&chunk);
+            }
             if name == "file" {
-                form.file = Some(bytes.to_vec());
+                form.file = Some(bytes);
             } else {
                 form.fields.insert(name, String::from_utf8_lossy(&bytes).trim().to_owned());
             }

@@ -22,6 +22,7 @@ use engage_actors::capabilities::stats::{Metric, StatsQuery};
 use engage_actors::keys;
 use engage_actors::links::ChatClaims;
 
+use super::access::{self, Scope};
 use super::auth::{header, token};
 use super::edge::{answer, open_rate_limit, Answer, Open};
 use super::errors::IntegrationError;
@@ -53,7 +54,11 @@ async fn dashboard_data(
     let signed_in = match header(&headers, "token") {
         None => false,
         Some(_) => match token(&state, TokenKind::Staff, &headers).await {
-            Ok(grant) if grant.parent == brand => true,
+            // an outlet-limited token sees its outlet's summary only
+            Ok(grant) if grant.parent == brand => {
+                access::admit_outlet(&grant, Scope::Outlet, body.business_id.as_deref())?;
+                true
+            }
             _ => return Err(IntegrationError::auth_failed()),
         },
     };
@@ -92,7 +97,9 @@ async fn partner_token(
     open_rate_limit(&state, "generatePartnerToken", peer)?;
     partner_name(&partner)?;
     match state.platform.tokens.verify(TokenKind::Integration, &body.api_key).await {
-        Ok(Some(grant)) if grant.parent == brand => {}
+        Ok(Some(grant)) if grant.parent == brand => {
+            access::admit_outlet(&grant, Scope::Outlet, body.business_id.as_deref())?;
+        }
         Ok(_) => return Err(IntegrationError::auth_failed()),
         Err(error) => return Err(IntegrationError::unavailable(error)),
     }

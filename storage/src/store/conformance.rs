@@ -11,6 +11,37 @@ pub async fn run_all(store: &dyn Store) {
     batches_apply_every_write(store).await;
     a_later_write_of_a_row_in_a_batch_wins(store).await;
     staged_batches_are_read_in_order_before_they_are_durable(store).await;
+    hostile_ids_name_distinct_rows(store).await;
+}
+
+/// Partitions and clusterings holding the characters ids hold in the wild (and those a naive
+/// join or a subject would confuse) each name their own row: no write lands in another's row and
+/// no scan of one partition sees another's.
+async fn hostile_ids_name_distinct_rows(store: &dyn Store) {
+    let long = "p".repeat(1000);
+    let partitions = [
+        "c", "c|vip", "c|vip|o1", "c\\|vip", "a.b", "a~2Eb", "a~7E2Eb", "a/b", "a\0b", "a", "a\0", "", " ", "*", ">",
+        "a.*", "ü", "ü|", "\u{1F600}", long.as_str(),
+    ];
+    let clusterings: [&[u8]; 6] = [b"", b"|", b"\0", b"a|b", b"a", "ü".as_bytes()];
+    let mut ops = Vec::new();
+    for (p, partition) in partitions.iter().enumerate() {
+        for (c, clustering) in clusterings.iter().enumerate() {
+            let value = format!("{p}:{c}").into_bytes();
+            ops.push(WriteOp::Put { table: "conf_hostile", partition: (*partition).to_owned(), clustering: clustering.to_vec(), value });
+        }
+    }
+    store.batch(ops).await.unwrap();
+    for (p, partition) in partitions.iter().enumerate() {
+        for (c, clustering) in clusterings.iter().enumerate() {
+            let got = store.get("conf_hostile", partition, clustering).await.unwrap();
+            assert_eq!(got, Some(format!("{p}:{c}").into_bytes()), "row ({partition:?}, {clustering:?})");
+        }
+        let rows = store.scan("conf_hostile", partition, None, 100).await.unwrap();
+        let values: Vec<String> = rows.iter().map(|r| String::from_utf8_lossy(&r.value).into_owned()).collect();
+        assert_eq!(values.len(), clusterings.len(), "partition {partition:?} sees {values:?}");
+        assert!(values.iter().all(|v| v.starts_with(&format!("{p}:"))), "partition {partition:?} sees {values:?}");
+    }
 }
 
 async fn get_put_delete(store: &dyn Store) {

@@ -125,13 +125,21 @@ fn partition_prefix(partition: &str) -> Vec<u8> {
     prefix_with_room(partition, 0)
 }
 
-/// A partition's key prefix, in a buffer with room for `more` bytes after it.
+/// A partition's key prefix, in a buffer with room for `more` bytes after it: its length as two
+/// bytes, then its bytes. A partition of 65,535 bytes or more (none is that long in practice) has
+/// `FFFF` and then its length as eight bytes, so no two partitions share a prefix and no
+/// partition is cut short.
 fn prefix_with_room(partition: &str, more: usize) -> Vec<u8> {
     let bytes = partition.as_bytes();
-    let len = u16::try_from(bytes.len()).unwrap_or(u16::MAX);
-    let mut key = Vec::with_capacity(2 + usize::from(len) + more);
-    key.extend_from_slice(&len.to_be_bytes());
-    key.extend_from_slice(&bytes[..usize::from(len)]);
+    let mut key = Vec::with_capacity(10 + bytes.len() + more);
+    match u16::try_from(bytes.len()) {
+        Ok(len) if len < u16::MAX => key.extend_from_slice(&len.to_be_bytes()),
+        _ => {
+            key.extend_from_slice(&u16::MAX.to_be_bytes());
+            key.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+        }
+    }
+    key.extend_from_slice(bytes);
     key
 }
 

@@ -426,7 +426,7 @@ pub async fn page(
     day: &str,
     after: Option<String>,
 ) -> Result<Generated, QueryError> {
-    let partition = format!("{}|{day}", brand.tenant);
+    let partition = crate::keys::queue_partition(&brand.tenant, day);
     let rows = brand
         .repo()
         .store()

@@ -871,7 +871,7 @@ async fn orders_summary(
     let mut day = first;
     while day <= last {
         let records: Vec<crate::repo::QueueRecord> =
-            brand.repo().all(crate::repo::CRM_QUEUE, &format!("{}|{}", brand.tenant, day.format("%Y-%m-%d"))).await?;
+            brand.repo().all(crate::repo::CRM_QUEUE, &crate::keys::queue_partition(&brand.tenant, &day.format("%Y-%m-%d").to_string())).await?;
         for record in records.into_iter().filter(|r| r.kind == "order") {
             let Ok(facts) = crate::domain::order::OrderFacts::from_payload(&record.data) else { continue };
             if facts.is_cart() || business.as_ref().is_some_and(|b| *b != facts.business_id) {
@@ -933,7 +933,7 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
         FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
         FeedbackQuery::StoreReviews { store, page } => {
             let mut all: Vec<crate::reviews::StoreReview> =
-                match brand.repo().all(crate::repo::STORE_REVIEWS, &format!("{}|{store}", brand.tenant)).await {
+                match brand.repo().all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&brand.tenant, &store)).await {
                     Ok(all) => all,
                     Err(error) => return Err(error.into()),
                 };

@@ -1,0 +1,99 @@
+//! `/crm_api/open_routes/settings` (engage's route, staff token, brand-level): whether the spec's
+//! open routes take requests for the brand without a credential. The operator's
+//! `ENGAGE_OPEN_ROUTES=closed` closes them for every brand; this route lets one brand close (or
+//! reopen) them for itself. Closed, each open route needs an integration token of the brand
+//! (`Authorization:`), bound to its brand and outlet ([`super::access`]). Other processes of a
+//! cluster see a change within [`super::access::BRAND_SETTING_TTL`].
+//!
+//! Request `{parent_business_id, open_routes?: "open" | "closed"}`; answer
+//! `{status: true, open_routes: "open" | "closed", closed_for_all: bool}` (`closed_for_all`: the
+//! operator closed them for every brand, whatever the brand's setting).
+
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use engage_actors::keys;
+
+use super::access::{OpenRoutesRow, Scope};
+use super::edge::{staff_answer, PlatformRequest, Staff, StaffAnswer};
+use super::errors::StaffError;
+use crate::AppState;
+
+/// The route's path.
+pub const PATH: &str = "/crm_api/open_routes/settings";
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route(PATH, post(settings))
+}
+
+/// `/crm_api/open_routes/settings`.
+#[derive(Debug, Deserialize)]
+pub struct OpenRoutesSettingsRequest {
+    pub parent_business_id: Option<String>,
+    pub open_routes: Option<String>,
+}
+
+impl PlatformRequest for OpenRoutesSettingsRequest {
+    const SCHEMA: &'static str = "OpenRoutesSettingsRequest";
+    const SCOPE: Scope = Scope::Brand;
+
+    fn brand(&self) -> Option<&str> {
+        self.parent_business_id.as_deref()
+    }
+}
+
+async fn settings(
+    State(state): State<AppState>,
+    Staff { brand, body, .. }: Staff<OpenRoutesSettingsRequest>,
+) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    let key = keys::open_routes_setting(&brand);
+    let closed = match body.open_routes.as_deref() {
+        Some(wanted) => {
+            let closed = wanted == "closed";
+            let row = OpenRoutesRow { closed, updated_at: chrono::Utc::now().to_rfc3339() };
+            state.platform.repo.store().batch(vec![key.put(&row)]).await.map_err(StaffError::unavailable)?;
+            tracing::info!(brand, closed, "a brand changed its open routes");
+            closed
+        }
+        None => {
+            let row: Option<OpenRoutesRow> = state.platform.repo.get(&key).await.map_err(StaffError::unavailable)?;
+            row.is_some_and(|row| row.closed)
+        }
+    };
+    state.platform.open_routes.remember(&brand, closed);
+    Ok(staff_answer(json!({
+        "open_routes": if closed { "closed" } else { "open" },
+        "closed_for_all": state.platform.open_routes.closed_for_all(),
+    })))
+}
+
+/// The route's `/openapi.json` entry.
+pub fn openapi(paths: &mut serde_json::Map<String, Value>) {
+    let ok = json!({"type": "object", "required": ["status", "open_routes", "closed_for_all"], "properties": {
+        "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
+        "closed_for_all": {"type": "boolean"}}});
+    let op = super::operation(
+        "Read, or with open_routes, change whether the spec's open routes take this brand's requests without a credential (closed: an integration token of the brand is required): {status, open_routes, closed_for_all}",
+        super::auth::Auth::Staff,
+        "OpenRoutesSettingsRequest",
+        ok,
+    );
+    paths.insert(PATH.to_owned(), json!({"post": op}));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_type_and_its_schema_name_the_same_fields() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("schemas/open_routes_settings.json")).unwrap_or_default();
+        let mut fields: Vec<&str> =
+            schema["properties"].as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+        fields.sort_unstable();
+        assert_eq!(fields, ["open_routes", "parent_business_id"]);
+    }
+}

@@ -499,8 +499,9 @@ impl Application {
         let limiter =
             settings.rate_limit_per_second.map(|rate| Arc::new(CallerLimiter::new(rate, settings.rate_limit_burst)));
         // the open routes' own limit: bursts of twice the rate
-        let open_limiter = std::num::NonZeroU32::new(settings.open_routes_rate_limit)
-            .map(|rate| Arc::new(CallerLimiter::new(rate, rate.checked_mul(std::num::NonZeroU32::MIN.saturating_add(1)))));
+        let open_limiter = std::num::NonZeroU32::new(settings.open_routes_rate_limit).map(|rate| {
+            Arc::new(CallerLimiter::new(rate, rate.checked_mul(std::num::NonZeroU32::MIN.saturating_add(1))))
+        });
         for limiter in limiter.iter().chain(open_limiter.iter()) {
             let limiter = Arc::downgrade(limiter);
             tokio::spawn(async move {

@@ -463,8 +463,24 @@ mod tests {
 
     use super::*;
 
-    const HOSTILE: [&str; 16] =
-        ["", "c", "vip", "c|vip", "vip|o1", "o1", "\\", "\\|", "|", "a.b", "a~2Eb", "a/b", "a\0b", "ü|", "\u{1F600}", "\\\\|"];
+    const HOSTILE: [&str; 16] = [
+        "",
+        "c",
+        "vip",
+        "c|vip",
+        "vip|o1",
+        "o1",
+        "\\",
+        "\\|",
+        "|",
+        "a.b",
+        "a~2Eb",
+        "a/b",
+        "a\0b",
+        "ü|",
+        "\u{1F600}",
+        "\\\\|",
+    ];
 
     #[test]
     fn joined_keys_are_injective_whatever_the_ids_hold() {

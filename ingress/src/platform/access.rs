@@ -161,6 +161,19 @@ pub fn admit_outlet(grant: &TokenGrant, scope: Scope, named: Option<&str>) -> Re
     }
 }
 
+/// Holds a raw body (before it is validated) to a token: no other brand, and for an
+/// outlet-limited token no brand-level route, no other outlet in any outlet field, and (on an
+/// outlet-level route) its own outlet named.
+pub fn admit_raw(grant: &TokenGrant, scope: Scope, body: &Value) -> Result<(), Denied> {
+    admit_brand(grant, body)?;
+    let Some(outlet) = bound_outlet(grant) else { return Ok(()) };
+    let named: Vec<String> = OUTLET_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of).collect();
+    if let Some(other) = named.iter().find(|named| *named != outlet) {
+        return admit_outlet(grant, scope, Some(other));
+    }
+    admit_outlet(grant, scope, named.first().map(String::as_str))
+}
+
 /// The outlet a raw body names (the first of [`OUTLET_FIELDS`] it has).
 pub fn named_outlet(body: &Value) -> Option<String> {
     OUTLET_FIELDS.iter().filter_map(|field| body.get(field)).find_map(id_of)
@@ -247,14 +260,17 @@ pub async fn open_gate(
         return Ok(None);
     }
     let grant = token(state, TokenKind::Integration, headers).await?;
-    admit_brand(&grant, body)?;
-    admit_outlet(&grant, scope, named_outlet(body).as_deref())?;
+    admit_raw(&grant, scope, body)?;
     Ok(Some(grant))
 }
 
 /// Counts a request of an open route against the per-client limit of `ENGAGE_OPEN_ROUTES_RATE_LIMIT`
 /// (429 `xE_429` over it).
-pub fn open_route_limit(state: &AppState, route: &str, peer: Option<std::net::SocketAddr>) -> Result<(), IntegrationError> {
+pub fn open_route_limit(
+    state: &AppState,
+    route: &str,
+    peer: Option<std::net::SocketAddr>,
+) -> Result<(), IntegrationError> {
     let (Some(limiter), Some(peer)) = (&state.platform.open_limiter, peer) else { return Ok(()) };
     limiter.check(&format!("{route} {}", peer.ip())).map_err(|_| IntegrationError::rate_limited())
 }
@@ -264,11 +280,16 @@ pub fn log_open_routes(settings: &engage_config::Settings) {
     let (paths, _, _) = super::openapi();
     let open: Vec<&str> = paths
         .iter()
-        .filter(|(_, item)| item.as_object().into_iter().flat_map(|ops| ops.values()).any(|op| op["x-engage-open"] == true))
+        .filter(|(_, item)| {
+            item.as_object().into_iter().flat_map(|ops| ops.values()).any(|op| op["x-engage-open"] == true)
+        })
         .map(|(path, _)| path.as_str())
         .collect();
     if settings.open_routes == engage_config::OpenRoutes::Closed {
-        tracing::info!(routes = open.len(), "ENGAGE_OPEN_ROUTES=closed: the spec's open routes require an integration token of their brand");
+        tracing::info!(
+            routes = open.len(),
+            "ENGAGE_OPEN_ROUTES=closed: the spec's open routes require an integration token of their brand"
+        );
     } else {
         tracing::warn!(
             routes = %open.join(" "),

@@ -25,8 +25,7 @@
 //! The schemas and the types cannot drift apart: a test in [`super::requests`] checks every
 //! type's fields, required fields and JSON types against its schema.
 
-use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::request::Parts;
+use axum::extract::{FromRequest, Request};
 use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -73,7 +72,7 @@ where
     E: From<body::BodyError> + From<Denied>,
 {
     let value = body::read(request).await?;
-    access::admit_brand(grant, &value)?;
+    access::admit_raw(grant, T::SCOPE, &value)?;
     let body: T = validated(value, state)?;
     access::admit_outlet(grant, T::SCOPE, body.outlet())?;
     Ok(body)
@@ -227,7 +226,10 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
         let brand = match grant {
             Some(grant) => grant.parent,
             None => body.brand().filter(|b| !b.is_empty()).map(str::to_owned).ok_or_else(|| {
-                IntegrationError::invalid_message("/parent_business_id", "\"parent_business_id\" is a required property")
+                IntegrationError::invalid_message(
+                    "/parent_business_id",
+                    "\"parent_business_id\" is a required property",
+                )
             })?,
         };
         Ok(Self { brand, body })
@@ -253,11 +255,16 @@ pub struct AppCustomer {
     pub phone: String,
 }
 
-impl FromRequestParts<AppState> for AppCustomer {
+impl FromRequest<AppState> for AppCustomer {
     type Rejection = StaffError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let grant = token(state, TokenKind::App, &parts.headers).await?;
+    /// The token's customer; a body is not needed, but one that names another brand is refused
+    /// (403) like any token's.
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let grant = token(state, TokenKind::App, request.headers()).await?;
+        if let Ok(value) = body::read(request).await {
+            access::admit_brand(&grant, &value)?;
+        }
         Ok(Self { brand: grant.parent, phone: grant.business.unwrap_or_default() })
     }
 }

@@ -187,8 +187,7 @@ async fn authorized(
     let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
     let caller = match caller {
         Caller::Token(grant) => {
-            access::admit_brand(&grant, &body)
-                .and_then(|()| access::admit_outlet(&grant, Scope::Customer, access::named_outlet(&body).as_deref()))
+            access::admit_raw(&grant, Scope::Customer, &body)
                 .map_err(|denied| IntegrationError::from(denied).into_response())?;
             Caller::Token(grant)
         }

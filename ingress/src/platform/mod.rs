@@ -274,7 +274,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     );
     paths.insert("/chat/send".to_owned(), json!({"post": operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, "ChatEvent", ack.clone())}));
     // the chat provider's webhook: open, and not closable (receipts are the provider's, for every brand)
-    let mut receipts = operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack);
+    let mut receipts =
+        operation("Publish a chat-provider receipt to engage.chat.receipts", Auth::None, "ChatEvent", ack);
     receipts["security"] = json!([]);
     if let Some(op) = receipts.as_object_mut() {
         op.remove("x-engage-open");

@@ -20,15 +20,38 @@ pub async fn run_all(store: &dyn Store) {
 async fn hostile_ids_name_distinct_rows(store: &dyn Store) {
     let long = "p".repeat(1000);
     let partitions = [
-        "c", "c|vip", "c|vip|o1", "c\\|vip", "a.b", "a~2Eb", "a~7E2Eb", "a/b", "a\0b", "a", "a\0", "", " ", "*", ">",
-        "a.*", "ü", "ü|", "\u{1F600}", long.as_str(),
+        "c",
+        "c|vip",
+        "c|vip|o1",
+        "c\\|vip",
+        "a.b",
+        "a~2Eb",
+        "a~7E2Eb",
+        "a/b",
+        "a\0b",
+        "a",
+        "a\0",
+        "",
+        " ",
+        "*",
+        ">",
+        "a.*",
+        "ü",
+        "ü|",
+        "\u{1F600}",
+        long.as_str(),
     ];
     let clusterings: [&[u8]; 6] = [b"", b"|", b"\0", b"a|b", b"a", "ü".as_bytes()];
     let mut ops = Vec::new();
     for (p, partition) in partitions.iter().enumerate() {
         for (c, clustering) in clusterings.iter().enumerate() {
             let value = format!("{p}:{c}").into_bytes();
-            ops.push(WriteOp::Put { table: "conf_hostile", partition: (*partition).to_owned(), clustering: clustering.to_vec(), value });
+            ops.push(WriteOp::Put {
+                table: "conf_hostile",
+                partition: (*partition).to_owned(),
+                clustering: clustering.to_vec(),
+                value,
+            });
         }
     }
     store.batch(ops).await.unwrap();

@@ -100,7 +100,8 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
         }
     }
     let sent_on_day = |outlet: &str| by_outlet.get(outlet).map_or(0, |rows: &[Funnel; 3]| rows[0].total_bill_sent);
-    let skipped: Vec<Skipped> = brand.repo().all(BILL_SKIPS, &crate::keys::bill_skips_partition(&brand.tenant, &day)).await?;
+    let skipped: Vec<Skipped> =
+        brand.repo().all(BILL_SKIPS, &crate::keys::bill_skips_partition(&brand.tenant, day)).await?;
     let mut counts: BTreeMap<(String, Skip), u64> = BTreeMap::new();
     for row in &skipped {
         *counts.entry((row.child_business_id.clone(), row.reason)).or_default() += 1;

@@ -870,8 +870,13 @@ async fn orders_summary(
     let mut orders: BTreeMap<(String, String), SummaryOrder> = BTreeMap::new();
     let mut day = first;
     while day <= last {
-        let records: Vec<crate::repo::QueueRecord> =
-            brand.repo().all(crate::repo::CRM_QUEUE, &crate::keys::queue_partition(&brand.tenant, &day.format("%Y-%m-%d").to_string())).await?;
+        let records: Vec<crate::repo::QueueRecord> = brand
+            .repo()
+            .all(
+                crate::repo::CRM_QUEUE,
+                &crate::keys::queue_partition(&brand.tenant, &day.format("%Y-%m-%d").to_string()),
+            )
+            .await?;
         for record in records.into_iter().filter(|r| r.kind == "order") {
             let Ok(facts) = crate::domain::order::OrderFacts::from_payload(&record.data) else { continue };
             if facts.is_cart() || business.as_ref().is_some_and(|b| *b != facts.business_id) {
@@ -932,11 +937,14 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
         }
         FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
         FeedbackQuery::StoreReviews { store, page } => {
-            let mut all: Vec<crate::reviews::StoreReview> =
-                match brand.repo().all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&brand.tenant, &store)).await {
-                    Ok(all) => all,
-                    Err(error) => return Err(error.into()),
-                };
+            let mut all: Vec<crate::reviews::StoreReview> = match brand
+                .repo()
+                .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&brand.tenant, &store))
+                .await
+            {
+                Ok(all) => all,
+                Err(error) => return Err(error.into()),
+            };
             all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
             let records = all.into_iter().map(|r| r.record).collect();
             reply(Ok(ReviewPage::of(records, page, FEEDBACK_PAGE)))

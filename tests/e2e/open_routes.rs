@@ -213,3 +213,21 @@ async fn an_upload_over_the_limit_is_413_naming_it() {
     assert_eq!(response.status(), 200);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_process_says_once_at_start_which_routes_are_open_and_how_to_close_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut open = crate::procs::Engage::start(&dir.path().join("open"), crate::procs::free_port(), &[]).await;
+    let log = open.stderr();
+    assert_eq!(log.matches("routes are open").count(), 1, "{log}");
+    for route in ["/injestion/platform", "/pos_e/v1/redeem_loyalty_points", "/crm_api/get/customer/details"] {
+        assert!(log.contains(route), "{route} not named:\n{log}");
+    }
+    assert!(log.contains("ENGAGE_OPEN_ROUTES=closed") && log.contains("/crm_api/open_routes/settings"), "{log}");
+    open.kill9();
+    let env = [("ENGAGE_OPEN_ROUTES", "closed")];
+    let mut closed = crate::procs::Engage::start(&dir.path().join("closed"), crate::procs::free_port(), &env).await;
+    let log = closed.stderr();
+    assert!(!log.contains("routes are open") && log.contains("require an integration token"), "{log}");
+    closed.kill9();
+}

@@ -18,9 +18,12 @@
 //! |---|---|---|---|
 //! | [`Staff`] | staff token (`token:`) | the body's `parent_business_id` (or `parentBusinessId`), which must be the token's | staff family: 403 `invalid credentials` / not allowed for this business, 400 `{message, errors}`, 500 when the check fails |
 //! | [`Integration`] | integration token (raw `Authorization:`) | the token's; a body naming another is 403 `xE_103` | integration family: 401 `xE_101`, 400 `xE_102` |
-//! | [`Open`] | none (the `/pos_e/v1` routes, `/crm_api/get/customer/details`) | the body's `parent_business_id`, required | integration family: 400 `xE_102` |
-//! | [`Ingested`] | ingestion token (`token:`) | the token's | staff family |
-//! | [`AppCustomer`] | app token (`token:` + `source: mobile`) | the token's, and the customer is the token's | staff family |
+//! | [`Open`] | none (the `/pos_e/v1` routes, `/crm_api/get/customer/details`, …); an integration token once closed | the body's `parent_business_id`, required (the token's, once closed) | integration family: 400 `xE_102`, 401/403 once closed, 429 over the per-client limit |
+//! | [`Ingested`] | ingestion token (`token:`) | the token's; a body naming another is 403 | staff family |
+//! | [`AppCustomer`] | app token (`token:` + `source: mobile`) | the token's, and the customer is the token's; a body naming another brand is 403 | staff family |
+//!
+//! Every token's request is held to its brand and outlet by [`super::access`] before its body is
+//! validated.
 //!
 //! The schemas and the types cannot drift apart: a test in [`super::requests`] checks every
 //! type's fields, required fields and JSON types against its schema.

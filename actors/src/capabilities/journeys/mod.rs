@@ -3,8 +3,8 @@
 //! wallet and fraud counters.
 //!
 //! Types: the eight built-in types have fixed ids (24 lower-case hex characters, like the spec's
-//! ObjectId strings) and live in code ([`builtin_types`]); `/crm_api/autoCampaign` adds more, which
-//! are stored in the global table `journey_types` (they are master records, not a brand's).
+//! ObjectId strings) and live in code ([`builtin_types`]); `/crm_api/autoCampaign` adds more, each
+//! the brand's own (table `journey_types`, partition `brand|<tenant>`; see `crate::keys::journey_type`).
 //!
 //! A configuration is keyed by (brand, outlet, type): saving the same triple again updates it,
 //! keeping its id, its `campaign_enabled` and its creation time. A new configuration starts with

@@ -77,4 +77,17 @@ mod tests {
             assert!(!token(&format!("x{bad}y")).contains(bad));
         }
     }
+
+    #[test]
+    fn tokens_are_injective_tilde_included() {
+        // `~` is escaped like any other byte, so an id written as another's escape stays apart
+        assert_eq!(token("a~2Eb"), "a~7E2Eb");
+        let ids = ["a.b", "a~2Eb", "a~7E2Eb", "~", "", "c|vip", "c~7Cvip", "ü", "a b", "a\0b", "-", "_"];
+        let mut seen = std::collections::HashMap::new();
+        for id in ids {
+            if let Some(other) = seen.insert(token(id), id) {
+                panic!("{other:?} and {id:?} share the token {:?}", token(id));
+            }
+        }
+    }
 }

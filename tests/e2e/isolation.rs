@@ -343,8 +343,22 @@ fn type_names(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn no_credential_of_another_brand_or_outlet_touches_a_brand_on_any_operation() {
+    isolation_on(&[]).await;
+}
+
+/// The same on NATS (bus and KV store), where a key is the table, the partition and the
+/// clustering in hex.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_credential_of_another_brand_or_outlet_touches_a_brand_on_nats() {
+    let nats = crate::procs::NatsServer::start().await;
+    isolation_on(&[("ENGAGE_NATS_URL", &nats.url)]).await;
+}
+
+async fn isolation_on(env: &[(&str, &str)]) {
     // every open route closed, so that every brand-taking operation takes a credential
-    let app = spawn_app(&[("ENGAGE_OPEN_ROUTES", "closed")]).await;
+    let mut settings = vec![("ENGAGE_OPEN_ROUTES", "closed")];
+    settings.extend_from_slice(env);
+    let app = spawn_app(&settings).await;
     let doc: Value = app.client.get(format!("{}/openapi.json", app.base)).send().await.unwrap().json().await.unwrap();
 
     let victim_staff = credential(&app, "staffToken", VICTIM, None).await;

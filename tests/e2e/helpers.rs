@@ -163,3 +163,20 @@ pub fn due_today_ist(delay: chrono::Duration) -> bool {
     let now = chrono::Utc::now();
     (now + delay).with_timezone(&ist).date_naive() == now.with_timezone(&ist).date_naive()
 }
+
+/// Creates a token of `kind` for brand `parent` (limited to outlet `business` when given; an app
+/// token's `business` is its customer) through the loopback admin route, with the app's admin key.
+pub async fn token_for(app: &TestApp, kind: &str, parent: &str, business: Option<&str>) -> String {
+    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).expect("admin.key");
+    let response = app
+        .client
+        .post(format!("{}/admin/tokens", app.base))
+        .header("x-admin-key", key.trim())
+        .json(&json!({"kind": kind, "parent": parent, "business": business}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 201);
+    let body: Value = response.json().await.expect("json");
+    body["token"].as_str().expect("token").to_owned()
+}

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::multipart;
 use serde_json::{json, Map, Value};
 
-use crate::helpers::{read, spawn_app, TestApp};
+use crate::helpers::{read, spawn_app, token_for, TestApp};
 
 const VICTIM: &str = "c|vip";
 const VICTIM_OUTLET: &str = "o1";
@@ -42,20 +42,6 @@ impl Credential {
     }
 }
 
-async fn create_token(app: &TestApp, kind: &str, parent: &str, business: Option<&str>) -> String {
-    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).expect("admin.key");
-    let response = app
-        .client
-        .post(format!("{}/admin/tokens", app.base))
-        .header("x-admin-key", key.trim())
-        .json(&json!({"kind": kind, "parent": parent, "business": business}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    response.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
-}
-
 async fn credential(app: &TestApp, scheme: &'static str, parent: &str, business: Option<&str>) -> Credential {
     let kind = match scheme {
         "staffToken" => "staff",
@@ -63,7 +49,7 @@ async fn credential(app: &TestApp, scheme: &'static str, parent: &str, business:
         "ingestionToken" => "ingestion",
         _ => "app",
     };
-    let token = create_token(app, kind, parent, business).await;
+    let token = token_for(app, kind, parent, business).await;
     Credential { scheme, token, label: format!("{kind} of {parent:?} (outlet {business:?})") }
 }
 

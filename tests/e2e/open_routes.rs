@@ -7,21 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{read, spawn_app, TestApp};
+use crate::helpers::{read, spawn_app, token_for, TestApp};
 use crate::platform::order;
 
 async fn token(app: &TestApp, kind: &str, parent: &str, business: Option<&str>) -> String {
-    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).expect("admin.key");
-    let response = app
-        .client
-        .post(format!("{}/admin/tokens", app.base))
-        .header("x-admin-key", key.trim())
-        .json(&json!({"kind": kind, "parent": parent, "business": business}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    response.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
+    token_for(app, kind, parent, business).await
 }
 
 async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {

@@ -10,18 +10,7 @@ use crate::helpers::{spawn_app, TestApp};
 
 /// Creates a token through the loopback admin route, with the app's admin key.
 pub async fn create_token(app: &TestApp, kind: &str, parent: &str) -> String {
-    let key = std::fs::read_to_string(app.dir.path().join("admin.key")).expect("admin.key");
-    let response = app
-        .client
-        .post(format!("{}/admin/tokens", app.base))
-        .header("x-admin-key", key.trim())
-        .json(&json!({"kind": kind, "parent": parent}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    let body: Value = response.json().await.unwrap();
-    body["token"].as_str().unwrap().to_owned()
+    crate::helpers::token_for(app, kind, parent, None).await
 }
 
 pub fn order(tenant: &str, id: &str, phone: &str, amount: f64) -> Value {

@@ -221,3 +221,46 @@ async fn the_process_says_once_at_start_which_routes_are_open_and_how_to_close_t
     assert!(!log.contains("routes are open") && log.contains("require an integration token"), "{log}");
     closed.kill9();
 }
+
+#[tokio::test]
+async fn an_outlet_limited_token_acts_on_its_outlet_and_nowhere_else() {
+    let app = spawn_app(&[]).await;
+    let brand = token(&app, "staff", "brand-h", None).await;
+    let outlet = token(&app, "staff", "brand-h", Some("o1")).await;
+    let balance = |token: String, outlet: &'static str| {
+        let app = &app;
+        async move {
+            let body = json!({"parent_business_id": "brand-h", "business_id": outlet});
+            post(app, "/crm_api/wallet/balance", &[("token", &token)], &body).await
+        }
+    };
+    // left out, the outlet is the token's
+    let recharge = json!({"parent_business_id": "brand-h", "amount": 250, "reference": "h-1"});
+    let (status, answer) = post(&app, "/crm_api/wallet/recharge", &[("token", &outlet)], &recharge).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(balance(brand.clone(), "o1").await.1["balance"], json!("250"));
+    // another outlet, or a brand-level route, is refused and changes nothing
+    let mut elsewhere = recharge.clone();
+    elsewhere["business_id"] = json!("o2");
+    elsewhere["reference"] = json!("h-2");
+    let (status, answer) = post(&app, "/crm_api/wallet/recharge", &[("token", &outlet)], &elsewhere).await;
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["message"].as_str().unwrap().contains("\"o1\""), "{answer}");
+    assert_eq!(balance(brand.clone(), "o2").await.1["balance"], json!("0"));
+    let rules = json!({"parent_business_id": "brand-h", "earn_percent": 50});
+    let (status, answer) = post(&app, "/crm_api/add_edit_rules", &[("token", &outlet)], &rules).await;
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["message"].as_str().unwrap().contains("whole brand"), "{answer}");
+    // its outlet's figures, not the brand's
+    let summary = json!({"parent_business_id": "brand-h"});
+    assert_eq!(post(&app, "/stats/dashboard/summary", &[("token", &outlet)], &summary).await.0, 200);
+    let other = json!({"parent_business_id": "brand-h", "business_id": "o2"});
+    assert_eq!(post(&app, "/stats/dashboard/summary", &[("token", &outlet)], &other).await.0, 403);
+    // an outlet-limited ingestion token's order lands at its outlet
+    let pos = token(&app, "ingestion", "brand-h", Some("o1")).await;
+    let mut order = order("brand-h", "h-1", "9000000008", 40.0);
+    order.as_object_mut().unwrap().remove("businessId");
+    assert_eq!(post(&app, "/injestion/pos_c", &[("token", &pos)], &order).await.0, 200);
+    wait_orders(&app, &[], "brand-h", "9000000008", 1).await;
+    app.stop().await;
+}

@@ -11,10 +11,10 @@
 //!   limited to that outlet. Each request type declares its [`Scope`]: a brand-level route (it acts
 //!   on the whole brand: rules, catalogues, journey types, fraud settings and lists, settings)
 //!   refuses such a token; an outlet-level route (its body names the outlet: `business_id`,
-//!   `businessId`, `child_business_id` or `outlet_id`) takes it only when the body names the
-//!   token's outlet (left out, the route would act on the whole brand); a customer-level route
-//!   (one customer of the brand: loyalty, coupons, profiles, orders) takes it, and an outlet it
-//!   names must be the token's. `/openapi.json` shows each operation's scope as `x-engage-scope`.
+//!   `businessId`, `child_business_id` or `outlet_id`) takes it for the token's outlet; a
+//!   customer-level route (one customer of the brand: loyalty, coupons, profiles, orders) takes
+//!   it, and an outlet it names must be the token's. A body that leaves the outlet out gets the
+//!   token's ([`bind_outlet`]). `/openapi.json` shows each operation's scope as `x-engage-scope`.
 //! - **Open routes.** The spec's open routes stay open unless the operator closes them
 //!   ([`OpenRoutes`]): then they require an integration token of the brand, bound as above.
 
@@ -161,6 +161,17 @@ pub fn admit_outlet(grant: &TokenGrant, scope: Scope, named: Option<&str>) -> Re
     }
 }
 
+/// Binds an outlet-limited token's outlet: a body that names no outlet gets the token's in
+/// `field` (the body type's first outlet field), so the request acts on the token's outlet. A
+/// body naming an outlet is left as it is (and refused by [`admit_raw`] when it is another).
+pub fn bind_outlet(grant: &TokenGrant, field: Option<&str>, body: &mut Value) {
+    let (Some(outlet), Some(field)) = (bound_outlet(grant), field) else { return };
+    let names_one = OUTLET_FIELDS.iter().any(|f| body.get(f).is_some_and(|v| !v.is_null()));
+    if let (false, Some(object)) = (names_one, body.as_object_mut()) {
+        object.insert(field.to_owned(), Value::String(outlet.to_owned()));
+    }
+}
+
 /// Holds a raw body (before it is validated) to a token: no other brand, and for an
 /// outlet-limited token no brand-level route, no other outlet in any outlet field, and (on an
 /// outlet-level route) its own outlet named.
@@ -248,8 +259,9 @@ pub async fn brand_closed(state: &AppState, brand: &str) -> Result<bool, Integra
 pub async fn open_gate(
     state: &AppState,
     headers: &HeaderMap,
-    body: &Value,
+    body: &mut Value,
     scope: Scope,
+    outlet_field: Option<&str>,
 ) -> Result<Option<TokenGrant>, IntegrationError> {
     let closed = match named_brands(body).next() {
         _ if state.platform.open_routes.closed_for_all() => true,
@@ -260,6 +272,7 @@ pub async fn open_gate(
         return Ok(None);
     }
     let grant = token(state, TokenKind::Integration, headers).await?;
+    bind_outlet(&grant, outlet_field, body);
     admit_raw(&grant, scope, body)?;
     Ok(Some(grant))
 }

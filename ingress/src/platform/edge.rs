@@ -51,6 +51,10 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
     /// What the route acts on, for outlet-limited tokens ([`Scope`]).
     const SCOPE: Scope;
 
+    /// The body fields that name the outlet, the first the one an outlet-limited token fills in
+    /// when the body leaves the outlet out.
+    const OUTLET_FIELDS: &'static [&'static str] = &[];
+
     /// The brand the body names, when it names one.
     fn brand(&self) -> Option<&str> {
         None
@@ -74,7 +78,8 @@ async fn decode_for<T: PlatformRequest, E>(request: Request, state: &AppState, g
 where
     E: From<body::BodyError> + From<Denied>,
 {
-    let value = body::read(request).await?;
+    let mut value = body::read(request).await?;
+    access::bind_outlet(grant, T::OUTLET_FIELDS.first().copied(), &mut value);
     access::admit_raw(grant, T::SCOPE, &value)?;
     let body: T = validated(value, state)?;
     access::admit_outlet(grant, T::SCOPE, body.outlet())?;
@@ -223,8 +228,9 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
         let peer = request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
         access::open_route_limit(state, request.uri().path(), peer)?;
         let headers = request.headers().clone();
-        let value = body::read(request).await?;
-        let grant = access::open_gate(state, &headers, &value, T::SCOPE).await?;
+        let mut value = body::read(request).await?;
+        let outlet_field = T::OUTLET_FIELDS.first().copied();
+        let grant = access::open_gate(state, &headers, &mut value, T::SCOPE, outlet_field).await?;
         let body: T = validated(value, state)?;
         let brand = match grant {
             Some(grant) => grant.parent,

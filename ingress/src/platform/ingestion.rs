@@ -184,18 +184,21 @@ async fn authorized(
     body: Result<PlatformBody, IntegrationError>,
 ) -> Result<(Caller, Value), Response> {
     let caller = check(state, spec.auth, headers).await?;
-    let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
+    let PlatformBody(mut body) = body.map_err(IntoResponse::into_response)?;
     let caller = match caller {
         Caller::Token(grant) => {
+            access::bind_outlet(&grant, Some("businessId"), &mut body);
             access::admit_raw(&grant, Scope::Customer, &body)
                 .map_err(|denied| IntegrationError::from(denied).into_response())?;
             Caller::Token(grant)
         }
-        Caller::Anonymous => match access::open_gate(state, headers, &body, Scope::Customer).await {
-            Ok(Some(grant)) => Caller::Token(grant),
-            Ok(None) => Caller::Anonymous,
-            Err(refusal) => return Err(refusal.into_response()),
-        },
+        Caller::Anonymous => {
+            match access::open_gate(state, headers, &mut body, Scope::Customer, Some("businessId")).await {
+                Ok(Some(grant)) => Caller::Token(grant),
+                Ok(None) => Caller::Anonymous,
+                Err(refusal) => return Err(refusal.into_response()),
+            }
+        }
         caller => caller,
     };
     Ok((caller, body))

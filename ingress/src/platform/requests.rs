@@ -23,6 +23,7 @@ macro_rules! platform_requests {
         $(impl PlatformRequest for $ty {
             const SCHEMA: &'static str = stringify!($ty);
             const SCOPE: Scope = $ty::SCOPE;
+            const OUTLET_FIELDS: &'static [&'static str] = $ty::OUTLET_FIELDS;
             fn brand(&self) -> Option<&str> {
                 self.named_brand()
             }
@@ -114,6 +115,7 @@ macro_rules! scope {
     ($($scope:ident: $($ty:ident $(=> [$($field:ident),+])?),* ;)*) => {$($(
         impl $ty {
             const SCOPE: Scope = Scope::$scope;
+            const OUTLET_FIELDS: &'static [&'static str] = &[$($(stringify!($field)),+)?];
             fn named_outlet(&self) -> Option<&str> {
                 None$($(.or_else(|| self.$field.outlet_str()))+)?
             }

@@ -401,6 +401,8 @@ async fn isolation_on(env: &[(&str, &str)]) {
                     "{} {} with {}: {status} {answer}",
                     operation.method, operation.path, attacker.label
                 ));
+            } else if operation.op["responses"].get(status.to_string()).is_none() {
+                failures.push(format!("{} {}: {status} is not in /openapi.json", operation.method, operation.path));
             }
         }
         // an outlet-limited token of the brand on another outlet, or on a brand-level route

@@ -47,7 +47,8 @@ PY
 pids+=($!); wait_port "$store_port"
 
 port=$(free_port); data="$work/data"
-ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn \
+# one wrk client: the open routes' per-client limit (ENGAGE_OPEN_ROUTES_RATE_LIMIT) is off here
+ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn ENGAGE_OPEN_ROUTES_RATE_LIMIT=0 \
   ENGAGE_STORE_A_URL="http://127.0.0.1:$store_port/a" ENGAGE_STORE_B_URL="http://127.0.0.1:$store_port/b" \
   target/release/engage serve >"$work/engage.log" 2>&1 &
 pids+=($!); wait_port "$port"

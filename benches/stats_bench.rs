@@ -200,6 +200,8 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
         partitions: 16,
         passivate_after: Duration::from_secs(600),
         fault_panic_order_id: None,
+        fault_poison_order_id: None,
+        max_deliveries: 5,
         services: engage_actors::brand::Services::default(),
     };
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);

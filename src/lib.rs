@@ -408,8 +408,8 @@ impl Application {
             None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
         };
         #[cfg(not(feature = "fault-injection"))]
-        if settings.fault_panic_order_id.is_some() {
-            tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID is ignored: this build has no fault-injection feature");
+        if settings.fault_panic_order_id.is_some() || settings.fault_poison_order_id.is_some() {
+            tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID and ENGAGE_FAULT_POISON_ORDER_ID are ignored: this build has no fault-injection feature");
         }
         let link_secret = engage_actors::links::secret(
             &Repo::new(platform_store.clone()),
@@ -428,6 +428,8 @@ impl Application {
                     partitions: settings.partitions,
                     passivate_after: Duration::from_secs(settings.passivate_after_secs),
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
+                    fault_poison_order_id: settings.fault_poison_order_id.clone(),
+                    max_deliveries: settings.max_deliveries,
                     services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone())
                         .with_feedback_service(settings.feedback_service_url.clone())
                         .with_mail_service(settings.mail_service_url.clone()),

@@ -59,6 +59,33 @@ enum Command {
         #[command(subcommand)]
         action: ReportsAction,
     },
+    /// The events parked after their last failed delivery: list, show, replay or drop them,
+    /// through the running server.
+    DeadLetters {
+        #[command(subcommand)]
+        action: DeadLettersAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum DeadLettersAction {
+    /// One line per parked event, oldest first: id, brand, attempts, last failure, error.
+    List,
+    /// A parked event whole (JSON), its envelope included.
+    Show {
+        /// The event id (from `list`).
+        id: String,
+    },
+    /// Publish the event again (once its cause is fixed); its effects count once.
+    Replay {
+        /// The event id.
+        id: String,
+    },
+    /// Forget the event.
+    Drop {
+        /// The event id.
+        id: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -215,6 +242,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(wallet(settings, action))
         }
+        Command::DeadLetters { action } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(dead_letters(settings, action))
+        }
         Command::Reports { action: ReportsAction::Health { now } } => {
             let settings = load(config, None)?;
             runtime()?.block_on(health_reports(settings, now))
@@ -366,6 +397,39 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         TokensAction::Revoke { id } => {
             admin_call(&settings, Method::DELETE, &format!("/admin/tokens/{id}"), None).await?;
             outln!("revoked {id}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn dead_letters(settings: Settings, action: DeadLettersAction) -> Result<ExitCode, ExitCode> {
+    use reqwest::Method;
+    let path = |id: &str, tail: &str| format!("/admin/dead-letters/{id}{tail}");
+    match action {
+        DeadLettersAction::List => {
+            let answer = admin_call(&settings, Method::GET, "/admin/dead-letters", None).await?;
+            for letter in answer["dead_letters"].as_array().cloned().unwrap_or_default() {
+                outln!(
+                    "{}\t{}\tattempts={}\tlast={}\t{}",
+                    letter["id"].as_str().unwrap_or_default(),
+                    letter["tenant"].as_str().unwrap_or_default(),
+                    letter["attempts"],
+                    letter["last_failure"].as_str().unwrap_or_default(),
+                    letter["error"].as_str().unwrap_or_default(),
+                );
+            }
+        }
+        DeadLettersAction::Show { id } => {
+            let answer = admin_call(&settings, Method::GET, &path(&id, ""), None).await?;
+            outln!("{}", serde_json::to_string_pretty(&answer).unwrap_or_default());
+        }
+        DeadLettersAction::Replay { id } => {
+            admin_call(&settings, Method::POST, &path(&id, "/replay"), None).await?;
+            outln!("replayed {id}");
+        }
+        DeadLettersAction::Drop { id } => {
+            admin_call(&settings, Method::DELETE, &path(&id, ""), None).await?;
+            outln!("dropped {id}");
         }
     }
     Ok(ExitCode::SUCCESS)

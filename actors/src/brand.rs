@@ -32,6 +32,8 @@ pub struct EngineContext {
     pub fault_panic_order_id: Option<String>,
     /// Whether the fault fired already (once per process).
     pub fault_fired: AtomicBool,
+    /// Testing only: panic on every delivery of this order id (`ENGAGE_FAULT_POISON_ORDER_ID`).
+    pub fault_poison_order_id: Option<String>,
     /// Links and the link service, for digital bills.
     pub services: Services,
     /// Stamps of the rows the tenant actors write, for rows read ahead of them
@@ -366,6 +368,7 @@ mod tests {
             reactions: crate::capabilities::order_reactions(),
             fault_panic_order_id: None,
             fault_fired: AtomicBool::new(false),
+            fault_poison_order_id: None,
             services: Services::default(),
             stamps: WriteStamps::default(),
         });

@@ -26,8 +26,15 @@ use crate::tenant::{EngineContext, QueryError, QueryReply, TenantMsg, TenantQuer
 const BATCH: usize = 256;
 /// How long a delivery may take before it is nak'd.
 const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Redelivery delay after a failure.
+/// Redelivery delay after a first failure; it doubles with each failed delivery.
 const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// Longest redelivery delay.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(10);
+
+/// The delay before delivery `attempt + 1` of an event whose delivery `attempt` failed.
+fn retry_delay(attempt: u32) -> Duration {
+    RETRY_DELAY.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16))).min(MAX_RETRY_DELAY)
+}
 
 /// Settings of an [`Engine`].
 pub struct EngineConfig {
@@ -37,6 +44,10 @@ pub struct EngineConfig {
     pub passivate_after: Duration,
     /// Testing only: panic once on this order id.
     pub fault_panic_order_id: Option<String>,
+    /// Testing only: panic on every delivery of this order id (a permanent poison).
+    pub fault_poison_order_id: Option<String>,
+    /// Deliveries of an event that fail before it is parked ([`engage_streams::Bus::park`]).
+    pub max_deliveries: u32,
     /// Links and the link service (digital bills).
     pub services: crate::brand::Services,
 }
@@ -77,6 +88,7 @@ impl Engine {
             repo,
             reactions,
             fault_panic_order_id: config.fault_panic_order_id.clone(),
+            fault_poison_order_id: config.fault_poison_order_id.clone(),
             fault_fired: AtomicBool::new(false),
             services: config.services.clone(),
             stamps: Default::default(),
@@ -134,7 +146,15 @@ impl Engine {
         let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
         let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
         let (stop, stop_rx) = watch::channel(false);
-        let task = tokio::spawn(run_partition(partition, self.bus.clone(), supervisor.clone(), stop_rx.clone()));
+        let runner = PartitionRunner {
+            partition,
+            bus: self.bus.clone(),
+            engine: Arc::downgrade(self),
+            supervisor: supervisor.clone(),
+            max_deliveries: self.config.max_deliveries.max(1),
+            failures: HashMap::new(),
+        };
+        let task = tokio::spawn(runner.run(stop_rx.clone()));
         let rpc = self.nats.clone().map(|client| {
             let local: Arc<dyn LocalTenants> = self.clone();
             tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
@@ -215,75 +235,194 @@ impl LocalTenants for Engine {
     }
 }
 
-async fn run_partition(
+impl Engine {
+    /// The supervisor of `partition` is gone (it failed): a new one takes its place, for the
+    /// partition's runner and for questions. `None` when the partition is no longer run here.
+    async fn respawn_supervisor(&self, partition: u32) -> Option<ActorRef<SupervisorMsg>> {
+        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
+        let (supervisor, _) = match Actor::spawn(None, PartitionSupervisor, args).await {
+            Ok(spawned) => spawned,
+            Err(error) => {
+                tracing::error!(partition, %error, "cannot restart the partition supervisor");
+                return None;
+            }
+        };
+        let mut supervisors = self.supervisors.write().ok()?;
+        if !supervisors.contains_key(&partition) {
+            supervisor.stop(None);
+            return None;
+        }
+        supervisors.insert(partition, supervisor.clone());
+        metrics::counter!("engage_supervisor_restarts_total").increment(1);
+        tracing::error!(partition, "partition supervisor failed; a new one took its place");
+        Some(supervisor)
+    }
+}
+
+/// One failing event's record, kept while it is retried.
+struct Failing {
+    first: chrono::DateTime<chrono::Utc>,
+}
+
+/// Pulls one partition's deliveries and routes them to their tenant actors; retries a failed one
+/// with a growing delay and parks it after `max_deliveries` failed deliveries.
+struct PartitionRunner {
     partition: u32,
     bus: Arc<dyn Bus>,
+    engine: std::sync::Weak<Engine>,
     supervisor: ActorRef<SupervisorMsg>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut consumer = loop {
-        match bus.consumer(partition).await {
-            Ok(consumer) => break consumer,
-            Err(error) => {
-                tracing::warn!(partition, %error, "cannot open the partition consumer; retrying");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    _ = stop.wait_for(|s| *s) => return,
+    max_deliveries: u32,
+    /// Events of this partition that failed and are being retried, by envelope id.
+    failures: HashMap<String, Failing>,
+}
+
+impl PartitionRunner {
+    async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let partition = self.partition;
+        let mut consumer = loop {
+            match self.bus.consumer(partition).await {
+                Ok(consumer) => break consumer,
+                Err(error) => {
+                    tracing::warn!(partition, %error, "cannot open the partition consumer; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                        _ = stop.wait_for(|s| *s) => return,
+                    }
+                }
+            }
+        };
+        // one handle, not a registry lookup per delivery
+        let processed = metrics::counter!("engage_events_processed_total", "partition" => partition.to_string());
+        loop {
+            if *stop.borrow() {
+                break;
+            }
+            let batch = tokio::select! {
+                batch = consumer.next_batch(BATCH, Duration::from_millis(500)) => batch,
+                _ = stop.wait_for(|s| *s) => break,
+            };
+            let batch = match batch {
+                Ok(batch) => batch,
+                Err(error) => {
+                    tracing::warn!(partition, %error, "pull failed");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            };
+            if batch.is_empty() {
+                continue;
+            }
+            self.keep_supervisor().await;
+            let mut waits = Vec::with_capacity(batch.len());
+            for delivery in batch {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let msg = SupervisorMsg::Route {
+                    tenant: delivery.envelope.tenant.clone(),
+                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), reply: tx.into() },
+                };
+                // If the supervisor is gone, the dropped reply port makes this delivery fail below.
+                let _ = self.supervisor.send_message(msg);
+                waits.push((delivery, rx));
+            }
+            let settled = futures::future::join_all(waits.into_iter().map(|(delivery, rx)| async move {
+                let outcome = match tokio::time::timeout(APPLY_TIMEOUT, rx).await {
+                    Ok(Ok(Ok(()))) => Ok(()),
+                    Ok(Ok(Err(error))) => Err(error),
+                    Ok(Err(_)) => Err("the tenant actor stopped before answering".to_owned()),
+                    Err(_) => Err(format!("not applied within {} s", APPLY_TIMEOUT.as_secs())),
+                };
+                (delivery, outcome)
+            }))
+            .await;
+            let mut done = Vec::with_capacity(settled.len());
+            for (delivery, outcome) in settled {
+                match outcome {
+                    Ok(()) => {
+                        if !self.failures.is_empty() {
+                            self.failures.remove(&delivery.envelope.id);
+                        }
+                        done.push(delivery);
+                    }
+                    Err(error) => self.failed(delivery, error).await,
+                }
+            }
+            for result in Delivery::ack_all(done).await {
+                match result {
+                    Ok(()) => processed.increment(1),
+                    Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
                 }
             }
         }
-    };
-    // one handle, not a registry lookup per delivery
-    let processed = metrics::counter!("engage_events_processed_total", "partition" => partition.to_string());
-    loop {
-        if *stop.borrow() {
-            break;
+    }
+
+    /// A supervisor that failed is replaced before the next batch is routed.
+    async fn keep_supervisor(&mut self) {
+        if matches!(self.supervisor.get_status(), ractor::ActorStatus::Running | ractor::ActorStatus::Starting) {
+            return;
         }
-        let batch = tokio::select! {
-            batch = consumer.next_batch(BATCH, Duration::from_millis(500)) => batch,
-            _ = stop.wait_for(|s| *s) => break,
+        let Some(engine) = self.engine.upgrade() else { return };
+        if let Some(supervisor) = engine.respawn_supervisor(self.partition).await {
+            self.supervisor = supervisor;
+        }
+    }
+
+    /// A delivery failed: it comes again after a growing delay, or, on its last allowed delivery,
+    /// it is parked and leaves the queue.
+    async fn failed(&mut self, delivery: Delivery, error: String) {
+        let partition = self.partition;
+        let envelope = delivery.envelope.clone();
+        let now = chrono::Utc::now();
+        let first = self.failures.entry(envelope.id.clone()).or_insert(Failing { first: now }).first;
+        if delivery.attempt < self.max_deliveries {
+            metrics::counter!("engage_events_retried_total").increment(1);
+            tracing::warn!(
+                partition, tenant = %envelope.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id,
+                attempt = delivery.attempt, max = self.max_deliveries, %error, "event failed; it comes again"
+            );
+            let delay = retry_delay(delivery.attempt);
+            delivery.nak(delay).await;
+            return;
+        }
+        let letter = engage_streams::DeadLetter {
+            envelope: envelope.as_ref().clone(),
+            error: error.clone(),
+            attempts: delivery.attempt,
+            first_failure: first.to_rfc3339(),
+            last_failure: now.to_rfc3339(),
+            partition,
         };
-        let batch = match batch {
-            Ok(batch) => batch,
-            Err(error) => {
-                tracing::warn!(partition, %error, "pull failed");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                continue;
+        match self.bus.park(&letter).await {
+            Ok(()) => {
+                self.failures.remove(&envelope.id);
+                metrics::counter!("engage_events_parked_total", "partition" => partition.to_string()).increment(1);
+                metrics::gauge!("engage_dead_letters").increment(1.0);
+                tracing::warn!(
+                    partition, tenant = %envelope.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id,
+                    attempts = delivery.attempt, %error,
+                    "event parked in the dead-letter place after its last failed delivery (engage dead-letters show|replay|drop)"
+                );
+                if let Err(error) = delivery.term().await {
+                    tracing::warn!(partition, event_id = %envelope.id, %error, "a parked event could not leave the queue; it comes again and is parked again");
+                }
             }
-        };
-        if batch.is_empty() {
-            continue;
-        }
-        let mut waits = Vec::with_capacity(batch.len());
-        for delivery in batch {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let msg = SupervisorMsg::Route {
-                tenant: delivery.envelope.tenant.clone(),
-                msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), reply: tx.into() },
-            };
-            // If the supervisor is gone, the dropped reply port makes this delivery a nak below.
-            let _ = supervisor.send_message(msg);
-            waits.push((delivery, rx));
-        }
-        let settled = futures::future::join_all(waits.into_iter().map(|(delivery, rx)| async move {
-            let ok = matches!(tokio::time::timeout(APPLY_TIMEOUT, rx).await, Ok(Ok(Ok(()))));
-            (delivery, ok)
-        }))
-        .await;
-        let mut done = Vec::with_capacity(settled.len());
-        for (delivery, ok) in settled {
-            if ok {
-                done.push(delivery);
-            } else {
-                metrics::counter!("engage_events_retried_total").increment(1);
-                delivery.nak(RETRY_DELAY).await;
+            Err(park_error) => {
+                tracing::error!(partition, event_id = %envelope.id, %park_error, "cannot park a failed event; it comes again");
+                delivery.nak(MAX_RETRY_DELAY).await;
             }
         }
-        for result in Delivery::ack_all(done).await {
-            match result {
-                Ok(()) => processed.increment(1),
-                Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
-            }
-        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_wait_longer_each_time_up_to_a_bound() {
+        assert_eq!(retry_delay(1), Duration::from_millis(500));
+        assert_eq!(retry_delay(2), Duration::from_secs(1));
+        assert_eq!(retry_delay(4), Duration::from_secs(4));
+        assert_eq!(retry_delay(9), MAX_RETRY_DELAY);
+        assert_eq!(retry_delay(u32::MAX), MAX_RETRY_DELAY);
     }
 }

@@ -8,8 +8,10 @@
 //! What a query does lives in its capability ([`crate::capabilities`]); this module only
 //! dispatches.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
 
@@ -196,9 +198,14 @@ impl Actor for TenantActor {
         brand.follow_store_generation();
         match message {
             TenantMsg::Apply { envelope, reply } => {
-                let outcome = orders::apply(brand, &envelope).await.map(|_| ()).map_err(|e| e.to_string());
+                // a panic fails this event alone: the actor, its other events and its brand's
+                // routes go on (the engine retries the event, then parks it)
+                let outcome = match AssertUnwindSafe(orders::apply(brand, &envelope)).catch_unwind().await {
+                    Ok(applied) => applied.map(|_| ()).map_err(|e| e.to_string()),
+                    Err(panic) => Err(panicked(brand, &*panic)),
+                };
                 if let Err(error) = &outcome {
-                    tracing::error!(tenant = %brand.tenant, id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
+                    tracing::error!(tenant = %brand.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
                 }
                 let (tenant, id, trace_id) = (brand.tenant.clone(), envelope.id.clone(), envelope.trace_id.clone());
                 answer_when_durable(brand, reply, outcome, move |outcome, error| {
@@ -226,19 +233,27 @@ impl Actor for TenantActor {
                 if let Some(ahead) = read_ahead {
                     brand.accept_read_ahead(ahead);
                 }
-                let answer = match query {
-                    TenantQuery::Customers(query) => customers::handle(brand, query).await,
-                    TenantQuery::Loyalty(query) => loyalty::handle(brand, query).await,
-                    TenantQuery::Redemption(query) => redemption::handle(brand, query).await,
-                    TenantQuery::Rewards(query) => rewards::handle(brand, query).await,
-                    TenantQuery::Otp(query) => otp::handle(brand, query).await,
-                    TenantQuery::Fraud(query) => fraud::handle(brand, query).await,
-                    TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
-                    TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
-                    TenantQuery::Bills(query) => bills::handle(brand, query).await,
-                    TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
-                    TenantQuery::Stats(query) => stats::handle(brand, query).await,
-                    TenantQuery::Business(query) => business::handle(brand, query).await,
+                let answer = AssertUnwindSafe(async {
+                    match query {
+                        TenantQuery::Customers(query) => customers::handle(brand, query).await,
+                        TenantQuery::Loyalty(query) => loyalty::handle(brand, query).await,
+                        TenantQuery::Redemption(query) => redemption::handle(brand, query).await,
+                        TenantQuery::Rewards(query) => rewards::handle(brand, query).await,
+                        TenantQuery::Otp(query) => otp::handle(brand, query).await,
+                        TenantQuery::Fraud(query) => fraud::handle(brand, query).await,
+                        TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
+                        TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
+                        TenantQuery::Bills(query) => bills::handle(brand, query).await,
+                        TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
+                        TenantQuery::Stats(query) => stats::handle(brand, query).await,
+                        TenantQuery::Business(query) => business::handle(brand, query).await,
+                    }
+                })
+                .catch_unwind()
+                .await;
+                let answer = match answer {
+                    Ok(answer) => answer,
+                    Err(panic) => Err(QueryError::Failed(panicked(brand, &*panic))),
                 };
                 brand.end_read_ahead();
                 let tenant = brand.tenant.clone();
@@ -250,6 +265,22 @@ impl Actor for TenantActor {
         }
         Ok(())
     }
+}
+
+/// A panic while handling a message: the brand's cached state may be half-changed, so it is
+/// forgotten (rows are read again from the store); the panic is counted like an actor failure
+/// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
+fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
+    brand.forget_all();
+    metrics::counter!("engage_actor_failures_total").increment(1);
+    metrics::counter!("engage_actor_panics_total").increment(1);
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    tracing::error!(tenant = %brand.tenant, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
+    format!("panicked: {text}")
 }
 
 /// Sends `answer` on `reply` once the commits the message staged are durable (at once when it

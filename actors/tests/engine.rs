@@ -52,6 +52,8 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>
             partitions: 4,
             passivate_after: Duration::from_secs(60),
             fault_panic_order_id: fault.map(str::to_owned),
+            fault_poison_order_id: None,
+            max_deliveries: 5,
             services: Default::default(),
         },
     );
@@ -144,6 +146,8 @@ async fn a_passivated_tenant_reloads_its_state_from_the_store() {
             partitions: 2,
             passivate_after: Duration::from_millis(200),
             fault_panic_order_id: None,
+            fault_poison_order_id: None,
+            max_deliveries: 5,
             services: Default::default(),
         },
     );
@@ -353,6 +357,8 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
         partitions: 4,
         passivate_after: Duration::from_secs(60),
         fault_panic_order_id: None,
+        fault_poison_order_id: None,
+        max_deliveries: 5,
         services: Default::default(),
     };
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);

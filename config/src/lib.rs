@@ -257,6 +257,12 @@ pub struct Settings {
     /// Testing only: the tenant actor panics once on the order with this `orderId`
     /// (`ENGAGE_FAULT_PANIC_ORDER_ID`). Used by the supervision tests.
     pub fault_panic_order_id: Option<String>,
+    /// Testing only: processing the order with this `orderId` panics on every delivery, a
+    /// permanent poison (`ENGAGE_FAULT_POISON_ORDER_ID`). Used by the dead-letter tests.
+    pub fault_poison_order_id: Option<String>,
+    /// Deliveries of an event that may fail (an error or a panic) before it is parked in the
+    /// dead-letter place (`ENGAGE_MAX_DELIVERIES`).
+    pub max_deliveries: u32,
 }
 
 impl Default for Settings {
@@ -296,6 +302,8 @@ impl Default for Settings {
             admin_key: None,
             internal_jwt_secret: None,
             fault_panic_order_id: None,
+            fault_poison_order_id: None,
+            max_deliveries: 5,
             sms_provider_url: None,
             chat_provider_url: None,
             push_provider_url: None,
@@ -417,6 +425,7 @@ fn example(key: &str) -> Option<&'static str> {
         "max_event_bytes" => "262118",
         "rate_limit_per_second" | "rate_limit_burst" => "100",
         "open_routes" => "closed",
+        "max_deliveries" => "5",
         "open_routes_rate_limit" => "200",
         "max_upload_bytes" => "5242880",
         "cloudwatch_endpoint" => "http://127.0.0.1:5000",
@@ -571,6 +580,9 @@ impl Settings {
         }
         if self.rate_limit_burst.is_some() && self.rate_limit_per_second.is_none() {
             return Err(ConfigError::new("rate_limit_burst", "needs ENGAGE_RATE_LIMIT_PER_SECOND as well"));
+        }
+        if self.max_deliveries == 0 || self.max_deliveries > 1000 {
+            return Err(ConfigError::new("max_deliveries", "must be between 1 and 1000"));
         }
         if self.max_upload_bytes < 1024 {
             return Err(ConfigError::new("max_upload_bytes", "must be at least 1024"));

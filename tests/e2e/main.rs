@@ -13,6 +13,7 @@ mod campaigns;
 mod cli;
 mod cloudwatch;
 mod cluster;
+mod dead_letters;
 mod feedback;
 mod fraud;
 mod integration_routes;

@@ -2,7 +2,6 @@
 //! `engage` binary (and a real `nats-server -js`) the way the README tells people to.
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -45,14 +44,7 @@ where
 }
 
 /// Runs the CLI with `args` in `cwd` with `env` (and no inherited `ENGAGE_*` settings).
-fn cli(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    let mut command = Command::new(BIN);
-    command.args(args).current_dir(cwd);
-    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_") && !k.starts_with("ENGAGE_TEST_")) {
-        command.env_remove(name);
-    }
-    command.envs(env.iter().copied()).output().unwrap()
-}
+use crate::procs::cli;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -142,3 +142,14 @@ impl Drop for Engage {
         self.kill9();
     }
 }
+
+/// Runs the `engage` CLI in `cwd` with `env` (and none of the test process's own `ENGAGE_*`
+/// settings); its output.
+pub fn cli(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command.args(args).current_dir(cwd);
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_") && !k.starts_with("ENGAGE_TEST_")) {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied()).output().unwrap()
+}

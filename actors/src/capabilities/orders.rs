@@ -44,6 +44,10 @@ async fn apply_order(
     {
         panic!("injected fault: ENGAGE_FAULT_PANIC_ORDER_ID={}", facts.order_id);
     }
+    #[cfg(feature = "fault-injection")]
+    if ctx.fault_poison_order_id.as_deref() == Some(facts.order_id.as_str()) {
+        panic!("injected poison: ENGAGE_FAULT_POISON_ORDER_ID={}", facts.order_id);
+    }
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     // the customer's row (unless cached) and every row a reaction will read, in one go

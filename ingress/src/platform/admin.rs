@@ -159,7 +159,7 @@ async fn wallet(
     }
 }
 
-fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, headers: &HeaderMap) -> bool {
+pub(crate) fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, headers: &HeaderMap) -> bool {
     let loopback = peer.is_some_and(|p| p.0.ip().is_loopback());
     let presented = headers.get("x-admin-key").and_then(|v| v.to_str().ok()).unwrap_or_default();
     let expected = state.platform.admin_key.as_bytes();
@@ -241,32 +241,37 @@ async fn revoke(
 
 /// The admin routes in `/openapi.json`: loopback only, `x-admin-key` (the `adminKey` scheme) on all
 /// but `GET /admin/key`; every refusal is the staff family's `{message}`.
+/// An admin route's `/openapi.json` operation: the admin key, its answer, 403 for a caller that
+/// is not on loopback or has not the key, and `extra` refusals (staff family).
+pub(crate) fn admin_op(
+    summary: &str,
+    ok_status: &str,
+    ok_text: &str,
+    body: Option<serde_json::Value>,
+    extra: &[(&str, &str)],
+) -> serde_json::Value {
+    let refusal = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
+    let mut responses = serde_json::Map::new();
+    responses.insert(
+        ok_status.to_owned(),
+        json!({"description": ok_text, "content": {"application/json": {"schema": {"type": "object"}}}}),
+    );
+    responses.insert(
+        "403".to_owned(),
+        refusal("{message: \"invalid credentials\"}: not from loopback, or not the admin key"),
+    );
+    for (status, text) in extra {
+        responses.insert((*status).to_owned(), refusal(text));
+    }
+    let mut op = json!({"summary": summary, "tags": ["admin"], "responses": responses, "security": [{"adminKey": []}]});
+    if let Some(schema) = body {
+        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    }
+    op
+}
+
 pub fn openapi(paths: &mut serde_json::Map<String, serde_json::Value>) {
-    use serde_json::Value;
-    let staff = json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
-    let refusal = |description: &str| {
-        let mut response = staff.clone();
-        response["description"] = json!(description);
-        response
-    };
-    let ok = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {"type": "object"}}}});
-    let op = |summary: &str, ok_status: &str, ok_text: &str, body: Option<Value>, extra: &[(&str, &str)]| {
-        let mut responses = serde_json::Map::new();
-        responses.insert(ok_status.to_owned(), ok(ok_text));
-        responses.insert(
-            "403".to_owned(),
-            refusal("{message: \"invalid credentials\"}: not from loopback, or not the admin key"),
-        );
-        for (status, text) in extra {
-            responses.insert((*status).to_owned(), refusal(text));
-        }
-        let mut op = json!({"summary": summary, "tags": ["admin"], "responses": responses,
-            "security": [{"adminKey": []}]});
-        if let Some(schema) = body {
-            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
-        }
-        op
-    };
+    let op = admin_op;
     let object = |required: &[&str]| json!({"type": "object", "required": required});
     paths.insert(
         "/admin/tokens".to_owned(),

@@ -17,7 +17,8 @@
 //! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data,orders_summary,legacy/feedback_sms}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
 //! | dashboard metrics: `/stats/dashboard/summary`, `/stats/metrics/*`, `/stats/special-days` | [`stats`] (the rollups: `engage_actors::capabilities::stats`) |
 //! | the web dashboard: `GET /dashboard` | [`dashboard`] (`dashboard.html`) |
-//! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`] |
+//! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`], who may touch what [`access`], `/crm_api/open_routes/settings` [`open_routes`] |
+//! | parked events: `/admin/dead-letters` | [`dead_letters`] |
 //! | error families | [`errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
 //! | the typed edge: auth-family extractors, answers | [`edge`] |
@@ -37,6 +38,7 @@ pub mod business_config;
 pub mod chat;
 pub mod customers;
 pub mod dashboard;
+pub mod dead_letters;
 pub mod edge;
 pub mod errors;
 pub mod feedback;
@@ -112,6 +114,7 @@ pub fn router() -> Router<AppState> {
         .merge(v2::router())
         .merge(admin::router())
         .merge(open_routes::router())
+        .merge(dead_letters::router())
 }
 
 /// The error family of a platform route (by its path template), read off `/openapi.json`: what
@@ -637,6 +640,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     );
     admin::openapi(&mut paths);
     open_routes::openapi(&mut paths);
+    dead_letters::openapi(&mut paths);
     (paths, schemas, security)
 }
 

@@ -32,10 +32,14 @@ use tokio::sync::Notify;
 use engage_storage::{Store, WriteOp};
 
 use super::{AckHandle, Bus, BusError, Delivery, PartitionConsumer};
+use crate::dead_letter::DeadLetter;
 use crate::envelope::Envelope;
 use crate::subject::partition_of;
 
 const TABLE: &str = "bus_orders";
+/// Parked events ([`crate::dead_letter`]): partition [`DEAD_PARTITION`], clustering the envelope id.
+const DEAD_TABLE: &str = "dead_letters";
+const DEAD_PARTITION: &str = "all";
 
 /// Most envelopes the bus keeps in memory for its consumers, over all partitions (about 1 KiB
 /// each, so ~8 MiB); the rest are read back from the store. Under a steady load only the orders
@@ -47,6 +51,8 @@ pub const IN_MEMORY: usize = 8192;
 #[derive(Default)]
 struct Pending {
     rows: BTreeMap<u64, Option<Arc<Envelope>>>,
+    /// How many times each row was handed out since this process started.
+    attempts: HashMap<u64, u32>,
     /// How many envelopes all partitions hold (shared by them).
     kept: Arc<AtomicUsize>,
     /// Whether the rows stored before this process started have been read in.
@@ -56,6 +62,7 @@ struct Pending {
 impl Pending {
     /// Forgets a settled row.
     fn settle(&mut self, seq: u64) {
+        self.attempts.remove(&seq);
         if let Some(Some(_)) = self.rows.remove(&seq) {
             self.kept.fetch_sub(1, Ordering::Relaxed);
         }
@@ -181,6 +188,39 @@ impl Bus for EmbeddedBus {
     fn partitions(&self) -> u32 {
         self.partitions
     }
+
+    async fn park(&self, letter: &DeadLetter) -> Result<(), BusError> {
+        let value = serde_json::to_vec(letter).map_err(|e| BusError::Codec(e.to_string()))?;
+        self.store.put(DEAD_TABLE, DEAD_PARTITION, letter.id().as_bytes(), value).await?;
+        Ok(())
+    }
+
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, BusError> {
+        let mut letters = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        while letters.len() < super::MAX_LISTED {
+            let page = self.store.scan(DEAD_TABLE, DEAD_PARTITION, after.as_deref(), 500).await?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.clustering.clone());
+            letters.extend(page.iter().filter_map(|row| serde_json::from_slice::<DeadLetter>(&row.value).ok()));
+        }
+        letters.truncate(super::MAX_LISTED);
+        letters.sort_by(|a, b| a.last_failure.cmp(&b.last_failure));
+        Ok(letters)
+    }
+
+    async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError> {
+        if self.store.get(DEAD_TABLE, DEAD_PARTITION, id.as_bytes()).await?.is_none() {
+            return Ok(false);
+        }
+        let delete = WriteOp::Delete {
+            table: DEAD_TABLE,
+            partition: DEAD_PARTITION.to_owned(),
+            clustering: id.as_bytes().to_vec(),
+        };
+        self.store.batch(vec![delete]).await?;
+        Ok(true)
+    }
 }
 
 struct EmbeddedConsumer {
@@ -200,18 +240,25 @@ impl EmbeddedConsumer {
             delayed.retain(|_, until| *until > now);
             delayed.clone()
         };
-        let seqs: Vec<(u64, Option<Arc<Envelope>>)> = {
-            let pending = self.pending.lock().map_err(|_| poisoned())?;
-            pending
+        let seqs: Vec<(u64, Option<Arc<Envelope>>, u32)> = {
+            let mut pending = self.pending.lock().map_err(|_| poisoned())?;
+            let seqs: Vec<(u64, Option<Arc<Envelope>>)> = pending
                 .rows
                 .iter()
                 .filter(|(seq, _)| !hidden.contains_key(seq.to_be_bytes().as_slice()))
                 .take(max)
                 .map(|(seq, envelope)| (*seq, envelope.clone()))
+                .collect();
+            seqs.into_iter()
+                .map(|(seq, envelope)| {
+                    let attempt = pending.attempts.entry(seq).or_insert(0);
+                    *attempt = attempt.saturating_add(1);
+                    (seq, envelope, *attempt)
+                })
                 .collect()
         };
         let mut deliveries = Vec::with_capacity(seqs.len());
-        for (seq, kept) in seqs {
+        for (seq, kept, attempt) in seqs {
             let ack = || EmbeddedAck {
                 store: self.store.clone(),
                 partition_key: self.partition_key.clone(),
@@ -221,7 +268,7 @@ impl EmbeddedConsumer {
                 pending: self.pending.clone(),
             };
             if let Some(envelope) = kept {
-                deliveries.push(Delivery { envelope, handle: AckHandle::Embedded(ack()) });
+                deliveries.push(Delivery { envelope, attempt, handle: AckHandle::Embedded(ack()) });
                 continue;
             }
             let Some(value) = self.store.get(TABLE, &self.partition_key, &seq.to_be_bytes()).await? else {
@@ -232,9 +279,11 @@ impl EmbeddedConsumer {
                 continue;
             };
             match serde_json::from_slice::<Envelope>(&value) {
-                Ok(envelope) => {
-                    deliveries.push(Delivery { envelope: Arc::new(envelope), handle: AckHandle::Embedded(ack()) })
-                }
+                Ok(envelope) => deliveries.push(Delivery {
+                    envelope: Arc::new(envelope),
+                    attempt,
+                    handle: AckHandle::Embedded(ack()),
+                }),
                 Err(error) => {
                     // A row that is not an envelope can never be processed: drop it, loudly.
                     tracing::error!(%error, "undecodable bus row dropped");

@@ -20,6 +20,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::{AckHandle, Bus, BusError, Delivery, PartitionConsumer};
+use crate::dead_letter::{dead_subject, DeadLetter, DEAD_LETTER_PREFIX, DEAD_LETTER_STREAM};
 use crate::envelope::Envelope;
 use crate::subject::{order_subject, partition_filter, partition_of, ORDERS_PREFIX, ORDERS_STREAM};
 
@@ -65,6 +66,18 @@ impl JetStreamBus {
                 .await
                 .map_err(nats)?;
         }
+        // parked events stay until an operator replays or drops them
+        jetstream
+            .get_or_create_stream(Config {
+                name: DEAD_LETTER_STREAM.to_owned(),
+                subjects: vec![format!("{DEAD_LETTER_PREFIX}.>")],
+                retention: RetentionPolicy::Limits,
+                storage: StorageType::File,
+                duplicate_window: Duration::from_secs(120),
+                ..Default::default()
+            })
+            .await
+            .map_err(nats)?;
         Ok(Self { jetstream, partitions: partitions.max(1), ack_wait })
     }
 }
@@ -145,19 +158,7 @@ impl JetStreamBus {
 #[async_trait]
 impl Bus for JetStreamBus {
     async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
-        let partition = partition_of(&envelope.tenant, self.partitions);
-        let payload = serde_json::to_vec(envelope.as_ref()).map_err(|e| BusError::Codec(e.to_string()))?;
-        let mut headers = HeaderMap::new();
-        headers.insert("Nats-Msg-Id", envelope.id.as_str());
-        headers.insert("Engage-Trace-Id", envelope.trace_id.as_str());
-        headers.insert("Engage-Source", envelope.source.as_str());
-        let ack = self
-            .jetstream
-            .publish_with_headers(order_subject(partition, &envelope.tenant), headers, payload.into())
-            .await
-            .map_err(nats)?;
-        ack.await.map_err(nats)?;
-        Ok(())
+        self.publish_as(envelope, &envelope.id).await
     }
 
     async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError> {
@@ -193,6 +194,89 @@ impl Bus for JetStreamBus {
     fn partitions(&self) -> u32 {
         self.partitions
     }
+
+    async fn park(&self, letter: &DeadLetter) -> Result<(), BusError> {
+        let earlier = self.parked().await?.into_iter().filter(|(_, l)| l.id() == letter.id()).map(|(seq, _)| seq);
+        let earlier: Vec<u64> = earlier.collect();
+        let payload = serde_json::to_vec(letter).map_err(|e| BusError::Codec(e.to_string()))?;
+        let mut headers = HeaderMap::new();
+        // unique per parking: parking the same event again (after a replay failed) is a new message
+        headers.insert("Nats-Msg-Id", format!("{}@{}", letter.id(), letter.last_failure).as_str());
+        headers.insert("Engage-Trace-Id", letter.envelope.trace_id.as_str());
+        headers.insert("Engage-Tenant", letter.envelope.tenant.as_str());
+        headers.insert("Engage-Attempts", letter.attempts.to_string().as_str());
+        let error: String = letter.error.chars().filter(|c| !c.is_control()).take(500).collect();
+        headers.insert("Engage-Error", error.as_str());
+        let subject = dead_subject(letter.partition, &letter.envelope.tenant);
+        let ack = self.jetstream.publish_with_headers(subject, headers, payload.into()).await.map_err(nats)?;
+        ack.await.map_err(nats)?;
+        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+        for seq in earlier {
+            stream.delete_message(seq).await.map_err(nats)?;
+        }
+        Ok(())
+    }
+
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, BusError> {
+        Ok(self.parked().await?.into_iter().map(|(_, letter)| letter).collect())
+    }
+
+    async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError> {
+        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+        let mut dropped = false;
+        for (seq, _) in self.parked().await?.into_iter().filter(|(_, l)| l.id() == id) {
+            dropped |= stream.delete_message(seq).await.map_err(nats)?;
+        }
+        Ok(dropped)
+    }
+
+    async fn republish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
+        // a replay gets its own Nats-Msg-Id: the first publish may still be in the duplicate window
+        let replay_id =
+            format!("{}@replay-{}", envelope.id, chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default());
+        self.publish_as(envelope, &replay_id).await
+    }
+}
+
+impl JetStreamBus {
+    /// Publishes `envelope` on its partition's subject with `msg_id` as `Nats-Msg-Id`.
+    async fn publish_as(&self, envelope: &Envelope, msg_id: &str) -> Result<(), BusError> {
+        let partition = partition_of(&envelope.tenant, self.partitions);
+        let payload = serde_json::to_vec(envelope).map_err(|e| BusError::Codec(e.to_string()))?;
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Msg-Id", msg_id);
+        headers.insert("Engage-Trace-Id", envelope.trace_id.as_str());
+        headers.insert("Engage-Source", envelope.source.as_str());
+        let ack = self
+            .jetstream
+            .publish_with_headers(order_subject(partition, &envelope.tenant), headers, payload.into())
+            .await
+            .map_err(nats)?;
+        ack.await.map_err(nats)?;
+        Ok(())
+    }
+
+    /// The parked events with their stream sequences, oldest first (at most `MAX_LISTED`).
+    async fn parked(&self) -> Result<Vec<(u64, DeadLetter)>, BusError> {
+        let mut stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+        let state = stream.info().await.map_err(nats)?.state.clone();
+        let mut out = Vec::new();
+        if state.messages == 0 {
+            return Ok(out);
+        }
+        for seq in state.first_sequence..=state.last_sequence {
+            if out.len() >= super::MAX_LISTED {
+                break;
+            }
+            // a dropped event leaves a gap
+            let Ok(message) = stream.get_raw_message(seq).await else { continue };
+            match serde_json::from_slice::<DeadLetter>(&message.payload) {
+                Ok(letter) => out.push((seq, letter)),
+                Err(error) => tracing::warn!(seq, %error, "a dead-letter message is not a parked event; skipped"),
+            }
+        }
+        Ok(out)
+    }
 }
 
 struct JetStreamConsumer {
@@ -214,8 +298,14 @@ impl PartitionConsumer for JetStreamConsumer {
         while let Some(message) = messages.next().await {
             let message = message.map_err(nats)?;
             match serde_json::from_slice::<Envelope>(&message.payload) {
-                Ok(envelope) => deliveries
-                    .push(Delivery { envelope: Arc::new(envelope), handle: AckHandle::Nats(Box::new(message)) }),
+                Ok(envelope) => {
+                    let attempt = message.info().map(|info| info.delivered.clamp(1, i64::from(u32::MAX)) as u32);
+                    deliveries.push(Delivery {
+                        envelope: Arc::new(envelope),
+                        attempt: attempt.unwrap_or(1),
+                        handle: AckHandle::Nats(Box::new(message)),
+                    })
+                }
                 Err(error) => {
                     tracing::error!(%error, subject = %message.subject, "undecodable message terminated");
                     metrics::counter!("engage_bus_undecodable_total").increment(1);

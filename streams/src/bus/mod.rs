@@ -15,6 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::dead_letter::DeadLetter;
 use crate::envelope::Envelope;
 
 /// What the spec's chat consumers do with a chat event: log it (with its trace id) and count it;
@@ -52,6 +53,33 @@ pub trait Bus: Send + Sync + 'static {
     /// A consumer of one partition's envelopes.
     async fn consumer(&self, partition: u32) -> Result<Box<dyn PartitionConsumer>, BusError>;
 
+    /// Parks an event whose last delivery failed: it is kept, with why and when, until
+    /// [`Bus::replay`] or [`Bus::drop_dead_letter`]. (The caller then settles the delivery with
+    /// [`Delivery::term`].) Parking it again replaces it.
+    async fn park(&self, letter: &DeadLetter) -> Result<(), BusError>;
+
+    /// The parked events, oldest first (at most [`MAX_LISTED`]).
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, BusError>;
+
+    /// Forgets the parked event `id`; `false` when there is none.
+    async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError>;
+
+    /// Publishes the parked event `id`'s envelope again, as it was (its id, so its effects count
+    /// once), then forgets it; `None` when there is none.
+    async fn replay(&self, id: &str) -> Result<Option<DeadLetter>, BusError> {
+        let Some(letter) = self.dead_letters().await?.into_iter().find(|l| l.id() == id) else { return Ok(None) };
+        self.republish(&Arc::new(letter.envelope.clone())).await?;
+        self.drop_dead_letter(id).await?;
+        metrics::counter!("engage_events_replayed_total").increment(1);
+        Ok(Some(letter))
+    }
+
+    /// Publishes an envelope that was published before (a replay): as [`Bus::publish`], past the
+    /// bus's duplicate detection.
+    async fn republish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
+        self.publish(envelope).await
+    }
+
     /// The partition count envelopes are spread over.
     fn partitions(&self) -> u32;
 }
@@ -64,10 +92,16 @@ pub trait PartitionConsumer: Send {
     async fn next_batch(&mut self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BusError>;
 }
 
+/// Most parked events [`Bus::dead_letters`] lists.
+pub const MAX_LISTED: usize = 10_000;
+
 /// One delivered envelope and how to settle it.
 pub struct Delivery {
     /// The envelope (shared: the tenant actor gets it without a copy).
     pub envelope: Arc<Envelope>,
+    /// Which delivery of it this is, from 1 (JetStream counts them; the embedded bus counts them
+    /// in memory, from 1 again after a restart).
+    pub attempt: u32,
     handle: AckHandle,
 }
 
@@ -110,6 +144,16 @@ impl Delivery {
             results[index] = Some(result);
         }
         results.into_iter().map(|r| r.unwrap_or_else(|| Err(BusError::Codec("not settled".into())))).collect()
+    }
+
+    /// Settles a delivery that will never be processed (it was parked): it does not come again.
+    pub async fn term(self) -> Result<(), BusError> {
+        match self.handle {
+            AckHandle::Embedded(ack) => ack.ack().await,
+            AckHandle::Nats(message) => {
+                message.ack_with(async_nats::jetstream::AckKind::Term).await.map_err(|e| BusError::Nats(e.to_string()))
+            }
+        }
     }
 
     /// Asks for the delivery again after `delay`.

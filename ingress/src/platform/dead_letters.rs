@@ -1,0 +1,150 @@
+//! `/admin/dead-letters`: the parked events ([`engage_streams::dead_letter`]), for `engage
+//! dead-letters list|show|replay|drop`. Loopback callers with the admin key only, like every
+//! `/admin` route ([`super::admin`]).
+//!
+//! - `GET /admin/dead-letters` → `{dead_letters: [{id, tenant, kind, source, trace_id,
+//!   received_at, error, attempts, first_failure, last_failure, partition}]}`, oldest first;
+//! - `GET /admin/dead-letters/{id}` → the parked event whole, its envelope included; 404 unknown;
+//! - `POST /admin/dead-letters/{id}/replay` → publishes the envelope again (its id unchanged, so
+//!   what it does counts once) and forgets it: `{replayed: true, id, tenant}`; 404 unknown;
+//! - `DELETE /admin/dead-letters/{id}` → forgets it: `{dropped: true, id}`; 404 unknown.
+
+use std::net::SocketAddr;
+
+use axum::extract::rejection::ExtensionRejection;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use engage_streams::DeadLetter;
+
+use super::admin::{admin_op, allowed};
+use super::errors::StaffError;
+use crate::AppState;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/dead-letters", get(list))
+        .route("/admin/dead-letters/{id}", get(show).delete(drop_letter))
+        .route("/admin/dead-letters/{id}/replay", post(replay))
+}
+
+/// One line of the list: the parked event without its payload.
+fn summary(letter: &DeadLetter) -> Value {
+    let envelope = &letter.envelope;
+    json!({
+        "id": envelope.id, "tenant": envelope.tenant, "kind": envelope.kind, "source": envelope.source,
+        "trace_id": envelope.trace_id, "received_at": envelope.received_at, "error": letter.error,
+        "attempts": letter.attempts, "first_failure": letter.first_failure, "last_failure": letter.last_failure,
+        "partition": letter.partition,
+    })
+}
+
+type Peer = Result<ConnectInfo<SocketAddr>, ExtensionRejection>;
+
+fn refused(state: &AppState, peer: &Peer, headers: &HeaderMap) -> Option<Response> {
+    (!allowed(state, peer.as_ref().ok(), headers)).then(|| StaffError::invalid_credentials().into_response())
+}
+
+fn unknown(id: &str) -> Response {
+    StaffError::not_found(&format!("parked event {id}")).into_response()
+}
+
+async fn list(State(state): State<AppState>, peer: Peer, headers: HeaderMap) -> Response {
+    if let Some(refusal) = refused(&state, &peer, &headers) {
+        return refusal;
+    }
+    match state.platform.bus.dead_letters().await {
+        Ok(letters) => {
+            metrics::gauge!("engage_dead_letters").set(letters.len() as f64);
+            Json(json!({"dead_letters": letters.iter().map(summary).collect::<Vec<_>>()})).into_response()
+        }
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+async fn show(State(state): State<AppState>, peer: Peer, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = refused(&state, &peer, &headers) {
+        return refusal;
+    }
+    match state.platform.bus.dead_letters().await {
+        Ok(letters) => match letters.into_iter().find(|l| l.id() == id) {
+            Some(letter) => Json(json!(letter)).into_response(),
+            None => unknown(&id),
+        },
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+async fn replay(State(state): State<AppState>, peer: Peer, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = refused(&state, &peer, &headers) {
+        return refusal;
+    }
+    match state.platform.bus.replay(&id).await {
+        Ok(Some(letter)) => {
+            metrics::gauge!("engage_dead_letters").decrement(1.0);
+            let envelope = &letter.envelope;
+            tracing::info!(event_id = %envelope.id, trace_id = %envelope.trace_id, tenant = %envelope.tenant, "parked event replayed");
+            Json(json!({"replayed": true, "id": id, "tenant": envelope.tenant})).into_response()
+        }
+        Ok(None) => unknown(&id),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+async fn drop_letter(
+    State(state): State<AppState>,
+    peer: Peer,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(refusal) = refused(&state, &peer, &headers) {
+        return refusal;
+    }
+    match state.platform.bus.drop_dead_letter(&id).await {
+        Ok(true) => {
+            metrics::gauge!("engage_dead_letters").decrement(1.0);
+            tracing::info!(event_id = %id, "parked event dropped");
+            Json(json!({"dropped": true, "id": id})).into_response()
+        }
+        Ok(false) => unknown(&id),
+        Err(error) => StaffError::unavailable(error).into_response(),
+    }
+}
+
+/// The routes' `/openapi.json` entries.
+pub fn openapi(paths: &mut serde_json::Map<String, Value>) {
+    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    let failed = ("503", "{message: \"temporarily unavailable; retry\"}: the bus failed");
+    let missing = ("404", "{message}: no parked event with that id");
+    paths.insert(
+        "/admin/dead-letters".to_owned(),
+        json!({"get": admin_op("The parked events, oldest first", "200",
+            "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition}]}",
+            None, &[failed])}),
+    );
+    let mut show = admin_op(
+        "A parked event whole, its envelope included",
+        "200",
+        "{envelope, error, attempts, first_failure, last_failure, partition}",
+        None,
+        &[missing, failed],
+    );
+    show["parameters"] = id.clone();
+    let mut drop = admin_op("Forget a parked event", "200", "{dropped: true, id}", None, &[missing, failed]);
+    drop["parameters"] = id.clone();
+    paths.insert("/admin/dead-letters/{id}".to_owned(), json!({"get": show, "delete": drop}));
+    let mut replay = admin_op(
+        "Publish a parked event again (its id unchanged: it counts once) and forget it",
+        "200",
+        "{replayed: true, id, tenant}",
+        None,
+        &[missing, failed],
+    );
+    replay["parameters"] = id;
+    paths.insert("/admin/dead-letters/{id}/replay".to_owned(), json!({"post": replay}));
+}

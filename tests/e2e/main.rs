@@ -9,6 +9,7 @@ mod helpers;
 mod procs;
 
 mod bills;
+mod bounds;
 mod campaigns;
 mod cli;
 mod cloudwatch;

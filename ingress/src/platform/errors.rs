@@ -100,6 +100,11 @@ impl IntegrationError {
         Self::new(StatusCode::FORBIDDEN, "xE_103", "parentBusinessId does not match the token's business")
     }
 
+    /// 413 `xE_413` naming the limit.
+    pub fn too_large(what: &str, limit: usize) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "xE_413", format!("{what} exceeds {limit} bytes"))
+    }
+
     /// 403 `xE_103` with its reason (an outlet-limited token out of its outlet).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(StatusCode::FORBIDDEN, "xE_103", message)

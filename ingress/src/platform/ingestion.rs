@@ -25,6 +25,10 @@ use super::errors::IntegrationError;
 use crate::trace::TraceId;
 use crate::AppState;
 
+/// Largest event (its body as JSON) an enqueue route accepts: its order row, which holds it, and
+/// its bus message stay well inside every backend's value limit (NATS: 1 MiB).
+pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+
 /// One enqueue route.
 #[derive(Clone, Copy, Debug)]
 pub struct EnqueueRoute {
@@ -241,6 +245,13 @@ pub async fn enqueue(
     if !issues.is_empty() {
         metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
         return Err(IntegrationError::invalid(issues));
+    }
+    // what is accepted must fit the rows processing writes (an order row holds its payload; a
+    // NATS KV value and a NATS message hold at most 1 MiB)
+    let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(usize::MAX);
+    if size > MAX_EVENT_BYTES {
+        metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
+        return Err(IntegrationError::too_large("the event, as JSON,", MAX_EVENT_BYTES));
     }
     let tenant = match (caller.bound_brand(), body.get("parentBusinessId").and_then(Value::as_str)) {
         (Some(parent), Some(given)) if given != parent => return Err(IntegrationError::tenant_mismatch()),

@@ -235,12 +235,14 @@ fn enqueue_operation(route: &ingestion::EnqueueRoute, ok: Value) -> Value {
     if let Some(responses) = op["responses"].as_object_mut() {
         responses.remove("429");
     }
+    op["responses"]["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", ingestion::MAX_EVENT_BYTES),
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
     if route.auth == Auth::Ingestion {
         let integration = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
         let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
         let responses = &mut op["responses"];
         responses["400"] = json!({"description": "xE_102 invalid request (body not JSON, schema violation)", "content": {"application/json": {"schema": integration}}});
-        responses["413"] = json!({"description": "xE_413 the body exceeds 1048576 bytes", "content": {"application/json": {"schema": integration}}});
+        responses["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", ingestion::MAX_EVENT_BYTES), "content": {"application/json": {"schema": integration}}});
         responses["503"] = json!({"description": "xE_503 the queue is unavailable; retry", "content": {"application/json": {"schema": integration}}});
         responses["403"] = json!({"description": "{message: \"invalid credentials\"} (staff family) for a missing, wrong or revoked ingestion token; xE_103 (integration family) for a body naming another brand or (outlet-limited tokens) another outlet",
             "content": {"application/json": {"schema": {"oneOf": [staff, integration]}}}});

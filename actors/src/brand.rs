@@ -126,6 +126,10 @@ pub struct Brand {
     /// Customer commits staged by the message being handled: its answer waits for them (see
     /// [`Brand::commit_customer`]).
     staged: Vec<Durable>,
+    /// The wallets the message being handled debited or credited, as its batch writes them: every
+    /// later read in the same message sees them (two paid reactions of one order take distinct
+    /// transaction numbers and both debits count). Empty between messages.
+    wallets: std::sync::Mutex<HashMap<String, crate::domain::wallet::Wallet>>,
     /// Rows read ahead for the order being applied ([`Brand::read_ahead`]) or for the query being
     /// answered ([`Brand::accept_read_ahead`]), by key; `None`: no such row. Empty between
     /// messages.
@@ -160,8 +164,28 @@ impl Brand {
             feedback_configs: None,
             rollups: HashMap::new(),
             staged: Vec::new(),
+            wallets: std::sync::Mutex::new(HashMap::new()),
             read_ahead: HashMap::new(),
             generation,
+        }
+    }
+
+    /// Before each message: no wallet view of an earlier message's batch is kept.
+    pub fn begin_message(&mut self) {
+        if let Ok(wallets) = self.wallets.get_mut() {
+            wallets.clear();
+        }
+    }
+
+    /// The wallet of `business` as the message's batch writes it, when the message changed it.
+    pub fn wallet_in_batch(&self, business: &str) -> Option<crate::domain::wallet::Wallet> {
+        self.wallets.lock().ok()?.get(business).cloned()
+    }
+
+    /// Keeps `wallet` as the batch writes it, for the message's later reads.
+    pub fn keep_wallet(&self, business: &str, wallet: &crate::domain::wallet::Wallet) {
+        if let Ok(mut wallets) = self.wallets.lock() {
+            wallets.insert(business.to_owned(), wallet.clone());
         }
     }
 

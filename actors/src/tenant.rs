@@ -196,6 +196,7 @@ impl Actor for TenantActor {
             return Ok(());
         }
         brand.follow_store_generation();
+        brand.begin_message();
         match message {
             TenantMsg::Apply { envelope, reply } => {
                 // a panic fails this event alone: the actor, its other events and its brand's

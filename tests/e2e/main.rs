@@ -30,6 +30,7 @@ mod loyalty_programme;
 mod open_routes;
 mod operability;
 mod ops;
+mod paid_reactions;
 mod platform;
 mod stats;
 mod wallet;

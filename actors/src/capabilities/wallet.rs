@@ -309,11 +309,21 @@ fn text(amount: Decimal) -> String {
 
 /// An outlet's wallet.
 pub async fn wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
+    if let Some(in_batch) = brand.wallet_in_batch(business) {
+        return Ok(in_batch);
+    }
+    stored_wallet(brand, business).await
+}
+
+/// An outlet's wallet as stored (without the debits of the batch being built).
+async fn stored_wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
     Ok(brand.repo().get(&keys::wallet(&brand.tenant, business)).await?.unwrap_or_default())
 }
 
 /// The write of an outlet's wallet row: last in its batch, it commits the transactions before it.
+/// The message's later reads of the wallet see it ([`Brand::keep_wallet`]).
 pub fn put_wallet(brand: &Brand, business: &str, wallet: &Wallet) -> WriteOp {
+    brand.keep_wallet(business, wallet);
     keys::wallet(&brand.tenant, business).put(wallet)
 }
 
@@ -338,7 +348,7 @@ pub async fn committed(brand: &Brand, business: &str, reference: &str) -> Result
     let Some(row) = brand.repo().get::<WalletRef>(&keys::wallet_ref(&brand.tenant, business, reference)).await? else {
         return Ok(None);
     };
-    if row.seq >= wallet(brand, business).await?.txn_seq {
+    if row.seq >= stored_wallet(brand, business).await?.txn_seq {
         return Ok(None);
     }
     let txn: Option<WalletTxn> = brand.repo().get(&keys::wallet_txn(&brand.tenant, business, row.seq)).await?;

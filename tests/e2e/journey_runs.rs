@@ -382,3 +382,46 @@ async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid
     let (status, answer) = app.post_json("/injestion/platform", &bad).await;
     assert_eq!(status, 400, "{answer}");
 }
+
+/// A customer created at an outlet (`/injestion/createCustomer` with its `businessId`) belongs
+/// to that outlet until they order: the outlet's birthday journey reaches them, paid by its wallet.
+#[tokio::test]
+async fn an_outlet_journey_reaches_the_customers_it_created_before_they_order() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let brand = Brand {
+        app: &app,
+        name: "brand-created",
+        staff: create_token(&app, "staff", "brand-created").await,
+        integration: create_token(&app, "integration", "brand-created").await,
+    };
+    let now = Utc::now();
+    let created = json!({"parentBusinessId": "brand-created", "businessId": "outlet-2", "phone": "9811300001",
+        "name": "Farah", "dob": born_on_day_after(now)});
+    assert_eq!(app.post_json("/injestion/createCustomer", &created).await.0, 200);
+    wait_customer(&app, "brand-created", "9811300001", |c| c["name"] == "Farah").await;
+    let types = brand.staff("/crm_api/get/campaign/type/ids", json!({})).await;
+    let birthday =
+        types["data"].as_array().unwrap().iter().find(|t| t["campaign_type"] == "birthday").unwrap()["id"].clone();
+    let saved = brand
+        .staff(
+            "/crm_api/save/campaign/journey",
+            json!({"child_business_id": "outlet-2", "campaign_type_id": birthday,
+                   "campaign_data": {"channels": ["sms"], "sms_template": "Happy birthday x_cust_name"}}),
+        )
+        .await;
+    let id = saved["campaign_journey_id"].clone();
+    brand.staff("/crm_api/enable/automated/campaign/", json!({"campaign_journey_id": id, "campaign_enabled": 1})).await;
+    brand.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-2", "amount": 1, "reference": "c1"})).await;
+    let ran = run(&app, "journeys", now + Duration::minutes(2)).await;
+    assert_eq!(ran["outcome"]["sent"], 1, "{ran}");
+    let wallet = brand.staff("/crm_api/wallet/balance", json!({"business_id": "outlet-2"})).await;
+    assert_eq!(wallet["balance"], "0.8289", "outlet-2 paid: {wallet}");
+    let drained = run(&app, "sms_drain", now + Duration::days(1)).await;
+    assert_eq!(drained["outcome"]["sent"], 1, "{drained}");
+    let received = sms.received.lock().unwrap().clone();
+    assert_eq!(
+        (received[0]["to"].clone(), received[0]["message"].clone()),
+        (json!("9811300001"), json!("Happy birthday Farah"))
+    );
+}

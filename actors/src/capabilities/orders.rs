@@ -160,6 +160,10 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Stri
                 if let Some(referrer) = text("referrer_number") {
                     refer(brand, &mut customer, &referrer).await?;
                 }
+                // the outlet that first created them is theirs until they order
+                if customer.created_at_outlet.is_none() {
+                    customer.created_at_outlet = text("businessId").filter(|b| !b.is_empty());
+                }
                 touched = Some(customer);
             }
             None => error = Some("phone missing".to_owned()),

@@ -100,6 +100,10 @@ pub struct Customer {
     /// Open fraud flags (flagged or blocked) by flag id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flags: BTreeMap<String, super::fraud::FlagState>,
+    /// The outlet that created this customer (`businessId` of `/injestion/createCustomer`), when
+    /// one did: their outlet until they order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at_outlet: Option<String>,
     /// The customer who referred this one (a phone of the same brand), when one was named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub referred_by: Option<String>,
@@ -170,13 +174,15 @@ impl Customer {
         self.orders.values().filter_map(|c| c.order_time.as_deref()).max()
     }
 
-    /// The outlet of the latest order (by `orderTime`; the last-keyed order when none has one).
+    /// The customer's outlet: their latest order's (by `orderTime`; the last-keyed order when
+    /// none has one), else the outlet that created them, else none (the brand's).
     pub fn home_outlet(&self) -> Option<&str> {
         self.orders
             .iter()
             .max_by(|a, b| a.1.order_time.cmp(&b.1.order_time))
             .and_then(|(key, _)| key.split_once('/'))
             .map(|(outlet, _)| outlet)
+            .or(self.created_at_outlet.as_deref())
     }
 
     /// Applies one order version; recomputes LTV (LTO and AOV are derived).
@@ -232,6 +238,15 @@ impl Customer {
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn the_outlet_that_created_a_customer_is_theirs_until_they_order() {
+        let mut customer = Customer { created_at_outlet: Some("outlet-2".into()), ..Customer::default() };
+        assert_eq!(customer.home_outlet(), Some("outlet-2"));
+        customer.apply_order(&order("1", "10", "2026-11-21 10:00:00"), "v1");
+        assert_eq!(customer.home_outlet(), Some("outlet"));
+        assert_eq!(Customer::default().home_outlet(), None);
+    }
 
     fn order(id: &str, amount: &str, time: &str) -> OrderFacts {
         OrderFacts {

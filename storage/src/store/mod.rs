@@ -8,6 +8,7 @@
 #[cfg(test)]
 pub mod conformance;
 mod embedded;
+mod nats_atomic;
 mod nats_kv;
 mod scylla;
 mod staged;

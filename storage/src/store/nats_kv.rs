@@ -7,13 +7,17 @@
 //! deletes, and sorts by clustering key: cost grows with the partition, so repositories keep
 //! partitions small (day buckets, per-tenant keys).
 //!
-//! **Batches are not atomic here**: JetStream KV has no multi-key transaction (the server in use
-//! predates atomic batch publish). A batch's writes except its last are sent together (pipelined
-//! on the connection: one round trip instead of one each), and the last one only after all of them
-//! succeeded; when a key appears twice only its last write is sent. A crash in the middle leaves
-//! any subset of the earlier writes applied but never the last without all of them. Repositories
-//! therefore keep every invariant inside one row (see `engage-actors`'s customer aggregate), which
-//! every backend writes atomically, and make that row the batch's last write: it commits the rest.
+//! **Batches are atomic on nats-server 2.12 and later**: the store turns on atomic batch publish
+//! (ADR-50, `allow_atomic`) on the bucket's stream at open, and a group of batches of at most
+//! 1,000 writes is published as one atomic batch ([`super::nats_atomic`]): all of its rows land or
+//! none does, so a retried order never counts twice in a rollup whose order row failed. On an
+//! older server (or a group that cannot fit one batch: a single batch of over 1,000 writes) a
+//! batch's writes except its last are sent together (pipelined on the connection: one round trip
+//! instead of one each), and the last one only after all of them succeeded; when a key appears
+//! twice only its last write is sent. A crash in the middle then leaves any subset of the earlier
+//! writes applied but never the last without all of them. Repositories therefore also keep every
+//! invariant inside one row (see `engage-actors`'s customer aggregate), which every backend writes
+//! atomically, and make that row the batch's last write: it commits the rest.
 //!
 //! **Group commit and staged batches.** Every batch goes to one committer task, which takes the
 //! batches waiting at that moment as a group: first the earlier writes of every batch in the group
@@ -48,6 +52,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 
+use super::nats_atomic::{AtomicPublisher, MAX_ATOMIC};
 use super::staged::Staging;
 use super::{Durable, Row, Store, StoreError, WriteOp};
 
@@ -136,13 +141,21 @@ struct Group {
     waiting: Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
     staged: bool,
     last_seq: u64,
+    /// Most writes the group may hold (one atomic batch's, when batches are atomic).
+    limit: usize,
 }
 
 impl Group {
-    /// Whether `commit` can join without a key in both phases.
+    fn with_limit(limit: usize) -> Self {
+        Self { limit, ..Self::default() }
+    }
+
+    /// Whether `commit` can join: without a key in both phases, and within the group's limit.
     fn takes(&self, commit: &Commit) -> bool {
         let Some(((last_key, _), earlier)) = commit.writes.split_last() else { return true };
-        !self.earlier.contains_key(last_key) && earlier.iter().all(|(key, _)| !self.last.contains_key(key))
+        self.earlier.len() + self.last.len() + commit.writes.len() <= self.limit
+            && !self.earlier.contains_key(last_key)
+            && earlier.iter().all(|(key, _)| !self.last.contains_key(key))
     }
 
     fn add(&mut self, commit: Commit) {
@@ -165,7 +178,13 @@ impl Shared {
     /// The committer: takes the first waiting batch and every batch already waiting behind it that
     /// fits the group ([`Group::takes`]), writes the group, answers each caller. Ends when the
     /// store is dropped.
-    async fn commit_loop(self: Arc<Self>, bucket: Bucket, mut receiver: tokio::sync::mpsc::UnboundedReceiver<Commit>) {
+    async fn commit_loop(
+        self: Arc<Self>,
+        bucket: Bucket,
+        atomic: Option<AtomicPublisher>,
+        mut receiver: tokio::sync::mpsc::UnboundedReceiver<Commit>,
+    ) {
+        let limit = if atomic.is_some() { MAX_ATOMIC } else { usize::MAX };
         let mut next = None;
         // batches up to this sequence were queued when staged batches were dropped: they fail
         let mut dropped_through = 0;
@@ -181,7 +200,7 @@ impl Shared {
                 let _ = first.done.send(Err(backend("dropped: an earlier staged batch failed to reach the bucket")));
                 continue;
             }
-            let mut group = Group::default();
+            let mut group = Group::with_limit(limit);
             group.add(first);
             while group.waiting.len() < MAX_GROUP_BATCHES {
                 match receiver.try_recv() {
@@ -197,7 +216,7 @@ impl Shared {
             let (staged, last_seq) = (group.staged, group.last_seq);
             // A panic inside the client fails this group (its callers see the committer's answer
             // dropped) but never stops the committer.
-            let commit = std::panic::AssertUnwindSafe(self.commit_group(&bucket, group));
+            let commit = std::panic::AssertUnwindSafe(self.commit_group(&bucket, atomic.as_ref(), group));
             let written = match futures::FutureExt::catch_unwind(commit).await {
                 Ok(written) => written,
                 Err(_) => {
@@ -213,13 +232,22 @@ impl Shared {
         }
     }
 
-    /// Writes `group` and answers its callers; whether it was written.
-    async fn commit_group(&self, bucket: &Bucket, group: Group) -> bool {
+    /// Writes `group` and answers its callers; whether it was written. With atomic batches (and
+    /// a group within one batch's size) all of the group's writes land together or none does;
+    /// otherwise the earlier writes go first and the last writes only after all of them.
+    async fn commit_group(&self, bucket: &Bucket, atomic: Option<&AtomicPublisher>, group: Group) -> bool {
         let keys = group.keys();
-        let Group { earlier, last, waiting, last_seq, .. } = group;
-        let outcome = match write_all(bucket, earlier).await {
-            Ok(()) => write_all(bucket, last).await,
-            Err(error) => Err(error),
+        let Group { mut earlier, last, waiting, last_seq, .. } = group;
+        let outcome = match atomic {
+            Some(atomic) if earlier.len() + last.len() <= MAX_ATOMIC => {
+                // a key in both phases never joins a group (Group::takes)
+                earlier.extend(last);
+                atomic.publish(earlier.into_iter().collect()).await
+            }
+            _ => match write_all(bucket, earlier).await {
+                Ok(()) => write_all(bucket, last).await,
+                Err(error) => Err(error),
+            },
         }
         .map_err(|error| error.to_string());
         if outcome.is_ok() {
@@ -265,7 +293,9 @@ impl NatsKvStore {
         };
         let shared = Arc::new(Shared::default());
         let (committer, receiver) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(shared.clone().commit_loop(bucket.clone(), receiver));
+        let atomic = AtomicPublisher::enable(jetstream, &bucket).await;
+        tracing::debug!(atomic = atomic.is_some(), bucket = name, "NATS KV store opened");
+        tokio::spawn(shared.clone().commit_loop(bucket.clone(), atomic, receiver));
         Ok(Self { bucket, client: jetstream.client(), shared, committer })
     }
 
@@ -470,7 +500,8 @@ mod tests {
         let bucket = format!("drop_{}", std::process::id());
         let _ = jetstream.delete_key_value(&bucket).await;
         jetstream
-            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 64, ..Default::default() })
+            // the limit counts an atomic batch's headers too (about 100 bytes)
+            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
             .await
             .expect("bucket");
         let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
@@ -478,7 +509,7 @@ mod tests {
         let before = store.generation();
         // the committer runs only once this task waits: both batches are queued first, and the
         // second (its earlier write is the first's commit row) goes in the next group
-        let first = store.stage_at(before, vec![put("x", &[b'x'; 100]), put("y", b"1")]).await.unwrap();
+        let first = store.stage_at(before, vec![put("x", &[b'x'; 1000]), put("y", b"1")]).await.unwrap();
         let second = store.stage_at(before, vec![put("y", b"2"), put("z", b"2")]).await.unwrap();
         assert_eq!(store.get("g", "p", b"z").await.unwrap(), Some(b"2".to_vec()), "staged: read at once");
         assert!(first.wait().await.is_err(), "the value is over the bucket's limit");
@@ -493,6 +524,30 @@ mod tests {
         assert!(matches!(store.batch_at(before, vec![put("w", b"1")]).await, Err(StoreError::Stale { .. })));
         store.stage_at(before + 1, vec![put("w", b"1")]).await.unwrap().wait().await.unwrap();
         assert_eq!(store.bucket.get(row_key("g", "p", b"w")).await.unwrap().map(|v| v.to_vec()), Some(b"1".to_vec()));
+        let _ = jetstream.delete_key_value(&bucket).await;
+    }
+
+    /// A batch one of whose rows cannot be written lands none of its rows (atomic batch publish):
+    /// the rollup written before a failing order row is not there to be counted again on a retry.
+    #[tokio::test]
+    async fn a_batch_with_a_row_the_bucket_refuses_writes_none_of_its_rows() {
+        let jetstream = jetstream().await;
+        let bucket = format!("atomic_{}", std::process::id());
+        let _ = jetstream.delete_key_value(&bucket).await;
+        jetstream
+            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
+            .await
+            .expect("bucket");
+        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        for _ in 0..3 {
+            let batch = vec![put("rollup", b"1"), put("order", &[b'o'; 1000]), put("customer", b"1")];
+            assert!(store.batch(batch).await.is_err(), "the order row is over the bucket's limit");
+        }
+        for key in ["rollup", "order", "customer"] {
+            assert!(store.bucket.get(row_key("g", "p", key.as_bytes())).await.unwrap().is_none(), "{key} landed");
+        }
+        store.batch(vec![put("rollup", b"1"), put("customer", b"1")]).await.unwrap();
+        assert_eq!(store.scan("g", "p", None, 10).await.unwrap().len(), 2);
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 

@@ -30,6 +30,21 @@ pub struct Contribution {
     pub points: i64,
 }
 
+/// Most orders a customer's row keeps one by one ([`Customer::orders`]); older ones are folded
+/// into [`Customer::folded`], so a walk-in number with years of orders keeps a row of at most a
+/// few hundred KiB (NATS KV holds 1 MiB a value). An update of an order older than the kept ones
+/// counts as a new order (documented).
+pub const MAX_KEPT_ORDERS: usize = 500;
+
+/// The orders folded out of a customer's row: still in the totals.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folded {
+    /// How many.
+    pub orders: u64,
+    /// Their amounts, summed.
+    pub amount: Decimal,
+}
+
 /// A redemption, remembered per order (table `loyalty_redemptions`) so that a retried redemption is
 /// not applied twice. It counts only when the customer row committed it: `ledger_seq` is below the
 /// customer's `ledger_seq`.
@@ -100,6 +115,9 @@ pub struct Customer {
     /// Open fraud flags (flagged or blocked) by flag id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub flags: BTreeMap<String, super::fraud::FlagState>,
+    /// Orders older than the [`MAX_KEPT_ORDERS`] kept in `orders`, as totals.
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub folded: Folded,
     /// The outlet that created this customer (`businessId` of `/injestion/createCustomer`), when
     /// one did: their outlet until they order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,17 +174,17 @@ impl Customer {
         Self { phone: phone.to_owned(), created_at: Some(now), ..Self::default() }
     }
 
-    /// Lifetime orders (LTO).
+    /// Lifetime orders (LTO), the folded ones included.
     pub fn total_orders(&self) -> usize {
-        self.orders.len()
+        self.orders.len().saturating_add(usize::try_from(self.folded.orders).unwrap_or(usize::MAX))
     }
 
     /// Average order value (AOV), rounded to 2 decimals; 0 without orders.
     pub fn average_order_value(&self) -> Decimal {
-        if self.orders.is_empty() {
-            return Decimal::ZERO;
+        match self.total_orders() {
+            0 => Decimal::ZERO,
+            orders => (self.lifetime_value / Decimal::from(orders)).round_dp(2),
         }
-        (self.lifetime_value / Decimal::from(self.orders.len())).round_dp(2)
     }
 
     /// The latest `orderTime` among the counted orders.
@@ -209,8 +227,28 @@ impl Customer {
             Some(_) => Applied::Updated,
         };
         self.orders.insert(facts.key(), contribution);
-        self.lifetime_value = self.orders.values().map(|c| c.amount).sum();
+        self.fold_oldest();
+        self.lifetime_value = self.orders.values().map(|c| c.amount).sum::<Decimal>() + self.folded.amount;
         applied
+    }
+
+    /// Folds the oldest orders (by `orderTime`, then version) past [`MAX_KEPT_ORDERS`] into the
+    /// totals.
+    fn fold_oldest(&mut self) {
+        while self.orders.len() > MAX_KEPT_ORDERS {
+            let Some(oldest) = self
+                .orders
+                .iter()
+                .min_by(|a, b| (&a.1.order_time, &a.1.version).cmp(&(&b.1.order_time, &b.1.version)))
+                .map(|(key, _)| key.clone())
+            else {
+                return;
+            };
+            if let Some(folded) = self.orders.remove(&oldest) {
+                self.folded.orders += 1;
+                self.folded.amount += folded.amount;
+            }
+        }
     }
 
     /// The segment shown by `get/customer/details`:
@@ -238,6 +276,28 @@ impl Customer {
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn a_customer_of_thousands_of_orders_keeps_a_bounded_row_and_exact_totals() {
+        let mut customer = Customer::new("9876543210", Utc::now());
+        for i in 0..3000u32 {
+            let time = format!("2026-{:02}-{:02} 10:00:00", 1 + i % 12, 1 + i % 28);
+            customer.apply_order(&order(&i.to_string(), "10", &time), &format!("v{i:05}"));
+        }
+        assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS);
+        assert_eq!(customer.total_orders(), 3000);
+        assert_eq!(customer.lifetime_value, Decimal::from(30_000));
+        assert_eq!(customer.average_order_value(), Decimal::from(10));
+        assert_eq!(customer.last_order(), Some("2026-12-28 10:00:00"));
+        let row = serde_json::to_vec(&customer).unwrap();
+        assert!(row.len() < 256 * 1024, "{} bytes", row.len());
+        // a kept order replayed changes nothing
+        let kept = customer.orders.keys().next().unwrap().rsplit_once('/').unwrap().1.to_owned();
+        let version = customer.orders.values().next().unwrap().version.clone();
+        let time = customer.orders.values().next().unwrap().order_time.clone().unwrap();
+        assert_eq!(customer.apply_order(&order(&kept, "10", &time), &version), Applied::Unchanged);
+        assert_eq!(customer.total_orders(), 3000);
+    }
 
     #[test]
     fn the_outlet_that_created_a_customer_is_theirs_until_they_order() {

@@ -233,3 +233,38 @@ pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value
     }
     Ok(answers::answer(metric, &period, &rows, &extras, limit))
 }
+
+#[cfg(test)]
+mod bounds {
+    use chrono::Utc;
+    use rust_decimal::Decimal;
+    use serde_json::json;
+
+    use super::rollup::{encode, Contribution, Figures, MAX_ITEMS, OTHER};
+
+    /// The reported growth: 13 orders of 1,500 distinct items each made a day's row over NATS's
+    /// 1 MiB. Past [`MAX_ITEMS`] names the rest count under `(other)`: the row stays small and
+    /// every quantity is still counted, and taking an order back leaves what was there before.
+    #[test]
+    fn a_days_row_keeps_a_bounded_number_of_items_and_counts_every_one() {
+        let mut row = Figures::default();
+        let mut contributions = Vec::new();
+        for order in 0..13 {
+            let items: Vec<_> = (0..1500)
+                .map(|i| json!({"name": format!("dish {order}-{i} {}", "x".repeat(150)), "qty": 2, "price": 1}))
+                .collect();
+            let payload = json!({"businessId": "o1", "orderId": order.to_string(), "amount": 3000, "items": items});
+            let c = Contribution::of(&payload, "o1", Some("2026-11-21 10:00:00"), Utc::now(), Decimal::from(3000));
+            row.add(&c, 1, true);
+            contributions.push(c);
+        }
+        assert!(row.items.len() <= MAX_ITEMS, "{} names", row.items.len());
+        assert_eq!(row.items.values().map(|t| t.n).sum::<i64>(), 13 * 1500 * 2);
+        assert!(row.items[OTHER].n > 0);
+        assert!(encode(&row).len() < 512 * 1024, "{} bytes", encode(&row).len());
+        let before = row.clone();
+        row.add(&contributions[12], -1, true);
+        row.add(&contributions[12], 1, true);
+        assert_eq!(row.items.values().map(|t| t.n).sum::<i64>(), before.items.values().map(|t| t.n).sum::<i64>());
+    }
+}

@@ -192,7 +192,22 @@ pub struct Figures {
     pub outlets: BTreeMap<String, Tally>,
 }
 
+/// Most distinct item names one rollup row keeps; past them, new names count under
+/// [`OTHER`]. With names of at most 200 characters a row stays far below every backend's value
+/// limit (NATS: 1 MiB) however many distinct items a day sells.
+pub const MAX_ITEMS: usize = 1000;
+/// Most distinct cities, and pincodes, one rollup row keeps (the rest count under [`OTHER`]).
+pub const MAX_PLACES: usize = 1000;
+/// The name under which what is past a row's bound counts.
+pub const OTHER: &str = "(other)";
+
 fn bump(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, units: i64, sign: i64) {
+    bump_within(map, name, n, units, sign, usize::MAX);
+}
+
+/// [`bump`], keeping at most `bound` names: a new name past it counts under [`OTHER`].
+fn bump_within(map: &mut BTreeMap<String, Tally>, name: &str, n: i64, units: i64, sign: i64, bound: usize) {
+    let name = if map.contains_key(name) || map.len() < bound.saturating_sub(1) { name } else { OTHER };
     let tally = match map.get_mut(name) {
         Some(tally) => tally,
         None => map.entry(name.to_owned()).or_default(),
@@ -240,7 +255,7 @@ impl Figures {
             hour.add(1, amount, sign);
         }
         for item in &c.items {
-            bump(&mut self.items, &item.name, item.qty, money::units(item.revenue), sign);
+            bump_within(&mut self.items, &item.name, item.qty, money::units(item.revenue), sign, MAX_ITEMS);
         }
         let channel = self.channels.entry(c.channel.clone()).or_default();
         plus(&mut channel.orders, 1, sign);
@@ -256,8 +271,8 @@ impl Figures {
         if is_default(channel) {
             self.channels.remove(&c.channel);
         }
-        bump(&mut self.cities, &c.city, 1, amount, sign);
-        bump(&mut self.pincodes, &c.pincode, 1, amount, sign);
+        bump_within(&mut self.cities, &c.city, 1, amount, sign, MAX_PLACES);
+        bump_within(&mut self.pincodes, &c.pincode, 1, amount, sign, MAX_PLACES);
         if brand {
             bump(&mut self.outlets, &c.outlet, 1, amount, sign);
         }
@@ -524,7 +539,7 @@ impl OrderReaction for KeepRollups {
         };
         new.new_customer = match &old {
             Some(old) => old.new_customer,
-            None => customer.orders.len() == 1,
+            None => customer.total_orders() == 1,
         };
         new.points_earned = customer.orders.get(&facts.key()).map_or(0, |c| c.points);
         // at most four rows change (the old day's and the new day's, outlet and brand)

@@ -27,7 +27,7 @@ pub(crate) struct Brand<'a> {
     pub(crate) integration: String,
 }
 
-impl Brand<'_> {
+impl<'a> Brand<'a> {
     pub(crate) async fn staff(&self, path: &str, mut body: Value) -> Value {
         body["parent_business_id"] = json!(self.name);
         let (status, answer) = post(self.app, path, &[("token", &self.staff)], &body).await;
@@ -56,8 +56,20 @@ impl Brand<'_> {
         assert_eq!(status, 200, "{answer}");
     }
 
-    /// Saves and turns on a journey of `campaign_type`; its id.
+    /// A brand with a staff and an integration token.
+    pub(crate) async fn new(app: &'a TestApp, name: &'static str) -> Brand<'a> {
+        let staff = create_token(app, "staff", name).await;
+        let integration = create_token(app, "integration", name).await;
+        Brand { app, name, staff, integration }
+    }
+
+    /// Saves and turns on a brand-level journey of `campaign_type`; its id.
     pub(crate) async fn journey(&self, campaign_type: &str, data: Value) -> String {
+        self.outlet_journey("0", campaign_type, data).await
+    }
+
+    /// Saves and turns on `outlet`'s journey of `campaign_type`; its id.
+    pub(crate) async fn outlet_journey(&self, outlet: &str, campaign_type: &str, data: Value) -> String {
         let types = self.staff("/crm_api/get/campaign/type/ids", json!({})).await;
         let type_id = types["data"].as_array().unwrap().iter().find(|t| t["campaign_type"] == campaign_type).unwrap()
             ["id"]
@@ -65,7 +77,7 @@ impl Brand<'_> {
         let saved = self
             .staff(
                 "/crm_api/save/campaign/journey",
-                json!({"child_business_id": "0", "campaign_type_id": type_id, "campaign_data": data}),
+                json!({"child_business_id": outlet, "campaign_type_id": type_id, "campaign_data": data}),
             )
             .await;
         let id = saved["campaign_journey_id"].as_str().unwrap().to_owned();
@@ -97,12 +109,7 @@ pub(crate) async fn run(app: &TestApp, job: &str, now: DateTime<Utc>) -> Value {
 async fn the_nightly_run_reaches_each_type_once_within_cap_and_balance_and_roi_follows_orders() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Brand {
-        app: &app,
-        name: "brand-n",
-        staff: create_token(&app, "staff", "brand-n").await,
-        integration: create_token(&app, "integration", "brand-n").await,
-    };
+    let brand = Brand::new(&app, "brand-n").await;
     // points only on bills of 500 or more, expiring 3 days on: only Chitra holds an expiring lot
     brand
         .staff(
@@ -259,12 +266,7 @@ async fn the_nightly_run_reaches_each_type_once_within_cap_and_balance_and_roi_f
 async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_delivery() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Brand {
-        app: &app,
-        name: "brand-h",
-        staff: create_token(&app, "staff", "brand-h").await,
-        integration: create_token(&app, "integration", "brand-h").await,
-    };
+    let brand = Brand::new(&app, "brand-h").await;
     let now = Utc::now();
     let tomorrow = born_on_day_after(now);
     brand.order("h-1", "9811300001", "Farah", 200.0, now - Duration::days(33)).await;
@@ -331,12 +333,7 @@ async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_del
 #[tokio::test]
 async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid() {
     let app = spawn_app(&[]).await;
-    let brand = Brand {
-        app: &app,
-        name: "brand-c",
-        staff: create_token(&app, "staff", "brand-c").await,
-        integration: create_token(&app, "integration", "brand-c").await,
-    };
+    let brand = Brand::new(&app, "brand-c").await;
     let cart = brand
         .journey(
             "abandoned_cart",
@@ -389,29 +386,14 @@ async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid
 async fn an_outlet_journey_reaches_the_customers_it_created_before_they_order() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Brand {
-        app: &app,
-        name: "brand-created",
-        staff: create_token(&app, "staff", "brand-created").await,
-        integration: create_token(&app, "integration", "brand-created").await,
-    };
+    let brand = Brand::new(&app, "brand-created").await;
     let now = Utc::now();
     let created = json!({"parentBusinessId": "brand-created", "businessId": "outlet-2", "phone": "9811300001",
         "name": "Farah", "dob": born_on_day_after(now)});
     assert_eq!(app.post_json("/injestion/createCustomer", &created).await.0, 200);
     wait_customer(&app, "brand-created", "9811300001", |c| c["name"] == "Farah").await;
-    let types = brand.staff("/crm_api/get/campaign/type/ids", json!({})).await;
-    let birthday =
-        types["data"].as_array().unwrap().iter().find(|t| t["campaign_type"] == "birthday").unwrap()["id"].clone();
-    let saved = brand
-        .staff(
-            "/crm_api/save/campaign/journey",
-            json!({"child_business_id": "outlet-2", "campaign_type_id": birthday,
-                   "campaign_data": {"channels": ["sms"], "sms_template": "Happy birthday x_cust_name"}}),
-        )
-        .await;
-    let id = saved["campaign_journey_id"].clone();
-    brand.staff("/crm_api/enable/automated/campaign/", json!({"campaign_journey_id": id, "campaign_enabled": 1})).await;
+    let template = json!({"channels": ["sms"], "sms_template": "Happy birthday x_cust_name"});
+    brand.outlet_journey("outlet-2", "birthday", template).await;
     brand.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-2", "amount": 1, "reference": "c1"})).await;
     let ran = run(&app, "journeys", now + Duration::minutes(2)).await;
     assert_eq!(ran["outcome"]["sent"], 1, "{ran}");

@@ -491,20 +491,26 @@ mod tests {
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 
+    /// A new bucket `<name>_<pid>` whose values hold at most 256 bytes (the limit counts an atomic
+    /// batch's headers too, about 100 bytes), and the store over it.
+    async fn small_bucket(jetstream: &async_nats::jetstream::Context, name: &str) -> (String, NatsKvStore) {
+        let bucket = format!("{name}_{}", std::process::id());
+        let _ = jetstream.delete_key_value(&bucket).await;
+        jetstream
+            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
+            .await
+            .expect("bucket");
+        let store = NatsKvStore::open(jetstream, &bucket).await.expect("bucket");
+        (bucket, store)
+    }
+
     /// A staged batch that cannot be written (here: a value over the bucket's limit) fails its
     /// caller and every batch queued behind it, drops the staged rows and moves the generation:
     /// a write for the old generation is refused, one for the new generation lands.
     #[tokio::test]
     async fn a_failed_staged_batch_drops_what_is_queued_behind_it_and_the_store_goes_on() {
         let jetstream = jetstream().await;
-        let bucket = format!("drop_{}", std::process::id());
-        let _ = jetstream.delete_key_value(&bucket).await;
-        jetstream
-            // the limit counts an atomic batch's headers too (about 100 bytes)
-            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
-            .await
-            .expect("bucket");
-        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let (bucket, store) = small_bucket(&jetstream, "drop").await;
         store.batch(vec![put("y", b"0")]).await.unwrap();
         let before = store.generation();
         // the committer runs only once this task waits: both batches are queued first, and the
@@ -532,13 +538,7 @@ mod tests {
     #[tokio::test]
     async fn a_batch_with_a_row_the_bucket_refuses_writes_none_of_its_rows() {
         let jetstream = jetstream().await;
-        let bucket = format!("atomic_{}", std::process::id());
-        let _ = jetstream.delete_key_value(&bucket).await;
-        jetstream
-            .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
-            .await
-            .expect("bucket");
-        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let (bucket, store) = small_bucket(&jetstream, "atomic").await;
         for _ in 0..3 {
             let batch = vec![put("rollup", b"1"), put("order", &[b'o'; 1000]), put("customer", b"1")];
             assert!(store.batch(batch).await.is_err(), "the order row is over the bucket's limit");

@@ -476,3 +476,48 @@ async fn concurrent_redemptions_on_nats_kv_are_exact_once_per_order_with_rows_re
     engine.shutdown().await;
     let _ = jetstream.delete_key_value(&bucket).await;
 }
+
+/// On NATS KV an order whose own row the bucket refuses (here a bucket of 4 KiB values and an
+/// order of 5 KB) fails on every delivery. Its rollup rows go in the same atomic batch, so they
+/// never land: the dashboard does not count the order once per retry (before atomic batches, 60 s
+/// of retries made 110 phantom orders). It is parked after its last delivery; the brand's other
+/// orders are counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
+    use engage_actors::capabilities::stats::rollup::{decode, BRAND};
+    let url = std::env::var("ENGAGE_TEST_NATS_URL")
+        .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
+    let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+    let bucket = format!("engine_refused_{}", std::process::id());
+    let _ = jetstream.delete_key_value(&bucket).await;
+    let config = async_nats::jetstream::kv::Config {
+        bucket: bucket.clone(),
+        history: 1,
+        max_value_size: 4096,
+        ..Default::default()
+    };
+    jetstream.create_key_value(config).await.unwrap();
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(Arc::new(EmbeddedStore::open(dir.path()).unwrap()), 4));
+    let (engine, gateway) = engine_on(store.clone(), bus.clone(), None).await;
+    let mut large = order("brand-x", "big", "9000000011", 70.0);
+    Arc::make_mut(&mut large).payload["notes"] = json!("n".repeat(5000));
+    bus.publish(&large).await.unwrap();
+    bus.publish(&order("brand-x", "small", "9000000012", 70.0)).await.unwrap();
+    wait_orders(&gateway, "brand-x", "9000000012", 1).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while bus.dead_letters().await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the refused order was never parked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let parked = bus.dead_letters().await.unwrap();
+    assert_eq!((parked.len(), parked[0].attempts, parked[0].id()), (1, 5, large.id.as_str()));
+    let key = engage_actors::keys::stats_day("brand-x", BRAND, "2026-11-21");
+    let row = store.get(key.table, &key.partition, &key.clustering).await.unwrap().expect("the day's rollup");
+    let figures = decode(&row).unwrap();
+    assert_eq!(figures.orders, 1, "five failed deliveries counted nothing: {figures:?}");
+    assert!(customer(&gateway, "brand-x", "9000000011").await.is_none(), "the refused order's customer landed");
+    engine.shutdown().await;
+    let _ = jetstream.delete_key_value(&bucket).await;
+}

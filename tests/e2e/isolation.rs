@@ -362,6 +362,29 @@ async fn isolation_on(env: &[(&str, &str)]) {
     let attacker_before = state_of(&app, &attacker_staff, &attacker_integration, ATTACKER, ATTACKER_OTHER_OUTLET).await;
     let victim_wallet = &victim_before[0]["answer"][1];
     assert!(victim_wallet.to_string().contains("1000"), "victim's wallet: {victim_wallet}");
+    // the reported collision: brand c's outlet vip|o1 and brand c|vip's outlet o1 keep two ledgers
+    let amounts = |answer: &Value| -> Vec<String> {
+        answer["data"].as_array().unwrap().iter().map(|t| t["amount"].as_str().unwrap().to_owned()).collect()
+    };
+    let theirs = post(
+        &app,
+        "/crm_api/wallet/transactions",
+        &victim_staff,
+        &json!({"parent_business_id": VICTIM, "business_id": VICTIM_OUTLET}),
+    )
+    .await;
+    let mine = post(
+        &app,
+        "/crm_api/wallet/transactions",
+        &attacker_staff,
+        &json!({"parent_business_id": ATTACKER, "business_id": ATTACKER_OUTLET}),
+    )
+    .await;
+    assert_eq!(
+        (amounts(&theirs.1), amounts(&mine.1)),
+        (vec!["1000".to_owned()], vec!["77".to_owned()]),
+        "{theirs:?} {mine:?}"
+    );
 
     // journey types: each brand sees its own added type and not the other's
     for (state, own, other) in [

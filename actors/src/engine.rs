@@ -417,6 +417,50 @@ impl PartitionRunner {
 mod tests {
     use super::*;
 
+    /// A partition supervisor that died is replaced before the partition's next batch: the
+    /// order is processed and questions reach the new supervisor.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_partition_whose_supervisor_died_gets_a_new_one_and_goes_on() {
+        use crate::capabilities::customers::CustomersQuery;
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn engage_storage::Store> = Arc::new(engage_storage::EmbeddedStore::open(dir.path()).unwrap());
+        let bus: Arc<dyn Bus> = Arc::new(engage_streams::bus::EmbeddedBus::new(store.clone(), 1));
+        let config = EngineConfig {
+            partitions: 1,
+            passivate_after: Duration::from_secs(60),
+            fault_panic_order_id: None,
+            fault_poison_order_id: None,
+            max_deliveries: 5,
+            services: Default::default(),
+        };
+        let engine = Engine::new(Repo::new(store), bus.clone(), None, config);
+        engine.set_owned(&BTreeSet::from([0])).await;
+        let first = engine.supervisors.read().unwrap().get(&0).cloned().unwrap();
+        first.kill();
+        while matches!(first.get_status(), ractor::ActorStatus::Running) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let payload = serde_json::json!({"parentBusinessId": "brand-s", "businessId": "o1", "orderId": "1",
+            "customer": {"phone": "9000000001"}, "amount": 10});
+        let order =
+            engage_streams::Envelope::new(engage_streams::EventKind::Order, "platform", 1, "brand-s", "t", payload);
+        bus.publish(&Arc::new(order)).await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let query = CustomersQuery::Details { phone: "9000000001".to_owned() }.into();
+            if let Ok(view) = engine.ask_local("brand-s", query, Duration::from_secs(1)).await {
+                if view["total_orders"] == 1 {
+                    break;
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "the partition never went on");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let now = engine.supervisors.read().unwrap().get(&0).cloned().unwrap();
+        assert_ne!(now.get_id(), first.get_id(), "a new supervisor took its place");
+        engine.shutdown().await;
+    }
+
     #[test]
     fn retries_wait_longer_each_time_up_to_a_bound() {
         assert_eq!(retry_delay(1), Duration::from_millis(500));

@@ -304,3 +304,27 @@ pub async fn instant_order(
         }
     }
 }
+
+/// The operation of an enqueue route: its body refusals are the integration family's (the bus's
+/// answer); an ingestion token's auth refusal is the staff family's 403; a token's body naming
+/// another brand or outlet is 403 `xE_103`. Every enqueue body is customer-level.
+pub(crate) fn enqueue_operation(route: &EnqueueRoute, ok: Value) -> Value {
+    let mut op = super::operation(route.summary, route.auth, route.schema, ok);
+    op["x-engage-scope"] = json!(Scope::Customer.as_str());
+    if let Some(responses) = op["responses"].as_object_mut() {
+        responses.remove("429");
+    }
+    op["responses"]["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", MAX_EVENT_BYTES),
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
+    if route.auth == Auth::Ingestion {
+        let integration = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
+        let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
+        let responses = &mut op["responses"];
+        responses["400"] = json!({"description": "xE_102 invalid request (body not JSON, schema violation)", "content": {"application/json": {"schema": integration}}});
+        responses["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", MAX_EVENT_BYTES), "content": {"application/json": {"schema": integration}}});
+        responses["503"] = json!({"description": "xE_503 the queue is unavailable; retry", "content": {"application/json": {"schema": integration}}});
+        responses["403"] = json!({"description": "{message: \"invalid credentials\"} (staff family) for a missing, wrong or revoked ingestion token; xE_103 (integration family) for a body naming another brand or (outlet-limited tokens) another outlet",
+            "content": {"application/json": {"schema": {"oneOf": [staff, integration]}}}});
+    }
+    op
+}

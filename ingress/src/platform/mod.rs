@@ -52,6 +52,7 @@ pub mod open_routes;
 pub mod requests;
 pub mod rewards;
 pub mod schemas;
+pub mod scopes;
 pub mod stats;
 pub mod tokens;
 pub mod upload;
@@ -167,7 +168,7 @@ pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::R
 /// Routes that move fraud flags: 409 when the transition is refused.
 const FLAG_ROUTES: &[&str] = &["/crm_api/block_unblock_resolve_contacts", "/crm_api/mark_resolve_contacts"];
 
-fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
+pub(crate) fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     let error = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
     let mut responses = if matches!(auth, Auth::Staff | Auth::App | Auth::Ingestion) {
         // the staff family: `{message[, errors]}`
@@ -226,42 +227,18 @@ fn operation(summary: &str, auth: Auth, schema: &str, ok: Value) -> Value {
     op
 }
 
-/// The operation of an enqueue route: its body refusals are the integration family's (the bus's
-/// answer); an ingestion token's auth refusal is the staff family's 403; a token's body naming
-/// another brand or outlet is 403 `xE_103`. Every enqueue body is customer-level.
-fn enqueue_operation(route: &ingestion::EnqueueRoute, ok: Value) -> Value {
-    let mut op = operation(route.summary, route.auth, route.schema, ok);
-    op["x-engage-scope"] = json!(access::Scope::Customer.as_str());
-    if let Some(responses) = op["responses"].as_object_mut() {
-        responses.remove("429");
-    }
-    op["responses"]["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", ingestion::MAX_EVENT_BYTES),
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
-    if route.auth == Auth::Ingestion {
-        let integration = json!({"$ref": "#/components/schemas/IntegrationErrorBody"});
-        let staff = json!({"$ref": "#/components/schemas/StaffErrorBody"});
-        let responses = &mut op["responses"];
-        responses["400"] = json!({"description": "xE_102 invalid request (body not JSON, schema violation)", "content": {"application/json": {"schema": integration}}});
-        responses["413"] = json!({"description": format!("xE_413 the body exceeds 1048576 bytes, or the event as JSON exceeds {} bytes", ingestion::MAX_EVENT_BYTES), "content": {"application/json": {"schema": integration}}});
-        responses["503"] = json!({"description": "xE_503 the queue is unavailable; retry", "content": {"application/json": {"schema": integration}}});
-        responses["403"] = json!({"description": "{message: \"invalid credentials\"} (staff family) for a missing, wrong or revoked ingestion token; xE_103 (integration family) for a body naming another brand or (outlet-limited tokens) another outlet",
-            "content": {"application/json": {"schema": {"oneOf": [staff, integration]}}}});
-    }
-    op
-}
-
 /// Path items and components of the platform routes, for `/openapi.json`.
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
     let ack = json!({"type": "object", "properties": {"status": {"const": 1}}, "required": ["status"]});
     let mut paths = Map::new();
     for route in ingestion::ENQUEUE_ROUTES {
-        paths.insert(route.path.to_owned(), json!({"post": enqueue_operation(route, ack.clone())}));
+        paths.insert(route.path.to_owned(), json!({"post": ingestion::enqueue_operation(route, ack.clone())}));
     }
     let customer = json!({"$ref": "#/components/schemas/CustomerDetails"});
     let instant = &ingestion::INSTANT_ORDER;
     paths.insert(
         instant.path.to_owned(),
-        json!({"post": enqueue_operation(instant,
+        json!({"post": ingestion::enqueue_operation(instant,
             json!({"type": "object", "properties": {"status": {"const": 1}, "processed": {"type": "boolean"}, "customer": customer}}))}),
     );
     let mut details = operation(

@@ -90,56 +90,6 @@ platform_requests!(
     ChatCheckRequest,
 );
 
-/// An outlet field of a body, required or not.
-trait OutletField {
-    fn outlet_str(&self) -> Option<&str>;
-}
-
-impl OutletField for String {
-    fn outlet_str(&self) -> Option<&str> {
-        Some(self)
-    }
-}
-
-impl OutletField for Option<String> {
-    fn outlet_str(&self) -> Option<&str> {
-        self.as_deref()
-    }
-}
-
-/// What each body acts on ([`Scope`]) and which of its fields name the outlet, first found first:
-/// brand-level bodies configure or read the whole brand; outlet-level ones name the outlet they
-/// act on (left out: the whole brand); customer-level ones act on one customer of the brand, and
-/// any outlet they name must be the token's.
-macro_rules! scope {
-    ($($scope:ident: $($ty:ident $(=> [$($field:ident),+])?),* ;)*) => {$($(
-        impl $ty {
-            const SCOPE: Scope = Scope::$scope;
-            const OUTLET_FIELDS: &'static [&'static str] = &[$($(stringify!($field)),+)?];
-            fn named_outlet(&self) -> Option<&str> {
-                None$($(.or_else(|| self.$field.outlet_str()))+)?
-            }
-        }
-    )*)*};
-}
-
-scope!(
-    Brand: LoyaltyRulesRequest, MilestonesRequest, FraudWalletRulesRequest, FraudAlertSettingsRequest,
-        FraudQueryRequest => [business_id], RewardRequest, DayWiseRequest, WalletPricingRequest,
-        JourneyCatalogueRequest, AutoCampaignRequest, JourneySettingsRequest, CampaignTagRequest,
-        SpecialDaysRequest;
-    Outlet: WalletRequest => [business_id], SaveJourneyRequest => [child_business_id],
-        JourneyRequest => [child_business_id], JourneyReportRequest => [business_id], BillRequest => [business_id],
-        BillConfigRequest => [business_id], WidgetRequest => [business_id],
-        FeedbackConfigRequest => [child_business_id], FeedbackReadRequest => [business_id, child_business_id],
-        NpsDataRequest => [business_id], NpsRequest => [business_id], LegacySmsRequest => [business_id],
-        StatsRequest => [business_id], BusinessConfigRequest => [business_id], PartnerTokenRequest => [business_id],
-        RiderLoginRequest => [business_id];
-    Customer: CustomerDetailsRequest => [business_id], UpdateCustomerRequest => [business_id],
-        RedeemPointsRequest => [outlet_id], CustomerLoyaltyRequest, IntegrationUserRequest => [business_id, outlet_id],
-        CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest;
-);
-
 /// Bodies whose brand is `parent_business_id`.
 macro_rules! brand_field {
     ($($ty:ident),*) => {$(

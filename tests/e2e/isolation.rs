@@ -447,6 +447,7 @@ async fn isolation_on(env: &[(&str, &str)]) {
         }
     }
     assert!(failures.is_empty(), "{} of {calls} calls were not refused:\n{}", failures.len(), failures.join("\n"));
+    eprintln!("{} brand-taking operations, {calls} calls, every one refused", operations.len());
 
     let victim_after = state_of(&app, &victim_staff, &victim_integration, VICTIM, VICTIM_OUTLET).await;
     assert_eq!(victim_after, victim_before, "the victim's state changed");

@@ -24,6 +24,7 @@ mod journey_runs;
 mod journeys;
 mod jwt;
 mod legacy_routes;
+mod legacy_shapes;
 mod logs_api;
 mod loyalty;
 mod loyalty_programme;

@@ -22,25 +22,6 @@ use crate::error::Issue;
 /// Largest platform request body.
 pub const MAX_BODY: usize = 1024 * 1024;
 
-const NUMERIC: &[&str] = &[
-    "amount",
-    "qty",
-    "price",
-    "status",
-    "points",
-    "bill_amount",
-    "page",
-    "page_size",
-    "earn_percent",
-    "min_bill",
-    "point_value",
-    "points_expiry_days",
-    "max_redeem_percent",
-    "min_redeem_points",
-    "orders",
-    "bonus_points",
-];
-
 /// A parsed platform body.
 #[derive(Debug)]
 pub struct PlatformBody(pub Value);
@@ -83,12 +64,9 @@ pub async fn read(request: Request) -> Result<Value, BodyError> {
     }
 }
 
-fn coerce(key: &str, value: String) -> Value {
-    if NUMERIC.contains(&key) {
-        if let Ok(number) = value.parse::<serde_json::Number>() {
-            return Value::Number(number);
-        }
-    }
+/// A form value: JSON arrays and objects (`items=[…]`) are parsed; everything else stays text,
+/// and the route's schema converts it to the type it declares ([`super::coerce`]).
+fn form_value(value: String) -> Value {
     if value.starts_with('[') || value.starts_with('{') {
         if let Ok(parsed) = serde_json::from_str::<Value>(&value) {
             return parsed;
@@ -107,11 +85,11 @@ pub fn form_to_json(bytes: &[u8]) -> Result<Value, serde_urlencoded::de::Error> 
                 let inner = &rest[..rest.len() - 1];
                 let entry = object.entry(outer.to_owned()).or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(nested) = entry {
-                    nested.insert(inner.to_owned(), coerce(inner, value));
+                    nested.insert(inner.to_owned(), form_value(value));
                 }
             }
             _ => {
-                let coerced = coerce(&key, value);
+                let coerced = form_value(value);
                 object.insert(key, coerced);
             }
         }
@@ -129,8 +107,14 @@ mod tests {
         let value = form_to_json(b"parentBusinessId=p1&customer%5Bphone%5D=09876543210&customer%5Bname%5D=Asha&amount=12.50&orderId=7&items=%5B%7B%22name%22%3A%22tea%22%2C%22qty%22%3A1%2C%22price%22%3A12.5%7D%5D").unwrap();
         assert_eq!(
             value,
-            json!({"parentBusinessId": "p1", "customer": {"phone": "09876543210", "name": "Asha"}, "amount": 12.50, "orderId": "7",
+            json!({"parentBusinessId": "p1", "customer": {"phone": "09876543210", "name": "Asha"}, "amount": "12.50", "orderId": "7",
                    "items": [{"name": "tea", "qty": 1, "price": 12.5}]})
         );
+        // the route's schema then makes the declared numbers numbers; the phone keeps its zero
+        let schemas = super::super::schemas::PlatformSchemas::compile().unwrap();
+        let mut value = value;
+        schemas.coerce("Order", &mut value);
+        assert_eq!((&value["amount"], &value["customer"]["phone"]), (&json!(12.5), &json!("09876543210")));
+        assert!(schemas.issues("Order", &value).iter().all(|i| i.pointer != "/amount"));
     }
 }

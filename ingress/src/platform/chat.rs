@@ -90,7 +90,8 @@ async fn checked(
     schema: &str,
 ) -> Result<Value, Response> {
     check(state, auth, headers).await?;
-    let PlatformBody(body) = body.map_err(IntoResponse::into_response)?;
+    let PlatformBody(mut body) = body.map_err(IntoResponse::into_response)?;
+    state.platform.schemas.coerce(schema, &mut body);
     let issues = state.platform.schemas.issues(schema, &body);
     if issues.is_empty() {
         Ok(body)

@@ -87,7 +87,8 @@ where
 }
 
 /// `value` checked against `T`'s schema and decoded.
-fn validated<T: PlatformRequest>(value: Value, state: &AppState) -> Result<T, body::BodyError> {
+fn validated<T: PlatformRequest>(mut value: Value, state: &AppState) -> Result<T, body::BodyError> {
+    state.platform.schemas.coerce(T::SCHEMA, &mut value);
     let issues = state.platform.schemas.issues(T::SCHEMA, &value);
     if !issues.is_empty() {
         return Err(body::BodyError::Invalid(issues));

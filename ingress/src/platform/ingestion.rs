@@ -233,6 +233,7 @@ pub async fn enqueue(
     mut body: Value,
     trace_id: &str,
 ) -> Result<std::sync::Arc<Envelope>, IntegrationError> {
+    state.platform.schemas.coerce(spec.schema, &mut body);
     let mut issues = state.platform.schemas.issues(spec.schema, &body);
     if let Some(time) = body.get("orderTime").and_then(Value::as_str) {
         if issues.is_empty() && engage_actors::domain::time::parse_ist(time).is_none() {

@@ -36,6 +36,7 @@ pub mod bills;
 pub mod body;
 pub mod business_config;
 pub mod chat;
+pub mod coerce;
 pub mod customers;
 pub mod dashboard;
 pub mod dead_letters;

@@ -64,18 +64,29 @@ pub const SCHEMAS: &[(&str, &str)] = &[
 /// Compiled validators by schema name.
 pub struct PlatformSchemas {
     validators: BTreeMap<&'static str, Validator>,
+    documents: BTreeMap<&'static str, Value>,
 }
 
 impl PlatformSchemas {
     /// Compiles every schema (formats asserted).
     pub fn compile() -> Result<Self, String> {
         let mut validators = BTreeMap::new();
+        let mut documents = BTreeMap::new();
         for (name, text) in SCHEMAS {
             let schema: Value = serde_json::from_str(text).map_err(|e| format!("schema {name}: {e}"))?;
             let validator = validation::compile(&schema).map_err(|e| format!("schema {name}: {e}"))?;
             validators.insert(*name, validator);
+            documents.insert(*name, schema);
         }
-        Ok(Self { validators })
+        Ok(Self { validators, documents })
+    }
+
+    /// Converts the values of `instance` whose type schema `name` does not declare, where the
+    /// conversion is exact ([`super::coerce`]); then [`PlatformSchemas::issues`] judges it.
+    pub fn coerce(&self, name: &str, instance: &mut Value) {
+        if let Some(schema) = self.documents.get(name) {
+            super::coerce::coerce(schema, instance);
+        }
     }
 
     /// Problems of `instance` against schema `name` (an unknown name is a problem too).

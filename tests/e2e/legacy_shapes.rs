@@ -84,6 +84,32 @@ async fn legacy_forms_and_numbers_as_strings_are_accepted_and_understood() {
         let (status, answer) = json_post(&app, "/crm_api/wallet/transactions", &staff_auth, &body).await;
         assert_eq!((status, &answer["page"]), (200, &json!(1)), "{answer}");
     }
+    // one period rule: start and end, or date, or neither (the 7 IST days up to today)
+    for path in [
+        "/crm_api/npsData",
+        "/crm_api/download/nps/data",
+        "/crm_api/get_digital_bill_mis",
+        "/crm_api/feedback_form_interaction_mis",
+        "/stats/dashboard/summary",
+    ] {
+        for extra in [json!({}), json!({"date": "2026-11-21"}), json!({"start": "2026-11-01", "end": "2026-11-21"})] {
+            let mut body = json!({"parent_business_id": "brand-l"});
+            body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let response = app
+                .client
+                .post(format!("{}{path}", app.base))
+                .header("token", &staff)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{path} {body}");
+        }
+        let (status, answer) =
+            json_post(&app, path, &staff_auth, &json!({"parent_business_id": "brand-l", "start": "2026-11-01"})).await;
+        assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/end")), "{path}: {answer}");
+    }
+
     // what still does not fit is a 400 naming its pointer
     let (status, answer) = json_post(
         &app,

@@ -35,7 +35,7 @@ use engage_actors::links::BillPageClaims;
 use super::auth::token;
 use super::bill_page;
 use super::edge::{
-    answer, checked_body, period, required_period, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
+    answer, checked_body, period, period_of, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
 };
 use super::errors::StaffError;
 use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
@@ -195,7 +195,7 @@ async fn bill_mis(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let (start, end) = required_period(&body.start, &body.end)?;
+    let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = BillsQuery::Mis { business_id: body.business_id, start, end };
     let mis: Mis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(staff_answer(json!({"data": mis})))

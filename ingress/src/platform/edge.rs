@@ -140,13 +140,37 @@ pub fn period(start: &Option<String>, end: &Option<String>) -> Result<(), StaffE
     }
 }
 
-/// A period (IST days) both ends of which are required: 400 naming the missing one.
-pub fn required_period(start: &Option<String>, end: &Option<String>) -> Result<(String, String), StaffError> {
-    period(start, end)?;
-    match (start, end) {
-        (Some(start), Some(end)) => Ok((start.clone(), end.clone())),
-        (None, _) => Err(StaffError::invalid_message("/start", "start and end (IST days, YYYY-MM-DD) are required")),
-        (_, None) => Err(StaffError::invalid_message("/end", "start and end (IST days, YYYY-MM-DD) are required")),
+/// Most days a period may cover.
+pub const MAX_DAYS: i64 = 731;
+
+/// The one period rule of every read and export that takes a period: `start`..`end` (both, or
+/// neither), else `date` (that one day), else the 7 IST days up to today. 400 naming the field
+/// for one end without the other, an end before its start, a day that is not `YYYY-MM-DD`, or
+/// more than [`MAX_DAYS`] days.
+pub fn period_of(
+    start: &Option<String>,
+    end: &Option<String>,
+    date: &Option<String>,
+) -> Result<(String, String), StaffError> {
+    let (start, end) = match (start, end, date) {
+        (Some(start), Some(end), _) => (start.clone(), end.clone()),
+        (Some(_), None, _) => return Err(StaffError::invalid_message("/end", "end is required with start")),
+        (None, Some(_), _) => return Err(StaffError::invalid_message("/start", "start is required with end")),
+        (None, None, Some(date)) => (date.clone(), date.clone()),
+        (None, None, None) => {
+            let today = chrono::Utc::now();
+            let ist_day = engage_actors::domain::time::ist_day;
+            (ist_day(today - chrono::Duration::days(6)), ist_day(today))
+        }
+    };
+    period(&Some(start.clone()), &Some(end.clone()))?;
+    let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
+    match (day(&start), day(&end)) {
+        (Some(first), Some(last)) if (last - first).num_days() >= MAX_DAYS => {
+            Err(StaffError::invalid_message("/end", format!("a period covers at most {MAX_DAYS} days")))
+        }
+        (Some(_), Some(_)) => Ok((start, end)),
+        _ => Err(StaffError::invalid_message("/start", "start and end are IST days (YYYY-MM-DD)")),
     }
 }
 

@@ -39,7 +39,7 @@ use engage_actors::capabilities::feedback::{
 use engage_actors::links::{FormClaims, LinkRefusal};
 
 use super::edge::{
-    answer, open_rate_limit, period, required_period, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
+    answer, open_rate_limit, period, period_of, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
 };
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
@@ -133,7 +133,7 @@ async fn interaction_mis(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
-    let (start, end) = required_period(&body.start, &body.end)?;
+    let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis =
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
@@ -169,7 +169,7 @@ async fn orders_summary(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<OrdersSummary>>, StaffError> {
-    let (start, end) = required_period(&body.start, &body.end)?;
+    let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query =
         FeedbackQuery::OrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
     let summary =
@@ -271,7 +271,7 @@ async fn nps_list(
 
 /// `/crm_api/npsData`.
 async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: Staff<NpsRequest>) -> Answered {
-    let (start, end) = required_period(&body.start, &body.end)?;
+    let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let defaults = Buckets::default();
     let buckets = Buckets {
         promoter_from: body.promoter_from.unwrap_or(defaults.promoter_from),
@@ -291,7 +291,7 @@ async fn nps_download(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<NpsRequest>,
 ) -> Result<Response, StaffError> {
-    let (start, end) = required_period(&body.start, &body.end)?;
+    let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = FeedbackQuery::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
     let page: NpsPage =
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;

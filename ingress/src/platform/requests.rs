@@ -530,6 +530,7 @@ pub struct BillRequest {
     pub page: Option<u64>,
     pub start: Option<String>,
     pub end: Option<String>,
+    pub date: Option<String>,
 }
 
 /// `/crm_api/links/addBusinessConfig`.
@@ -617,6 +618,7 @@ pub struct FeedbackReadRequest {
     pub page: Option<u64>,
     pub start: Option<String>,
     pub end: Option<String>,
+    pub date: Option<String>,
     pub source: Option<u8>,
 }
 
@@ -644,6 +646,7 @@ pub struct NpsRequest {
     pub mobile_number: Option<String>,
     pub start: Option<String>,
     pub end: Option<String>,
+    pub date: Option<String>,
     pub promoter_from: Option<u8>,
     pub passive_from: Option<u8>,
 }

@@ -21,11 +21,9 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use chrono::Utc;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::stats::{Metric, SpecialDays, StatsQuery};
-use engage_actors::domain::time::ist_day;
 
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
@@ -33,7 +31,7 @@ use super::requests::{SpecialDaysRequest, StatsRequest};
 use crate::AppState;
 
 /// The longest period a metric covers, in days.
-pub const MAX_DAYS: i64 = 731;
+pub use super::edge::MAX_DAYS;
 
 /// The twelve metric paths, with what they answer (for `/openapi.json`).
 pub const METRICS: [(&str, Metric, &str); 12] = [
@@ -60,27 +58,9 @@ pub fn router() -> Router<AppState> {
     router
 }
 
-/// The period a body names: `start`..`end`, or `date`, or the 7 days up to today (IST).
+/// The period a body names ([`super::edge::period_of`]).
 pub(super) fn period(body: &StatsRequest) -> Result<(String, String), StaffError> {
-    let (start, end) = match (&body.start, &body.end, &body.date) {
-        (Some(start), Some(end), _) => (start.clone(), end.clone()),
-        (Some(_), None, _) => return Err(StaffError::invalid_message("/end", "end is required with start")),
-        (None, Some(_), _) => return Err(StaffError::invalid_message("/start", "start is required with end")),
-        (None, None, Some(date)) => (date.clone(), date.clone()),
-        (None, None, None) => {
-            let today = Utc::now();
-            (ist_day(today - chrono::Duration::days(6)), ist_day(today))
-        }
-    };
-    super::edge::period(&Some(start.clone()), &Some(end.clone()))?;
-    let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
-    match (day(&start), day(&end)) {
-        (Some(first), Some(last)) if (last - first).num_days() >= MAX_DAYS => {
-            Err(StaffError::invalid_message("/end", format!("a period covers at most {MAX_DAYS} days")))
-        }
-        (Some(_), Some(_)) => Ok((start, end)),
-        _ => Err(StaffError::invalid_message("/start", "start and end are IST days (YYYY-MM-DD)")),
-    }
+    super::edge::period_of(&body.start, &body.end, &body.date)
 }
 
 async fn metric_answer(

@@ -123,9 +123,9 @@ pub fn id_of(value: &Value) -> Option<String> {
     }
 }
 
-/// Every brand a raw body (JSON, or a form turned into JSON) names.
+/// Every brand a raw body (JSON, or a form turned into JSON) names (an empty one names none).
 pub fn named_brands(body: &Value) -> impl Iterator<Item = String> + '_ {
-    BRAND_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of)
+    BRAND_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of).filter(|brand| !brand.is_empty())
 }
 
 /// The brand a stored token binds. App tokens bind theirs too; their `business` is a customer.

@@ -572,8 +572,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         operation("Is a contact blocked (blocklist or staff block)?", Auth::Staff, "FraudQueryRequest", object.clone());
     blocked.as_object_mut().map(|o| o.remove("requestBody"));
     blocked["parameters"] = json!([
-        {"name": "contact", "in": "query", "required": true, "schema": {"type": "string"}},
-        {"name": "parent_business_id", "in": "query", "required": true, "schema": {"type": "string"}}]);
+        {"name": "contact", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
+        {"name": "parent_business_id", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 128}}]);
     paths.insert("/crm_api/fraud/check-customer-blocked".to_owned(), json!({"get": blocked}));
     let mut schemas: Map<String, Value> =
         schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();

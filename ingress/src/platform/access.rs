@@ -138,12 +138,7 @@ pub fn bound_outlet(grant: &TokenGrant) -> Option<&str> {
 
 /// Refuses a raw body that names a brand other than the token's.
 pub fn admit_brand(grant: &TokenGrant, body: &Value) -> Result<(), Denied> {
-    admit_named(grant, named_brands(body))
-}
-
-/// Refuses any named brand other than the token's.
-pub fn admit_named(grant: &TokenGrant, named: impl IntoIterator<Item = String>) -> Result<(), Denied> {
-    match named.into_iter().any(|brand| brand != grant.parent) {
+    match named_brands(body).any(|brand| brand != grant.parent) {
         true => Err(Denied::OtherBrand),
         false => Ok(()),
     }
@@ -183,11 +178,6 @@ pub fn admit_raw(grant: &TokenGrant, scope: Scope, body: &Value) -> Result<(), D
         return admit_outlet(grant, scope, Some(other));
     }
     admit_outlet(grant, scope, named.first().map(String::as_str))
-}
-
-/// The outlet a raw body names (the first of [`OUTLET_FIELDS`] it has).
-pub fn named_outlet(body: &Value) -> Option<String> {
-    OUTLET_FIELDS.iter().filter_map(|field| body.get(field)).find_map(id_of)
 }
 
 /// Whether the spec's open routes are open, for every brand (`ENGAGE_OPEN_ROUTES`) and per brand

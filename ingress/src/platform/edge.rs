@@ -59,11 +59,6 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
     fn brand(&self) -> Option<&str> {
         None
     }
-
-    /// The outlet the body names, when it names one.
-    fn outlet(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// The body of `request`, checked against `T`'s schema and decoded; or what is wrong with it.
@@ -71,9 +66,10 @@ async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Resul
     validated(body::read(request).await?, state)
 }
 
-/// The body of a token's request: refused (403) when it names another brand than the token's,
-/// before anything else is looked at; else checked against `T`'s schema and decoded, and held to
-/// the token's outlet by `T`'s scope.
+/// The body of a token's request: the token's outlet bound, and refused (403) when it names
+/// another brand, or (outlet-limited tokens) another outlet or a route of the wrong scope, before
+/// anything else is looked at ([`access::admit_raw`]); else checked against `T`'s schema and
+/// decoded.
 async fn decode_for<T: PlatformRequest, E>(request: Request, state: &AppState, grant: &TokenGrant) -> Result<T, E>
 where
     E: From<body::BodyError> + From<Denied>,
@@ -81,9 +77,7 @@ where
     let mut value = body::read(request).await?;
     access::bind_outlet(grant, T::OUTLET_FIELDS.first().copied(), &mut value);
     access::admit_raw(grant, T::SCOPE, &value)?;
-    let body: T = validated(value, state)?;
-    access::admit_outlet(grant, T::SCOPE, body.outlet())?;
-    Ok(body)
+    Ok(validated(value, state)?)
 }
 
 /// `value` checked against `T`'s schema and decoded.
@@ -331,9 +325,5 @@ pub fn answer<T: Serialize>(body: T) -> Json<Answer<T>> {
 
 /// A brand id given as a string or an integer (`parentBusinessId: 42`), as a string.
 pub fn id_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
-    Ok(match Option::<Value>::deserialize(deserializer)? {
-        Some(Value::String(s)) => Some(s),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    })
+    Ok(Option::<Value>::deserialize(deserializer)?.as_ref().and_then(access::id_of))
 }

@@ -27,9 +27,6 @@ macro_rules! platform_requests {
             fn brand(&self) -> Option<&str> {
                 self.named_brand()
             }
-            fn outlet(&self) -> Option<&str> {
-                self.named_outlet()
-            }
         })*
 
         /// The scope of the typed body whose schema is `schema` (for `/openapi.json`).

@@ -5,25 +5,8 @@
 use super::access::Scope;
 use super::requests::*;
 
-/// An outlet field of a body, required or not.
-pub trait OutletField {
-    /// The outlet it names, when any.
-    fn outlet_str(&self) -> Option<&str>;
-}
-
-impl OutletField for String {
-    fn outlet_str(&self) -> Option<&str> {
-        Some(self)
-    }
-}
-
-impl OutletField for Option<String> {
-    fn outlet_str(&self) -> Option<&str> {
-        self.as_deref()
-    }
-}
-
-/// What each body acts on ([`Scope`]) and which of its fields name the outlet, first found first:
+/// What each body acts on ([`Scope`]) and which of its fields name the outlet (the first is the one
+/// an outlet-limited token fills in):
 /// brand-level bodies configure or read the whole brand; outlet-level ones name the outlet they
 /// act on (left out: the whole brand); customer-level ones act on one customer of the brand, and
 /// any outlet they name must be the token's.
@@ -32,9 +15,6 @@ macro_rules! scope {
         impl $ty {
             pub(super) const SCOPE: Scope = Scope::$scope;
             pub(super) const OUTLET_FIELDS: &'static [&'static str] = &[$($(stringify!($field)),+)?];
-            pub(super) fn named_outlet(&self) -> Option<&str> {
-                None$($(.or_else(|| self.$field.outlet_str()))+)?
-            }
         }
     )*)*};
 }

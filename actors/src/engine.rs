@@ -143,8 +143,7 @@ impl Engine {
     }
 
     async fn start_runner(self: &Arc<Self>, partition: u32) -> Result<Runner, String> {
-        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
-        let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
+        let supervisor = self.spawn_supervisor(partition).await?;
         let (stop, stop_rx) = watch::channel(false);
         let runner = PartitionRunner {
             partition,
@@ -236,12 +235,18 @@ impl LocalTenants for Engine {
 }
 
 impl Engine {
+    /// A new supervisor of `partition`'s tenant actors.
+    async fn spawn_supervisor(&self, partition: u32) -> Result<ActorRef<SupervisorMsg>, String> {
+        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
+        let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
+        Ok(supervisor)
+    }
+
     /// The supervisor of `partition` is gone (it failed): a new one takes its place, for the
     /// partition's runner and for questions. `None` when the partition is no longer run here.
     async fn respawn_supervisor(&self, partition: u32) -> Option<ActorRef<SupervisorMsg>> {
-        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
-        let (supervisor, _) = match Actor::spawn(None, PartitionSupervisor, args).await {
-            Ok(spawned) => spawned,
+        let supervisor = match self.spawn_supervisor(partition).await {
+            Ok(supervisor) => supervisor,
             Err(error) => {
                 tracing::error!(partition, %error, "cannot restart the partition supervisor");
                 return None;
@@ -259,11 +264,6 @@ impl Engine {
     }
 }
 
-/// One failing event's record, kept while it is retried.
-struct Failing {
-    first: chrono::DateTime<chrono::Utc>,
-}
-
 /// Pulls one partition's deliveries and routes them to their tenant actors; retries a failed one
 /// with a growing delay and parks it after `max_deliveries` failed deliveries.
 struct PartitionRunner {
@@ -272,8 +272,9 @@ struct PartitionRunner {
     engine: std::sync::Weak<Engine>,
     supervisor: ActorRef<SupervisorMsg>,
     max_deliveries: u32,
-    /// Events of this partition that failed and are being retried, by envelope id.
-    failures: HashMap<String, Failing>,
+    /// When each event of this partition that failed and is being retried first failed, by
+    /// envelope id.
+    failures: HashMap<String, chrono::DateTime<chrono::Utc>>,
 }
 
 impl PartitionRunner {
@@ -372,7 +373,7 @@ impl PartitionRunner {
         let partition = self.partition;
         let envelope = delivery.envelope.clone();
         let now = chrono::Utc::now();
-        let first = self.failures.entry(envelope.id.clone()).or_insert(Failing { first: now }).first;
+        let first = *self.failures.entry(envelope.id.clone()).or_insert(now);
         if delivery.attempt < self.max_deliveries {
             metrics::counter!("engage_events_retried_total").increment(1);
             tracing::warn!(

@@ -242,18 +242,14 @@ impl EmbeddedConsumer {
         };
         let seqs: Vec<(u64, Option<Arc<Envelope>>, u32)> = {
             let mut pending = self.pending.lock().map_err(|_| poisoned())?;
-            let seqs: Vec<(u64, Option<Arc<Envelope>>)> = pending
-                .rows
-                .iter()
+            let Pending { rows, attempts, .. } = &mut *pending;
+            rows.iter()
                 .filter(|(seq, _)| !hidden.contains_key(seq.to_be_bytes().as_slice()))
                 .take(max)
-                .map(|(seq, envelope)| (*seq, envelope.clone()))
-                .collect();
-            seqs.into_iter()
                 .map(|(seq, envelope)| {
-                    let attempt = pending.attempts.entry(seq).or_insert(0);
+                    let attempt = attempts.entry(*seq).or_insert(0);
                     *attempt = attempt.saturating_add(1);
-                    (seq, envelope, *attempt)
+                    (*seq, envelope.clone(), *attempt)
                 })
                 .collect()
         };

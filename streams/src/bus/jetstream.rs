@@ -196,8 +196,6 @@ impl Bus for JetStreamBus {
     }
 
     async fn park(&self, letter: &DeadLetter) -> Result<(), BusError> {
-        let earlier = self.parked().await?.into_iter().filter(|(_, l)| l.id() == letter.id()).map(|(seq, _)| seq);
-        let earlier: Vec<u64> = earlier.collect();
         let payload = serde_json::to_vec(letter).map_err(|e| BusError::Codec(e.to_string()))?;
         let mut headers = HeaderMap::new();
         // unique per parking: parking the same event again (after a replay failed) is a new message
@@ -209,11 +207,9 @@ impl Bus for JetStreamBus {
         headers.insert("Engage-Error", error.as_str());
         let subject = dead_subject(letter.partition, &letter.envelope.tenant);
         let ack = self.jetstream.publish_with_headers(subject, headers, payload.into()).await.map_err(nats)?;
-        ack.await.map_err(nats)?;
-        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
-        for seq in earlier {
-            stream.delete_message(seq).await.map_err(nats)?;
-        }
+        let parked = ack.await.map_err(nats)?.sequence;
+        // an earlier parking of the same event is replaced
+        self.delete_parked(|seq, earlier| earlier.id() == letter.id() && seq != parked).await?;
         Ok(())
     }
 
@@ -222,12 +218,7 @@ impl Bus for JetStreamBus {
     }
 
     async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError> {
-        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
-        let mut dropped = false;
-        for (seq, _) in self.parked().await?.into_iter().filter(|(_, l)| l.id() == id) {
-            dropped |= stream.delete_message(seq).await.map_err(nats)?;
-        }
-        Ok(dropped)
+        self.delete_parked(|_, letter| letter.id() == id).await
     }
 
     async fn republish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
@@ -254,6 +245,16 @@ impl JetStreamBus {
             .map_err(nats)?;
         ack.await.map_err(nats)?;
         Ok(())
+    }
+
+    /// Deletes the parked events `matching` picks (by stream sequence and content); whether any was.
+    async fn delete_parked(&self, matching: impl Fn(u64, &DeadLetter) -> bool) -> Result<bool, BusError> {
+        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+        let mut deleted = false;
+        for (seq, _) in self.parked().await?.into_iter().filter(|(seq, letter)| matching(*seq, letter)) {
+            deleted |= stream.delete_message(seq).await.map_err(nats)?;
+        }
+        Ok(deleted)
     }
 
     /// The parked events with their stream sequences, oldest first (at most `MAX_LISTED`).

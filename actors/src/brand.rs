@@ -128,7 +128,7 @@ pub struct Brand {
     staged: Vec<Durable>,
     /// The wallets the message being handled debited or credited, as its batch writes them: every
     /// later read in the same message sees them (two paid reactions of one order take distinct
-    /// transaction numbers and both debits count). Empty between messages.
+    /// transaction numbers and both debits count). Cleared before each message.
     wallets: std::sync::Mutex<HashMap<String, crate::domain::wallet::Wallet>>,
     /// Rows read ahead for the order being applied ([`Brand::read_ahead`]) or for the query being
     /// answered ([`Brand::accept_read_ahead`]), by key; `None`: no such row. Empty between

@@ -76,12 +76,13 @@ pub fn openapi(paths: &mut serde_json::Map<String, Value>) {
     let ok = json!({"type": "object", "required": ["status", "open_routes", "closed_for_all"], "properties": {
         "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
         "closed_for_all": {"type": "boolean"}}});
-    let op = super::operation(
+    let mut op = super::operation(
         "Read, or with open_routes, change whether the spec's open routes take this brand's requests without a credential (closed: an integration token of the brand is required): {status, open_routes, closed_for_all}",
         super::auth::Auth::Staff,
         "OpenRoutesSettingsRequest",
         ok,
     );
+    op["x-engage-scope"] = json!(<OpenRoutesSettingsRequest as PlatformRequest>::SCOPE.as_str());
     paths.insert(PATH.to_owned(), json!({"post": op}));
 }
 

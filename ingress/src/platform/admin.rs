@@ -20,25 +20,76 @@ use axum::extract::rejection::ExtensionRejection;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::errors::StaffError;
+use super::routes::Routes;
 use super::tokens::TokenKind;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/tokens", get(list).post(create))
-        .route("/admin/tokens/{id}", delete(revoke))
-        .route("/admin/wallet/recharge", axum::routing::post(|s, p, h, b| wallet(s, p, h, b, true)))
-        .route("/admin/wallet/balance", axum::routing::post(|s, p, h, b| wallet(s, p, h, b, false)))
-        .route("/admin/jobs", get(list_jobs))
-        .route("/admin/jobs/run", axum::routing::post(run_job))
-        .route("/admin/key", get(key_location))
+/// Routes of this module, each declared once with its operations ([`Routes`]).
+pub fn routes() -> Routes {
+    let op = admin_op;
+    let object = |required: &[&str]| json!({"type": "object", "required": required});
+    let store_failed = ("500", "{message: \"authentication failed\"}: the token store failed");
+    let mut revoke_op =
+        op("Revoke a token", "200", "{revoked: true}", None, &[("404", "{message}: no such token"), store_failed]);
+    revoke_op["parameters"] = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    let wallet_errors: &[(&str, &str)] = &[
+        ("400", "{message}: the body is not {parent, business, amount?, reference?}, or the wallet refused it"),
+        ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner is unavailable"),
+    ];
+    let wallet_body = Some(object(&["parent", "business"]));
+    let mut key = op(
+        "Where the server's admin key is (loopback only, no key needed)",
+        "200",
+        "{key_file: \"<absolute path>\"} or {key_setting: \"ENGAGE_ADMIN_KEY\"}",
+        None,
+        &[],
+    );
+    key["security"] = json!([]);
+    key["responses"]["403"]["description"] = json!("{message: \"invalid credentials\"}: not from loopback");
+    let no_jobs = ("503", "{message}: this process runs no jobs (role ingress)");
+    Routes::new()
+        .route(
+            "/admin/tokens",
+            get(list).post(create),
+            json!({
+                "get": op("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None, &[store_failed]),
+                "post": op("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
+                    Some(object(&["kind", "parent"])),
+                    &[("400", "{message}: the body is not {kind, parent, business?}"), store_failed]),
+            }),
+        )
+        .route("/admin/tokens/{id}", delete(revoke), json!({"delete": revoke_op}))
+        .route(
+            "/admin/wallet/recharge",
+            post(|s, p, h, b| wallet(s, p, h, b, true)),
+            json!({"post": op("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", wallet_body.clone(), wallet_errors)}),
+        )
+        .route(
+            "/admin/wallet/balance",
+            post(|s, p, h, b| wallet(s, p, h, b, false)),
+            json!({"post": op("An outlet's wallet balance: {parent, business}", "200", "{balance}", wallet_body, wallet_errors)}),
+        )
+        .route(
+            "/admin/jobs",
+            get(list_jobs),
+            json!({"get": op("The scheduled jobs, their crons (IST) and next runs", "200", "{jobs: [{job, cron, next}]}", None, &[no_jobs])}),
+        )
+        .route(
+            "/admin/jobs/run",
+            post(run_job),
+            json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(object(&["name"])), &[
+                ("400", "{message}: unknown job, or now is not RFC 3339"),
+                ("500", "{message: \"job failed: …\"}"),
+                no_jobs,
+            ])}),
+        )
+        .route("/admin/key", get(key_location), json!({"get": key}))
 }
 
 /// `/admin/*` on an actor node: 404 saying it is a node.
@@ -268,64 +319,4 @@ pub(crate) fn admin_op(
         op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
     }
     op
-}
-
-pub fn openapi(paths: &mut serde_json::Map<String, serde_json::Value>) {
-    let op = admin_op;
-    let object = |required: &[&str]| json!({"type": "object", "required": required});
-    paths.insert(
-        "/admin/tokens".to_owned(),
-        json!({
-            "get": op("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None,
-                &[("500", "{message: \"authentication failed\"}: the token store failed")]),
-            "post": op("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
-                Some(object(&["kind", "parent"])),
-                &[("400", "{message}: the body is not {kind, parent, business?}"), ("500", "{message: \"authentication failed\"}: the token store failed")]),
-        }),
-    );
-    let mut revoke = op(
-        "Revoke a token",
-        "200",
-        "{revoked: true}",
-        None,
-        &[("404", "{message}: no such token"), ("500", "{message: \"authentication failed\"}: the token store failed")],
-    );
-    revoke["parameters"] = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
-    paths.insert("/admin/tokens/{id}".to_owned(), json!({"delete": revoke}));
-    let wallet_errors: &[(&str, &str)] = &[
-        ("400", "{message}: the body is not {parent, business, amount?, reference?}, or the wallet refused it"),
-        ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner is unavailable"),
-    ];
-    for (path, summary) in [
-        ("/admin/wallet/recharge", "Credit an outlet's wallet: {parent, business, amount, reference?}"),
-        ("/admin/wallet/balance", "An outlet's wallet balance: {parent, business}"),
-    ] {
-        paths.insert(
-            path.to_owned(),
-            json!({"post": op(summary, "200", "{balance}", Some(object(&["parent", "business"])), wallet_errors)}),
-        );
-    }
-    paths.insert(
-        "/admin/jobs".to_owned(),
-        json!({"get": op("The scheduled jobs, their crons (IST) and next runs", "200", "{jobs: [{job, cron, next}]}", None,
-            &[("503", "{message}: this process runs no jobs (role ingress)")])}),
-    );
-    paths.insert(
-        "/admin/jobs/run".to_owned(),
-        json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(object(&["name"])), &[
-            ("400", "{message}: unknown job, or now is not RFC 3339"),
-            ("500", "{message: \"job failed: …\"}"),
-            ("503", "{message}: this process runs no jobs (role ingress)"),
-        ])}),
-    );
-    let mut key = op(
-        "Where the server's admin key is (loopback only, no key needed)",
-        "200",
-        "{key_file: \"<absolute path>\"} or {key_setting: \"ENGAGE_ADMIN_KEY\"}",
-        None,
-        &[],
-    );
-    key["security"] = json!([]);
-    key["responses"]["403"]["description"] = json!("{message: \"invalid credentials\"}: not from loopback");
-    paths.insert("/admin/key".to_owned(), json!({"get": key}));
 }

@@ -22,7 +22,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use chrono::Utc;
 use serde_json::{json, Value};
 
@@ -39,25 +39,56 @@ use super::edge::{
 };
 use super::errors::StaffError;
 use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
+use super::routes::{html, Routes};
 use super::tokens::TokenKind;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/links/getWidgetList", post(widget_list))
-        .route("/crm_api/links/addBusinessConfig", post(add_business_config))
-        .route("/crm_api/update/bill/status", post(update_bill_status))
-        .route("/crm_api/links/getBusinessConfig", post(get_business_config))
-        .route("/crm_api/links/addWidget", post(add_widget))
-        .route("/crm_api/links/editWidget", post(edit_widget))
-        .route("/crm_api/get_digital_bill_customers", post(bill_customers))
-        .route("/crm_api/get_digital_bill_mis", post(bill_mis))
-        .route("/crm_api/invoice/open", post(invoice_open))
-        .route("/crm_api/feedback_invoice/open", post(feedback_invoice_open))
-        .route("/crm_api/update/widget/insight", post(widget_insight))
-        .route("/crm_api/invoice/download", post(invoice_download))
-        .route("/b/{bill_id}", get(bill_page_route))
+/// `/crm_api/update/widget/insight` reads its body after choosing between two credentials.
+fn widget_insight_operation() -> Value {
+    let mut op = super::routes::operation(
+        "A widget click (clicks + 1) or watch time (watchTime set): {status: 1, counted}. Also accepts the bill page's own token (Authorization: Bearer), for its bill only",
+        super::auth::Auth::Ingestion,
+        Some("WidgetInsightRequest"),
+        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": 1}}}),
+    );
+    op["security"] = json!([{"ingestionToken": []}, {"billPageToken": []}]);
+    op["x-engage-scope"] = json!(<WidgetInsightRequest as super::edge::PlatformRequest>::SCOPE.as_str());
+    op
+}
+
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/links/getWidgetList", "The widget catalogue: {status, data: [{id, name, kind, status}]} (six kinds)", widget_list)
+        .post("/crm_api/links/addBusinessConfig", "Create or replace a business's digital-bill configuration (business_id left out: the brand's own, parentId \"0\"): {status: 1, message, data: link_config}", add_business_config)
+        .post("/crm_api/update/bill/status", "Turn a business's bills on or off (status 0/1; also business_configs.digital_bill): {status: 1, message, data, digital_bill}; 404 when it has no configuration", update_bill_status)
+        .post("/crm_api/links/getBusinessConfig", "A business's configuration, the brand's when it has none (inherited), and its widgets: {status, data: {config, inherited, widgets}}", get_business_config)
+        .post("/crm_api/links/addWidget", "Map a catalogue widget (widget_id) for a business: {status: 1, message, data: widget}; 400 when the business has that kind already", add_widget)
+        .post("/crm_api/links/editWidget", "Change a widget mapping (id): {status: 1, message, data: widget}; 404 unknown", edit_widget)
+        .post("/crm_api/get_digital_bill_customers", "Bills sent, newest first, 10 a page (business_id, start, end optional): {status, data: [bill customer record], total, page, page_size}", bill_customers)
+        .post("/crm_api/get_digital_bill_mis", "The funnel between start and end (IST days): {status, data: {totals: {total_bill_sent, total_clicks, unique_clicks, total_sms_sent, total_chat_sent}, opening_percentage (unique_clicks / total_bill_sent, %), days: [per day and outlet]}}", bill_mis)
+        .post("/crm_api/invoice/open", "Count an open: clicked + 1; the day's total_clicks + 1, unique_clicks + 1 on the first open: {status: 1, counted, clicked}; an unknown bill_id changes nothing (counted false)", invoice_open)
+        .post("/crm_api/feedback_invoice/open", "Count an open of the bill's feedback link: {status: 1, counted, feedback_opens}", feedback_invoice_open)
+        .route(
+            "/crm_api/update/widget/insight",
+            post(widget_insight),
+            json!({"post": widget_insight_operation()}),
+        )
+        .post("/crm_api/invoice/download", "Count a download: download_flag + 1: {status: 1, counted, download_flag}", invoice_download)
+        .route(
+            "/b/{bill_id}",
+            get(bill_page_route),
+            json!({"get": {
+                "summary": "A digital bill as a mobile web page (engage's own link service): counts an open as /invoice/open does",
+                "tags": ["platform"],
+                "security": [],
+                "parameters": [{"name": "bill_id", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+                "responses": {
+                    "200": html("the bill page"),
+                    "404": html("unknown bill: a page saying so"),
+                    "410": html("the bill link has expired (linkValidity days): a page saying so"),
+                    "503": html("the brand's owner is unavailable; retry")}}}),
+        )
 }
 
 /// The business a body names: `business_id`, else the brand itself.

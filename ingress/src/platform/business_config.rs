@@ -6,8 +6,7 @@
 //! `{status: 1, message: "Business configuration saved", data: <record>}`.
 
 use axum::extract::{ConnectInfo, State};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use chrono::Utc;
 use serde_json::{json, Value};
 
@@ -16,11 +15,22 @@ use engage_actors::capabilities::business::{BusinessConfig, BusinessQuery};
 use super::edge::{answer, open_rate_limit, Answer, Open, Staff};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::BusinessConfigRequest;
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/crm_api/add_b_config", post(add_staff)).route("/crm_api/add_b_config/php", post(add_open))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post(
+            "/crm_api/add_b_config",
+            "Set fields of a business's configuration record (business_id \"0\": the brand's own); fields left out keep their value, null removes one: {status: 1, message, data: record}",
+            add_staff,
+        )
+        .post(
+            "/crm_api/add_b_config/php",
+            "The same as /crm_api/add_b_config without a token (the legacy PHP back-end's route; reach it only from that network): {status: 1, message, data: record}",
+            add_open,
+        )
 }
 
 fn query(body: BusinessConfigRequest) -> BusinessQuery {

@@ -14,7 +14,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
@@ -28,22 +28,55 @@ use super::body::PlatformBody;
 use super::edge::{answer, open_rate_limit, Answer, Open};
 use super::errors::IntegrationError;
 use super::requests::RiderLoginRequest;
+use super::routes::{operation, Routes};
 use crate::trace::TraceId;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    let ack = json!({"type": "object", "required": ["status"], "properties": {"status": {"const": 1}}});
+    let send =
+        operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, Some("ChatEvent"), ack.clone());
+    // the chat provider's webhook: open, and not closable (receipts are the provider's, for every brand)
+    let mut receipts = operation(
+        "Publish a chat-provider receipt to engage.chat.receipts",
+        Auth::None,
+        Some("ChatEvent"),
+        ack.clone(),
+    );
+    receipts["security"] = json!([]);
+    if let Some(op) = receipts.as_object_mut() {
+        op.remove("x-engage-open");
+    }
+    if let Some(responses) = receipts["responses"].as_object_mut() {
+        for code in ["401", "403", "429"] {
+            responses.remove(code);
+        }
+    }
+    let check = operation(
+        "Is a chat token (a rider's or a chat partner's) valid: {status: 1, valid: true, role, parent_business_id, business_id, order_id, subject, expires_at} or {status: 1, valid: false, reason}",
+        Auth::InternalJwt,
+        Some("ChatCheckRequest"),
+        ack,
+    );
+    Routes::new()
         .route(
             "/chat/send",
             post(|state, trace, headers, body| publish(state, trace, headers, body, CHAT_MESSAGES, Auth::InternalJwt)),
+            json!({"post": send}),
         )
         .route(
             "/chat/receipts",
             post(|state, trace, headers, body| publish(state, trace, headers, body, CHAT_RECEIPTS, Auth::None)),
+            json!({"post": receipts}),
         )
-        .route("/crm_api/rider/chat/login", post(rider_login))
-        .route("/crm_api/check/chat/login", post(check_login))
+        .post(
+            "/crm_api/rider/chat/login",
+            "A delivery rider's chat login for one order of the outlet: {status: 1, token (12 hours), expires_at, chat: {parent_business_id, business_id, order_id, customer_name}}",
+            rider_login,
+        )
+        .answer("404", "xE_404 the outlet has no such order")
+        .route("/crm_api/check/chat/login", post(check_login), json!({"post": check}))
 }
 
 /// How long a rider's chat token is valid.

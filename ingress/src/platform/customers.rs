@@ -3,8 +3,7 @@
 //! runs (this node, or the owner by NATS request-reply).
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Serialize;
 
 use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
@@ -12,13 +11,30 @@ use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
 use super::edge::{answer, Answer, Open, Staff};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::{CustomerDetailsRequest, UpdateCustomerRequest};
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/get/customer/details", post(get_customer_details))
-        .route("/crm_api/update/customer/details", post(update_customer_details))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post(
+            "/crm_api/get/customer/details",
+            "Customer details (synchronous read from the tenant's actor): {status: 1, customer: {customer_number, name, total_orders, last_order, loyalty_points, segment, lifetime_value, average_order_value}}; 404 xE_404 when unknown",
+            get_customer_details,
+        )
+        .tweak(with_customer)
+        .post(
+            "/crm_api/update/customer/details",
+            "Update a customer's name, email, gender or dob: {status: 1, message, customer}",
+            update_customer_details,
+        )
+        .tweak(with_customer)
+}
+
+/// The answer carries `customer` (`#/components/schemas/CustomerDetails`).
+fn with_customer(op: &mut serde_json::Value) {
+    let ok = &mut op["responses"]["200"]["content"]["application/json"]["schema"];
+    ok["properties"]["customer"] = serde_json::json!({"$ref": "#/components/schemas/CustomerDetails"});
 }
 
 /// `{customer}`.

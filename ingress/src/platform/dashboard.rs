@@ -6,9 +6,8 @@
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use axum::Router;
 
-use crate::AppState;
+use super::routes::Routes;
 
 /// The page.
 pub const PAGE: &str = include_str!("dashboard.html");
@@ -17,9 +16,17 @@ pub const PAGE: &str = include_str!("dashboard.html");
 const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
                       connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'";
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/dashboard", get(page))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new().route(
+        "/dashboard",
+        get(page),
+        serde_json::json!({"get": {
+            "summary": "The web dashboard: one HTML page (sign in with a staff token; it reads the /stats routes)",
+            "tags": ["stats"],
+            "security": [],
+            "responses": {"200": super::routes::html("the page")}}}),
+    )
 }
 
 async fn page() -> impl IntoResponse {

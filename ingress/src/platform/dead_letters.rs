@@ -16,21 +16,46 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 
 use engage_streams::DeadLetter;
 
 use super::admin::{admin_op, allowed};
 use super::errors::StaffError;
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/dead-letters", get(list))
-        .route("/admin/dead-letters/{id}", get(show).delete(drop_letter))
-        .route("/admin/dead-letters/{id}/replay", post(replay))
+/// Routes of this module, each declared once with its operations ([`Routes`]).
+pub fn routes() -> Routes {
+    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    let failed = ("503", "{message: \"temporarily unavailable; retry\"}: the bus failed");
+    let missing = ("404", "{message}: no parked event with that id");
+    let listed = admin_op("The parked events, oldest first", "200",
+        "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition}]}",
+        None, &[failed]);
+    let mut shown = admin_op(
+        "A parked event whole, its envelope included",
+        "200",
+        "{envelope, error, attempts, first_failure, last_failure, partition}",
+        None,
+        &[missing, failed],
+    );
+    shown["parameters"] = id.clone();
+    let mut dropped = admin_op("Forget a parked event", "200", "{dropped: true, id}", None, &[missing, failed]);
+    dropped["parameters"] = id.clone();
+    let mut replayed = admin_op(
+        "Publish a parked event again (its id unchanged: it counts once) and forget it",
+        "200",
+        "{replayed: true, id, tenant}",
+        None,
+        &[missing, failed],
+    );
+    replayed["parameters"] = id;
+    Routes::new()
+        .route("/admin/dead-letters", get(list), json!({"get": listed}))
+        .route("/admin/dead-letters/{id}", get(show).delete(drop_letter), json!({"get": shown, "delete": dropped}))
+        .route("/admin/dead-letters/{id}/replay", post(replay), json!({"post": replayed}))
 }
 
 /// One line of the list: the parked event without its payload.
@@ -114,37 +139,4 @@ async fn drop_letter(
         Ok(false) => unknown(&id),
         Err(error) => StaffError::unavailable(error).into_response(),
     }
-}
-
-/// The routes' `/openapi.json` entries.
-pub fn openapi(paths: &mut serde_json::Map<String, Value>) {
-    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
-    let failed = ("503", "{message: \"temporarily unavailable; retry\"}: the bus failed");
-    let missing = ("404", "{message}: no parked event with that id");
-    paths.insert(
-        "/admin/dead-letters".to_owned(),
-        json!({"get": admin_op("The parked events, oldest first", "200",
-            "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition}]}",
-            None, &[failed])}),
-    );
-    let mut show = admin_op(
-        "A parked event whole, its envelope included",
-        "200",
-        "{envelope, error, attempts, first_failure, last_failure, partition}",
-        None,
-        &[missing, failed],
-    );
-    show["parameters"] = id.clone();
-    let mut drop = admin_op("Forget a parked event", "200", "{dropped: true, id}", None, &[missing, failed]);
-    drop["parameters"] = id.clone();
-    paths.insert("/admin/dead-letters/{id}".to_owned(), json!({"get": show, "delete": drop}));
-    let mut replay = admin_op(
-        "Publish a parked event again (its id unchanged: it counts once) and forget it",
-        "200",
-        "{replayed: true, id, tenant}",
-        None,
-        &[missing, failed],
-    );
-    replay["parameters"] = id;
-    paths.insert("/admin/dead-letters/{id}/replay".to_owned(), json!({"post": replay}));
 }

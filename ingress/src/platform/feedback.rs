@@ -27,7 +27,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use chrono::Utc;
 use serde_json::{json, Value};
 
@@ -38,32 +38,78 @@ use engage_actors::capabilities::feedback::{
 };
 use engage_actors::links::{FormClaims, LinkRefusal};
 
+use super::auth::Auth;
 use super::edge::{
     answer, open_rate_limit, period, period_of, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
 };
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
 use super::requests::{FeedbackConfigRequest, FeedbackReadRequest, LegacySmsRequest, NpsDataRequest, NpsRequest};
+use super::routes::{html, Routes};
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/save/feedback/config", post(save_config))
-        .route("/crm_api/get/feedback/config", post(get_config))
-        .route("/crm_api/fetch_feedback_customers", post(feedback_customers))
-        .route("/crm_api/feedback_form_interaction_mis", post(interaction_mis))
-        .route("/crm_api/orders_summary", post(orders_summary))
-        .route("/crm_api/legacy/feedback_sms", post(legacy_feedback_sms))
-        .route("/crm_api/get/rating_list", post(rating_list))
-        .route("/crm_api/get/rating_count_datewise", post(rating_count_datewise))
-        .route("/crm_api/get/hear_about_us_source", post(hear_about_us_source))
-        .route("/crm_api/get/latest_rating", post(latest_rating))
-        .route("/crm_api/nps/data", post(nps_data))
-        .route("/crm_api/npsList", post(nps_list))
-        .route("/crm_api/npsData", post(nps_report))
-        .route("/crm_api/download/nps/data", post(nps_download))
-        .route("/f/{token}", get(form).post(submit))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/save/feedback/config", "Create or replace a business's feedback configuration (engage's route; child_business_id \"0\" is the brand's): {status: 1, message, data}", save_config)
+        .post("/crm_api/get/feedback/config", "A business's feedback configuration (child_business_id, \"0\" by default): {status, data}; 404 without one", get_config)
+        .post("/crm_api/fetch_feedback_customers", "Feedback links sent, newest first, 20 a page: {status, data: [{child_business_id, order_id, mobile_number, name, channels, url, sent_at, scheduled_at, clicks, is_submitted, rating}], total, page, page_size}", feedback_customers)
+        .post("/crm_api/feedback_form_interaction_mis", "The feedback funnel between start and end (IST days): {status, data: {totals: {total_feedback_sent, total_clicks, unique_clicks, total_submitted}, days}}", interaction_mis)
+        .post("/crm_api/orders_summary", "Orders of start..end (IST days, at most 31), each once (its latest version), newest first, 20 a page, with whether the customer's number can be sent a link ([6-9] and 9 digits, not sequential, not one digit repeated): {status, data, total_orders, valid_numbers, invalid_numbers, page, page_size}", orders_summary)
+        .post("/crm_api/legacy/feedback_sms", "Put a row of the legacy feedback SMS queue (engage's route, for rows left by the legacy system): a gateway URL the legacy_feedback_drain job calls by GET (processed 0 -> 2 -> 1): {status: 1, id}", legacy_feedback_sms)
+        .post("/crm_api/get/rating_list", "Ratings, newest first, 20 a page: source 1 or 2 (or none) engage's own ratings; 3 (store A) and 4 (store B) the app-store reviews the review_sync job stored, each the store's own record ({reviewId, reviewer, comment, reply, starRating, createTime, lastModified, parent_business_id} / {id, parent_business_id, appId, attributes}): {status, data, total, page, page_size}", rating_list)
+        .post("/crm_api/get/rating_count_datewise", "Ratings per IST day: {status, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}", rating_count_datewise)
+        .post("/crm_api/get/hear_about_us_source", "How customers heard about the brand (the form's answers): {status, data: [{source, count}]}", hear_about_us_source)
+        .post("/crm_api/get/latest_rating", "The latest 5-star ratings with a comment of 100 characters or more (10, newest first): {status, data}", latest_rating)
+        .route("/crm_api/nps/data", post(nps_data), json!({"post": nps_data_operation()}))
+        .post("/crm_api/npsList", "NPS responses, newest first, 20 a page (rating, mobile_number filter): {status: 1, data: [{mobileNo, rating, questions, businessId, order_id, insertedAt, validTill, nps_id, source}], total}; an empty page is data []", nps_list)
+        .post("/crm_api/npsData", "NPS between start and end (IST days): {status, data: {buckets: {promoter_from, passive_from}, brand: {total, promoters, passives, detractors, nps}, outlets: [same per businessId]}}; nps = % promoters - % detractors", nps_report)
+        .post("/crm_api/download/nps/data", "The NPS responses of the period (IST days) as an XLSX workbook (sheet nps)", nps_download)
+        .tweak(|op| {
+            op["responses"]["200"] = json!({"description": "the workbook", "content": {
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {"schema": {"type": "string", "format": "binary"}}}});
+        })
+        .route("/f/{token}", get(form).post(submit), form_operations())
+}
+
+/// `/crm_api/nps/data`: open, and limited per client when the operator sets a rate.
+fn nps_data_operation() -> Value {
+    let ack = json!({"type": "object", "required": ["status", "nps_id"],
+        "properties": {"status": {"const": 1}, "nps_id": {"type": "string"}}});
+    let mut op = super::routes::operation(
+        "Store one NPS answer (no auth): rating 0 to 10; the same outlet, customer and order_id again replaces it",
+        Auth::None,
+        Some("NpsDataRequest"),
+        ack,
+    );
+    op["responses"]["429"] = json!({"description": "xE_429 over the per-client rate limit (ENGAGE_RATE_LIMIT_PER_SECOND, off by default)",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
+    op["x-engage-scope"] = json!(<NpsDataRequest as super::edge::PlatformRequest>::SCOPE.as_str());
+    op
+}
+
+/// The feedback form of a signed link: the page, and its submission.
+fn form_operations() -> Value {
+    let page = json!({
+        "summary": "The feedback form of a signed link (engage's own form service): counts an open",
+        "tags": ["platform"],
+        "security": [],
+        "parameters": [{"name": "token", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+        "responses": {
+            "200": html("the form"),
+            "400": html("not a feedback link this service signed: a page saying so"),
+            "410": html("the link has expired: a page saying so"),
+            "503": html("the brand's owner is unavailable; retry")}});
+    let mut submit = page.clone();
+    submit["summary"] = json!("Submit the feedback form: stores a rating with source '3'");
+    submit["requestBody"] = json!({"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {
+        "type": "object", "required": ["rating"], "properties": {
+            "rating": {"type": "string", "enum": ["1", "2", "3", "4", "5"]}, "comment": {"type": "string"},
+            "hear_about_us": {"type": "string"}, "q1": {"type": "string"}}}}}});
+    submit["responses"]["200"] = html("a thank-you page");
+    submit["responses"]["400"] =
+        html("not a feedback link, or no rating from 1 to 5 (a body that is not a form has none): a page saying so");
+    json!({"get": page, "post": submit})
 }
 
 type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;

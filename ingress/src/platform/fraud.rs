@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use axum::extract::{Multipart, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::fraud::{Evaluation, FlagOutcome, FraudQuery};
@@ -46,10 +46,11 @@ use engage_actors::QueryError;
 use engage_storage::WriteOp;
 
 use super::access::{self, Scope};
-use super::auth::token;
+use super::auth::{token, Auth};
 use super::edge::{staff_answer, staff_brand, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
+use super::routes::Routes;
 use super::tokens::TokenKind;
 use super::upload::Form;
 use crate::AppState;
@@ -60,26 +61,60 @@ type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 /// CSV rows stored per batch.
 pub const CSV_BATCH: usize = 1000;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/configure_fraud_wallet_rules", post(configure_wallet_rules))
-        .route("/crm_api/configure_fraud_alert_settings", post(configure_alert_settings))
-        .route("/crm_api/get_fraud_configuration", post(get_configuration))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/configure_fraud_wallet_rules", "Set velocity limits (L allowed per IST period; the L+1-th is a breach)", configure_wallet_rules)
+        .post("/crm_api/configure_fraud_alert_settings", "Set fraud alert recipients, channel and template", configure_alert_settings)
+        .post("/crm_api/get_fraud_configuration", "Read velocity limits and alert settings", get_configuration)
         .route(
             "/crm_api/upload_blocklist_contacts",
             post(upload_blocklist).layer(axum::extract::DefaultBodyLimit::disable()),
+            json!({"post": upload_operation()}),
         )
-        .route("/crm_api/delete_blocklist_contacts", post(delete_blocklist))
-        .route("/crm_api/block_unblock_resolve_contacts", post(block_unblock_resolve))
-        .route("/crm_api/mark_resolve_contacts", post(mark_resolve))
-        .route("/crm_api/get_blocklist_contacts", post(get_blocklist))
-        .route("/crm_api/fraud/check-customer-blocked", get(check_blocked))
-        .route("/crm_api/api/v1/fraud/evaluate-customer", post(evaluate_customer))
-        .route("/crm_api/view_fraud_customers", post(view_fraud_customers))
-        .route("/crm_api/group_list_fraud_contacts", post(group_list))
-        .route("/crm_api/get_fraud_list_mis", post(fraud_mis))
-        .route("/crm_api/send_fraud_alert", post(send_fraud_alert))
+        .post("/crm_api/delete_blocklist_contacts", "Delete blocklist entries (contacts[])", delete_blocklist)
+        .post("/crm_api/block_unblock_resolve_contacts", "status 2 blocks (flagged -> blocked), 3 unblocks (blocked -> unblocked); 409 when refused", block_unblock_resolve)
+        .answer("409", "the flag transition is refused in the contact's state")
+        .post("/crm_api/mark_resolve_contacts", "Resolve flagged contacts (flagged -> resolved)", mark_resolve)
+        .answer("409", "the flag transition is refused in the contact's state")
+        .post("/crm_api/get_blocklist_contacts", "Paginated blocklist", get_blocklist)
+        .route("/crm_api/fraud/check-customer-blocked", get(check_blocked), json!({"get": check_blocked_operation()}))
+        .post("/crm_api/api/v1/fraud/evaluate-customer", "Blocked state, open flags, velocity counts and limits of a contact", evaluate_customer)
+        .post("/crm_api/view_fraud_customers", "Paginated flags, newest first, optionally by status", view_fraud_customers)
+        .post("/crm_api/group_list_fraud_contacts", "Flags grouped by contact", group_list)
+        .post("/crm_api/get_fraud_list_mis", "Flag counts by fraud type and status between start and end", fraud_mis)
+        .post("/crm_api/send_fraud_alert", "Queue the fraud alert about `contact` to the alert recipients, debiting `business_id`'s wallet per message (skipped below the channel cost)", send_fraud_alert)
+}
+
+/// The blocklist upload's multipart operation.
+fn upload_operation() -> Value {
+    let mut upload = super::routes::operation(
+        "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",
+        Auth::Staff,
+        None,
+        json!({"type": "object"}),
+    );
+    upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
+        "required": ["parent_business_id", "file"],
+        "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
+    upload["responses"]["413"] = super::upload::limit_answer();
+    upload["x-engage-scope"] = json!(Scope::Brand.as_str());
+    upload
+}
+
+/// `/crm_api/fraud/check-customer-blocked`: a query string, no body.
+fn check_blocked_operation() -> Value {
+    let mut blocked = super::routes::operation(
+        "Is a contact blocked (blocklist or staff block)?",
+        Auth::Staff,
+        None,
+        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": true}}}),
+    );
+    blocked["parameters"] = json!([
+        {"name": "contact", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
+        {"name": "parent_business_id", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 128}}]);
+    blocked["x-engage-scope"] = json!(Scope::Brand.as_str());
+    blocked
 }
 
 fn limit(given: Option<u32>) -> Option<u32> {

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers::CustomersQuery;
@@ -22,6 +22,7 @@ use super::access::{self, Scope};
 use super::auth::{check, Auth, Caller};
 use super::body::PlatformBody;
 use super::errors::IntegrationError;
+use super::routes::Routes;
 use crate::trace::TraceId;
 use crate::AppState;
 
@@ -157,12 +158,13 @@ pub const INSTANT_ORDER: EnqueueRoute = route(
     "Process an order at once; answers with the customer's totals",
 );
 
-/// The routes of this module.
-pub fn router() -> Router<AppState> {
-    let mut router = Router::new();
+/// The routes of this module, each declared once: a row of [`ENQUEUE_ROUTES`] is its route.
+pub fn routes() -> Routes {
+    let ack = json!({"type": "object", "properties": {"status": {"const": 1}}, "required": ["status"]});
+    let mut routes = Routes::new();
     for spec in ENQUEUE_ROUTES {
         let spec = *spec;
-        router = router.route(
+        routes = routes.route(
             spec.path,
             post(
                 move |state: State<AppState>,
@@ -172,9 +174,13 @@ pub fn router() -> Router<AppState> {
                     enqueue_route(spec, state, trace, headers, body)
                 },
             ),
+            json!({"post": enqueue_operation(&spec, ack.clone())}),
         );
     }
-    router.route(INSTANT_ORDER.path, post(instant_order))
+    let customer = json!({"$ref": "#/components/schemas/CustomerDetails"});
+    let answer = json!({"type": "object", "required": ["status"],
+        "properties": {"status": {"const": 1}, "processed": {"type": "boolean"}, "customer": customer}});
+    routes.route(INSTANT_ORDER.path, post(instant_order), json!({"post": enqueue_operation(&INSTANT_ORDER, answer)}))
 }
 
 /// Checks the route's auth, then holds the body to the caller: a token's request naming another
@@ -309,8 +315,8 @@ pub async fn instant_order(
 /// The operation of an enqueue route: its body refusals are the integration family's (the bus's
 /// answer); an ingestion token's auth refusal is the staff family's 403; a token's body naming
 /// another brand or outlet is 403 `xE_103`. Every enqueue body is customer-level.
-pub(crate) fn enqueue_operation(route: &EnqueueRoute, ok: Value) -> Value {
-    let mut op = super::operation(route.summary, route.auth, route.schema, ok);
+fn enqueue_operation(route: &EnqueueRoute, ok: Value) -> Value {
+    let mut op = super::routes::operation(route.summary, route.auth, Some(route.schema), ok);
     op["x-engage-scope"] = json!(Scope::Customer.as_str());
     if let Some(responses) = op["responses"].as_object_mut() {
         responses.remove("429");

@@ -19,8 +19,7 @@
 //! `redeem_coupon_details`) in [`super::rewards`].
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde::Serialize;
 use serde_json::json;
 
@@ -34,19 +33,28 @@ use super::edge::{answer, Answer, Integration, Open};
 use super::errors::IntegrationError;
 use super::loyalty::user_redemption;
 use super::requests::IntegrationUserRequest;
+use super::routes::Routes;
 use crate::trace::TraceId;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/integration/v1/create_user", post(create_user))
-        .route("/pos_e/v1/update_pos_customer_details", post(update_pos_customer_details))
-        .route("/integration/v1/get_user_profile", post(get_user_profile))
-        .route("/integration/v1/update_user_profile", post(update_user_profile))
-        .route("/integration/v1/fcm_token_ingestion", post(fcm_token_ingestion))
-        .route("/integration/v1/deduct_wallet_points", post(deduct_wallet_points))
-        .route("/pos_e/v1/get_loyalty_details", post(pos_loyalty_details))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/integration/v1/create_user", "Create or update a customer of the token's brand", create_user)
+        .post(
+            "/pos_e/v1/update_pos_customer_details",
+            "Create or update a customer (brand in parent_business_id)",
+            update_pos_customer_details,
+        )
+        .post("/integration/v1/get_user_profile", "A customer's profile and totals", get_user_profile)
+        .post("/integration/v1/update_user_profile", "Update name, email, gender or dob", update_user_profile)
+        .post("/integration/v1/fcm_token_ingestion", "Register a push token (fcm_token)", fcm_token_ingestion)
+        .post(
+            "/integration/v1/deduct_wallet_points",
+            "Deduct points once per reference: {status, deducted, wallet_balance, txn_id}",
+            deduct_wallet_points,
+        )
+        .post("/pos_e/v1/get_loyalty_details", "A customer's points (brand in parent_business_id)", pos_loyalty_details)
 }
 
 /// Applies a customer event at once through the actor (no bus: the answer carries the result).

@@ -36,7 +36,7 @@ use axum::extract::{Multipart, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
@@ -50,13 +50,14 @@ use engage_actors::links::LinkRefusal;
 use engage_actors::repo::{BUSINESS_CONFIGS, JOURNEY_TYPES};
 
 use super::access::{self, Scope};
-use super::auth::token;
+use super::auth::{token, Auth};
 use super::edge::{answer, staff_answer, staff_brand, Answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
     JourneyRequest, JourneySettingsRequest, SaveJourneyRequest,
 };
+use super::routes::Routes;
 use super::tokens::TokenKind;
 use super::upload::Form;
 use crate::AppState;
@@ -64,29 +65,69 @@ use crate::AppState;
 /// What the journey routes answer.
 type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/get/campaign/type/ids", post(campaign_type_ids))
-        .route("/crm_api/get/campaign/fields", post(campaign_fields))
-        .route("/crm_api/get/field/parameters", post(field_parameters))
-        .route("/crm_api/get/days/type/options", post(days_type_options))
-        .route("/crm_api/autoCampaign", post(auto_campaign))
-        .route("/crm_api/save/campaign/journey", post(save_journey))
-        .route("/crm_api/enable/automated/campaign/", post(enable_journey))
-        .route("/crm_api/view/campaign/journey", post(view_journey))
-        .route("/crm_api/get/campaign/mapped/business", post(mapped_business))
-        .route("/crm_api/get/auto_campaign_users", post(auto_campaign_users))
-        .route("/crm_api/view/sent/automated/campaigns", post(sent_campaigns))
-        .route("/crm_api/automated/campaigns/report", post(campaigns_report))
-        .route("/crm_api/journeys/settings", post(journey_settings))
-        .route("/crm_api/create/campaign_tag", post(create_campaign_tag))
-        .route("/crm_api/get/campaign_tags", post(campaign_tags))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/get/campaign/type/ids", "The journey types, with the brand's configured and enabled counts per type (roi)", campaign_type_ids)
+        .post("/crm_api/get/campaign/fields", "The form fields of a journey type (campaign_type_id)", campaign_fields)
+        .post("/crm_api/get/field/parameters", "One field of a journey type's form, with its options (campaign_type_id, ref_id)", field_parameters)
+        .post("/crm_api/get/days/type/options", "The six send-timing options (send_days_type ids)", days_type_options)
+        .post("/crm_api/autoCampaign", "Add a journey type (campaign_type must be new)", auto_campaign)
+        .post("/crm_api/save/campaign/journey", "Save the journey of (brand, outlet, type): {status, message, campaign_journey_id}; the same triple again updates it; an unknown campaign_type_id is 400", save_journey)
+        .post("/crm_api/enable/automated/campaign/", "Turn a journey on or off: {status, campaign_journey_id, campaign_enabled}; 404 for an unknown journey", enable_journey)
+        .post("/crm_api/view/campaign/journey", "A journey configuration, for editing; 404 for an unknown journey", view_journey)
+        .post("/crm_api/get/campaign/mapped/business", "The brand's journeys grouped by outlet, each with its ROI (per mode; sent vs holdout conversion and lift); child_business_id optional. auto_campaign (of the brand, and of each outlet) is the business_configs flag the daily 12:47 auto_campaign_sync job sets (null before its first run)", mapped_business)
+        .post("/crm_api/get/auto_campaign_users", "A page of a journey's audience: each customer's decision (sent, holdout, skipped with reason), messages and attributed orders and revenue: {status, data, total, page, page_size}", auto_campaign_users)
+        .post("/crm_api/view/sent/automated/campaigns", "The journey send history, newest day first: {status, data: [{campaign_journey_id, businessId, parentBusinessId, run_day, sent_count, holdout_count, skipped, started_at, completed_at}]}", sent_campaigns)
+        .post("/crm_api/automated/campaigns/report", "The wallet transactions of a campaign (auto_id), of one outlet or all: {status, data, count, total_debited}", campaigns_report)
+        .post("/crm_api/journeys/settings", "Read or change the brand's quiet hours and frequency cap: {status, data: {quiet_hours, frequency_cap}}", journey_settings)
+        .post("/crm_api/create/campaign_tag", "Add a campaign tag (tag_name unique per brand regardless of letter case; 400 at /tag_name otherwise): {status, message, data: {tag_id, tag_name, color, created_at}}", create_campaign_tag)
+        .post("/crm_api/get/campaign_tags", "The brand's campaign tags by name: {status, data}", campaign_tags)
         .route(
             "/crm_api/create/bulk/campaign",
             post(create_bulk_campaign).layer(axum::extract::DefaultBodyLimit::disable()),
+            json!({"post": bulk_campaign_operation()}),
         )
-        .route("/track/chat/link/{token}", get(track_chat_link))
+        .route(
+            "/track/chat/link/{token}",
+            get(track_chat_link),
+            json!({"get": {
+                "summary": "A chat button's tracking link: counts the click against the journey send and redirects to the button's target",
+                "tags": ["platform"],
+                "security": [],
+                "parameters": [{"name": "token", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+                "responses": {
+                    "302": {"description": "counted; Location is the button's target",
+                            "headers": {"Location": {"schema": {"type": "string"}}}},
+                    "400": {"description": "not a tracking link this service signed; nothing counted",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}},
+                    "410": {"description": "the link has expired (30 days after delivery); nothing counted",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}}}}}),
+        )
+}
+
+/// The bulk campaign's multipart operation.
+fn bulk_campaign_operation() -> Value {
+    let mut bulk = super::routes::operation(
+        "Create a bulk campaign: multipart with parent_business_id, business_id (the paying outlet), campaign_name, channel (sms or chat), template_id, an optional message (x_cust_name, x_cust_mobile, x_cust_eid replaced) and file (CSV with a Phone column and optionally Name). Each valid distinct number (10 digits from 6; +91/91/0 prefixes dropped) gets one message, paid by the outlet's wallet (campaign price, auto_id bulk-<campaign_id>), queued for today's drain; a wallet that runs short leaves the rest unpaid (not sent). Bad rows are listed with their line numbers; a file without one valid number is a 400.",
+        Auth::Staff,
+        None,
+        json!({"type": "object", "required": ["status", "campaign_id", "queued_recipients"], "properties": {
+            "status": {"const": 1}, "campaign_id": {"type": "integer", "minimum": 1},
+            "queued_recipients": {"type": "integer"}, "unpaid": {"type": "integer"},
+            "auto_id": {"type": "string"}, "delivery_date": {"type": "string"},
+            "invalid": {"type": "array", "items": {"type": "object"}},
+            "duplicates": {"type": "array", "items": {"type": "object"}}}}),
+    );
+    bulk["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
+        "required": ["parent_business_id", "business_id", "campaign_name", "channel", "template_id", "file"],
+        "properties": {"parent_business_id": {"type": "string"}, "business_id": {"type": "string"},
+            "campaign_name": {"type": "string", "maxLength": 200}, "channel": {"enum": ["sms", "chat"]},
+            "template_id": {"type": "string", "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
+            "file": {"type": "string", "format": "binary"}}}}}});
+    bulk["responses"]["413"] = super::upload::limit_answer();
+    bulk["x-engage-scope"] = json!(super::access::Scope::Outlet.as_str());
+    bulk
 }
 
 /// Every journey type `brand` sees: the eight built-in ones, those added before types belonged to

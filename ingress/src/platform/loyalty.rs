@@ -21,8 +21,7 @@
 //! prevention denials are 403 with `fraud_detected` ([`fraud_denial`]).
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -38,30 +37,31 @@ use super::requests::{
     CustomerLoyaltyRequest, DayWiseRequest, IntegrationUserRequest, LoyaltyRulesRequest, MilestonesRequest,
     RedeemPointsRequest, ReferralPatch,
 };
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/add_edit_rules", post(add_edit_rules))
-        .route("/crm_api/add_edit_milestone", post(add_edit_milestone))
-        .route("/integration/v1/configure_points", post(configure_points))
-        .route("/integration/v1/redeem_points", post(redeem_points))
-        .route("/integration/v1/get_user_loyalty", post(get_user_loyalty))
-        .route("/api/checkLoyaltyRewards", post(get_user_loyalty))
-        .route("/integration/v1/get_wallet_ledger", post(get_wallet_ledger))
-        .route("/api/redeemLoyalty", post(redeem_loyalty))
-        .route("/pos_e/v1/redeem_loyalty_points", post(pos_redeem_loyalty))
-        .route("/api/revokeLoyalty", post(revoke_loyalty))
-        .route("/pos_e/v1/revoke_loyalty_points", post(pos_revoke_loyalty))
-        .route("/api/generateOTP", post(generate_otp))
-        .route("/crm_api/fetch_loyalty_details", post(fetch_loyalty_details))
-        .route("/crm_api/loyalty/ledger", post(staff_ledger))
-        .route("/crm_api/redeem_points", post(staff_redeem))
-        .route("/crm_api/day/wise/data", post(day_wise))
-        .route("/crm_api/get/referal/rules", post(referral_rules))
-        .route("/crm_api/get/loyalty/rules/details", post(rules_details))
-        .route("/pos_e/v1/authenticate_points_redemption", post(authenticate_points_redemption))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/add_edit_rules", "Add or edit the brand's loyalty rules (fields left out keep their value)", add_edit_rules)
+        .post("/crm_api/add_edit_milestone", "Replace the brand's milestone bonuses", add_edit_milestone)
+        .post("/integration/v1/configure_points", "Configure the token's brand's loyalty rules", configure_points)
+        .post("/integration/v1/redeem_points", "Redeem points for an order: {status, redeemed, wallet_balance, txn_id}; xE_105 insufficient, xE_106 below minimum, xE_107 over the bill share", redeem_points)
+        .post("/integration/v1/get_user_loyalty", "A customer's points and redeemable points", get_user_loyalty)
+        .post("/api/checkLoyaltyRewards", "A customer's points and redeemable points (POS)", get_user_loyalty)
+        .post("/integration/v1/get_wallet_ledger", "A page of the customer's points ledger, oldest first", get_wallet_ledger)
+        .post("/api/redeemLoyalty", "POS redemption: pending until its order arrives; the revoke job reverts it after ENGAGE_POS_REDEMPTION_TTL_MINUTES otherwise", redeem_loyalty)
+        .post("/pos_e/v1/redeem_loyalty_points", "POS redemption, pending until the order arrives", pos_redeem_loyalty)
+        .post("/api/revokeLoyalty", "Revoke the redemption of order_id now: points restored, ledger row status 2", revoke_loyalty)
+        .post("/pos_e/v1/revoke_loyalty_points", "Revoke the redemption of order_id", pos_revoke_loyalty)
+        .post("/api/generateOTP", "Send the customer a one-time password by SMS (business_id's wallet pays)", generate_otp)
+        .post("/crm_api/fetch_loyalty_details", "The brand's loyalty rules and active rewards", fetch_loyalty_details)
+        .post("/crm_api/loyalty/ledger", "A customer's points ledger (parent_business_id, customer_number, page, page_size)", staff_ledger)
+        .post("/crm_api/redeem_points", "Redeem points by staff (customer_number, points, order_id)", staff_redeem)
+        .post("/crm_api/day/wise/data", "Loyalty figures per IST day (earned, bonus, referral, redeemed, restored, expired, customers) and totals", day_wise)
+        .post("/crm_api/get/referal/rules", "The brand's refer-and-earn programme", referral_rules)
+        .post("/crm_api/get/loyalty/rules/details", "The token's brand's loyalty rules", rules_details)
+        .post("/pos_e/v1/authenticate_points_redemption", "Check a one-time password: opens a 5-minute window for one POS redemption", authenticate_points_redemption)
 }
 
 /// Longest range of `/crm_api/day/wise/data`, in days.

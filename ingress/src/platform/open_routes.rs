@@ -10,8 +10,7 @@
 //! operator closed them for every brand, whatever the brand's setting).
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -20,14 +19,26 @@ use engage_actors::keys;
 use super::access::{OpenRoutesRow, Scope};
 use super::edge::{staff_answer, PlatformRequest, Staff, StaffAnswer};
 use super::errors::StaffError;
+use super::routes::Routes;
 use crate::AppState;
 
 /// The route's path.
 pub const PATH: &str = "/crm_api/open_routes/settings";
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new().route(PATH, post(settings))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post(
+            PATH,
+            "Read, or with open_routes, change whether the spec's open routes take this brand's requests without a credential (closed: an integration token of the brand is required): {status, open_routes, closed_for_all}",
+            settings,
+        )
+        .tweak(|op| {
+            op["responses"]["200"]["content"]["application/json"]["schema"] = json!({"type": "object",
+                "required": ["status", "open_routes", "closed_for_all"], "properties": {
+                "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
+                "closed_for_all": {"type": "boolean"}}});
+        })
 }
 
 /// `/crm_api/open_routes/settings`.
@@ -69,21 +80,6 @@ async fn settings(
         "open_routes": if closed { "closed" } else { "open" },
         "closed_for_all": state.platform.open_routes.closed_for_all(),
     })))
-}
-
-/// The route's `/openapi.json` entry.
-pub fn openapi(paths: &mut serde_json::Map<String, Value>) {
-    let ok = json!({"type": "object", "required": ["status", "open_routes", "closed_for_all"], "properties": {
-        "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
-        "closed_for_all": {"type": "boolean"}}});
-    let mut op = super::operation(
-        "Read, or with open_routes, change whether the spec's open routes take this brand's requests without a credential (closed: an integration token of the brand is required): {status, open_routes, closed_for_all}",
-        super::auth::Auth::Staff,
-        "OpenRoutesSettingsRequest",
-        ok,
-    );
-    op["x-engage-scope"] = json!(<OpenRoutesSettingsRequest as PlatformRequest>::SCOPE.as_str());
-    paths.insert(PATH.to_owned(), json!({"post": op}));
 }
 
 #[cfg(test)]

@@ -16,8 +16,7 @@
 //! An expired, used or revoked coupon cannot be used: 400 `xE_102`; an unknown one 404 `xE_404`.
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -30,21 +29,38 @@ use engage_actors::capabilities::rewards::{
 use super::edge::{answer, staff_answer, Answer, AppCustomer, Integration, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::{CouponRequest, RewardRequest};
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/add_edit_reward", post(add_edit_reward))
-        .route("/integration/v1/get_rewards", post(get_rewards))
-        .route("/integration/v1/purchase_rewards", post(purchase_rewards))
-        .route("/integration/v1/redeem_rewards", post(redeem_rewards))
-        .route("/pos_e/v1/redeem_coupon_details", post(redeem_coupon_details))
-        .route("/integration/v1/revoke_reward", post(revoke_reward))
-        .route("/pos_e/v1/get_coupon_details", post(get_coupon_details))
-        .route("/crm_api/get/customer/loyalty/details", post(app_loyalty))
-        .route("/crm_api/view/all/rewards", post(app_rewards))
-        .route("/crm_api/view/expired/redeemed/rewards", post(app_used_coupons))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/add_edit_reward", "Add or edit a reward of the brand's catalogue", add_edit_reward)
+        .post("/integration/v1/get_rewards", "Active rewards (affordable for customer_number when given)", get_rewards)
+        .post("/integration/v1/purchase_rewards", "Buy a reward with points: a coupon is issued", purchase_rewards)
+        .post("/integration/v1/redeem_rewards", "Use a coupon on an order", redeem_rewards)
+        .post(
+            "/pos_e/v1/redeem_coupon_details",
+            "Use a coupon on an order (brand in parent_business_id)",
+            redeem_coupon_details,
+        )
+        .post("/integration/v1/revoke_reward", "Revoke an unused coupon: its points come back", revoke_reward)
+        .post("/pos_e/v1/get_coupon_details", "A coupon (brand in parent_business_id)", get_coupon_details)
+        .post(
+            "/crm_api/get/customer/loyalty/details",
+            "The app user's customer record and loyalty (no body needed)",
+            app_loyalty,
+        )
+        .post(
+            "/crm_api/view/all/rewards",
+            "The catalogue, with affordable for the app user (no body needed)",
+            app_rewards,
+        )
+        .post(
+            "/crm_api/view/expired/redeemed/rewards",
+            "The app user's coupons that are redeemed, revoked or expired (no body needed)",
+            app_used_coupons,
+        )
 }
 
 /// `/crm_api/get/customer/loyalty/details` (app token): `{status: true, customer, loyalty}`.

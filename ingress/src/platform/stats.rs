@@ -19,8 +19,7 @@
 //! | `/stats/special-days` (engage's) | marks days special: `{status: true, data: {days}}` |
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::stats::{Metric, SpecialDays, StatsQuery};
@@ -28,6 +27,7 @@ use engage_actors::capabilities::stats::{Metric, SpecialDays, StatsQuery};
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{SpecialDaysRequest, StatsRequest};
+use super::routes::Routes;
 use crate::AppState;
 
 /// The longest period a metric covers, in days.
@@ -49,13 +49,24 @@ pub const METRICS: [(&str, Metric, &str); 12] = [
     ("/stats/metrics/underperforming", Metric::Underperforming, "Outlets whose revenue is more than 20% below the median of the brand's outlets (those with orders in the period or the one before), with the median and the gap"),
 ];
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    let mut router = Router::new().route("/stats/special-days", post(mark_special_days));
-    for (path, metric, _) in METRICS {
-        router = router.route(path, post(move |state, staff| metric_answer(state, staff, metric)));
+/// Routes of this module, each declared once ([`Routes`]): a row of [`METRICS`] is its route.
+pub fn routes() -> Routes {
+    let mut routes = Routes::new()
+        .post(
+            "/stats/special-days",
+            "Mark IST days special for /stats/metrics/special-days (weekends always are), or unmark them (remove): {status, data: {days: [{date, label}]}}",
+            mark_special_days,
+        )
+        .tweak(stats_tag);
+    for (path, metric, summary) in METRICS {
+        let handler = move |state: State<AppState>, staff: Staff<StatsRequest>| metric_answer(state, staff, metric);
+        routes = routes.post(path, summary, handler).tweak(stats_tag);
     }
-    router
+    routes
+}
+
+fn stats_tag(op: &mut Value) {
+    op["tags"] = json!(["stats"]);
 }
 
 /// The period a body names ([`super::edge::period_of`]).

@@ -117,3 +117,9 @@ pub struct CsvRow {
     /// Every column, by lower-case header name.
     pub columns: BTreeMap<String, String>,
 }
+
+/// The 413 answer of a multipart route, for `/openapi.json`.
+pub fn limit_answer() -> serde_json::Value {
+    serde_json::json!({"description": "{message: \"the body exceeds N bytes\"}: N is ENGAGE_MAX_UPLOAD_BYTES (default 5242880)",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}})
+}

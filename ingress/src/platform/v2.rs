@@ -12,8 +12,7 @@
 
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::HeaderMap;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
@@ -27,18 +26,38 @@ use super::auth::{header, token};
 use super::edge::{answer, open_rate_limit, Answer, Open};
 use super::errors::IntegrationError;
 use super::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
+use super::routes::Routes;
 use super::tokens::TokenKind;
 use crate::AppState;
 
 /// How long a partner token is valid.
 pub const PARTNER_TOKEN_SECS: i64 = 3600;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/v2/dashboarData", post(dashboard_data))
-        .route("/crm_api/v2/{chat_partner}/generatePartnerToken", post(partner_token))
-        .route("/crm_api/v2/{chat_partner}/getPartnerProfile", post(partner_profile))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    let partner = json!([{"name": "chat_partner", "in": "path", "required": true,
+                          "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,32}$"}}]);
+    Routes::new()
+        .post(
+            "/crm_api/v2/dashboarData",
+            "The dashboard summary for the CRM. Without a token header only {parent_business_id, period, has_orders, active_outlets}; with a staff token of the brand (token:) the /stats/dashboard/summary answer: {status: 1, data}",
+            dashboard_data,
+        )
+        .answer("401", "xE_101 a token header that is not a staff token of the brand")
+        .post(
+            "/crm_api/v2/{chat_partner}/generatePartnerToken",
+            "A chat partner's token for the brand (1 hour), given an integration token of the brand as api_key: {status: 1, partner, token, token_type, expires_in, expires_at}",
+            partner_token,
+        )
+        .answer("401", "xE_101 not the brand's integration token, or a token of another partner or brand, or expired")
+        .tweak(|op| op["parameters"] = partner.clone())
+        .post(
+            "/crm_api/v2/{chat_partner}/getPartnerProfile",
+            "What a partner token is for: {status: 1, data: {partner, parent_business_id, business_id, expires_at, business}}",
+            partner_profile,
+        )
+        .answer("401", "xE_101 not the brand's integration token, or a token of another partner or brand, or expired")
+        .tweak(|op| op["parameters"] = partner)
 }
 
 type Answered = Result<Json<Answer<Value>>, IntegrationError>;

@@ -6,8 +6,7 @@
 //! debits the wallets for sends, so no balance goes negative under any concurrency.
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Serialize;
 use serde_json::Number;
 
@@ -18,16 +17,25 @@ use engage_actors::QueryError;
 use super::edge::{decimal_or, staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{ChannelPricesPatch, WalletPricingRequest, WalletRequest};
+use super::routes::Routes;
 use crate::AppState;
 
-/// Routes of this module.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/crm_api/wallet/recharge", post(recharge))
-        .route("/crm_api/wallet/balance", post(balance))
-        .route("/crm_api/wallet/transactions", post(transactions))
-        .route("/crm_api/wallet/get_pricing", post(get_pricing))
-        .route("/crm_api/wallet/set_pricing", post(set_pricing))
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post("/crm_api/wallet/recharge", "Credit a business wallet (a payment reference is applied once)", recharge)
+        .post("/crm_api/wallet/balance", "A business wallet's balance (decimal string)", balance)
+        .post("/crm_api/wallet/transactions", "A page of a business wallet's transactions", transactions)
+        .post(
+            "/crm_api/wallet/get_pricing",
+            "The brand's price table for paid messages: {status, pricing} (the spec's values until one is set)",
+            get_pricing,
+        )
+        .post(
+            "/crm_api/wallet/set_pricing",
+            "Change the brand's price table (fields left out keep their value): {status, message, pricing}",
+            set_pricing,
+        )
 }
 
 /// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.

@@ -19,6 +19,12 @@ pub enum QueryError {
     /// No such customer.
     #[error("not found")]
     NotFound,
+    /// No such thing of another kind (the text names it: "reward r-1").
+    #[error("{0} not found")]
+    Missing(String),
+    /// The thing to create exists already (a tag, a widget of that kind): the text says which.
+    #[error("{0}")]
+    Duplicate(String),
     /// The tenant cannot answer now (restarting, not owned here, time-out).
     #[error("unavailable: {0}")]
     Unavailable(String),

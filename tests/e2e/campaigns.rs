@@ -197,7 +197,7 @@ async fn a_chat_button_link_counts_its_click_and_redirects_and_bad_links_count_n
     let expired = ours
         .url("brand-link", &journey, "9811400001", "x", "https://shop.example.test", Utc::now() - Duration::days(31))
         .unwrap();
-    for (token, status) in [(token_of(&forged).to_owned(), 400), (tampered, 400), (token_of(&expired).to_owned(), 410)]
+    for (token, status) in [(token_of(&forged).to_owned(), 404), (tampered, 404), (token_of(&expired).to_owned(), 410)]
     {
         let response = click(token).await;
         assert_eq!(response.status().as_u16(), status);

@@ -619,7 +619,7 @@ async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
     let answers = futures::future::join_all(attempts).await;
     let succeeded = answers.iter().filter(|(status, _)| *status == 200).count() as i64;
     let refused =
-        answers.iter().filter(|(status, body)| *status == 400 && body["error_code"] == "xE_105").count() as i64;
+        answers.iter().filter(|(status, body)| *status == 409 && body["error_code"] == "xE_105").count() as i64;
     assert_eq!((succeeded, refused), (1000 / 23, 200 - 1000 / 23));
     // each call's two rows (its order's redemption, the phone's blocklist entry) were read
     // before it reached the actor; those the actor wrote since were read again

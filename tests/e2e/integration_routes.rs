@@ -339,7 +339,7 @@ async fn rewards_are_bought_with_points_and_coupons_used_or_revoked() {
         &json!({"customer_number": phone, "reward_id": reward_id}),
     )
     .await;
-    assert_eq!((status, body["error_code"].clone()), (400, json!("xE_105")));
+    assert_eq!((status, body["error_code"].clone()), (409, json!("xE_105")));
     let (status, _) = post(
         &app,
         "/pos_e/v1/get_coupon_details",

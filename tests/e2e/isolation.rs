@@ -63,6 +63,8 @@ async fn post(app: &TestApp, path: &str, credential: &Credential, body: &Value) 
 
 /// `#/components/schemas/X` resolved.
 fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    // a route's own requirements wrap its body type: {"allOf": [{"$ref": …}, {"required": …}]}
+    let schema = schema.pointer("/allOf/0").unwrap_or(schema);
     match schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")) {
         Some(name) => &doc["components"]["schemas"][name],
         None => schema,
@@ -128,6 +130,14 @@ fn body_naming(doc: &Value, op: &Value, brand: &str, outlet: &str) -> (Value, bo
     let Some((schema, multipart)) = body_schema(doc, op) else { return (json!({"parent_business_id": brand}), false) };
     let mut body = instance(doc, schema);
     let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+    // fields the route requires beyond its body type ({"allOf": [{"$ref"}, {"required": […]}]})
+    let wrapper = op["requestBody"]["content"].as_object().and_then(|c| c.values().next()).map(|m| &m["schema"]);
+    let rules = wrapper.and_then(|w| w["allOf"].as_array()).into_iter().flatten().skip(1);
+    for name in rules.filter_map(|r| r["required"].as_array()).flatten().filter_map(Value::as_str) {
+        if body.get(name).is_none() {
+            body[name] = instance(doc, &properties.get(name).cloned().unwrap_or_default());
+        }
+    }
     let brand_fields: Vec<&str> = BRAND_FIELDS.iter().copied().filter(|f| properties.contains_key(*f)).collect();
     for field in if brand_fields.is_empty() { vec!["parent_business_id"] } else { brand_fields } {
         body[field] = json!(brand);

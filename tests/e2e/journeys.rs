@@ -82,7 +82,7 @@ async fn journey_types_are_listed_with_fixed_ids_and_their_forms() {
 
     let unknown = json!({"parent_business_id": "brand-j", "campaign_type_id": "0123456789abcdef01234567"});
     let (status, body) = post(&app, "/crm_api/get/campaign/fields", &s, &unknown).await;
-    assert_eq!((status, body["errors"][0]["pointer"].clone()), (400, json!("/campaign_type_id")), "{body}");
+    assert_eq!(status, 404, "an unknown journey type is not found: {body}");
     assert_eq!(post(&app, "/crm_api/get/campaign/type/ids", &[("token", "wrong")], &brand).await.0, 403);
 
     // autoCampaign adds a type, once
@@ -91,8 +91,9 @@ async fn journey_types_are_listed_with_fixed_ids_and_their_forms() {
     assert_eq!(status, 200, "{body}");
     let (_, types) = post(&app, "/crm_api/get/campaign/type/ids", &s, &brand).await;
     assert_eq!(type_id(&types, "festival"), body["data"]["id"].as_str().unwrap());
+    // the same type again conflicts with the one the brand has
     let (status, body) = post(&app, "/crm_api/autoCampaign", &s, &added).await;
-    assert_eq!((status, body["errors"][0]["pointer"].clone()), (400, json!("/campaign_type")), "{body}");
+    assert_eq!((status, body["message"].clone()), (409, json!("a journey type festival exists already")), "{body}");
 }
 
 #[tokio::test]
@@ -158,7 +159,7 @@ async fn a_journey_is_saved_updated_enabled_viewed_and_mapped_per_outlet() {
     // refusals
     let unknown_type = save("o1", "0123456789abcdef01234567", json!({"channels": ["sms"], "sms_template": "x"}));
     let (status, body) = post(&app, "/crm_api/save/campaign/journey", &s, &unknown_type).await;
-    assert_eq!((status, body["errors"][0]["pointer"].clone()), (400, json!("/campaign_type_id")), "{body}");
+    assert_eq!((status, body["message"].clone()), (404, json!("journey type 0123456789abcdef01234567 not found")));
     let no_template = save("o1", &lost, json!({"channels": ["sms"], "days": 30}));
     let (status, body) = post(&app, "/crm_api/save/campaign/journey", &s, &no_template).await;
     assert_eq!((status, body["errors"][0]["pointer"].clone()), (400, json!("/campaign_data/sms_template")), "{body}");

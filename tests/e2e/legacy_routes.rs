@@ -94,7 +94,7 @@ async fn v2_dashboard_data_shows_figures_only_to_the_brand_and_partners_get_scop
     assert_eq!(full["data"]["totals"]["revenue"], 420.5);
     let (status, refused) = post(&app, "/crm_api/v2/dashboarData", &[("token", "nope")], &period).await;
     assert_eq!((status, refused["error_code"].as_str()), (401, Some("xE_101")));
-    let bad = json!({"parent_business_id": brand, "start": "2026-10-07", "end": "2026-10-01"});
+    let bad = json!({"parent_business_id": brand, "start": "2026-10-07", "end": "2026-10-32"});
     let (status, refused) = post(&app, "/crm_api/v2/dashboarData", &[], &bad).await;
     assert_eq!((status, refused["errors"][0]["pointer"].as_str()), (400, Some("/end")), "{refused}");
 

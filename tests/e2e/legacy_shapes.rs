@@ -107,6 +107,9 @@ async fn legacy_forms_and_numbers_as_strings_are_accepted_and_understood() {
         }
         let (status, answer) =
             json_post(&app, path, &staff_auth, &json!({"parent_business_id": "brand-l", "start": "2026-11-01"})).await;
+        assert_eq!(status, 200, "{path}: start alone is the 7 days from it: {answer}");
+        let (status, answer) =
+            json_post(&app, path, &staff_auth, &json!({"parent_business_id": "brand-l", "end": "2026-11-00"})).await;
         assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/end")), "{path}: {answer}");
     }
 

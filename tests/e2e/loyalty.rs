@@ -112,12 +112,12 @@ async fn redemption_limits_hold_at_their_edges_and_retries_are_idempotent() {
     let code = |answer: &(u16, Value)| (answer.0, answer.1["error_code"].as_str().unwrap_or_default().to_owned());
     assert_eq!(
         code(&post(&app, "/integration/v1/redeem_points", &auth, &redeem(19, "p1", None)).await),
-        (400, "xE_106".into())
+        (409, "xE_106".into())
     );
     // bill 60 allows 60 points, not 61
     assert_eq!(
         code(&post(&app, "/integration/v1/redeem_points", &auth, &redeem(61, "p1", Some(60.0))).await),
-        (400, "xE_107".into())
+        (409, "xE_107".into())
     );
     let (status, first) = post(&app, "/integration/v1/redeem_points", &auth, &redeem(60, "p1", Some(60.0))).await;
     assert_eq!(status, 200, "{first}");
@@ -134,7 +134,7 @@ async fn redemption_limits_hold_at_their_edges_and_retries_are_idempotent() {
     );
     assert_eq!(
         code(&post(&app, "/integration/v1/redeem_points", &auth, &redeem(41, "p2", None)).await),
-        (400, "xE_105".into())
+        (409, "xE_105".into())
     );
     let (status, last) = post(&app, "/integration/v1/redeem_points", &auth, &redeem(40, "p2", None)).await;
     assert_eq!((status, last["wallet_balance"].clone()), (200, json!(0)));
@@ -172,7 +172,7 @@ async fn two_hundred_concurrent_redemptions_never_overspend() {
     let answers = futures::future::join_all(attempts).await;
     let succeeded = answers.iter().filter(|(status, _)| *status == 200).count() as i64;
     let refused =
-        answers.iter().filter(|(status, body)| *status == 400 && body["error_code"] == "xE_105").count() as i64;
+        answers.iter().filter(|(status, body)| *status == 409 && body["error_code"] == "xE_105").count() as i64;
     assert_eq!(succeeded + refused, 200, "every attempt either succeeds or is refused for insufficient points");
     assert_eq!(succeeded, 1000 / 23, "exactly as many as the balance allows");
     let lowest = answers.iter().filter_map(|(_, b)| b["wallet_balance"].as_i64()).min().unwrap();
@@ -209,7 +209,7 @@ async fn legacy_staff_loyalty_routes() {
         &json!({"parent_business_id": "brand-g", "customer_number": phone, "points": 10, "order_id": "staff-2"}),
     )
     .await;
-    assert_eq!((status, body["message"].as_str().unwrap().contains("at least 20")), (400, true), "{body}");
+    assert_eq!((status, body["message"].as_str().unwrap().contains("at least 20")), (409, true), "{body}");
     let (status, body) =
         post(&app, "/crm_api/loyalty/ledger", &s, &json!({"parent_business_id": "brand-g", "customer_number": phone}))
             .await;

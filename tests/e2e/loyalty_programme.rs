@@ -149,12 +149,23 @@ async fn day_wise_figures_sum_the_ledger_per_ist_day_and_refuse_bad_ranges() {
     assert!(days[..6].iter().all(|d| d["transactions"] == 0), "{body}");
     assert_eq!(body["totals"]["net_points"], 75);
 
-    // bad ranges are refused in the staff family; another brand's token is refused
-    let refused = [
+    // a range in either order is the days between; a longer one keeps its last 92 days
+    let (_, backwards) = day_wise(
+        &app,
+        &staff,
         json!({"parent_business_id": brand, "start_date": "2026-11-10", "end_date": "2026-11-01"}),
+    )
+    .await;
+    assert_eq!((&backwards["from"], &backwards["to"]), (&json!("2026-11-01"), &json!("2026-11-10")), "{backwards}");
+    let (_, long) = day_wise(
+        &app,
+        &staff,
         json!({"parent_business_id": brand, "start_date": "2026-01-01", "end_date": "2026-04-03"}),
-        json!({"parent_business_id": brand, "start_date": "21-11-2026"}),
-    ];
+    )
+    .await;
+    assert_eq!((&long["from"], long["data"].as_array().map(Vec::len)), (&json!("2026-01-02"), Some(92)), "{long}");
+    // a day that is no date is refused in the staff family; another brand's token is refused
+    let refused = [json!({"parent_business_id": brand, "start_date": "21-11-2026"})];
     for body in refused {
         let (status, answer) = day_wise(&app, &staff, body.clone()).await;
         assert_eq!(status, 400, "{body} → {answer}");
@@ -179,7 +190,7 @@ async fn day_wise_figures_sum_the_ledger_per_ist_day_and_refuse_bad_ranges() {
         [("/crm_api/day/wise/data", "DayWiseRequest"), ("/crm_api/get/referal/rules", "LoyaltyRulesRequest")]
     {
         let op = &doc["paths"][path]["post"];
-        let body = &op["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        let body = &op["requestBody"]["content"]["application/json"]["schema"]["allOf"][0]["$ref"];
         assert_eq!(body, &json!(format!("#/components/schemas/{schema}")), "{path}");
         assert_eq!(
             op["responses"]["400"]["content"]["application/json"]["schema"]["$ref"],

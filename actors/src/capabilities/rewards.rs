@@ -326,7 +326,7 @@ async fn purchase(
         .get::<Reward>(&keys::reward(&brand.tenant, reward_id))
         .await?
         .filter(|r| r.active)
-        .ok_or_else(|| QueryError::Invalid(format!("no active reward {reward_id}")))?;
+        .ok_or_else(|| QueryError::Missing(format!("active reward {reward_id}")))?;
     if is_blocked(brand, &customer).await? {
         return Err(QueryError::Blocked);
     }

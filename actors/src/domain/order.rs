@@ -43,9 +43,11 @@ fn text(value: Option<&Value>) -> Option<String> {
 /// A decimal from a JSON number or numeric string, exactly as written.
 pub fn decimal(value: &Value) -> Option<Decimal> {
     match value {
-        Value::Number(n) => {
-            Decimal::from_str(&n.to_string()).or_else(|_| Decimal::from_scientific(&n.to_string())).ok()
-        }
+        Value::Number(n) => Decimal::from_str(&n.to_string())
+            .or_else(|_| Decimal::from_scientific(&n.to_string()))
+            .ok()
+            // a magnitude below what a decimal holds (`2.2e-104`) is zero to it
+            .or_else(|| n.as_f64().filter(|f| f.abs() < 1e-20).map(|_| Decimal::ZERO)),
         Value::String(s) => Decimal::from_str(s.trim()).ok(),
         _ => None,
     }

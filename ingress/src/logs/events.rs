@@ -20,11 +20,13 @@ pub const MAX_LIMIT: usize = 10_000;
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
-    /// Log group, e.g. `/logs/org/edge/api`.
+    /// Log group, e.g. `/logs/org/edge/api` (required: 400 without it).
+    #[param(required = true, min_length = 1)]
     pub log_group: Option<String>,
     /// One stream of the group; all streams when absent.
     pub log_stream: Option<String>,
     /// Most events returned, 1–10000 (default 100).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
     pub limit: Option<String>,
 }
 

@@ -33,7 +33,16 @@ use crate::AppState;
 /// Routes of this module, each declared once with its operations ([`Routes`]).
 pub fn routes() -> Routes {
     let op = admin_op;
-    let object = |required: &[&str]| json!({"type": "object", "required": required});
+    let id = json!({"type": "string", "minLength": 1, "maxLength": 128});
+    let token_body = json!({"type": "object", "required": ["kind", "parent"], "properties": {
+        "kind": {"enum": ["staff", "integration", "ingestion", "app"]}, "parent": id, "business": id}});
+    let wallet_body = |required: &[&str]| {
+        json!({"type": "object", "required": required, "properties": {
+        "parent": id, "business": id, "amount": {"type": "number", "minimum": 0.0001, "maximum": 10000000},
+        "reference": id}})
+    };
+    let job_body = json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"}, "now": {"type": "string", "format": "date-time"}}});
     let store_failed = ("500", "{message: \"authentication failed\"}: the token store failed");
     let mut revoke_op =
         op("Revoke a token", "200", "{revoked: true}", None, &[("404", "{message}: no such token"), store_failed]);
@@ -42,7 +51,7 @@ pub fn routes() -> Routes {
         ("400", "{message}: the body is not {parent, business, amount?, reference?}, or the wallet refused it"),
         ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner is unavailable"),
     ];
-    let wallet_body = Some(object(&["parent", "business"]));
+
     let mut key = op(
         "Where the server's admin key is (loopback only, no key needed)",
         "200",
@@ -60,7 +69,7 @@ pub fn routes() -> Routes {
             json!({
                 "get": op("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None, &[store_failed]),
                 "post": op("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
-                    Some(object(&["kind", "parent"])),
+                    Some(token_body),
                     &[("400", "{message}: the body is not {kind, parent, business?}"), store_failed]),
             }),
         )
@@ -68,12 +77,12 @@ pub fn routes() -> Routes {
         .route(
             "/admin/wallet/recharge",
             post(|s, p, h, b| wallet(s, p, h, b, true)),
-            json!({"post": op("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", wallet_body.clone(), wallet_errors)}),
+            json!({"post": op("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", Some(wallet_body(&["parent", "business", "amount"])), wallet_errors)}),
         )
         .route(
             "/admin/wallet/balance",
             post(|s, p, h, b| wallet(s, p, h, b, false)),
-            json!({"post": op("An outlet's wallet balance: {parent, business}", "200", "{balance}", wallet_body, wallet_errors)}),
+            json!({"post": op("An outlet's wallet balance: {parent, business}", "200", "{balance}", Some(wallet_body(&["parent", "business"])), wallet_errors)}),
         )
         .route(
             "/admin/jobs",
@@ -83,7 +92,7 @@ pub fn routes() -> Routes {
         .route(
             "/admin/jobs/run",
             post(run_job),
-            json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(object(&["name"])), &[
+            json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(job_body), &[
                 ("400", "{message}: unknown job, or now is not RFC 3339"),
                 ("500", "{message: \"job failed: …\"}"),
                 no_jobs,

@@ -35,7 +35,7 @@ use engage_actors::links::BillPageClaims;
 use super::auth::token;
 use super::bill_page;
 use super::edge::{
-    answer, checked_body, period, period_of, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
+    answer, checked_body, ordered, period_of, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
 };
 use super::errors::StaffError;
 use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
@@ -62,9 +62,12 @@ pub fn routes() -> Routes {
         .post("/crm_api/links/getWidgetList", "The widget catalogue: {status, data: [{id, name, kind, status}]} (six kinds)", widget_list)
         .post("/crm_api/links/addBusinessConfig", "Create or replace a business's digital-bill configuration (business_id left out: the brand's own, parentId \"0\"): {status: 1, message, data: link_config}", add_business_config)
         .post("/crm_api/update/bill/status", "Turn a business's bills on or off (status 0/1; also business_configs.digital_bill): {status: 1, message, data, digital_bill}; 404 when it has no configuration", update_bill_status)
+        .requires(&["status"])
         .post("/crm_api/links/getBusinessConfig", "A business's configuration, the brand's when it has none (inherited), and its widgets: {status, data: {config, inherited, widgets}}", get_business_config)
         .post("/crm_api/links/addWidget", "Map a catalogue widget (widget_id) for a business: {status: 1, message, data: widget}; 400 when the business has that kind already", add_widget)
+        .requires(&["widget_id"])
         .post("/crm_api/links/editWidget", "Change a widget mapping (id): {status: 1, message, data: widget}; 404 unknown", edit_widget)
+        .requires(&["id"])
         .post("/crm_api/get_digital_bill_customers", "Bills sent, newest first, 10 a page (business_id, start, end optional): {status, data: [bill customer record], total, page, page_size}", bill_customers)
         .post("/crm_api/get_digital_bill_mis", "The funnel between start and end (IST days): {status, data: {totals: {total_bill_sent, total_clicks, unique_clicks, total_sms_sent, total_chat_sent}, opening_percentage (unique_clicks / total_bill_sent, %), days: [per day and outlet]}}", bill_mis)
         .post("/crm_api/invoice/open", "Count an open: clicked + 1; the day's total_clicks + 1, unique_clicks + 1 on the first open: {status: 1, counted, clicked}; an unknown bill_id changes nothing (counted false)", invoice_open)
@@ -211,13 +214,9 @@ async fn bill_customers(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<BillPage>>, StaffError> {
-    period(&body.start, &body.end)?;
-    let query = BillsQuery::Customers {
-        business_id: body.business_id.clone(),
-        page: body.page.unwrap_or(1),
-        start: body.start.clone(),
-        end: body.end.clone(),
-    };
+    let (start, end) = ordered(&body.start, &body.end);
+    let query =
+        BillsQuery::Customers { business_id: body.business_id.clone(), page: body.page.unwrap_or(1), start, end };
     Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
 }
 

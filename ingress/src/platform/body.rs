@@ -75,26 +75,86 @@ fn form_value(value: String) -> Value {
     Value::String(value)
 }
 
-/// Decodes a url-encoded body into a JSON object.
+/// Most levels of brackets a form key may have (`a[b][c]` has two), as Express's `qs` allows.
+const MAX_DEPTH: usize = 5;
+
+/// Decodes a url-encoded body into a JSON object, as the Express `qs` parser legacy clients were
+/// written against does: `customer[phone]=…` and deeper `a[b][c]=…` nest, `items[0][name]=…` and
+/// `tags[]=…` make arrays, and a key sent more than once (`contacts=a&contacts=b`) is a list.
 pub fn form_to_json(bytes: &[u8]) -> Result<Value, serde_urlencoded::de::Error> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)?;
-    let mut object = Map::new();
+    let mut object = Value::Object(Map::new());
     for (key, value) in pairs {
-        match key.split_once('[') {
-            Some((outer, rest)) if rest.ends_with(']') => {
-                let inner = &rest[..rest.len() - 1];
-                let entry = object.entry(outer.to_owned()).or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(nested) = entry {
-                    nested.insert(inner.to_owned(), form_value(value));
-                }
-            }
-            _ => {
-                let coerced = form_value(value);
-                object.insert(key, coerced);
-            }
+        let path = key_path(&key);
+        insert(&mut object, &path, form_value(value));
+    }
+    // the body itself stays an object; lists are made inside it
+    let Value::Object(fields) = object else { return Ok(object) };
+    Ok(Value::Object(fields.into_iter().map(|(k, v)| (k, listed(v))).collect()))
+}
+
+/// `a[b][c]` as `["a", "b", "c"]`; a key whose brackets do not close, or go deeper than
+/// [`MAX_DEPTH`], is one plain name.
+fn key_path(key: &str) -> Vec<String> {
+    let Some((outer, mut rest)) = key.split_once('[') else { return vec![key.to_owned()] };
+    let mut path = vec![outer.to_owned()];
+    while let Some((inner, after)) = rest.split_once(']') {
+        path.push(inner.to_owned());
+        rest = after;
+        match rest.strip_prefix('[') {
+            Some(next) => rest = next,
+            None if rest.is_empty() => break,
+            None => return vec![key.to_owned()],
         }
     }
-    Ok(Value::Object(object))
+    if outer.is_empty() || path.len() == 1 || path.len() > MAX_DEPTH + 1 || !rest.is_empty() {
+        return vec![key.to_owned()];
+    }
+    path
+}
+
+/// Puts `value` at `path` under `node`; a second value at the same place makes a list.
+fn insert(node: &mut Value, path: &[String], value: Value) {
+    insert_at(node, path, value, 0);
+}
+
+fn insert_at(node: &mut Value, path: &[String], value: Value, depth: usize) {
+    let Value::Object(map) = node else { return };
+    let Some((first, rest)) = path.split_first() else { return };
+    // `tags[]=a&tags[]=b`: each value appended, under a fresh index (a field named "" is just that)
+    let name = if first.is_empty() && depth > 0 { map.len().to_string() } else { first.clone() };
+    if rest.is_empty() {
+        match map.get_mut(&name) {
+            Some(Value::Array(list)) => list.push(value),
+            Some(existing) => *existing = Value::Array(vec![existing.take(), value]),
+            None => {
+                map.insert(name, value);
+            }
+        }
+        return;
+    }
+    let child = map.entry(name).or_insert_with(|| Value::Object(Map::new()));
+    if !child.is_object() {
+        // `a=1&a[b]=2`: the nested form wins over the plain value
+        *child = Value::Object(Map::new());
+    }
+    insert_at(child, rest, value, depth + 1);
+}
+
+/// Objects whose keys are exactly `0..n` (from `items[0][…]` or `tags[]`) become arrays.
+fn listed(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let indexed = !map.is_empty() && (0..map.len()).all(|i| map.contains_key(&i.to_string()));
+            let mut map: Map<String, Value> = map.into_iter().map(|(k, v)| (k, listed(v))).collect();
+            if indexed {
+                Value::Array((0..map.len()).filter_map(|i| map.remove(&i.to_string())).collect())
+            } else {
+                Value::Object(map)
+            }
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -116,5 +176,17 @@ mod tests {
         schemas.coerce("Order", &mut value);
         assert_eq!((&value["amount"], &value["customer"]["phone"]), (&json!(12.5), &json!("09876543210")));
         assert!(schemas.issues("Order", &value).iter().all(|i| i.pointer != "/amount"));
+    }
+
+    #[test]
+    fn brackets_nest_and_repeated_keys_list() {
+        let form = "customer[phone]=0987&customer[address][city]=Pune&items[0][name]=tea&items[0][qty]=2\
+                    &items[1][name]=bun&contacts=6000000001&contacts=6000000002&tags[]=a&tags[]=b&odd[=x&plain=1&=null";
+        assert_eq!(
+            form_to_json(form.as_bytes()).unwrap(),
+            json!({"customer": {"phone": "0987", "address": {"city": "Pune"}},
+                   "items": [{"name": "tea", "qty": "2"}, {"name": "bun"}],
+                   "contacts": ["6000000001", "6000000002"], "tags": ["a", "b"], "odd[": "x", "plain": "1", "": "null"})
+        );
     }
 }

@@ -13,6 +13,7 @@
 //! | `array` | a single value | a one-element array (its element coerced in turn) |
 //! | `enum` / `const` of strings | a number whose text is one of them (`execution_type: 1`) | that string |
 //! | `enum` / `const` of numbers | a numeric string | that number |
+//! | a type list with `null` (a field `null` removes) | the text `"null"` (a form has no other way to say null) | `null` |
 //!
 //! A value already of a declared type is left as it is (a phone sent as a string keeps its `+`
 //! and leading zeros); one that still does not fit after this is refused by the schema with its
@@ -23,6 +24,10 @@ use serde_json::{Map, Number, Value};
 /// Coerces `value` in place to what `schema` declares (see the module's table).
 pub fn coerce(schema: &Value, value: &mut Value) {
     if let Some(types) = declared(schema) {
+        if types.contains(&"null") && value.as_str() == Some("null") {
+            *value = Value::Null;
+            return;
+        }
         if !types.iter().any(|t| is_type(t, value)) {
             if let Some(coerced) = types.iter().find_map(|t| convert(t, value)) {
                 *value = coerced;
@@ -189,6 +194,12 @@ mod tests {
         assert_eq!(coerced(json!({"enum": [0, 1]}), json!("1")), json!(1));
         assert_eq!(coerced(json!({"const": 1}), json!("1")), json!(1));
         assert_eq!(coerced(json!({"type": ["integer", "string"]}), json!(7)), json!(7), "already a declared type");
+        assert_eq!(coerced(json!({"type": ["string", "null"]}), json!("null")), json!(null));
+        assert_eq!(
+            coerced(json!({"type": "string"}), json!("null")),
+            json!("null"),
+            "null only where null is declared"
+        );
     }
 
     #[test]

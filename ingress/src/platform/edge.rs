@@ -55,6 +55,10 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
     /// when the body leaves the outlet out.
     const OUTLET_FIELDS: &'static [&'static str] = &[];
 
+    /// The body fields that name the brand (one of them is required where the token does not
+    /// give the brand: staff tokens and the open routes).
+    const BRAND_FIELDS: &'static [&'static str] = &[];
+
     /// The brand the body names, when it names one.
     fn brand(&self) -> Option<&str> {
         None
@@ -126,46 +130,59 @@ pub fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, 
     }
 }
 
-/// Refuses a period (IST days) that ends before it starts: 400 at `/end`.
-pub fn period(start: &Option<String>, end: &Option<String>) -> Result<(), StaffError> {
+/// A list's optional `start`..`end` filter, in either order (the days between the two).
+pub fn ordered(start: &Option<String>, end: &Option<String>) -> (Option<String>, Option<String>) {
     match (start, end) {
-        (Some(start), Some(end)) if start > end => Err(StaffError::invalid_message("/end", "end is before start")),
-        _ => Ok(()),
+        (Some(first), Some(last)) if first > last => (Some(last.clone()), Some(first.clone())),
+        _ => (start.clone(), end.clone()),
     }
 }
 
 /// Most days a period may cover.
 pub const MAX_DAYS: i64 = 731;
 
-/// The one period rule of every read and export that takes a period: `start`..`end` (both, or
-/// neither), else `date` (that one day), else the 7 IST days up to today. 400 naming the field
-/// for one end without the other, an end before its start, a day that is not `YYYY-MM-DD`, or
-/// more than [`MAX_DAYS`] days.
+/// The one period rule of every read and export that takes a period (IST days, `YYYY-MM-DD`):
+/// `start` and `end` (in either order: the days between the two); `start` alone, the 7 days from
+/// it; `end` alone, the 7 days up to it; else `date` (that one day); else the 7 days up to today.
+/// A period of more than [`MAX_DAYS`] days keeps its last [`MAX_DAYS`] (the answers that echo
+/// their `period` show which). 400 naming the field only for a day that is not a real date.
 pub fn period_of(
     start: &Option<String>,
     end: &Option<String>,
     date: &Option<String>,
 ) -> Result<(String, String), StaffError> {
-    let (start, end) = match (start, end, date) {
-        (Some(start), Some(end), _) => (start.clone(), end.clone()),
-        (Some(_), None, _) => return Err(StaffError::invalid_message("/end", "end is required with start")),
-        (None, Some(_), _) => return Err(StaffError::invalid_message("/start", "start is required with end")),
-        (None, None, Some(date)) => (date.clone(), date.clone()),
+    use chrono::{Days, NaiveDate};
+    let day = |text: &str, pointer: &str| {
+        NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|_| StaffError::invalid_message(pointer, format!("{text:?} is not an IST day (YYYY-MM-DD)")))
+    };
+    let week = Days::new(6);
+    let (first, last) = match (start, end, date) {
+        (Some(start), Some(end), _) => {
+            let (a, b) = (day(start, "/start")?, day(end, "/end")?);
+            (a.min(b), a.max(b))
+        }
+        (Some(start), None, _) => {
+            let first = day(start, "/start")?;
+            (first, first.checked_add_days(week).unwrap_or(first))
+        }
+        (None, Some(end), _) => {
+            let last = day(end, "/end")?;
+            (last.checked_sub_days(week).unwrap_or(last), last)
+        }
+        (None, None, Some(date)) => {
+            let only = day(date, "/date")?;
+            (only, only)
+        }
         (None, None, None) => {
-            let today = chrono::Utc::now();
-            let ist_day = engage_actors::domain::time::ist_day;
-            (ist_day(today - chrono::Duration::days(6)), ist_day(today))
+            let today = day(&engage_actors::domain::time::ist_day(chrono::Utc::now()), "/end")?;
+            (today.checked_sub_days(week).unwrap_or(today), today)
         }
     };
-    period(&Some(start.clone()), &Some(end.clone()))?;
-    let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
-    match (day(&start), day(&end)) {
-        (Some(first), Some(last)) if (last - first).num_days() >= MAX_DAYS => {
-            Err(StaffError::invalid_message("/end", format!("a period covers at most {MAX_DAYS} days")))
-        }
-        (Some(_), Some(_)) => Ok((start, end)),
-        _ => Err(StaffError::invalid_message("/start", "start and end are IST days (YYYY-MM-DD)")),
-    }
+    let earliest = last.checked_sub_days(Days::new(MAX_DAYS as u64 - 1)).unwrap_or(first);
+    let first = first.max(earliest);
+    let text = |d: NaiveDate| d.format("%Y-%m-%d").to_string();
+    Ok((text(first), text(last)))
 }
 
 /// A chat template category as a body names it (`MARKETING`; anything else is utility).

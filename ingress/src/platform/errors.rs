@@ -134,21 +134,24 @@ impl IntegrationError {
 }
 
 /// A tenant's refusal in the integration family: not found 404 `xE_404`; invalid 400 `xE_102`;
-/// redemption refusals 400 `xE_105` insufficient, `xE_106` below the minimum, `xE_107` over the
+/// redemption refusals (the data is valid; the balance or the rules refuse it) 409 `xE_105`
+/// insufficient, `xE_106` below the minimum, `xE_107` over the
 /// bill share; blocked 403 `xE_108` and velocity breach 403 `xE_109` (with [`FraudDenial`]); a
-/// refused flag transition 409 `xE_110`; a wallet that cannot pay 400 `xE_111`; a refused
+/// refused flag transition 409 `xE_110`; a wallet that cannot pay 409 `xE_111`; a refused
 /// one-time password 403 `xE_112`; unavailable or failed 503 `xE_503`.
 impl From<QueryError> for IntegrationError {
     fn from(error: QueryError) -> Self {
         let message = error.to_string().trim_start_matches("refused: ").to_owned();
         let (status, code) = match &error {
             QueryError::NotFound => return Self::not_found("customer"),
+            QueryError::Missing(what) => return Self::not_found(what),
+            QueryError::Duplicate(_) => (StatusCode::CONFLICT, "xE_409"),
             QueryError::Invalid(message) => return Self::invalid_message("", message.clone()),
             QueryError::Unavailable(_) | QueryError::Failed(_) => return Self::unavailable(error),
             QueryError::Redeem(RedeemError::NotPositive) => (StatusCode::BAD_REQUEST, "xE_102"),
-            QueryError::Redeem(RedeemError::Insufficient { .. }) => (StatusCode::BAD_REQUEST, "xE_105"),
-            QueryError::Redeem(RedeemError::BelowMinimum { .. }) => (StatusCode::BAD_REQUEST, "xE_106"),
-            QueryError::Redeem(RedeemError::OverBillShare { .. }) => (StatusCode::BAD_REQUEST, "xE_107"),
+            QueryError::Redeem(RedeemError::Insufficient { .. }) => (StatusCode::CONFLICT, "xE_105"),
+            QueryError::Redeem(RedeemError::BelowMinimum { .. }) => (StatusCode::CONFLICT, "xE_106"),
+            QueryError::Redeem(RedeemError::OverBillShare { .. }) => (StatusCode::CONFLICT, "xE_107"),
             QueryError::Blocked => {
                 let mut denial = Self::new(StatusCode::FORBIDDEN, "xE_108", "the customer is blocked");
                 denial.body.fraud = Some(FraudDenial {
@@ -172,7 +175,7 @@ impl From<QueryError> for IntegrationError {
                 return denial;
             }
             QueryError::Transition(_) => (StatusCode::CONFLICT, "xE_110"),
-            QueryError::Insufficient(_) => (StatusCode::BAD_REQUEST, "xE_111"),
+            QueryError::Insufficient(_) => (StatusCode::CONFLICT, "xE_111"),
             QueryError::Otp(reason) => {
                 return Self::new(StatusCode::FORBIDDEN, "xE_112", format!("one-time password {reason}"))
             }
@@ -295,8 +298,8 @@ impl StaffError {
     }
 }
 
-/// A tenant's refusal in the staff family: not found 404; invalid 400 with `errors`; a refused
-/// redemption, a denied customer or a wallet that cannot pay 400 `{message}`; a refused flag
+/// A tenant's refusal in the staff family: not found 404; invalid 400 with `errors`; a denied
+/// customer 400 `{message}`; a refused redemption, a wallet that cannot pay or a refused flag
 /// transition 409; unavailable or failed 503.
 impl StaffError {
     /// A capability's refusal naming what was asked for: not found 404 `{what} not found`; an
@@ -318,13 +321,18 @@ impl From<QueryError> for StaffError {
     fn from(error: QueryError) -> Self {
         match error {
             QueryError::NotFound => Self::not_found("customer"),
+            QueryError::Missing(what) => Self::not_found(&what),
+            QueryError::Duplicate(what) => Self::conflict(what),
             QueryError::Invalid(message) => Self::invalid_message("", message),
             QueryError::Transition(refused) => Self::conflict(refused.to_string()),
-            error @ (QueryError::Redeem(_)
-            | QueryError::Blocked
-            | QueryError::Fraud { .. }
-            | QueryError::Insufficient(_)
-            | QueryError::Otp(_)) => Self::refused(error.to_string().trim_start_matches("refused: ")),
+            QueryError::Redeem(RedeemError::NotPositive) => Self::refused("points must be positive"),
+            // the request is valid; the balance or the rules refuse it now
+            error @ (QueryError::Redeem(_) | QueryError::Insufficient(_)) => {
+                Self::conflict(error.to_string().trim_start_matches("refused: ").to_owned())
+            }
+            error @ (QueryError::Blocked | QueryError::Fraud { .. } | QueryError::Otp(_)) => {
+                Self::refused(error.to_string().trim_start_matches("refused: "))
+            }
             error @ (QueryError::Unavailable(_) | QueryError::Failed(_)) => Self::unavailable(error),
         }
     }

@@ -9,7 +9,7 @@
 //! | `/get/feedback/config` (engage's) | FeedbackReadRequest (`child_business_id`, `"0"` by default) | `{status: true, data: <config>}`; 404 without one |
 //! | `/fetch_feedback_customers` | FeedbackReadRequest (`page`, `start`, `end`) | `{status: true, data: [request], total, page, page_size: 20}` |
 //! | `/feedback_form_interaction_mis` | FeedbackReadRequest + `start`, `end` | `{status: true, data: {totals, days}}` |
-//! | `/orders_summary` | FeedbackReadRequest + `start`, `end` (at most 31 days), `page` | `{status: true, data: [order], total_orders, valid_numbers, invalid_numbers, page, page_size: 20}` |
+//! | `/orders_summary` | FeedbackReadRequest + the period (its last 32 days at most), `page` | `{status: true, data: [order], total_orders, valid_numbers, invalid_numbers, page, page_size: 20}` |
 //! | `/legacy/feedback_sms` (engage's) | LegacySmsRequest (`url`, `business_id`) | `{status: 1, id}`: a row of the legacy feedback SMS queue |
 //! | `/get/rating_list` | FeedbackReadRequest (`source`, `page`) | `{status: true, data: [rating, or the store's review record for sources 3 and 4], total, page, page_size: 20}` |
 //! | `/get/rating_count_datewise` | FeedbackReadRequest | `{status: true, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}` |
@@ -40,7 +40,7 @@ use engage_actors::links::{FormClaims, LinkRefusal};
 
 use super::auth::Auth;
 use super::edge::{
-    answer, open_rate_limit, period, period_of, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
+    answer, open_rate_limit, ordered, period_of, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
 };
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
@@ -55,7 +55,7 @@ pub fn routes() -> Routes {
         .post("/crm_api/get/feedback/config", "A business's feedback configuration (child_business_id, \"0\" by default): {status, data}; 404 without one", get_config)
         .post("/crm_api/fetch_feedback_customers", "Feedback links sent, newest first, 20 a page: {status, data: [{child_business_id, order_id, mobile_number, name, channels, url, sent_at, scheduled_at, clicks, is_submitted, rating}], total, page, page_size}", feedback_customers)
         .post("/crm_api/feedback_form_interaction_mis", "The feedback funnel between start and end (IST days): {status, data: {totals: {total_feedback_sent, total_clicks, unique_clicks, total_submitted}, days}}", interaction_mis)
-        .post("/crm_api/orders_summary", "Orders of start..end (IST days, at most 31), each once (its latest version), newest first, 20 a page, with whether the customer's number can be sent a link ([6-9] and 9 digits, not sequential, not one digit repeated): {status, data, total_orders, valid_numbers, invalid_numbers, page, page_size}", orders_summary)
+        .post("/crm_api/orders_summary", "Orders of the period (IST days; a longer one keeps its last 32), each once (its latest version), newest first, 20 a page, with whether the customer's number can be sent a link ([6-9] and 9 digits, not sequential, not one digit repeated): {status, data, total_orders, valid_numbers, invalid_numbers, page, page_size}", orders_summary)
         .post("/crm_api/legacy/feedback_sms", "Put a row of the legacy feedback SMS queue (engage's route, for rows left by the legacy system): a gateway URL the legacy_feedback_drain job calls by GET (processed 0 -> 2 -> 1): {status: 1, id}", legacy_feedback_sms)
         .post("/crm_api/get/rating_list", "Ratings, newest first, 20 a page: source 1 or 2 (or none) engage's own ratings; 3 (store A) and 4 (store B) the app-store reviews the review_sync job stored, each the store's own record ({reviewId, reviewer, comment, reply, starRating, createTime, lastModified, parent_business_id} / {id, parent_business_id, appId, attributes}): {status, data, total, page, page_size}", rating_list)
         .post("/crm_api/get/rating_count_datewise", "Ratings per IST day: {status, data: [{date, rating_count, avg_rating}], ratings_done, avg_rating}", rating_count_datewise)
@@ -97,7 +97,7 @@ fn form_operations() -> Value {
         "parameters": [{"name": "token", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
         "responses": {
             "200": html("the form"),
-            "400": html("not a feedback link this service signed: a page saying so"),
+            "404": html("not a feedback link this service signed: a page saying so"),
             "410": html("the link has expired: a page saying so"),
             "503": html("the brand's owner is unavailable; retry")}});
     let mut submit = page.clone();
@@ -107,8 +107,7 @@ fn form_operations() -> Value {
             "rating": {"type": "string", "enum": ["1", "2", "3", "4", "5"]}, "comment": {"type": "string"},
             "hear_about_us": {"type": "string"}, "q1": {"type": "string"}}}}}});
     submit["responses"]["200"] = html("a thank-you page");
-    submit["responses"]["400"] =
-        html("not a feedback link, or no rating from 1 to 5 (a body that is not a form has none): a page saying so");
+    submit["responses"]["400"] = html("no rating from 1 to 5 (a body that is not a form has none): a page saying so");
     json!({"get": page, "post": submit})
 }
 
@@ -162,13 +161,8 @@ async fn feedback_customers(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<RequestPage>>, StaffError> {
-    period(&body.start, &body.end)?;
-    let query = FeedbackQuery::Requests {
-        business_id: body.business_id,
-        page: body.page.unwrap_or(1),
-        start: body.start,
-        end: body.end,
-    };
+    let (start, end) = ordered(&body.start, &body.end);
+    let query = FeedbackQuery::Requests { business_id: body.business_id, page: body.page.unwrap_or(1), start, end };
     Ok(staff_answer(
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
     ))
@@ -226,7 +220,7 @@ async fn orders_summary(
 /// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);
 /// 3 and 4 the app stores' reviews, as each store sent them.
 async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
-    period(&body.start, &body.end)?;
+    let (start, end) = ordered(&body.start, &body.end);
     let page = body.page.unwrap_or(1);
     if let Some(source @ (3 | 4)) = body.source {
         let store = if source == 3 { "a" } else { "b" };
@@ -235,21 +229,15 @@ async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: S
             state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
         return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
-    let query = FeedbackQuery::Ratings {
-        business_id: body.business_id,
-        sources: Vec::new(),
-        page,
-        start: body.start,
-        end: body.end,
-    };
+    let query = FeedbackQuery::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
     Ok(staff_answer(
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?,
     ))
 }
 
 async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
-    period(&body.start, &body.end)?;
-    let query = FeedbackQuery::RatingDays { business_id: body.business_id, start: body.start, end: body.end };
+    let (start, end) = ordered(&body.start, &body.end);
+    let query = FeedbackQuery::RatingDays { business_id: body.business_id, start, end };
     state.platform.gateway.ask_as(brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))
 }
 
@@ -319,13 +307,11 @@ async fn nps_list(
 async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: Staff<NpsRequest>) -> Answered {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let defaults = Buckets::default();
-    let buckets = Buckets {
-        promoter_from: body.promoter_from.unwrap_or(defaults.promoter_from),
-        passive_from: body.passive_from.unwrap_or(defaults.passive_from),
-    };
-    if buckets.passive_from > buckets.promoter_from {
-        return Err(StaffError::invalid_message("/passive_from", "passive_from is above promoter_from"));
-    }
+    let (promoter_from, passive_from) =
+        (body.promoter_from.unwrap_or(defaults.promoter_from), body.passive_from.unwrap_or(defaults.passive_from));
+    // the two thresholds in either order: the higher one starts the promoters
+    let buckets =
+        Buckets { promoter_from: promoter_from.max(passive_from), passive_from: promoter_from.min(passive_from) };
     let query = FeedbackQuery::NpsReport { business_id: body.business_id, start, end, buckets };
     let report: NpsReport =
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
@@ -365,8 +351,9 @@ fn claims(state: &AppState, token: &str) -> Result<FormClaims, Response> {
             Html(feedback_page::message_page("This feedback link has expired", "Thank you all the same.")),
         )
             .into_response()),
+        // a link this service did not sign names no form: not found, like an unknown bill
         _ => Err((
-            StatusCode::BAD_REQUEST,
+            StatusCode::NOT_FOUND,
             Html(feedback_page::message_page("Not a feedback link", "Check the link in your message.")),
         )
             .into_response()),

@@ -74,16 +74,28 @@ pub fn routes() -> Routes {
         )
         .post("/crm_api/delete_blocklist_contacts", "Delete blocklist entries (contacts[])", delete_blocklist)
         .post("/crm_api/block_unblock_resolve_contacts", "status 2 blocks (flagged -> blocked), 3 unblocks (blocked -> unblocked); 409 when refused", block_unblock_resolve)
-        .answer("409", "the flag transition is refused in the contact's state")
+        .requires(&["status"])
+        .rule(json!({"properties": {"status": {"enum": [2, 3]}}}))
+        .rule(json!({"anyOf": [{"required": ["contact"]}, {"required": ["contacts"]}]}))
+        .tweak(flag_conflict)
         .post("/crm_api/mark_resolve_contacts", "Resolve flagged contacts (flagged -> resolved)", mark_resolve)
-        .answer("409", "the flag transition is refused in the contact's state")
+        .rule(json!({"anyOf": [{"required": ["contact"]}, {"required": ["contacts"]}]}))
+        .tweak(flag_conflict)
         .post("/crm_api/get_blocklist_contacts", "Paginated blocklist", get_blocklist)
         .route("/crm_api/fraud/check-customer-blocked", get(check_blocked), json!({"get": check_blocked_operation()}))
         .post("/crm_api/api/v1/fraud/evaluate-customer", "Blocked state, open flags, velocity counts and limits of a contact", evaluate_customer)
+        .requires(&["contact"])
         .post("/crm_api/view_fraud_customers", "Paginated flags, newest first, optionally by status", view_fraud_customers)
         .post("/crm_api/group_list_fraud_contacts", "Flags grouped by contact", group_list)
         .post("/crm_api/get_fraud_list_mis", "Flag counts by fraud type and status between start and end", fraud_mis)
         .post("/crm_api/send_fraud_alert", "Queue the fraud alert about `contact` to the alert recipients, debiting `business_id`'s wallet per message (skipped below the channel cost)", send_fraud_alert)
+        .requires(&["contact", "business_id"])
+}
+
+/// The 409 of the flag routes: every contact's transition was refused; the body says why, per contact.
+fn flag_conflict(op: &mut Value) {
+    op["responses"]["409"] = json!({"description": "every contact's flag transition is refused in its state: {status: true, results: [{contact, ok: false, error}]}",
+        "content": {"application/json": {"schema": {"type": "object", "required": ["results"]}}}});
 }
 
 /// The blocklist upload's multipart operation.
@@ -96,7 +108,9 @@ fn upload_operation() -> Value {
     );
     upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "file"],
-        "properties": {"parent_business_id": {"type": "string"}, "file": {"type": "string", "format": "binary"}}}}}});
+        "propertyNames": super::upload::field_name(),
+        "properties": {"parent_business_id": {"type": "string", "minLength": 1, "maxLength": 128},
+            "file": {"type": "string", "format": "binary"}}}}}});
     upload["responses"]["413"] = super::upload::limit_answer();
     upload["x-engage-scope"] = json!(Scope::Brand.as_str());
     upload

@@ -318,6 +318,10 @@ pub async fn instant_order(
 fn enqueue_operation(route: &EnqueueRoute, ok: Value) -> Value {
     let mut op = super::routes::operation(route.summary, route.auth, Some(route.schema), ok);
     op["x-engage-scope"] = json!(Scope::Customer.as_str());
+    if route.auth == Auth::None {
+        // no token gives the brand: the body names it
+        super::routes::require(&mut op, json!({"required": ["parentBusinessId"]}));
+    }
     if let Some(responses) = op["responses"].as_object_mut() {
         responses.remove("429");
     }

@@ -49,11 +49,13 @@ pub fn routes() -> Routes {
         .post("/integration/v1/get_user_profile", "A customer's profile and totals", get_user_profile)
         .post("/integration/v1/update_user_profile", "Update name, email, gender or dob", update_user_profile)
         .post("/integration/v1/fcm_token_ingestion", "Register a push token (fcm_token)", fcm_token_ingestion)
+        .requires(&["fcm_token"])
         .post(
             "/integration/v1/deduct_wallet_points",
             "Deduct points once per reference: {status, deducted, wallet_balance, txn_id}",
             deduct_wallet_points,
         )
+        .requires(&["points", "reference"])
         .post("/pos_e/v1/get_loyalty_details", "A customer's points (brand in parent_business_id)", pos_loyalty_details)
 }
 

@@ -70,18 +70,25 @@ pub fn routes() -> Routes {
     Routes::new()
         .post("/crm_api/get/campaign/type/ids", "The journey types, with the brand's configured and enabled counts per type (roi)", campaign_type_ids)
         .post("/crm_api/get/campaign/fields", "The form fields of a journey type (campaign_type_id)", campaign_fields)
+        .requires(&["campaign_type_id"])
         .post("/crm_api/get/field/parameters", "One field of a journey type's form, with its options (campaign_type_id, ref_id)", field_parameters)
+        .requires(&["campaign_type_id", "ref_id"])
         .post("/crm_api/get/days/type/options", "The six send-timing options (send_days_type ids)", days_type_options)
         .post("/crm_api/autoCampaign", "Add a journey type (campaign_type must be new)", auto_campaign)
         .post("/crm_api/save/campaign/journey", "Save the journey of (brand, outlet, type): {status, message, campaign_journey_id}; the same triple again updates it; an unknown campaign_type_id is 400", save_journey)
         .post("/crm_api/enable/automated/campaign/", "Turn a journey on or off: {status, campaign_journey_id, campaign_enabled}; 404 for an unknown journey", enable_journey)
+        .requires(&["campaign_journey_id", "campaign_enabled"])
         .post("/crm_api/view/campaign/journey", "A journey configuration, for editing; 404 for an unknown journey", view_journey)
+        .requires(&["campaign_journey_id"])
         .post("/crm_api/get/campaign/mapped/business", "The brand's journeys grouped by outlet, each with its ROI (per mode; sent vs holdout conversion and lift); child_business_id optional. auto_campaign (of the brand, and of each outlet) is the business_configs flag the daily 12:47 auto_campaign_sync job sets (null before its first run)", mapped_business)
         .post("/crm_api/get/auto_campaign_users", "A page of a journey's audience: each customer's decision (sent, holdout, skipped with reason), messages and attributed orders and revenue: {status, data, total, page, page_size}", auto_campaign_users)
+        .requires(&["campaign_journey_id"])
         .post("/crm_api/view/sent/automated/campaigns", "The journey send history, newest day first: {status, data: [{campaign_journey_id, businessId, parentBusinessId, run_day, sent_count, holdout_count, skipped, started_at, completed_at}]}", sent_campaigns)
         .post("/crm_api/automated/campaigns/report", "The wallet transactions of a campaign (auto_id), of one outlet or all: {status, data, count, total_debited}", campaigns_report)
+        .requires(&["auto_id"])
         .post("/crm_api/journeys/settings", "Read or change the brand's quiet hours and frequency cap: {status, data: {quiet_hours, frequency_cap}}", journey_settings)
         .post("/crm_api/create/campaign_tag", "Add a campaign tag (tag_name unique per brand regardless of letter case; 400 at /tag_name otherwise): {status, message, data: {tag_id, tag_name, color, created_at}}", create_campaign_tag)
+        .requires(&["tag_name"])
         .post("/crm_api/get/campaign_tags", "The brand's campaign tags by name: {status, data}", campaign_tags)
         .route(
             "/crm_api/create/bulk/campaign",
@@ -99,7 +106,7 @@ pub fn routes() -> Routes {
                 "responses": {
                     "302": {"description": "counted; Location is the button's target",
                             "headers": {"Location": {"schema": {"type": "string"}}}},
-                    "400": {"description": "not a tracking link this service signed; nothing counted",
+                    "404": {"description": "not a tracking link this service signed; nothing counted",
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}},
                     "410": {"description": "the link has expired (30 days after delivery); nothing counted",
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}}}}}),
@@ -121,9 +128,11 @@ fn bulk_campaign_operation() -> Value {
     );
     bulk["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "business_id", "campaign_name", "channel", "template_id", "file"],
-        "properties": {"parent_business_id": {"type": "string"}, "business_id": {"type": "string"},
-            "campaign_name": {"type": "string", "maxLength": 200}, "channel": {"enum": ["sms", "chat"]},
-            "template_id": {"type": "string", "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
+        "propertyNames": super::upload::field_name(),
+        "properties": {"parent_business_id": {"type": "string", "minLength": 1, "maxLength": 128},
+            "business_id": {"type": "string", "minLength": 1, "maxLength": 200},
+            "campaign_name": {"type": "string", "minLength": 1, "maxLength": 200}, "channel": {"enum": ["sms", "chat"]},
+            "template_id": {"type": "string", "minLength": 1, "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
             "file": {"type": "string", "format": "binary"}}}}}});
     bulk["responses"]["413"] = super::upload::limit_answer();
     bulk["x-engage-scope"] = json!(super::access::Scope::Outlet.as_str());
@@ -154,7 +163,7 @@ async fn journey_type(state: &AppState, brand: &str, id: Option<&str>) -> Result
         .await?
         .into_iter()
         .find(|t| t.id == id)
-        .ok_or_else(|| StaffError::invalid_message("/campaign_type_id", format!("no journey type {id}")))
+        .ok_or_else(|| StaffError::not_found(&format!("journey type {id}")))
 }
 
 async fn brand_journeys(
@@ -216,10 +225,7 @@ async fn days_type_options(_request: Staff<JourneyCatalogueRequest>) -> Answered
 async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaignRequest>) -> Answered {
     let body = request.body;
     if all_types(&state, &request.brand).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
-        return Err(StaffError::invalid_message(
-            "/campaign_type",
-            format!("a journey type {} exists already", body.campaign_type),
-        ));
+        return Err(StaffError::conflict(format!("a journey type {} exists already", body.campaign_type)));
     }
     let fields = common_fields();
     // the brand is part of the id: two brands adding the same campaign_type get two types
@@ -533,12 +539,12 @@ async fn create_bulk_campaign(
 
 /// `GET /track/chat/link/{token}`: a chat button's tracking link. A token this service signed
 /// and not expired counts the click against its journey send and redirects (302) to the target;
-/// a bad token is a 400, an expired one a 410, and nothing is counted.
+/// a token it did not sign names no link (404), an expired one is a 410, and nothing is counted.
 async fn track_chat_link(State(state): State<AppState>, Path(token): Path<String>) -> Response {
     let claims = match state.platform.links.verify(&token) {
         Ok(claims) => claims,
         Err(LinkRefusal::Expired) => return StaffError::gone("this link has expired").into_response(),
-        Err(LinkRefusal::Invalid) => return StaffError::refused("not a valid tracking link").into_response(),
+        Err(LinkRefusal::Invalid) => return StaffError::not_found("tracking link").into_response(),
     };
     let query = JourneysQuery::Click {
         campaign_journey_id: claims.journey.clone(),

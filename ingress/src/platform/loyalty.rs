@@ -16,7 +16,7 @@
 //! | `/api/redeemLoyalty` | integration token | RedeemPointsRequest: a POS redemption, pending until its order arrives |
 //! | `/api/revokeLoyalty` | integration token | CustomerLoyaltyRequest with `order_id`: revoke that redemption now |
 //!
-//! Redemption refusals (integration family, HTTP 400): `xE_105` insufficient points, `xE_106`
+//! Redemption refusals (integration family, HTTP 409: the request is valid, the balance or rules refuse it): `xE_105` insufficient points, `xE_106`
 //! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`. Fraud
 //! prevention denials are 403 with `fraud_detected` ([`fraud_denial`]).
 
@@ -53,15 +53,20 @@ pub fn routes() -> Routes {
         .post("/api/redeemLoyalty", "POS redemption: pending until its order arrives; the revoke job reverts it after ENGAGE_POS_REDEMPTION_TTL_MINUTES otherwise", redeem_loyalty)
         .post("/pos_e/v1/redeem_loyalty_points", "POS redemption, pending until the order arrives", pos_redeem_loyalty)
         .post("/api/revokeLoyalty", "Revoke the redemption of order_id now: points restored, ledger row status 2", revoke_loyalty)
+        .requires(&["order_id"])
         .post("/pos_e/v1/revoke_loyalty_points", "Revoke the redemption of order_id", pos_revoke_loyalty)
+        .requires(&["order_id"])
         .post("/api/generateOTP", "Send the customer a one-time password by SMS (business_id's wallet pays)", generate_otp)
+        .requires(&["business_id"])
         .post("/crm_api/fetch_loyalty_details", "The brand's loyalty rules and active rewards", fetch_loyalty_details)
         .post("/crm_api/loyalty/ledger", "A customer's points ledger (parent_business_id, customer_number, page, page_size)", staff_ledger)
         .post("/crm_api/redeem_points", "Redeem points by staff (customer_number, points, order_id)", staff_redeem)
+        .requires(&["points", "order_id"])
         .post("/crm_api/day/wise/data", "Loyalty figures per IST day (earned, bonus, referral, redeemed, restored, expired, customers) and totals", day_wise)
         .post("/crm_api/get/referal/rules", "The brand's refer-and-earn programme", referral_rules)
         .post("/crm_api/get/loyalty/rules/details", "The token's brand's loyalty rules", rules_details)
         .post("/pos_e/v1/authenticate_points_redemption", "Check a one-time password: opens a 5-minute window for one POS redemption", authenticate_points_redemption)
+        .requires(&["otp"])
 }
 
 /// Longest range of `/crm_api/day/wise/data`, in days.
@@ -79,16 +84,10 @@ fn day_wise_query(body: &DayWiseRequest) -> Result<LoyaltyQuery, StaffError> {
     let today = parse(&Some(engage_actors::domain::time::ist_day(chrono::Utc::now())), "/end_date")?;
     let to = parse(&body.end_date, "/end_date")?.or(today).unwrap_or_default();
     let from = parse(&body.start_date, "/start_date")?.unwrap_or(to - chrono::Days::new(6));
-    let days = (to - from).num_days() + 1;
-    if days < 1 {
-        return Err(StaffError::invalid_message("/start_date", "start_date is after end_date"));
-    }
-    if days > DAY_WISE_MAX_DAYS {
-        return Err(StaffError::invalid_message(
-            "/end_date",
-            format!("at most {DAY_WISE_MAX_DAYS} days at a time (asked for {days})"),
-        ));
-    }
+    // in either order: the days between the two
+    let (from, to) = (from.min(to), from.max(to));
+    // a longer range keeps its last DAY_WISE_MAX_DAYS days (the answer's days say which)
+    let from = from.max(to - chrono::Days::new(DAY_WISE_MAX_DAYS as u64 - 1));
     Ok(LoyaltyQuery::DayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
 }
 

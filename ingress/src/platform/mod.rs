@@ -44,6 +44,7 @@ pub mod edge;
 pub mod errors;
 pub mod feedback;
 pub mod feedback_page;
+pub mod form_view;
 pub mod fraud;
 pub mod ingestion;
 pub mod integration;
@@ -173,7 +174,7 @@ pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::R
 
 /// Path items and components of the platform routes, for `/openapi.json`.
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
-    let paths = routes().paths();
+    let mut paths = routes().paths();
     let mut schemas: Map<String, Value> =
         schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
     schemas.insert(
@@ -217,6 +218,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "adminKey".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "x-admin-key", "description": "the server's admin key (engage tokens finds it); loopback callers only"}),
     );
+    form_view::apply(&mut paths, &mut schemas);
     (paths, schemas, security)
 }
 

@@ -51,6 +51,7 @@ pub struct OpenRoutesSettingsRequest {
 impl PlatformRequest for OpenRoutesSettingsRequest {
     const SCHEMA: &'static str = "OpenRoutesSettingsRequest";
     const SCOPE: Scope = Scope::Brand;
+    const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
 
     fn brand(&self) -> Option<&str> {
         self.parent_business_id.as_deref()

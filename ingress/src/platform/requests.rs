@@ -24,6 +24,7 @@ macro_rules! platform_requests {
             const SCHEMA: &'static str = stringify!($ty);
             const SCOPE: Scope = $ty::SCOPE;
             const OUTLET_FIELDS: &'static [&'static str] = $ty::OUTLET_FIELDS;
+            const BRAND_FIELDS: &'static [&'static str] = $ty::BRAND_FIELDS;
             fn brand(&self) -> Option<&str> {
                 self.named_brand()
             }
@@ -91,6 +92,8 @@ platform_requests!(
 macro_rules! brand_field {
     ($($ty:ident),*) => {$(
         impl $ty {
+            const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
+
             fn named_brand(&self) -> Option<&str> {
                 self.parent_business_id.as_deref()
             }
@@ -102,6 +105,8 @@ macro_rules! brand_field {
 macro_rules! brand_either {
     ($($ty:ident),*) => {$(
         impl $ty {
+            const BRAND_FIELDS: &'static [&'static str] = &["parentBusinessId", "parent_business_id"];
+
             fn named_brand(&self) -> Option<&str> {
                 self.parent_business_id_camel.as_deref().or(self.parent_business_id.as_deref())
             }
@@ -149,6 +154,8 @@ brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequ
 macro_rules! brand_of_token {
     ($($ty:ident),*) => {$(
         impl $ty {
+            const BRAND_FIELDS: &'static [&'static str] = &[];
+
             fn named_brand(&self) -> Option<&str> {
                 None
             }
@@ -159,6 +166,8 @@ macro_rules! brand_of_token {
 brand_of_token!(BillEventRequest, WidgetInsightRequest, ChatCheckRequest);
 
 impl NpsDataRequest {
+    const BRAND_FIELDS: &'static [&'static str] = &["parentBusinessId"];
+
     fn named_brand(&self) -> Option<&str> {
         Some(self.parent_business_id_camel.as_str())
     }

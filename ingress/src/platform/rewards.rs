@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `/crm_api/add_edit_reward` (ours: the spec shows no catalogue route) | staff | `{status: true, reward}` |
 //! | `/integration/v1/get_rewards` (`customer_number` optional) | integration | `{status: 1, rewards[+affordable], loyalty_points}` |
-//! | `/integration/v1/purchase_rewards` (`customer_number`, `reward_id`, `reference`?) | integration | `{status: 1, coupon, loyalty_points}`; insufficient points 400 `xE_105` |
+//! | `/integration/v1/purchase_rewards` (`customer_number`, `reward_id`, `reference`?) | integration | `{status: 1, coupon, loyalty_points}`; insufficient points 409 `xE_105` |
 //! | `/integration/v1/redeem_rewards` (`coupon_code`, `order_id`) | integration | `{status: 1, coupon}` |
 //! | `/integration/v1/revoke_reward` (`customer_number`, `coupon_code`) | integration | `{status: 1, coupon, loyalty_points}` |
 //! | `/pos_e/v1/get_coupon_details` (`coupon_code`) | open | `{status: 1, coupon}` |
@@ -38,14 +38,19 @@ pub fn routes() -> Routes {
         .post("/crm_api/add_edit_reward", "Add or edit a reward of the brand's catalogue", add_edit_reward)
         .post("/integration/v1/get_rewards", "Active rewards (affordable for customer_number when given)", get_rewards)
         .post("/integration/v1/purchase_rewards", "Buy a reward with points: a coupon is issued", purchase_rewards)
+        .requires(&["customer_number", "reward_id"])
         .post("/integration/v1/redeem_rewards", "Use a coupon on an order", redeem_rewards)
+        .requires(&["coupon_code", "order_id"])
         .post(
             "/pos_e/v1/redeem_coupon_details",
             "Use a coupon on an order (brand in parent_business_id)",
             redeem_coupon_details,
         )
+        .requires(&["coupon_code", "order_id"])
         .post("/integration/v1/revoke_reward", "Revoke an unused coupon: its points come back", revoke_reward)
+        .requires(&["customer_number", "coupon_code"])
         .post("/pos_e/v1/get_coupon_details", "A coupon (brand in parent_business_id)", get_coupon_details)
+        .requires(&["coupon_code"])
         .post(
             "/crm_api/get/customer/loyalty/details",
             "The app user's customer record and loyalty (no body needed)",

@@ -33,6 +33,8 @@ pub struct Contract {
     pub schema: Option<&'static str>,
     /// What the route acts on, for outlet-limited tokens.
     pub scope: Option<Scope>,
+    /// The body fields that name the brand.
+    pub brand_fields: &'static [&'static str],
 }
 
 /// An extractor of the typed edge.
@@ -45,7 +47,7 @@ macro_rules! extracts {
     ($($extractor:ident => $auth:expr),* $(,)?) => {$(
         impl<T: PlatformRequest> Extracts for $extractor<T> {
             fn contract() -> Contract {
-                Contract { auth: $auth, schema: Some(T::SCHEMA), scope: Some(T::SCOPE) }
+                Contract { auth: $auth, schema: Some(T::SCHEMA), scope: Some(T::SCOPE), brand_fields: T::BRAND_FIELDS }
             }
         }
     )*};
@@ -55,7 +57,7 @@ extracts!(Staff => Auth::Staff, Integration => Auth::Integration, Open => Auth::
 
 impl Extracts for AppCustomer {
     fn contract() -> Contract {
-        Contract { auth: Auth::App, schema: None, scope: Some(Scope::Customer) }
+        Contract { auth: Auth::App, schema: None, scope: Some(Scope::Customer), brand_fields: &[] }
     }
 }
 
@@ -175,6 +177,18 @@ impl Routes {
         })
     }
 
+    /// Declares `fields` required in the body of the route just declared (fields its handler needs
+    /// that the body type, shared with other routes, leaves optional).
+    pub fn requires(self, fields: &[&str]) -> Self {
+        self.tweak(|op| require(op, json!({"required": fields})))
+    }
+
+    /// Adds a rule of the route just declared to its body schema (`{"anyOf": …}` of fields one
+    /// of which it needs, a narrower `properties` of a shared field), as [`Routes::requires`].
+    pub fn rule(self, rule: Value) -> Self {
+        self.tweak(|op| require(op, rule))
+    }
+
     /// Changes the operation of the route just declared.
     pub fn tweak(mut self, change: impl FnOnce(&mut Value)) -> Self {
         if let Some((path, method)) = &self.last {
@@ -222,6 +236,7 @@ fn family_schema(op: &Value) -> Value {
 fn typed_operation(summary: &str, contract: Contract, ok: Value) -> Value {
     let mut op = operation(summary, contract.auth, contract.schema, ok);
     let family = family_schema(&op);
+    op["responses"]["409"] = json!({"description": "the request is valid but the brand's state refuses it now (insufficient points or wallet balance, below the redemption minimum, over the bill share, a refused flag transition)", "content": family});
     // every tenant route can name a customer, coupon, reward or journey the brand does not have
     op["responses"]["404"] =
         json!({"description": "not found (customer, coupon, reward or journey)", "content": family});
@@ -231,7 +246,28 @@ fn typed_operation(summary: &str, contract: Contract, ok: Value) -> Value {
     if let Some(scope) = contract.scope {
         op["x-engage-scope"] = json!(scope.as_str());
     }
+    // a staff token, or no token, does not give the brand: the body must name it
+    if matches!(contract.auth, Auth::Staff | Auth::None) && !contract.brand_fields.is_empty() {
+        let named: Vec<Value> = contract.brand_fields.iter().map(|f| json!({"required": [f]})).collect();
+        let brand = if named.len() == 1 { named[0].clone() } else { json!({"anyOf": named}) };
+        require(&mut op, brand);
+    }
     op
+}
+
+/// Adds `rule` (`{"required": [...]}` or a combination) to the body schema of `op`, for JSON and
+/// forms alike: `{"allOf": [{"$ref": …}, rule, …]}`.
+pub fn require(op: &mut Value, rule: Value) {
+    let Some(content) = op.pointer_mut("/requestBody/content").and_then(Value::as_object_mut) else { return };
+    for media in content.values_mut() {
+        let schema = &mut media["schema"];
+        if schema.get("allOf").is_none() {
+            *schema = json!({"allOf": [schema.take()]});
+        }
+        if let Some(all) = schema["allOf"].as_array_mut() {
+            all.push(rule.clone());
+        }
+    }
 }
 
 /// Whether `auth`'s refusals are the staff family's (`{message[, errors]}`).

@@ -118,6 +118,12 @@ pub struct CsvRow {
     pub columns: BTreeMap<String, String>,
 }
 
+/// The field names of a multipart body, for `/openapi.json`: a part's name is a header parameter,
+/// so it is plain text (fields the route does not read are ignored).
+pub fn field_name() -> serde_json::Value {
+    serde_json::json!({"pattern": "^[A-Za-z0-9_]{1,64}$"})
+}
+
 /// The 413 answer of a multipart route, for `/openapi.json`.
 pub fn limit_answer() -> serde_json::Value {
     serde_json::json!({"description": "{message: \"the body exceeds N bytes\"}: N is ENGAGE_MAX_UPLOAD_BYTES (default 5242880)",

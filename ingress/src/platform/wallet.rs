@@ -24,6 +24,7 @@ use crate::AppState;
 pub fn routes() -> Routes {
     Routes::new()
         .post("/crm_api/wallet/recharge", "Credit a business wallet (a payment reference is applied once)", recharge)
+        .requires(&["amount"])
         .post("/crm_api/wallet/balance", "A business wallet's balance (decimal string)", balance)
         .post("/crm_api/wallet/transactions", "A page of a business wallet's transactions", transactions)
         .post(
@@ -36,6 +37,7 @@ pub fn routes() -> Routes {
             "Change the brand's price table (fields left out keep their value): {status, message, pricing}",
             set_pricing,
         )
+        .requires(&["pricing"])
 }
 
 /// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.

@@ -706,8 +706,8 @@ async fn add_widget(
     };
     let all = widgets(brand).await?;
     if all.iter().any(|w| w.business_id == business && w.widget_id == widget_id) {
-        return Err(QueryError::Invalid(format!(
-            "/widget_id: this business already has the {} widget; change it with /links/editWidget",
+        return Err(QueryError::Duplicate(format!(
+            "this business already has the {} widget; change it with /links/editWidget",
             kind.name
         )));
     }

@@ -332,7 +332,7 @@ pub enum FeedbackQuery {
         business_id: Option<String>,
         /// First IST day.
         start: String,
-        /// Last IST day (at most 31 days after `start`).
+        /// Last IST day (a longer period keeps the 32 days up to it).
         end: String,
         /// From 1.
         page: u64,
@@ -863,9 +863,8 @@ async fn orders_summary(
     let (Some(first), Some(last)) = (parse(start), parse(end)) else {
         return Err(QueryError::Invalid("/start: start and end are IST days, YYYY-MM-DD".to_owned()));
     };
-    if (last - first).num_days() > 31 {
-        return Err(QueryError::Invalid("/end: the period is at most 31 days".to_owned()));
-    }
+    // a longer period keeps its last 32 days (the one period rule's clamp, at this read's size)
+    let first = first.max(last - chrono::Days::new(31));
     // each order once, its latest version (queue records are in acceptance order)
     let mut orders: BTreeMap<(String, String), SummaryOrder> = BTreeMap::new();
     let mut day = first;

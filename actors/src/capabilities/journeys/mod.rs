@@ -862,7 +862,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             let tag_id = digest(&["campaign-tag", &brand.tenant, &tag_name.trim().to_lowercase()]);
             let key = keys::campaign_tag(&brand.tenant, &tag_id);
             if brand.repo().get::<CampaignTag>(&key).await?.is_some() {
-                return reply::<CampaignTag>(Err(QueryError::Invalid(format!(
+                return reply::<CampaignTag>(Err(QueryError::Duplicate(format!(
                     "a tag named {tag_name} exists already"
                 ))));
             }

@@ -125,3 +125,52 @@ async fn legacy_forms_and_numbers_as_strings_are_accepted_and_understood() {
     assert_eq!((status, &answer["errors"][0]["pointer"]), (400, &json!("/amount")), "{answer}");
     app.stop().await;
 }
+
+/// Forms as Express's `qs` writes them: `items[0][name]=…` lists of objects, a key sent twice
+/// (`contacts=a&contacts=b`) a list, and the text `null` in a field that may be null removing it.
+/// Each is read back where it shows.
+#[tokio::test]
+async fn qs_style_forms_nest_list_and_say_null() {
+    let app = spawn_app(&[]).await;
+    let staff = token_for(&app, "staff", "brand-q", None).await;
+    let staff_auth = [("token", staff.as_str())];
+    let body = "parentBusinessId=brand-q&businessId=o1&orderId=Q-1&customer%5Bphone%5D=9811500009\
+                &amount=100&items%5B0%5D%5Bname%5D=dosa&items%5B0%5D%5Bqty%5D=2&items%5B0%5D%5Bprice%5D=30\
+                &items%5B1%5D%5Bname%5D=tea&items%5B1%5D%5Bqty%5D=1&items%5B1%5D%5Bprice%5D=40\
+                &orderTime=2026-11-22%2009%3A00%3A00";
+    let (status, answer) = form(&app, "/injestion/platform", &[], body).await;
+    assert_eq!(status, 200, "{answer}");
+    let period = json!({"parent_business_id": "brand-q", "date": "2026-11-22"});
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let items = loop {
+        let (status, answer) = json_post(&app, "/stats/metrics/items", &staff_auth, &period).await;
+        assert_eq!(status, 200, "{answer}");
+        if answer["data"]["items"].as_array().is_some_and(|i| i.len() == 2) {
+            break answer["data"]["items"].clone();
+        }
+        assert!(Instant::now() < deadline, "{answer}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let dosa = items.as_array().unwrap().iter().find(|i| i["name"] == "dosa").unwrap();
+    assert_eq!((&dosa["quantity"], &dosa["revenue"]), (&json!(2), &json!(60.0)), "{items}");
+
+    // a key sent twice is a list: both contacts are answered for (neither has a flag to resolve)
+    let (status, answer) = form(
+        &app,
+        "/crm_api/mark_resolve_contacts",
+        &staff_auth,
+        "parent_business_id=brand-q&contacts=9811500011&contacts=9811500012",
+    )
+    .await;
+    let contacts: Vec<&Value> = answer["results"].as_array().into_iter().flatten().map(|r| &r["contact"]).collect();
+    assert_eq!((status, contacts), (409, vec![&json!("9811500011"), &json!("9811500012")]), "{answer}");
+
+    // `null` removes a field that may be null: the business's SMS header is set, then removed
+    let set = "parent_business_id=brand-q&business_id=0&sms_sender_id=ENGAGE";
+    let (status, answer) = form(&app, "/crm_api/add_b_config", &staff_auth, set).await;
+    assert_eq!((status, &answer["data"]["sms_sender_id"]), (200, &json!("ENGAGE")), "{answer}");
+    let unset = "parent_business_id=brand-q&business_id=0&sms_sender_id=null";
+    let (status, answer) = form(&app, "/crm_api/add_b_config", &staff_auth, unset).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["data"].get("sms_sender_id").is_none_or(Value::is_null), "{answer}");
+}

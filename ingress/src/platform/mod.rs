@@ -37,6 +37,7 @@ pub mod body;
 pub mod business_config;
 pub mod chat;
 pub mod coerce;
+pub mod contract;
 pub mod customers;
 pub mod dashboard;
 pub mod dead_letters;

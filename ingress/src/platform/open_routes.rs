@@ -42,9 +42,15 @@ pub fn routes() -> Routes {
 }
 
 /// `/crm_api/open_routes/settings`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(
+    description = r#"/crm_api/open_routes/settings (engage's route): read, or with open_routes set, change whether the spec's open routes take requests for this brand without a credential. closed: each then needs an integration token of the brand (Authorization:)."#
+)]
 pub struct OpenRoutesSettingsRequest {
+    #[schemars(length(min = 1, max = 128))]
+    #[schemars(required)]
     pub parent_business_id: Option<String>,
+    #[schemars(extend("enum" = ["open", "closed"]))]
     pub open_routes: Option<String>,
 }
 
@@ -86,12 +92,12 @@ async fn settings(
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_type_and_its_schema_name_the_same_fields() {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("schemas/open_routes_settings.json")).unwrap_or_default();
+    fn the_schema_is_the_types() {
+        let schema = super::super::contract::schema_of::<super::OpenRoutesSettingsRequest>();
         let mut fields: Vec<&str> =
             schema["properties"].as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
         fields.sort_unstable();
         assert_eq!(fields, ["open_routes", "parent_business_id"]);
+        assert_eq!(schema["properties"]["open_routes"]["enum"], serde_json::json!(["open", "closed"]));
     }
 }

@@ -43,6 +43,7 @@ pub mod dashboard;
 pub mod dead_letters;
 pub mod edge;
 pub mod errors;
+pub mod examples;
 pub mod feedback;
 pub mod feedback_page;
 pub mod form_view;
@@ -219,6 +220,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "adminKey".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "x-admin-key", "description": "the server's admin key (engage tokens finds it); loopback callers only"}),
     );
+    examples::apply(&mut paths, &schemas);
     form_view::apply(&mut paths, &mut schemas);
     (paths, schemas, security)
 }

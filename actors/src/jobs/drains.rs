@@ -1,0 +1,188 @@
+//! The channel drains (`sms_drain`, `chat_drain`, `push_drain`) with the provider HTTP adapter, and `chat_refund` (failed chat sends refunded to the paying wallet).
+
+use super::*;
+
+impl Jobs {
+    pub(super) fn provider(&self, channel: Channel) -> Option<&str> {
+        match channel {
+            Channel::Sms => self.providers.sms.as_deref(),
+            Channel::Chat => self.providers.chat.as_deref(),
+            Channel::Push => self.providers.push.as_deref(),
+        }
+    }
+
+    pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<Value, String> {
+        let Some(url) = self.provider(channel).map(str::to_owned) else {
+            return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
+        };
+        let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
+        let mut quiet_hours = HashMap::new();
+        let mut budget = DRAIN_BATCH;
+        for day in Self::days(now, 1) {
+            let partition = format!("{}_{day}", channel.queue());
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let mut due = Vec::new();
+            for row in rows.into_iter().filter(QueuedSend::pending) {
+                if due.len() >= budget {
+                    break;
+                }
+                if row.not_before.is_some_and(|at| at > now) {
+                    scheduled += 1;
+                    continue;
+                }
+                if row.purpose == Purpose::Campaign && self.quiet(&mut quiet_hours, &row.parent_business_id, now).await
+                {
+                    quiet += 1;
+                    continue;
+                }
+                // a send whose wallet debit was never committed (possible only on a store without
+                // atomic batches) is not delivered
+                if !self.paid(&row).await {
+                    unpaid += 1;
+                    continue;
+                }
+                due.push(row);
+            }
+            budget -= due.len();
+            let results: Vec<(QueuedSend, Result<Option<String>, String>)> = futures::stream::iter(due)
+                .map(|row| {
+                    let url = url.clone();
+                    async move {
+                        let outcome = self.deliver(&url, &row).await;
+                        (row, outcome)
+                    }
+                })
+                .buffer_unordered(DRAIN_CONCURRENCY)
+                .collect()
+                .await;
+            let mut ops = Vec::with_capacity(results.len());
+            for (mut row, outcome) in results {
+                row.attempts += 1;
+                match outcome {
+                    Ok(provider_id) => {
+                        sent += 1;
+                        row.delivery_status = Some("sent".to_owned());
+                        row.provider_message_id = provider_id;
+                        row.sent_at = Some(Utc::now());
+                        row.settle(true);
+                    }
+                    Err(error) => {
+                        row.last_error = Some(error);
+                        if row.attempts >= MAX_ATTEMPTS {
+                            failed += 1;
+                            row.delivery_status = Some("failed".to_owned());
+                            row.settle(false);
+                        } else {
+                            retrying += 1;
+                        }
+                    }
+                }
+                ops.push(row.key().put(&row));
+            }
+            for chunk in ops.chunks(500) {
+                self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+            }
+        }
+        metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
+        metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
+        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid, "quiet": quiet,
+                  "scheduled": scheduled}))
+    }
+
+    /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable
+    /// row counts as none).
+    pub(super) async fn quiet(
+        &self,
+        cache: &mut HashMap<String, Option<QuietHours>>,
+        tenant: &str,
+        now: DateTime<Utc>,
+    ) -> bool {
+        if !cache.contains_key(tenant) {
+            let settings: Option<JourneySettings> = self.repo.get(&keys::journey_settings(tenant)).await.ok().flatten();
+            cache.insert(tenant.to_owned(), settings.and_then(|s| s.quiet_hours));
+        }
+        cache.get(tenant).and_then(Option::as_ref).is_some_and(|hours| hours.contains(now))
+    }
+
+    /// Whether the send's wallet debit is committed: the wallet's sequence is past the send's and
+    /// the transaction there is the send's (a queue row left by a batch that never committed may
+    /// name a sequence a later transaction took).
+    pub(super) async fn paid(&self, row: &QueuedSend) -> bool {
+        let (tenant, business) = (&row.parent_business_id, &row.business_id);
+        match self.repo.get::<Wallet>(&keys::wallet(tenant, business)).await {
+            Ok(Some(wallet)) if wallet.txn_seq > row.wallet_seq => {
+                let txn = self.repo.get::<WalletTxn>(&keys::wallet_txn(tenant, business, row.wallet_seq)).await;
+                matches!(txn, Ok(Some(txn)) if txn.txn_id == row.txn_id)
+            }
+            _ => false,
+        }
+    }
+
+    /// A chat button's URL as sent: the signed tracking link of a journey send, the target itself
+    /// when there is nothing to count it against or no signer.
+    pub(super) fn button_url(&self, row: &QueuedSend, button: &ChatButton) -> String {
+        let (Some(links), Some(journey)) = (&self.providers.links, &row.auto_id) else { return button.url.clone() };
+        links.url(&row.parent_business_id, journey, &row.to, &button.occasion, &button.url, Utc::now()).unwrap_or_else(
+            |error| {
+                tracing::warn!(%error, send_id = row.send_id, "tracking link not signed; the button links directly");
+                button.url.clone()
+            },
+        )
+    }
+
+    pub(super) async fn deliver(&self, url: &str, row: &QueuedSend) -> Result<Option<String>, String> {
+        let mut body = json!({"send_id": row.send_id, "to": row.to, "message": row.message, "channel": row.channel,
+                          "template_type": row.template_type, "business_id": row.business_id});
+        if let Some(template_id) = &row.template_id {
+            body["template_id"] = json!(template_id);
+        }
+        if let Some(sender_id) = &row.sender_id {
+            body["sender_id"] = json!(sender_id);
+        }
+        if let Some(button) = &row.button {
+            body["buttons"] = json!([{"text": button.text, "url": self.button_url(row, button)}]);
+        }
+        let mut request = self.client.post(url).json(&body);
+        if let Some(token) = &self.providers.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.map_err(|e| format!("provider unreachable: {e}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("provider answered {status}"));
+        }
+        let answer: Value = response.json().await.unwrap_or(Value::Null);
+        Ok(answer["id"].as_str().map(str::to_owned))
+    }
+
+    pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
+        for day in Self::days(now, 7) {
+            let partition = format!("{}_{day}", Channel::Chat.queue());
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let mut ops: Vec<WriteOp> = Vec::new();
+            for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
+                let query = WalletQuery::Recharge {
+                    business: row.business_id.clone(),
+                    amount: row.total.to_string(),
+                    reference: Some(format!("refund-{}", row.send_id)),
+                    refund: true,
+                };
+                match self.gateway.ask_as::<Recharged>(&row.parent_business_id, query).await {
+                    Ok(recharged) => {
+                        refunded += 1;
+                        amount += row.total;
+                        row.refunded = true;
+                        row.refund_txn_id = Some(recharged.txn_id);
+                        ops.push(row.key().put(&row));
+                    }
+                    Err(error) => {
+                        tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "refund postponed")
+                    }
+                }
+            }
+            self.repo.store().batch(ops).await.map_err(|e| e.to_string())?;
+        }
+        Ok(json!({"refunded": refunded, "amount": amount.normalize().to_string()}))
+    }
+}

@@ -1,0 +1,88 @@
+//! The feedback jobs: `legacy_feedback_drain`, `feedback_config_sync`, `nps_conversion`.
+
+use super::*;
+
+impl Jobs {
+    /// The legacy feedback SMS drain: every due row is picked (processed 2), its URL called by
+    /// GET, and settled (1 sent; back to 0 to retry; given up after 5 failures).
+    pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        use crate::capabilities::feedback::legacy::LegacySms;
+        let stale = chrono::Duration::minutes(10);
+        let rows: Vec<LegacySms> =
+            self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, "all").await.map_err(|e| e.to_string())?;
+        let due: Vec<LegacySms> = rows.into_iter().filter(|r| r.due(now, stale)).take(DRAIN_BATCH).collect();
+        let picked: Vec<WriteOp> = due
+            .iter()
+            .map(|row| {
+                let mut row = row.clone();
+                row.processed = 2;
+                row.process_time = Some(now);
+                keys::legacy_sms(&row.parent_business_id, &row.id).put(&row)
+            })
+            .collect();
+        for chunk in picked.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+        }
+        let results: Vec<(LegacySms, Result<(), String>)> = futures::stream::iter(due)
+            .map(|row| async move {
+                let outcome = match self.client.get(&row.url).send().await {
+                    Ok(response) if response.status().is_success() => Ok(()),
+                    Ok(response) => Err(format!("gateway answered {}", response.status())),
+                    Err(error) => Err(format!("gateway unreachable: {error}")),
+                };
+                (row, outcome)
+            })
+            .buffer_unordered(DRAIN_CONCURRENCY)
+            .collect()
+            .await;
+        let (mut sent, mut retrying, mut given_up) = (0, 0, 0);
+        let mut settled = Vec::with_capacity(results.len());
+        for (mut row, outcome) in results {
+            row.process_time = Some(now);
+            row.settle(outcome, now);
+            match (row.processed, row.given_up) {
+                (1, _) => sent += 1,
+                (_, true) => given_up += 1,
+                _ => retrying += 1,
+            }
+            settled.push(keys::legacy_sms(&row.parent_business_id, &row.id).put(&row));
+        }
+        for chunk in settled.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+        }
+        metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
+        metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
+        Ok(json!({"sent": sent, "retrying": retrying, "given_up": given_up}))
+    }
+
+    /// The 12:06 feedback config sync, brand by brand.
+    pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut copied, mut own) = (0, 0, 0);
+        let query = || FeedbackQuery::SyncConfigs { now };
+        let failed = self
+            .each_brand(FEEDBACK_BRANDS, "feedback config sync", query, |_, done: ConfigsSynced| {
+                brands += 1;
+                copied += done.copied;
+                own += done.own;
+            })
+            .await?;
+        all_brands(json!({"brands": brands, "copied": copied, "own": own, "failed": failed}), &failed)
+    }
+
+    /// The NPS conversion of the IST day before `now`'s, brand by brand.
+    pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let day = ist_day(now - chrono::Duration::days(1));
+        let (mut brands, mut ratings, mut responses) = (0, 0, 0);
+        let query = || FeedbackQuery::NpsConvert { day: day.clone() };
+        let failed = self
+            .each_brand(FEEDBACK_BRANDS, "NPS conversion", query, |_, done: Converted| {
+                brands += 1;
+                ratings += done.ratings;
+                responses += done.responses;
+            })
+            .await?;
+        let outcome =
+            json!({"date": day, "brands": brands, "ratings": ratings, "responses": responses, "failed": failed});
+        all_brands(outcome, &failed)
+    }
+}

@@ -1,0 +1,126 @@
+//! The journey jobs: the nightly run (`journeys`, 22:00 IST), `abandoned_cart`, the `roi_*` attributions, `auto_campaign_sync`, `health_reports`.
+
+use super::*;
+
+impl Jobs {
+    /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
+    /// brand that fails is reported (the job fails) after the others ran; running the job again
+    /// finishes it and sends nothing twice.
+    pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
+        let mut failed = Vec::new();
+        for tenant in self.brands(JOURNEY_BRANDS).await? {
+            let mut after = None;
+            let outcome = loop {
+                let query = JourneysQuery::RunPage { now, after: after.clone() };
+                match self.gateway.ask_as::<RunPage>(&tenant, query).await {
+                    Ok(page) => {
+                        scanned += page.scanned;
+                        sent += u64::from(page.sent);
+                        holdout += u64::from(page.holdout);
+                        skipped += u64::from(page.skipped);
+                        match page.next {
+                            Some(next) => after = Some(next),
+                            None => break Ok(()),
+                        }
+                    }
+                    Err(error) => break Err(error),
+                }
+            };
+            match outcome {
+                Ok(()) => brands += 1,
+                Err(error) => {
+                    tracing::error!(tenant, %error, "nightly journey run failed for a brand; run the job again");
+                    failed.push(tenant);
+                }
+            }
+        }
+        metrics::counter!("engage_journey_customers_scanned_total").increment(scanned as u64);
+        let outcome = json!({"brands": brands, "scanned": scanned, "sent": sent, "holdout": holdout,
+                             "skipped": skipped, "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
+    pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let mut by_brand: std::collections::BTreeMap<String, Vec<OpenCart>> = Default::default();
+        self.repo
+            .visit(OPEN_CARTS, "all", |cart: OpenCart| by_brand.entry(cart.tenant.clone()).or_default().push(cart))
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
+        let mut failed = Vec::new();
+        for (tenant, carts) in by_brand {
+            match self.gateway.ask_as::<CartsHandled>(&tenant, JourneysQuery::Carts { now, carts }).await {
+                Ok(done) => {
+                    sent += done.sent;
+                    waiting += done.waiting;
+                    dropped += done.dropped;
+                }
+                Err(error) => {
+                    tracing::error!(tenant, %error, "abandoned carts postponed");
+                    failed.push(tenant);
+                }
+            }
+        }
+        Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
+    }
+
+    /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
+    pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, String> {
+        let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
+        let (mut journeys, mut measured, mut rows) = (0, 0, 0);
+        let query = || JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
+        let failed = self
+            .each_brand(JOURNEY_BRANDS, "ROI attribution", query, |_, done: Attributed| {
+                journeys += done.journeys;
+                measured += done.measured;
+                rows += done.rows;
+            })
+            .await?;
+        let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// The daily `auto_campaign` flag sync, brand by brand.
+    pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (mut brands, mut records, mut on) = (0, 0, 0);
+        let failed = self
+            .each_brand(
+                JOURNEY_BRANDS,
+                "auto_campaign flag sync",
+                || JourneysQuery::SyncFlags { now },
+                |_, done: FlagsSynced| {
+                    brands += 1;
+                    records += done.records;
+                    on += done.on;
+                },
+            )
+            .await?;
+        let outcome = json!({"brands": brands, "records": records, "on": on, "failed": failed});
+        all_brands(outcome, &failed)
+    }
+
+    /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
+    pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, String> {
+        let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
+        let mut rows = Vec::new();
+        let query = || JourneysQuery::Health { from: from.clone(), to: to.clone() };
+        let failed = self
+            .each_brand(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
+            .await?;
+        let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
+        let files = reports::write_health(&dir, &from, &to, &rows).map_err(|e| format!("reports not written: {e}"))?;
+        let letter = reports::Letter {
+            report: "journey-health",
+            subject: format!("Journey health reports, {from} to {to}"),
+            from: &from,
+            to: &to,
+        };
+        let mailed = self.mail(&letter, &files, &dir).await?;
+        let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
+                             "failed": failed});
+        all_brands(outcome, &failed)
+    }
+}

@@ -1,0 +1,266 @@
+//! The feedback questions (`FeedbackQuery`) and their reply types.
+
+use crate::links::FormClaims;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[allow(unused_imports)]
+use super::*;
+
+/// A query of the feedback capability.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum FeedbackQuery {
+    /// Create or replace a configuration: [`FeedbackConfig`].
+    SaveConfig {
+        /// The configuration.
+        config: Box<FeedbackConfig>,
+    },
+    /// A business's configuration: [`FeedbackConfig`]; not found when it has none.
+    Config {
+        /// The outlet, or `"0"`.
+        child_business_id: String,
+    },
+    /// The form of a link was opened: [`FormView`].
+    Open {
+        /// The link's claims.
+        claims: FormClaims,
+    },
+    /// The form was submitted: [`Submitted`].
+    Submit {
+        /// The link's claims.
+        claims: FormClaims,
+        /// The link's token (`x_jwt_token` of a recovery message).
+        token: String,
+        /// What was submitted.
+        submission: Submission,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// Feedback requests, newest first, 20 a page: [`RequestPage`].
+    Requests {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// From 1.
+        page: u64,
+        /// First IST day.
+        start: Option<String>,
+        /// Last IST day.
+        end: Option<String>,
+    },
+    /// Ratings of the sources, newest first, 20 a page: [`RatingPage`].
+    Ratings {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// Only these sources (`'1'`, `'2'` internal, `'3'` form; empty: all).
+        sources: Vec<String>,
+        /// From 1.
+        page: u64,
+        /// First IST day.
+        start: Option<String>,
+        /// Last IST day.
+        end: Option<String>,
+    },
+    /// Ratings per IST day: [`RatingDays`].
+    RatingDays {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: Option<String>,
+        /// Last IST day.
+        end: Option<String>,
+    },
+    /// Store an answer of `/nps/data`: [`nps::NpsResponse`].
+    NpsRecord {
+        /// The answer.
+        answer: nps::NpsAnswer,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// A page of NPS responses, newest first: [`nps::NpsPage`].
+    NpsList {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// Only this answer.
+        rating: Option<u8>,
+        /// Only this customer's.
+        mobile_number: Option<String>,
+        /// From 1.
+        page: u64,
+    },
+    /// The NPS of a period: [`nps::NpsReport`].
+    NpsReport {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+        /// The buckets.
+        buckets: nps::Buckets,
+    },
+    /// Every response of a period, newest first (the export): [`nps::NpsPage`].
+    NpsExport {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+    },
+    /// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
+    NpsConvert {
+        /// The IST day.
+        day: String,
+    },
+    /// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
+    StoreReviews {
+        /// `a` or `b`.
+        store: String,
+        /// From 1.
+        page: u64,
+    },
+    /// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
+    /// the brand knows that has no record of its own: [`ConfigsSynced`].
+    SyncConfigs {
+        /// Now.
+        now: DateTime<Utc>,
+    },
+    /// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
+    OrdersSummary {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day (a longer period keeps the 32 days up to it).
+        end: String,
+        /// From 1.
+        page: u64,
+    },
+    /// The funnel between two IST days: [`FeedbackMis`].
+    Mis {
+        /// Only this outlet's.
+        business_id: Option<String>,
+        /// First IST day.
+        start: String,
+        /// Last IST day.
+        end: String,
+    },
+}
+
+/// A page of app-store reviews, each the store's own record.
+pub type ReviewPage = crate::query::Page<serde_json::Value>;
+
+/// What the config sync did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ConfigsSynced {
+    /// Outlets given the brand's record.
+    pub copied: usize,
+    /// Outlets with a record of their own, left alone.
+    pub own: usize,
+}
+
+/// One order of the summary.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SummaryOrder {
+    /// The outlet.
+    pub business_id: String,
+    /// The order.
+    pub order_id: String,
+    /// The customer's number as sent.
+    pub mobile_number: String,
+    /// The customer's name, when sent.
+    pub name: Option<String>,
+    /// The amount.
+    pub amount: String,
+    /// When engage accepted it (IST, `YYYY-MM-DD HH:mm:ss`).
+    pub inserted_at: String,
+    /// Whether the number can be sent a feedback link or a bill (`[6-9]\d{9}`, not sequential,
+    /// not one digit repeated).
+    pub valid_number: bool,
+}
+
+/// Orders with the number summary.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OrdersSummary {
+    /// A page of orders (20), newest first.
+    pub data: Vec<SummaryOrder>,
+    /// Orders in the period (each once: its latest version).
+    pub total_orders: u64,
+    /// Of which with a valid number.
+    pub valid_numbers: u64,
+    /// Of which with an invalid number.
+    pub invalid_numbers: u64,
+    /// From 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
+}
+
+/// A stored rating and the recovery it started, if any.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Submitted {
+    /// The rating.
+    pub rating: Rating,
+    /// The low-rating recovery.
+    pub recovery: Option<recovery::Recovery>,
+}
+
+/// What the form shows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FormView {
+    /// The brand's questions.
+    pub questions: Vec<String>,
+    /// The customer's name, when known.
+    pub name: String,
+    /// Whether it was submitted already.
+    pub is_submitted: bool,
+}
+
+/// A page of feedback requests.
+pub type RequestPage = crate::query::Page<FeedbackRequest>;
+
+/// The funnel of a period.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FeedbackMis {
+    /// Totals.
+    pub totals: FeedbackFunnel,
+    /// Per IST day and outlet.
+    pub days: Vec<FeedbackFunnel>,
+}
+
+/// A page of ratings.
+pub type RatingPage = crate::query::Page<Rating>;
+
+/// Ratings per IST day, the average, and how customers heard about the brand.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RatingDays {
+    /// Per day: `{date, rating_count, avg_rating}`.
+    pub days: Vec<RatingDay>,
+    /// `Hear About Us From` answers and their counts.
+    pub hear_about_us: BTreeMap<String, u64>,
+    /// All ratings of the period.
+    pub ratings_done: u64,
+    /// Their average (two decimals).
+    pub avg_rating: f64,
+    /// The latest 5-star ratings whose comment has at least 100 characters (newest first, 10).
+    pub latest: Vec<Rating>,
+}
+
+/// One day's ratings.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RatingDay {
+    /// IST day.
+    pub date: String,
+    /// Ratings.
+    pub rating_count: u64,
+    /// Their average (two decimals).
+    pub avg_rating: f64,
+}
+
+/// Latest long 5-star ratings listed.
+pub const LATEST_RATINGS: usize = 10;
+
+/// The shortest comment a latest rating has.
+pub const LATEST_COMMENT: usize = 100;

@@ -1,0 +1,171 @@
+//! The order reaction: a feedback link sent after an order, by the outlet's (or brand's) configuration, paid by its wallet.
+
+use crate::brand::Brand;
+use crate::capabilities::bills::generate::mobile_ok;
+use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
+use crate::domain::customer::{Applied, Customer};
+use crate::domain::time::ist_day;
+use crate::domain::wallet::{Channel, Purpose, TemplateType};
+use crate::keys;
+use crate::links::FormClaims;
+use crate::query::QueryError;
+use crate::reaction::{OrderEvent, OrderReaction};
+use crate::repo::FEEDBACK_CONFIGS;
+use async_trait::async_trait;
+use chrono::{Duration, Utc};
+use engage_storage::{StoreError, WriteOp};
+use std::collections::BTreeMap;
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The brand's configurations by outlet (cached in [`Brand::feedback_configs`]).
+pub(super) async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, FeedbackConfig>, StoreError> {
+    if let Some(configs) = &brand.feedback_configs {
+        return Ok(configs.clone());
+    }
+    let rows: Vec<FeedbackConfig> = brand.repo().all(FEEDBACK_CONFIGS, &brand.tenant).await?;
+    let configs: BTreeMap<String, FeedbackConfig> =
+        rows.into_iter().map(|c| (c.child_business_id.clone(), c)).collect();
+    brand.feedback_configs = Some(configs.clone());
+    Ok(configs)
+}
+
+/// The configuration that applies to `outlet`: its own when its `feedback_flow` is 1, else the
+/// brand's (`"0"`) when its `feedback_flow` is 1.
+pub fn applicable<'a>(configs: &'a BTreeMap<String, FeedbackConfig>, outlet: &str) -> Option<&'a FeedbackConfig> {
+    let on = |c: &&FeedbackConfig| c.feedback_flow == 1;
+    configs.get(outlet).filter(on).or_else(|| configs.get("0").filter(on))
+}
+
+pub(super) async fn funnel(brand: &Brand, day: &str, outlet: &str) -> Result<FeedbackFunnel, StoreError> {
+    let stored: Option<FeedbackFunnel> = brand.repo().get(&keys::feedback_funnel(&brand.tenant, day, outlet)).await?;
+    Ok(stored.unwrap_or_else(|| FeedbackFunnel {
+        date: day.to_owned(),
+        child_business_id: outlet.to_owned(),
+        ..FeedbackFunnel::default()
+    }))
+}
+
+pub(super) fn put_funnel(brand: &Brand, row: &FeedbackFunnel) -> WriteOp {
+    keys::feedback_funnel(&brand.tenant, &row.date, &row.child_business_id).put(row)
+}
+
+/// The message: the template with `x_cust_name`, `x_cust_mobile`, `x_order_id` and
+/// `x_feedback_url` put in; the link is appended when the template does not place it.
+pub fn message(template: Option<&str>, name: &str, phone: &str, order_id: &str, url: &str) -> String {
+    let template = template
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or("Hi x_cust_name, how was your order x_order_id? Tell us: x_feedback_url");
+    let text = template.replace("x_cust_name", name).replace("x_cust_mobile", phone).replace("x_order_id", order_id);
+    if text.contains("x_feedback_url") {
+        text.replace("x_feedback_url", url)
+    } else {
+        format!("{} {url}", text.trim_end())
+    }
+}
+
+/// The order reaction: a new order whose outlet (or brand) has feedback on and whose customer's
+/// number is `[6-9]\d{9}` gets the feedback-form link by SMS and/or chat, `feedback_time` minutes
+/// later, paid by the outlet's wallet at the feedback prices; one request per (outlet, order).
+/// A wallet that cannot pay a channel skips that channel.
+pub struct SendFeedback;
+
+#[async_trait]
+impl OrderReaction for SendFeedback {
+    fn name(&self) -> &'static str {
+        "feedback"
+    }
+
+    async fn react(
+        &self,
+        brand: &mut Brand,
+        order: &OrderEvent<'_>,
+        customer: &mut Customer,
+        ops: &mut Vec<WriteOp>,
+    ) -> Result<(), StoreError> {
+        if order.applied != Applied::New || !mobile_ok(&order.facts.phone) {
+            return Ok(());
+        }
+        let all = configs(brand).await?;
+        let Some(config) = applicable(&all, &order.facts.business_id).cloned() else { return Ok(()) };
+        let channels = config.channels();
+        if channels.is_empty() {
+            return Ok(());
+        }
+        let facts = order.facts;
+        let key = keys::feedback_request(&brand.tenant, &facts.business_id, &facts.order_id);
+        if brand.repo().get::<FeedbackRequest>(&key).await?.is_some() {
+            return Ok(());
+        }
+        let now = Utc::now();
+        let scheduled_at = now + Duration::minutes(config.feedback_time.max(0));
+        let claims = FormClaims {
+            scope: "feedback_form".to_owned(),
+            tenant: brand.tenant.clone(),
+            business_id: facts.business_id.clone(),
+            phone: facts.phone.clone(),
+            order_id: facts.order_id.clone(),
+            bill_id: String::new(),
+            exp: (scheduled_at + Duration::days(FORM_VALIDITY_DAYS)).timestamp(),
+        };
+        let links = brand.ctx.services.links.clone();
+        let url = match &brand.ctx.services.feedback_service_url {
+            Some(service) => links.sign(&claims).map(|token| format!("{service}?token={token}")),
+            None => links.form_url(&claims),
+        }
+        .map_err(StoreError::Backend)?;
+        let name = customer.name.clone().or_else(|| facts.name.clone()).unwrap_or_default();
+        let mut purse = wallet(brand, &facts.business_id).await?;
+        let mut sent = Vec::new();
+        for channel in channels {
+            let template = if channel == Channel::Chat { &config.chat_template } else { &config.sms_template };
+            let send = SendRequest {
+                business: facts.business_id.clone(),
+                channel,
+                template_type: if channel == Channel::Chat { config.chat_template_type } else { TemplateType::Utility },
+                purpose: Purpose::Feedback,
+                to: facts.phone.clone(),
+                message: message(template.as_deref(), &name, &facts.phone, &facts.order_id, &url),
+                send_id: format!("feedback-{}", keys::digest(&[&facts.business_id, &facts.order_id, channel.queue()])),
+                delivery_date: ist_day(scheduled_at).replace('-', ""),
+                auto_id: None,
+                template_id: None,
+                button: None,
+                sender_id: config.sender_id.clone(),
+                not_before: (scheduled_at > now).then_some(scheduled_at),
+            };
+            match queue_send(brand, &mut purse, &send, now, ops).await {
+                Ok(_) => sent.push(channel),
+                Err(QueryError::Insufficient(_)) => {
+                    metrics::counter!("engage_feedback_skipped_total", "reason" => "wallet").increment(1);
+                }
+                Err(error) => return Err(StoreError::Backend(error.to_string())),
+            }
+        }
+        if sent.is_empty() {
+            return Ok(());
+        }
+        let request = FeedbackRequest {
+            parent_business_id: brand.tenant.clone(),
+            child_business_id: facts.business_id.clone(),
+            order_id: facts.order_id.clone(),
+            mobile_number: facts.phone.clone(),
+            name,
+            channels: sent,
+            url,
+            sent_at: now,
+            scheduled_at,
+            clicks: 0,
+            is_submitted: false,
+            rating: None,
+        };
+        let mut row = funnel(brand, &ist_day(now), &facts.business_id).await?;
+        row.total_feedback_sent += 1;
+        ops.push(key.put(&request));
+        ops.push(put_funnel(brand, &row));
+        ops.push(put_wallet(brand, &facts.business_id, &purse));
+        metrics::counter!("engage_feedback_sent_total").increment(1);
+        Ok(())
+    }
+}

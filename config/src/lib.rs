@@ -5,6 +5,14 @@
 //! name is `ENGAGE_` + the field name in upper case (`http_addr` -> `ENGAGE_HTTP_ADDR`). Unknown keys
 //! and invalid values stop start-up with a [`ConfigError`] that names the setting.
 
+mod errors;
+mod kinds;
+mod redact;
+
+pub use errors::*;
+pub use kinds::*;
+pub use redact::*;
+
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -18,79 +26,6 @@ pub const ENV_PREFIX: &str = "ENGAGE_";
 
 /// Environment variables under the prefix that are not settings (test harness switches).
 const NOT_SETTINGS: &[&str] = &["test_"];
-
-/// Where accepted log events are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogSinkKind {
-    /// The embedded store in `data_dir` (default; no AWS needed).
-    Embedded,
-    /// CloudWatch Logs through `aws-sdk-cloudwatchlogs`.
-    Cloudwatch,
-}
-
-/// How the process writes its own `tracing` logs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    /// Human-readable lines (default).
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-/// Which store backend holds the platform's tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StoreKind {
-    /// fjall in `data_dir` (one node).
-    Embedded,
-    /// NATS JetStream KV (a cluster needs only NATS).
-    Nats,
-    /// ScyllaDB (`scylla_nodes`).
-    Scylla,
-}
-
-/// What a process runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// HTTP ingress and actor node in one process.
-    All,
-    /// HTTP only: publishes to the bus, asks owners by NATS request-reply.
-    Ingress,
-    /// Actor node only: leases partitions, consumes, processes.
-    Node,
-}
-
-/// Whether the spec's open routes (no credential: `/injestion/platform`, `/pos_e/v1/*`,
-/// `/crm_api/get/customer/details`, …) take requests without one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OpenRoutes {
-    /// As the spec has them (each brand may still close them for itself).
-    Open,
-    /// Every open route requires an integration token of the brand it acts on.
-    Closed,
-}
-
-/// A secret setting: never printed (`Debug` shows `***`).
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl Secret {
-    /// The secret value.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
 
 /// All settings of one engage process. Inert data: nothing here opens a connection.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -344,129 +279,6 @@ impl Default for Settings {
     }
 }
 
-/// Where a setting's value came from: how an error names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// An `ENGAGE_*` environment variable (or a default).
-    Env,
-    /// A key of the TOML file at this path.
-    File(PathBuf),
-    /// The `--config` flag itself.
-    ConfigFlag,
-}
-
-/// A setting that is unknown or has an invalid value.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{}", self.render())]
-pub struct ConfigError {
-    /// The key as written in `engage.toml`.
-    pub key: String,
-    /// The environment variable of the same setting.
-    pub env: String,
-    /// What is wrong with it.
-    pub message: String,
-    /// Where the value came from.
-    pub origin: Origin,
-}
-
-impl ConfigError {
-    fn new(key: &str, message: impl Into<String>) -> Self {
-        Self {
-            key: key.to_owned(),
-            env: format!("{ENV_PREFIX}{}", key.to_uppercase()),
-            message: message.into(),
-            origin: Origin::Env,
-        }
-    }
-
-    /// The setting as the user wrote it, the problem, and a valid example.
-    fn render(&self) -> String {
-        let example = example(&self.key);
-        match &self.origin {
-            Origin::Env => {
-                let mut text = format!("invalid setting {}: {}", self.env, self.message);
-                if let Some(example) = example {
-                    text.push_str(&format!(" (example: {}={example})", self.env));
-                }
-                text
-            }
-            Origin::File(path) => {
-                let mut text = format!("invalid setting `{}` in {}: {}", self.key, path.display(), self.message);
-                if let Some(example) = example {
-                    let value =
-                        if example.parse::<f64>().is_ok() { example.to_owned() } else { format!("{example:?}") };
-                    text.push_str(&format!(" (example: {} = {value})", self.key));
-                }
-                text
-            }
-            Origin::ConfigFlag => format!("--config {}", self.message),
-        }
-    }
-}
-
-/// A valid value of `key`, for error messages.
-fn example(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "http_addr" => "127.0.0.1:8080",
-        "data_dir" => "/var/lib/engage",
-        "log_sink" => "embedded",
-        "log_format" => "json",
-        "log_level" => "info",
-        "log_org" => "acme",
-        "store" => "nats",
-        "role" => "node",
-        "nats_url" => "nats://127.0.0.1:4222",
-        "scylla_nodes" => "10.0.0.5:9042,10.0.0.6:9042",
-        "node_id" => "node-1",
-        "partitions" => "64",
-        "partition_lease_secs" => "10",
-        "connect_timeout_secs" => "60",
-        "max_body_bytes" => "5242880",
-        "max_event_bytes" => "262118",
-        "rate_limit_per_second" | "rate_limit_burst" => "100",
-        "open_routes" => "closed",
-        "max_deliveries" => "5",
-        "open_routes_rate_limit" => "200",
-        "max_upload_bytes" => "5242880",
-        "cloudwatch_endpoint" => "http://127.0.0.1:5000",
-        "jwks_url" => "https://auth.example.com/.well-known/jwks.json",
-        "cloudwatch_deadline_ms" => "10000",
-        key if key.starts_with("job_") => "0 */3 * * * *",
-        key if key.ends_with("_url") => "https://example.com/path",
-        key if key.ends_with("_secs") || key.ends_with("_hours") || key.ends_with("_minutes") => "30",
-        _ => return None,
-    })
-}
-
-/// Byte range of the user info (`user:password`, a token) in `url`'s authority, if it has one.
-fn userinfo_range(url: &str) -> Option<std::ops::Range<usize>> {
-    let start = url.find("://")? + 3;
-    let rest = &url[start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let at = rest[..authority_end].rfind('@')?;
-    (at > 0).then_some(start..start + at)
-}
-
-/// `url` with its user info (user name, password, token) replaced by `***`, for printing.
-pub fn redact_url(url: &str) -> String {
-    match userinfo_range(url) {
-        Some(range) => format!("{}***{}", &url[..range.start], &url[range.end..]),
-        None => url.to_owned(),
-    }
-}
-
-/// `text` with the user info of `url` (when it has any) replaced by `***`: for error messages of
-/// libraries that quote the address they were given.
-pub fn redact_in(text: &str, url: &str) -> String {
-    let Some(range) = userinfo_range(url) else { return text.to_owned() };
-    let userinfo = &url[range];
-    let mut out = text.replace(userinfo, "***");
-    for part in userinfo.split(':').filter(|p| p.len() >= 3) {
-        out = out.replace(part, "***");
-    }
-    out
-}
-
 /// Settings whose values are never printed.
 const SECRET_KEYS: &[&str] =
     &["admin_key", "internal_jwt_secret", "provider_token", "store_a_token", "store_b_token", "link_secret"];
@@ -715,25 +527,6 @@ fn is_setting(key: &str) -> bool {
 /// Parses an environment value the way figment's `Env` provider does (numbers, booleans, strings).
 fn parse_env_value(value: &str) -> figment::value::Value {
     value.parse().unwrap_or_else(|_| figment::value::Value::from(value.to_owned()))
-}
-
-fn from_figment_error(error: figment::Error) -> ConfigError {
-    use figment::error::Kind;
-    let first = error.into_iter().next();
-    let Some(error) = first else {
-        return ConfigError::new("settings", "could not be read");
-    };
-    let key = error.path.join(".");
-    match &error.kind {
-        Kind::UnknownField(field, _) => {
-            // figment may or may not have put the field on the path already.
-            let key =
-                if key.is_empty() || key.ends_with(field.as_str()) { field.clone() } else { format!("{key}.{field}") };
-            ConfigError::new(&key, "is not a known setting")
-        }
-        _ if key.is_empty() => ConfigError::new("config", error.to_string()),
-        kind => ConfigError::new(&key, kind.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -8,12 +8,17 @@
 //! The crates: `engage-config` (settings), `engage-storage` (store, log sinks), `engage-streams`
 //! (bus), `engage-actors` (domain and actors), `engage-ingress` (HTTP).
 
+mod data_dir;
+mod readiness_watch;
+
+pub use data_dir::*;
+use readiness_watch::*;
+
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
@@ -67,33 +72,6 @@ pub struct Application {
     serve: Serve,
 }
 
-/// Reads `<data_dir>/admin.key`, creating it (mode 0600) with a random key when missing.
-pub fn admin_key(settings: &Settings) -> anyhow::Result<String> {
-    if let Some(key) = &settings.admin_key {
-        return Ok(key.expose().to_owned());
-    }
-    let path = settings.admin_key_file();
-    if let Ok(key) = std::fs::read_to_string(&path) {
-        return Ok(key.trim().to_owned());
-    }
-    std::fs::create_dir_all(&settings.data_dir)?;
-    let key = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-    write_private(&path, &key).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(key)
-}
-
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)?.write_all(text.as_bytes())
-}
-
 /// A process that has bound its listener and, while it connects to its dependencies, answers
 /// `/healthz`, `/readyz` (503 `starting`, with what it waits for) and `/metrics`.
 pub struct Startup {
@@ -137,164 +115,6 @@ impl Startup {
             }
         }
     }
-}
-
-/// Whether this process needs the local data dir: the embedded store holds the platform's tables,
-/// or it serves the log routes with the embedded log sink. Actor nodes and ingresses on NATS (or
-/// ScyllaDB) with the CloudWatch sink neither open nor lock it.
-pub fn needs_data_dir(settings: &Settings) -> bool {
-    settings.store_kind() == StoreKind::Embedded || serves_embedded_logs(settings)
-}
-
-/// Whether this process serves the log routes with the embedded sink (and so keeps the segment
-/// log in its data dir).
-fn serves_embedded_logs(settings: &Settings) -> bool {
-    settings.role != Role::Node && settings.log_sink == LogSinkKind::Embedded
-}
-
-/// The file in the data dir naming the process that holds it.
-const OWNER_FILE: &str = "engage.owner";
-
-/// Opens the embedded store in the data dir; when another process holds it, says which and what
-/// to set.
-fn open_data_dir(settings: &Settings) -> anyhow::Result<EmbeddedStore> {
-    let dir = &settings.data_dir;
-    match EmbeddedStore::open(dir) {
-        Ok(store) => {
-            let owner =
-                format!("pid {} serving {} (role {:?})\n", std::process::id(), settings.http_addr, settings.role)
-                    .to_lowercase();
-            let _ = std::fs::write(dir.join(OWNER_FILE), owner);
-            Ok(store)
-        }
-        Err(error) if error.to_string().contains("Locked") => {
-            let holder = std::fs::read_to_string(dir.join(OWNER_FILE))
-                .map(|text| format!("another engage process ({})", text.trim()))
-                .unwrap_or_else(|_| "another engage process".to_owned());
-            anyhow::bail!(
-                "the data dir {} is in use by {holder}: give this process its own ENGAGE_DATA_DIR \
-                 (e.g. ENGAGE_DATA_DIR=./data-2), or stop that process",
-                dir.display()
-            )
-        }
-        Err(error) => Err(error).with_context(|| format!("cannot open the embedded store in {}", dir.display())),
-    }
-}
-
-/// Runs `attempt` until it succeeds, with backoff (0.25 s doubling to 5 s), logging each failure
-/// and listing `dependency` under `/readyz` problems meanwhile; after `timeout` fails naming
-/// `target` (the setting and its redacted value).
-async fn with_retry<T, E, F, Fut>(
-    dependency: &'static str,
-    target: &str,
-    secret_url: Option<&str>,
-    timeout: Duration,
-    readiness: &Readiness,
-    mut attempt: F,
-) -> anyhow::Result<T>
-where
-    E: std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    let started = Instant::now();
-    let mut backoff = Duration::from_millis(250);
-    let mut number = 0u32;
-    loop {
-        number += 1;
-        let error = match attempt().await {
-            Ok(value) => {
-                readiness.set_problem(dependency, None);
-                if number > 1 {
-                    tracing::info!(dependency, target, attempts = number, "connected");
-                }
-                return Ok(value);
-            }
-            Err(error) => error.to_string(),
-        };
-        let error = match secret_url {
-            Some(url) => engage_config::redact_in(&error, url),
-            None => error,
-        };
-        let waited = started.elapsed();
-        if waited + backoff > timeout {
-            readiness.set_problem(dependency, Some(format!("cannot reach {target}: {error}")));
-            anyhow::bail!(
-                "could not reach {dependency} at {target} within ENGAGE_CONNECT_TIMEOUT_SECS ({} s, {number} attempts): {error}",
-                timeout.as_secs()
-            );
-        }
-        readiness.set_problem(dependency, Some(format!("connecting to {target} (attempt {number}): {error}")));
-        tracing::warn!(dependency, target, attempt = number, retry_in = ?backoff, %error, "cannot connect yet; retrying");
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
-}
-
-/// Checks the CloudWatch sink now and then: `/readyz` lists `cloudwatch` with the cause while it
-/// is unusable (every 5 s while failing, every 30 s while healthy).
-fn watch_cloudwatch(backend: Arc<CloudWatchBackend>, readiness: Arc<Readiness>) {
-    tokio::spawn(async move {
-        let mut was_ok = None;
-        loop {
-            let result = backend.check(Duration::from_secs(3)).await;
-            let ok = result.is_ok();
-            match &result {
-                Err(cause) if was_ok != Some(false) => {
-                    tracing::warn!(%cause, "the CloudWatch Logs sink is unusable: /readyz answers 503 until it recovers");
-                }
-                Ok(()) if was_ok == Some(false) => tracing::info!("the CloudWatch Logs sink is usable again"),
-                _ => {}
-            }
-            readiness.set_problem("cloudwatch", result.err());
-            was_ok = Some(ok);
-            tokio::time::sleep(Duration::from_secs(if ok { 30 } else { 5 })).await;
-        }
-    });
-}
-
-/// Checks every second whether `subject` failed for good (`failure` says why): the embedded store
-/// after a failed sync of staged writes, the log segments after a failed append. From then on
-/// `/readyz` lists `problem` with the cause; it stays so until engage restarts.
-fn watch_failure<T: ?Sized + Send + Sync + 'static>(
-    subject: &Arc<T>,
-    problem: &'static str,
-    readiness: Arc<Readiness>,
-    failure: fn(&T) -> Option<String>,
-) {
-    let subject = Arc::downgrade(subject);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let Some(subject) = subject.upgrade() else { break };
-            if let Some(error) = failure(&subject) {
-                tracing::error!(%error, problem, "failed for good: /readyz answers 503; restart engage");
-                readiness.set_problem(problem, Some(error));
-                break;
-            }
-        }
-    });
-}
-
-/// Fetches the JWKS until it succeeds (every 5 s): `/readyz` lists `jwks` with the cause meanwhile.
-fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>, readiness: Arc<Readiness>) {
-    if first.is_ok() {
-        return;
-    }
-    readiness.set_problem("jwks", first.err());
-    let verifier = Arc::downgrade(&verifier);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            let Some(verifier) = verifier.upgrade() else { break };
-            let result = verifier.refresh().await;
-            let ok = result.is_ok();
-            readiness.set_problem("jwks", result.err());
-            if ok {
-                break;
-            }
-        }
-    });
 }
 
 impl Application {

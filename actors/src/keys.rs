@@ -8,7 +8,7 @@ use serde::Serialize;
 use engage_storage::WriteOp;
 
 use crate::domain::time::instant_key;
-use crate::repo::*;
+use crate::tables::*;
 
 /// Where one row lives.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -21,6 +21,16 @@ pub struct Key {
     pub clustering: Vec<u8>,
 }
 
+/// The write of `value` as JSON at (`table`, `partition`, `clustering`).
+pub fn put_json(table: &'static str, partition: String, clustering: &[u8], value: &impl Serialize) -> WriteOp {
+    WriteOp::Put {
+        table,
+        partition,
+        clustering: clustering.to_vec(),
+        value: serde_json::to_vec(value).unwrap_or_default(),
+    }
+}
+
 impl Key {
     fn new(table: &'static str, partition: impl Into<String>, clustering: impl Into<Vec<u8>>) -> Self {
         Self { table, partition: partition.into(), clustering: clustering.into() }
@@ -28,7 +38,7 @@ impl Key {
 
     /// The write of `value` (as JSON) at this key.
     pub fn put(self, value: &impl Serialize) -> WriteOp {
-        Repo::put_json(self.table, self.partition, &self.clustering, value)
+        put_json(self.table, self.partition, &self.clustering, value)
     }
 
     /// The delete of this key.

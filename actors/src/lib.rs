@@ -77,6 +77,7 @@ pub mod reports;
 pub mod reviews;
 pub mod rpc;
 pub mod supervisor;
+pub mod tables;
 pub mod tenant;
 
 pub use engine::{Engine, EngineConfig};

@@ -118,6 +118,7 @@ pub fn router(state: AppState, serve: Serve) -> Router {
     routes
         .merge(ops::router())
         .fallback(|| async { error::ApiError::not_found() })
+        .layer(axum::middleware::from_fn(platform::family_refusals))
         .layer(axum::middleware::from_fn(trace::trace_requests))
         .with_state(state)
 }

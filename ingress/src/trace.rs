@@ -7,7 +7,7 @@ use std::sync::{OnceLock, RwLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::{header, HeaderValue};
+use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics::{Counter, Histogram};
@@ -41,14 +41,6 @@ pub async fn trace_requests(mut request: Request, next: Next) -> Response {
     let mut response = next.run(request).instrument(span.clone()).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    if matches!(status, 405 | 415) && !is_json(&response) {
-        // axum's own 405 and 415 have no body: answer in the route's error family
-        let allow = response.headers().get(header::ALLOW).cloned();
-        response = crate::platform::refusal(&route, response.status());
-        if let Some(allow) = allow {
-            response.headers_mut().insert(header::ALLOW, allow);
-        }
-    }
     if let Ok(value) = HeaderValue::from_str(&trace_id) {
         response.headers_mut().insert(TRACE_HEADER, value);
     }
@@ -91,14 +83,6 @@ fn route_metrics(route: &str, method: &str, status: u16) -> (Counter, Histogram)
         }
     }
     (counter, duration)
-}
-
-fn is_json(response: &Response) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 #[cfg(test)]

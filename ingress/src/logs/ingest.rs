@@ -27,8 +27,7 @@ use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
 use crate::AppState;
 
-/// Most events in one request.
-pub const MAX_EVENTS_PER_REQUEST: usize = 1000;
+pub use super::schema::MAX_EVENTS_PER_REQUEST;
 
 /// 200: every event was accepted.
 #[derive(Debug, Serialize, ToSchema)]

@@ -7,6 +7,9 @@ use serde_json::Value;
 use crate::error::Issue;
 use crate::validation;
 
+/// Most events in one request.
+pub const MAX_EVENTS_PER_REQUEST: usize = 1000;
+
 /// The schema document (JSON Schema 2020-12).
 pub const LOG_INGEST_REQUEST_SCHEMA: &str = include_str!("log_ingest_request.schema.json");
 

@@ -21,9 +21,9 @@ use serde_json::value::RawValue;
 
 use engage_storage::logs::SinkEvent;
 
-use super::ingest::MAX_EVENTS_PER_REQUEST;
 use super::naming::{log_group, log_stream};
 use super::schema::LogSchema;
+use super::schema::MAX_EVENTS_PER_REQUEST;
 
 const LEVELS: [&str; 4] = ["ERROR", "WARN", "INFO", "DEBUG"];
 const PRODUCTS: [&str; 5] = ["edge", "flash", "product_p", "platform", "white-label"];

@@ -16,7 +16,7 @@ use axum::http::header::CONTENT_TYPE;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
-use super::errors::IntegrationError;
+use super::errors::{IntegrationError, StaffError};
 use crate::error::Issue;
 
 /// Largest platform request body.
@@ -154,6 +154,24 @@ fn listed(value: Value) -> Value {
             }
         }
         other => other,
+    }
+}
+
+impl From<BodyError> for IntegrationError {
+    fn from(error: BodyError) -> Self {
+        match error {
+            BodyError::Invalid(issues) => Self::invalid(issues),
+            BodyError::TooLarge => Self::too_large("the body", MAX_BODY),
+        }
+    }
+}
+
+impl From<BodyError> for StaffError {
+    fn from(error: BodyError) -> Self {
+        match error {
+            BodyError::Invalid(issues) => Self::invalid(issues),
+            BodyError::TooLarge => Self::too_large(MAX_BODY),
+        }
     }
 }
 

@@ -184,32 +184,6 @@ impl From<QueryError> for IntegrationError {
     }
 }
 
-impl From<super::body::BodyError> for IntegrationError {
-    fn from(error: super::body::BodyError) -> Self {
-        match error {
-            super::body::BodyError::Invalid(issues) => Self::invalid(issues),
-            super::body::BodyError::TooLarge => Self::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "xE_413",
-                format!("the body exceeds {} bytes", super::body::MAX_BODY),
-            ),
-        }
-    }
-}
-
-impl From<super::body::BodyError> for StaffError {
-    fn from(error: super::body::BodyError) -> Self {
-        match error {
-            super::body::BodyError::Invalid(issues) => Self::invalid(issues),
-            super::body::BodyError::TooLarge => Self {
-                status: StatusCode::PAYLOAD_TOO_LARGE,
-                message: format!("the body exceeds {} bytes", super::body::MAX_BODY),
-                errors: None,
-            },
-        }
-    }
-}
-
 impl IntoResponse for IntegrationError {
     fn into_response(self) -> Response {
         (self.status, Json(self.body)).into_response()

@@ -157,6 +157,31 @@ enum Family {
     Staff,
 }
 
+/// Middleware: axum's own 405 and 415 have no body; they are answered in the route's error family
+/// ([`refusal`]), keeping axum's `Allow` header.
+pub async fn family_refusals(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let route = request.extensions().get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_owned());
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !matches!(status.as_u16(), 405 | 415) || json {
+        return response;
+    }
+    let allow = response.headers().get(axum::http::header::ALLOW).cloned();
+    let mut refused = refusal(route.as_deref().unwrap_or("unmatched"), status);
+    if let Some(allow) = allow {
+        refused.headers_mut().insert(axum::http::header::ALLOW, allow);
+    }
+    refused
+}
+
 /// The JSON body of a 405 or 415 answer in the route's family (axum's own have none).
 pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::Response {
     let (code, message) = if status == axum::http::StatusCode::METHOD_NOT_ALLOWED {

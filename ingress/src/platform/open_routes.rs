@@ -11,14 +11,14 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use engage_actors::keys;
 
-use super::access::{OpenRoutesRow, Scope};
-use super::edge::{staff_answer, PlatformRequest, Staff, StaffAnswer};
+use super::access::OpenRoutesRow;
+use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
+use super::requests::OpenRoutesSettingsRequest;
 use super::routes::Routes;
 use crate::AppState;
 
@@ -39,29 +39,6 @@ pub fn routes() -> Routes {
                 "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
                 "closed_for_all": {"type": "boolean"}}});
         })
-}
-
-/// `/crm_api/open_routes/settings`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[schemars(
-    description = r#"/crm_api/open_routes/settings (engage's route): read, or with open_routes set, change whether the spec's open routes take requests for this brand without a credential. closed: each then needs an integration token of the brand (Authorization:)."#
-)]
-pub struct OpenRoutesSettingsRequest {
-    #[schemars(length(min = 1, max = 128))]
-    #[schemars(required)]
-    pub parent_business_id: Option<String>,
-    #[schemars(extend("enum" = ["open", "closed"]))]
-    pub open_routes: Option<String>,
-}
-
-impl PlatformRequest for OpenRoutesSettingsRequest {
-    const SCHEMA: &'static str = "OpenRoutesSettingsRequest";
-    const SCOPE: Scope = Scope::Brand;
-    const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
-
-    fn brand(&self) -> Option<&str> {
-        self.parent_business_id.as_deref()
-    }
 }
 
 async fn settings(

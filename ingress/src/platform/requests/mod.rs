@@ -20,6 +20,7 @@ mod feedback;
 mod fraud;
 mod journeys;
 mod loyalty;
+mod open_routes;
 mod stats_chat;
 mod wallet;
 
@@ -29,6 +30,7 @@ pub use feedback::*;
 pub use fraud::*;
 pub use journeys::*;
 pub use loyalty::*;
+pub use open_routes::*;
 pub use stats_chat::*;
 pub use wallet::*;
 
@@ -57,7 +59,7 @@ macro_rules! platform_requests {
         pub fn generated() -> Vec<(&'static str, serde_json::Value)> {
             vec![
                 $((stringify!($ty), super::contract::schema_of::<$ty>()),)*
-                ("OpenRoutesSettingsRequest", super::contract::schema_of::<super::open_routes::OpenRoutesSettingsRequest>()),
+                ("OpenRoutesSettingsRequest", super::contract::schema_of::<OpenRoutesSettingsRequest>()),
             ]
         }
     };

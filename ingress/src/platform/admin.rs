@@ -76,12 +76,12 @@ pub fn routes() -> Routes {
         .route("/admin/tokens/{id}", delete(revoke), json!({"delete": revoke_op}))
         .route(
             "/admin/wallet/recharge",
-            post(|s, p, h, b| wallet(s, p, h, b, true)),
+            post(|s, a, b| wallet(s, a, b, true)),
             json!({"post": op("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", Some(wallet_body(&["parent", "business", "amount"])), wallet_errors)}),
         )
         .route(
             "/admin/wallet/balance",
-            post(|s, p, h, b| wallet(s, p, h, b, false)),
+            post(|s, a, b| wallet(s, a, b, false)),
             json!({"post": op("An outlet's wallet balance: {parent, business}", "200", "{balance}", Some(wallet_body(&["parent", "business"])), wallet_errors)}),
         )
         .route(
@@ -129,14 +129,7 @@ async fn key_location(
     Json(json!({"key_file": file})).into_response()
 }
 
-async fn list_jobs(
-    State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
-) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
+async fn list_jobs(State(state): State<AppState>, _admin: Admin) -> Response {
     match &state.platform.jobs {
         Some(jobs) => Json(json!({"jobs": jobs.list()})).into_response(),
         None => StaffError::unavailable("this process runs no jobs (role ingress)").into_response(),
@@ -146,13 +139,9 @@ async fn list_jobs(
 /// `engage jobs run NAME [--now T]`: `{name, now?}` → the job's outcome.
 async fn run_job(
     State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
+    _admin: Admin,
     body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
     let Some(jobs) = &state.platform.jobs else {
         return StaffError::unavailable("this process runs no jobs (role ingress)").into_response();
     };
@@ -189,14 +178,10 @@ struct AdminWallet {
 /// `engage wallet recharge|balance`: `{parent, business, amount?, reference?}`.
 async fn wallet(
     State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
+    _admin: Admin,
     body: Result<Json<AdminWallet>, axum::extract::rejection::JsonRejection>,
     recharge: bool,
 ) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
     let refuse = || {
         (StatusCode::BAD_REQUEST, Json(json!({"message": "parent, business and (for a recharge) amount are required"})))
             .into_response()
@@ -229,6 +214,24 @@ pub(crate) fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, 
     loopback && same && !expected.is_empty()
 }
 
+/// A caller of the `/admin` routes: from a loopback address, with `x-admin-key` equal to the node's
+/// admin key ([`allowed`]). Anyone else is refused with the staff family's 403
+/// `{message: "invalid credentials"}` before the route reads anything else.
+pub struct Admin;
+
+impl axum::extract::FromRequestParts<AppState> for Admin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &AppState) -> Result<Self, Response> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>();
+        if allowed(state, peer, &parts.headers) {
+            Ok(Admin)
+        } else {
+            Err(StaffError::invalid_credentials().into_response())
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct CreateToken {
     kind: TokenKind,
@@ -238,13 +241,9 @@ struct CreateToken {
 
 async fn create(
     State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
+    _admin: Admin,
     body: Result<Json<CreateToken>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
     let Ok(Json(request)) = body else {
         return (
             StatusCode::BAD_REQUEST,
@@ -266,29 +265,14 @@ async fn create(
     }
 }
 
-async fn list(
-    State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
-) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
+async fn list(State(state): State<AppState>, _admin: Admin) -> Response {
     match state.platform.tokens.list().await {
         Ok(tokens) => Json(json!({"tokens": tokens})).into_response(),
         Err(error) => StaffError::authentication_failed(error).into_response(),
     }
 }
 
-async fn revoke(
-    State(state): State<AppState>,
-    peer: Result<ConnectInfo<SocketAddr>, ExtensionRejection>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if !allowed(&state, peer.as_ref().ok(), &headers) {
-        return StaffError::invalid_credentials().into_response();
-    }
+async fn revoke(State(state): State<AppState>, _admin: Admin, Path(id): Path<String>) -> Response {
     match state.platform.tokens.revoke(&id).await {
         Ok(true) => {
             tracing::info!(id, "token revoked");

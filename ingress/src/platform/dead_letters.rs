@@ -9,11 +9,7 @@
 //!   what it does counts once) and forgets it: `{replayed: true, id, tenant}`; 404 unknown;
 //! - `DELETE /admin/dead-letters/{id}` → forgets it: `{dropped: true, id}`; 404 unknown.
 
-use std::net::SocketAddr;
-
-use axum::extract::rejection::ExtensionRejection;
-use axum::extract::{ConnectInfo, Path, State};
-use axum::http::HeaderMap;
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Json;
@@ -21,7 +17,7 @@ use serde_json::{json, Value};
 
 use engage_streams::DeadLetter;
 
-use super::admin::{admin_op, allowed};
+use super::admin::{admin_op, Admin};
 use super::errors::StaffError;
 use super::routes::Routes;
 use crate::AppState;
@@ -69,20 +65,11 @@ fn summary(letter: &DeadLetter) -> Value {
     })
 }
 
-type Peer = Result<ConnectInfo<SocketAddr>, ExtensionRejection>;
-
-fn refused(state: &AppState, peer: &Peer, headers: &HeaderMap) -> Option<Response> {
-    (!allowed(state, peer.as_ref().ok(), headers)).then(|| StaffError::invalid_credentials().into_response())
-}
-
 fn unknown(id: &str) -> Response {
     StaffError::not_found(&format!("parked event {id}")).into_response()
 }
 
-async fn list(State(state): State<AppState>, peer: Peer, headers: HeaderMap) -> Response {
-    if let Some(refusal) = refused(&state, &peer, &headers) {
-        return refusal;
-    }
+async fn list(State(state): State<AppState>, _admin: Admin) -> Response {
     match state.platform.bus.dead_letters().await {
         Ok(letters) => {
             metrics::gauge!("engage_dead_letters").set(letters.len() as f64);
@@ -92,10 +79,7 @@ async fn list(State(state): State<AppState>, peer: Peer, headers: HeaderMap) -> 
     }
 }
 
-async fn show(State(state): State<AppState>, peer: Peer, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if let Some(refusal) = refused(&state, &peer, &headers) {
-        return refusal;
-    }
+async fn show(State(state): State<AppState>, _admin: Admin, Path(id): Path<String>) -> Response {
     match state.platform.bus.dead_letters().await {
         Ok(letters) => match letters.into_iter().find(|l| l.id() == id) {
             Some(letter) => Json(json!(letter)).into_response(),
@@ -105,10 +89,7 @@ async fn show(State(state): State<AppState>, peer: Peer, headers: HeaderMap, Pat
     }
 }
 
-async fn replay(State(state): State<AppState>, peer: Peer, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if let Some(refusal) = refused(&state, &peer, &headers) {
-        return refusal;
-    }
+async fn replay(State(state): State<AppState>, _admin: Admin, Path(id): Path<String>) -> Response {
     match state.platform.bus.replay(&id).await {
         Ok(Some(letter)) => {
             metrics::gauge!("engage_dead_letters").decrement(1.0);
@@ -121,15 +102,7 @@ async fn replay(State(state): State<AppState>, peer: Peer, headers: HeaderMap, P
     }
 }
 
-async fn drop_letter(
-    State(state): State<AppState>,
-    peer: Peer,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    if let Some(refusal) = refused(&state, &peer, &headers) {
-        return refusal;
-    }
+async fn drop_letter(State(state): State<AppState>, _admin: Admin, Path(id): Path<String>) -> Response {
     match state.platform.bus.drop_dead_letter(&id).await {
         Ok(true) => {
             metrics::gauge!("engage_dead_letters").decrement(1.0);

@@ -16,7 +16,8 @@
 //! - [`tenant`]: `TenantActor`, one per brand: lifecycle and dispatch only.
 //! - [`supervisor`]: `PartitionSupervisor`: spawn on demand, restart with backoff, passivate.
 //! - [`engine`]: the node's partitions: pull, route, ack after store.
-//! - [`jobs`]: the scheduler and the drain, revoke and refund jobs; provider adapters.
+//! - [`jobs`]: the scheduled jobs: names, schedule and dispatch in `jobs/mod.rs`, one file per area
+//!   (drains with the provider adapter, journeys, bills, feedback, reviews, loyalty, the scheduler).
 //! - [`rpc`]: NATS request-reply to the owning node; [`rpc::TenantGateway`] picks local or remote.
 //!
 //! # Reacting to orders

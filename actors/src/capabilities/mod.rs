@@ -19,6 +19,11 @@
 //! | [`stats`] | [`stats::StatsQuery`] (the twelve metrics, special days) | [`stats::KeepRollups`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
+//!
+//! A capability that outgrew one file is a folder with the same file names (bills, feedback,
+//! journeys, stats): `mod.rs` (the module list and `handle`), `rows.rs` (what the brand keeps),
+//! `query.rs` (the questions and their reply types), `reaction.rs` (what it does on an order),
+//! `answers.rs` (the answers), `tests.rs`, plus a file per larger piece (`runs.rs`, `roi.rs`, …).
 
 use std::sync::Arc;
 

@@ -18,7 +18,6 @@ use crate::domain::loyalty::LoyaltyRules;
 use crate::domain::wallet::Pricing;
 use crate::keys;
 use crate::query::QueryError;
-use crate::reaction::OrderReaction;
 use crate::read_ahead::{ReadAhead, WriteStamps};
 use crate::repo::Repo;
 
@@ -26,8 +25,6 @@ use crate::repo::Repo;
 pub struct EngineContext {
     /// Typed store access.
     pub repo: Repo,
-    /// What applying an order runs, in order (see [`crate::reaction`]).
-    pub reactions: Vec<Arc<dyn OrderReaction>>,
     /// Testing only: panic once on this order id (`ENGAGE_FAULT_PANIC_ORDER_ID`).
     pub fault_panic_order_id: Option<String>,
     /// Whether the fault fired already (once per process).
@@ -95,6 +92,39 @@ const CUSTOMER_CACHE_SIZE: NonZeroUsize = match NonZeroUsize::new(CUSTOMER_CACHE
     None => NonZeroUsize::MIN,
 };
 
+/// Typed cache slots: at most one value per type, owned by the capability that defines the type
+/// (so the brand names none of them).
+#[derive(Default)]
+pub struct Slots(HashMap<std::any::TypeId, Box<dyn std::any::Any + Send + Sync>>);
+
+impl Slots {
+    /// The cached `T`, if any.
+    pub fn get<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.0.get(&std::any::TypeId::of::<T>()).and_then(|value| value.downcast_ref())
+    }
+
+    /// The cached `T`, made empty (`T::default()`) first when there is none. (`None` cannot
+    /// happen: the slot of `T` only ever holds a `T`; the type system cannot see that.)
+    pub fn get_or_default<T: std::any::Any + Send + Sync + Default>(&mut self) -> Option<&mut T> {
+        self.0.entry(std::any::TypeId::of::<T>()).or_insert_with(|| Box::new(T::default())).downcast_mut()
+    }
+
+    /// Caches `value`, replacing the `T` cached before.
+    pub fn set<T: std::any::Any + Send + Sync>(&mut self, value: T) {
+        self.0.insert(std::any::TypeId::of::<T>(), Box::new(value));
+    }
+
+    /// Forgets the cached `T`.
+    pub fn forget<T: std::any::Any + Send + Sync>(&mut self) {
+        self.0.remove(&std::any::TypeId::of::<T>());
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// One brand's state inside its tenant actor. Only the actor touches it, one message at a time.
 pub struct Brand {
     /// The brand (`parent_business_id`).
@@ -109,20 +139,10 @@ pub struct Brand {
     pub velocity: Option<VelocityRules>,
     /// The brand's price table, once loaded.
     pub pricing: Option<Pricing>,
-    /// The brand's journey configurations, once loaded (the journeys capability keeps it current).
-    pub journeys: Option<Vec<crate::capabilities::journeys::JourneyConfig>>,
-    /// The brand's journey settings, once loaded.
-    pub journey_settings: Option<crate::capabilities::journeys::JourneySettings>,
-    /// The brand's bill configurations by business, once loaded (the bills capability keeps it
-    /// current).
-    pub bill_configs: Option<std::collections::BTreeMap<String, crate::capabilities::bills::LinkConfig>>,
-    /// The brand's bill widget mappings, once loaded (kept current the same way).
-    pub bill_widgets: Option<Vec<crate::capabilities::bills::WidgetMapping>>,
-    /// The brand's feedback configurations by outlet, once loaded (kept current the same way).
-    pub feedback_configs: Option<std::collections::BTreeMap<String, crate::capabilities::feedback::FeedbackConfig>>,
-    /// Rollup rows of recent days by (scope, IST day), written through (see
-    /// [`crate::capabilities::stats`]); emptied when a batch fails.
-    pub rollups: HashMap<(String, String), crate::capabilities::stats::Figures>,
+    /// What the capabilities cache for the brand, one slot per type they own (journey
+    /// configurations and settings, bill configurations and widgets, feedback configurations,
+    /// rollup rows): each capability keeps its slot current; all are emptied when a batch fails.
+    pub cache: Slots,
     /// Customer commits staged by the message being handled: its answer waits for them (see
     /// [`Brand::commit_customer`]).
     staged: Vec<Durable>,
@@ -157,12 +177,7 @@ impl Brand {
             rules: None,
             velocity: None,
             pricing: None,
-            journeys: None,
-            journey_settings: None,
-            bill_configs: None,
-            bill_widgets: None,
-            feedback_configs: None,
-            rollups: HashMap::new(),
+            cache: Slots::default(),
             staged: Vec::new(),
             wallets: std::sync::Mutex::new(HashMap::new()),
             read_ahead: HashMap::new(),
@@ -208,12 +223,7 @@ impl Brand {
         self.rules = None;
         self.velocity = None;
         self.pricing = None;
-        self.journeys = None;
-        self.journey_settings = None;
-        self.bill_configs = None;
-        self.bill_widgets = None;
-        self.feedback_configs = None;
-        self.rollups.clear();
+        self.cache.clear();
     }
 
     /// The commits staged by the message just handled; its answer goes out once they are durable.
@@ -370,7 +380,7 @@ impl Brand {
             Ok(durable) => self.staged.push(durable),
             Err(error) => {
                 self.uncache_customer(&customer.phone);
-                self.rollups.clear();
+                self.cache.clear();
                 return Err(error);
             }
         }
@@ -389,7 +399,6 @@ mod tests {
     fn brand(store: Arc<dyn Store>) -> Brand {
         let ctx = Arc::new(EngineContext {
             repo: Repo::new(store),
-            reactions: crate::capabilities::order_reactions(),
             fault_panic_order_id: None,
             fault_fired: AtomicBool::new(false),
             fault_poison_order_id: None,
@@ -466,7 +475,8 @@ mod tests {
         });
         let envelope =
             engage_streams::Envelope::new(engage_streams::EventKind::Order, "platform", 1, "brand-1", "t", order);
-        let phone = crate::capabilities::orders::apply(&mut brand, &envelope).await.unwrap();
+        let reactions = Arc::new(crate::capabilities::order_reactions());
+        let phone = crate::capabilities::orders::apply(&mut brand, &reactions, &envelope).await.unwrap();
         assert_eq!(phone.as_deref(), Some("9000000001"));
         assert!(brand.read_ahead.is_empty(), "rows read ahead must not outlive their order");
         assert!(brand.has_cached_customer("9000000001"));

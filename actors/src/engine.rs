@@ -62,6 +62,7 @@ struct Runner {
 /// The actor side of one node.
 pub struct Engine {
     ctx: Arc<EngineContext>,
+    reactions: crate::reaction::Reactions,
     bus: Arc<dyn Bus>,
     nats: Option<async_nats::Client>,
     config: EngineConfig,
@@ -84,9 +85,9 @@ impl Engine {
         config: EngineConfig,
         reactions: Vec<Arc<dyn OrderReaction>>,
     ) -> Arc<Self> {
+        let reactions: crate::reaction::Reactions = Arc::new(reactions);
         let ctx = Arc::new(EngineContext {
             repo,
-            reactions,
             fault_panic_order_id: config.fault_panic_order_id.clone(),
             fault_poison_order_id: config.fault_poison_order_id.clone(),
             fault_fired: AtomicBool::new(false),
@@ -95,6 +96,7 @@ impl Engine {
         });
         Arc::new(Self {
             ctx,
+            reactions,
             bus,
             nats,
             config,
@@ -237,7 +239,12 @@ impl LocalTenants for Engine {
 impl Engine {
     /// A new supervisor of `partition`'s tenant actors.
     async fn spawn_supervisor(&self, partition: u32) -> Result<ActorRef<SupervisorMsg>, String> {
-        let args = SupervisorArgs { partition, ctx: self.ctx.clone(), passivate_after: self.config.passivate_after };
+        let args = SupervisorArgs {
+            partition,
+            ctx: self.ctx.clone(),
+            reactions: self.reactions.clone(),
+            passivate_after: self.config.passivate_after,
+        };
         let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
         Ok(supervisor)
     }

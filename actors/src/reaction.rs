@@ -19,6 +19,10 @@ use crate::domain::customer::{Applied, Customer};
 use crate::domain::order::OrderFacts;
 use crate::keys::Key;
 
+/// The reactions a tenant actor runs on every applied order, in order; the engine hands them to
+/// its actors ([`crate::capabilities::order_reactions`] unless a test chooses others).
+pub type Reactions = std::sync::Arc<Vec<std::sync::Arc<dyn OrderReaction>>>;
+
 /// An order the tenant actor is applying.
 pub struct OrderEvent<'a> {
     /// The order's facts (outlet, order id, phone, amount, …).

@@ -47,6 +47,8 @@ pub struct SupervisorArgs {
     pub partition: u32,
     /// Shared context for tenant actors.
     pub ctx: Arc<EngineContext>,
+    /// What the tenant actors run on every applied order.
+    pub reactions: crate::reaction::Reactions,
     /// Idle time after which a tenant actor is stopped.
     pub passivate_after: Duration,
 }
@@ -67,6 +69,7 @@ struct Failures {
 pub struct SupervisorState {
     partition: u32,
     ctx: Arc<EngineContext>,
+    reactions: crate::reaction::Reactions,
     passivate_after: Duration,
     children: HashMap<String, Child>,
     tenants_by_actor: HashMap<ActorId, String>,
@@ -96,6 +99,7 @@ impl Actor for PartitionSupervisor {
         Ok(SupervisorState {
             partition: args.partition,
             ctx: args.ctx,
+            reactions: args.reactions,
             passivate_after: args.passivate_after,
             children: HashMap::new(),
             tenants_by_actor: HashMap::new(),
@@ -146,7 +150,7 @@ impl SupervisorState {
                 return;
             }
         }
-        let args = TenantArgs { tenant: tenant.clone(), ctx: self.ctx.clone() };
+        let args = TenantArgs { tenant: tenant.clone(), ctx: self.ctx.clone(), reactions: self.reactions.clone() };
         match Actor::spawn_linked(None, TenantActor, args, me).await {
             Ok((actor, _handle)) => {
                 self.tenants_by_actor.insert(actor.get_id(), tenant.clone());

@@ -151,11 +151,14 @@ pub struct TenantArgs {
     pub tenant: String,
     /// Shared context.
     pub ctx: Arc<EngineContext>,
+    /// What it runs on every applied order.
+    pub reactions: crate::reaction::Reactions,
 }
 
 /// State of one tenant actor.
 pub struct TenantState {
     brand: Brand,
+    reactions: crate::reaction::Reactions,
 }
 
 impl Actor for TenantActor {
@@ -169,7 +172,7 @@ impl Actor for TenantActor {
         args: TenantArgs,
     ) -> Result<TenantState, ActorProcessingErr> {
         metrics::gauge!("engage_tenant_actors").increment(1.0);
-        Ok(TenantState { brand: Brand::new(args.tenant, args.ctx) })
+        Ok(TenantState { brand: Brand::new(args.tenant, args.ctx), reactions: args.reactions })
     }
 
     async fn post_stop(
@@ -187,7 +190,7 @@ impl Actor for TenantActor {
         message: TenantMsg,
         state: &mut TenantState,
     ) -> Result<(), ActorProcessingErr> {
-        let brand = &mut state.brand;
+        let (brand, reactions) = (&mut state.brand, &state.reactions);
         // a store that failed for good may hold in memory what is not on disk: nothing cached is
         // trusted, and nothing is answered from it
         if let Err(error) = brand.repo().store().healthy() {
@@ -201,7 +204,7 @@ impl Actor for TenantActor {
             TenantMsg::Apply { envelope, reply } => {
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
-                let outcome = match AssertUnwindSafe(orders::apply(brand, &envelope)).catch_unwind().await {
+                let outcome = match AssertUnwindSafe(orders::apply(brand, reactions, &envelope)).catch_unwind().await {
                     Ok(applied) => applied.map(|_| ()).map_err(|e| e.to_string()),
                     Err(panic) => Err(panicked(brand, &*panic)),
                 };
@@ -236,7 +239,7 @@ impl Actor for TenantActor {
                 }
                 let answer = AssertUnwindSafe(async {
                     match query {
-                        TenantQuery::Customers(query) => customers::handle(brand, query).await,
+                        TenantQuery::Customers(query) => customers::handle(brand, reactions, query).await,
                         TenantQuery::Loyalty(query) => loyalty::handle(brand, query).await,
                         TenantQuery::Redemption(query) => redemption::handle(brand, query).await,
                         TenantQuery::Rewards(query) => rewards::handle(brand, query).await,

@@ -84,7 +84,7 @@ pub fn view(customer: &Customer, now: DateTime<Utc>) -> CustomerView {
 }
 
 /// Answers a customer query.
-pub async fn handle(brand: &mut Brand, query: CustomersQuery) -> QueryReply {
+pub async fn handle(brand: &mut Brand, reactions: &crate::reaction::Reactions, query: CustomersQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         CustomersQuery::Details { phone } => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
@@ -105,7 +105,7 @@ pub async fn handle(brand: &mut Brand, query: CustomersQuery) -> QueryReply {
             brand.commit_customer(Vec::new(), customer).await?;
             reply(Ok(answer))
         }
-        CustomersQuery::ApplyNow { envelope } => match apply(brand, &envelope).await? {
+        CustomersQuery::ApplyNow { envelope } => match apply(brand, reactions, &envelope).await? {
             Some(phone) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
             None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
         },

@@ -16,7 +16,7 @@ use crate::domain::customer::Customer;
 use crate::domain::order::OrderFacts;
 use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
 use crate::keys;
-use crate::reaction::OrderEvent;
+use crate::reaction::{OrderEvent, Reactions};
 use crate::repo::{QueueRecord, STATUS_PROCESSED, STATUS_UNPROCESSABLE};
 
 async fn merge_business(brand: &Brand, business_id: &str, patch: Value) -> Result<WriteOp, StoreError> {
@@ -31,12 +31,14 @@ async fn merge_business(brand: &Brand, business_id: &str, patch: Value) -> Resul
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
 async fn apply_order(
     brand: &mut Brand,
+    reactions: &Reactions,
     envelope: &Envelope,
     facts: &OrderFacts,
     version: &str,
     ops: &mut Vec<WriteOp>,
     status: &mut u8,
 ) -> Result<Customer, StoreError> {
+    #[cfg(feature = "fault-injection")]
     let ctx = brand.ctx.clone();
     #[cfg(feature = "fault-injection")]
     if ctx.fault_panic_order_id.as_deref() == Some(facts.order_id.as_str())
@@ -51,7 +53,7 @@ async fn apply_order(
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     // the customer's row (unless cached) and every row a reaction will read, in one go
-    let mut reads: Vec<keys::Key> = ctx.reactions.iter().flat_map(|r| r.reads(&brand.tenant, facts)).collect();
+    let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(&brand.tenant, facts)).collect();
     if !brand.has_cached_customer(&facts.phone) {
         reads.push(keys::customer(&brand.tenant, &facts.phone));
     }
@@ -66,7 +68,7 @@ async fn apply_order(
         queue_status: STATUS_PROCESSED.into(),
         order_row: Default::default(),
     };
-    for reaction in &ctx.reactions {
+    for reaction in reactions.iter() {
         reaction.react(brand, &event, &mut customer, ops).await?;
     }
     if event.changed() {
@@ -120,7 +122,11 @@ async fn open_cart(
 /// Applies one envelope; returns the phone of the customer it touched (if any), whose row is
 /// then in the brand's cache. An event that cannot be processed is kept as a queue record with
 /// status 2 (not retried).
-pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<String>, StoreError> {
+pub async fn apply(
+    brand: &mut Brand,
+    reactions: &Reactions,
+    envelope: &Envelope,
+) -> Result<Option<String>, StoreError> {
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     metrics::histogram!("engage_processing_lag_seconds")
@@ -136,7 +142,7 @@ pub async fn apply(brand: &mut Brand, envelope: &Envelope) -> Result<Option<Stri
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
             Ok(facts) if facts.is_cart() => touched = Some(open_cart(brand, &facts, received, &mut ops).await?),
             Ok(facts) => {
-                let applied = apply_order(brand, envelope, &facts, &version, &mut ops, &mut status).await;
+                let applied = apply_order(brand, reactions, envelope, &facts, &version, &mut ops, &mut status).await;
                 // the rows read ahead serve this order only, applied or not
                 brand.end_read_ahead();
                 touched = Some(applied?);

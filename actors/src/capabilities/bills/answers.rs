@@ -93,7 +93,7 @@ pub(super) async fn save_config(brand: &mut Brand, mut config: LinkConfig) -> Re
         config.inserted_at = old.inserted_at;
     }
     let ops = vec![key.put(&config), keys::bill_brand(&brand.tenant).put(&serde_json::json!({}))];
-    brand.bill_configs = None;
+    brand.cache.forget::<BillConfigs>();
     brand.batch(ops).await?;
     Ok(config)
 }
@@ -111,7 +111,7 @@ pub(super) async fn set_status(
     // business_configs: `0` is the brand's own record, as the journeys' flag sync writes it
     let mut flags = business::config(brand, if config.brand_level() { "0" } else { &business }).await?;
     flags.digital_bill = Some(status);
-    brand.bill_configs = None;
+    brand.cache.forget::<BillConfigs>();
     brand.batch(vec![key.put(&config), business::put(brand, &flags)]).await?;
     Ok(config)
 }
@@ -173,7 +173,7 @@ pub(super) async fn add_widget(
         inserted_at: now,
     };
     apply_fields(&mut widget, fields);
-    brand.bill_widgets = None;
+    brand.cache.forget::<BillWidgets>();
     brand.batch(vec![keys::bill_widget(&brand.tenant, widget.id).put(&widget)]).await?;
     Ok(widget)
 }
@@ -182,7 +182,7 @@ pub(super) async fn edit_widget(brand: &mut Brand, id: u64, fields: WidgetFields
     let key = keys::bill_widget(&brand.tenant, id);
     let Some(mut widget) = brand.repo().get::<WidgetMapping>(&key).await? else { return Err(QueryError::NotFound) };
     apply_fields(&mut widget, fields);
-    brand.bill_widgets = None;
+    brand.cache.forget::<BillWidgets>();
     brand.batch(vec![key.put(&widget)]).await?;
     Ok(widget)
 }

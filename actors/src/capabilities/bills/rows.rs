@@ -293,12 +293,12 @@ impl Funnel {
 
 /// The brand's configurations, by business (cached in [`Brand::bill_configs`]).
 pub async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, LinkConfig>, engage_storage::StoreError> {
-    if let Some(configs) = &brand.bill_configs {
+    if let Some(configs) = brand.cache.get::<BillConfigs>() {
         return Ok(configs.clone());
     }
     let rows: Vec<LinkConfig> = brand.repo().all(BILL_CONFIGS, &brand.tenant).await?;
     let configs: BTreeMap<String, LinkConfig> = rows.into_iter().map(|c| (c.business_id.clone(), c)).collect();
-    brand.bill_configs = Some(configs.clone());
+    brand.cache.set::<BillConfigs>(configs.clone());
     Ok(configs)
 }
 
@@ -314,12 +314,12 @@ pub fn applicable<'a>(
 /// The brand's widget mappings in `sequence` (cached in [`Brand::bill_widgets`]: generation reads
 /// them for every bill).
 pub(super) async fn widgets(brand: &mut Brand) -> Result<Vec<WidgetMapping>, QueryError> {
-    if let Some(all) = &brand.bill_widgets {
+    if let Some(all) = brand.cache.get::<BillWidgets>() {
         return Ok(all.clone());
     }
     let mut all: Vec<WidgetMapping> = brand.repo().all(BILL_WIDGETS, &brand.tenant).await?;
     all.sort_by_key(|w| (w.sequence, w.id));
-    brand.bill_widgets = Some(all.clone());
+    brand.cache.set::<BillWidgets>(all.clone());
     Ok(all)
 }
 
@@ -375,3 +375,9 @@ pub async fn funnel_rows(
         .await?;
     Ok(rows)
 }
+
+/// The brand's bill configurations by business, as the brand caches them ([`Brand::cache`]).
+pub type BillConfigs = BTreeMap<String, LinkConfig>;
+
+/// The brand's widget mappings, as the brand caches them.
+pub type BillWidgets = Vec<WidgetMapping>;

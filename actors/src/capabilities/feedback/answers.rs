@@ -250,7 +250,7 @@ pub(super) async fn sync_configs(brand: &mut Brand, now: DateTime<Utc>) -> Resul
         ops.push(keys::feedback_config(&tenant, &outlet).put(&copy));
         done.copied += 1;
     }
-    brand.feedback_configs = None;
+    brand.cache.forget::<BTreeMap<String, FeedbackConfig>>();
     for chunk in ops.chunks(500) {
         brand.batch(chunk.to_vec()).await?;
     }
@@ -319,7 +319,7 @@ pub(super) async fn orders_summary(
 
 pub(super) async fn save_config(brand: &mut Brand, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
     let key = keys::feedback_config(&brand.tenant, &config.child_business_id);
-    brand.feedback_configs = None;
+    brand.cache.forget::<BTreeMap<String, FeedbackConfig>>();
     brand.batch(vec![key.put(&config), keys::feedback_brand(&brand.tenant).put(&serde_json::json!({}))]).await?;
     Ok(config)
 }

@@ -21,13 +21,13 @@ use super::*;
 
 /// The brand's configurations by outlet (cached in [`Brand::feedback_configs`]).
 pub(super) async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, FeedbackConfig>, StoreError> {
-    if let Some(configs) = &brand.feedback_configs {
+    if let Some(configs) = brand.cache.get::<BTreeMap<String, FeedbackConfig>>() {
         return Ok(configs.clone());
     }
     let rows: Vec<FeedbackConfig> = brand.repo().all(FEEDBACK_CONFIGS, &brand.tenant).await?;
     let configs: BTreeMap<String, FeedbackConfig> =
         rows.into_iter().map(|c| (c.child_business_id.clone(), c)).collect();
-    brand.feedback_configs = Some(configs.clone());
+    brand.cache.set::<BTreeMap<String, FeedbackConfig>>(configs.clone());
     Ok(configs)
 }
 

@@ -67,7 +67,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             };
             let index = keys::journey_brand(&brand.tenant).put(&serde_json::json!({}));
             brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row), index]).await?;
-            brand.journeys = None;
+            brand.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(Saved { campaign_journey_id: id, created }))
         }
         JourneysQuery::Enable { campaign_journey_id, enabled } => {
@@ -78,7 +78,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             row.campaign_enabled = u8::from(enabled);
             row.updated_at = now;
             brand.batch(vec![keys::campaign_journey(&brand.tenant, &campaign_journey_id).put(&row)]).await?;
-            brand.journeys = None;
+            brand.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(row))
         }
         JourneysQuery::View { campaign_journey_id } => reply(config(brand, &campaign_journey_id).await),
@@ -92,7 +92,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
         JourneysQuery::Settings { set } => {
             if let Some(set) = set {
                 brand.batch(vec![keys::journey_settings(&brand.tenant).put(&set)]).await?;
-                brand.journey_settings = Some(set);
+                brand.cache.set::<JourneySettings>(set);
             }
             reply(settings(brand).await.map_err(QueryError::from))
         }

@@ -77,11 +77,11 @@ pub struct JourneySettings {
 
 /// The brand's journey settings (cached in the actor).
 pub async fn settings(brand: &mut Brand) -> Result<JourneySettings, StoreError> {
-    if let Some(cached) = &brand.journey_settings {
+    if let Some(cached) = brand.cache.get::<JourneySettings>() {
         return Ok(cached.clone());
     }
     let stored: JourneySettings = brand.repo().get(&keys::journey_settings(&brand.tenant)).await?.unwrap_or_default();
-    brand.journey_settings = Some(stored.clone());
+    brand.cache.set::<JourneySettings>(stored.clone());
     Ok(stored)
 }
 
@@ -423,10 +423,10 @@ pub fn journey_id(tenant: &str, child: &str, campaign_type_id: &str) -> String {
 
 /// The brand's journey configurations (cached in the actor; saves and toggles refresh it).
 pub async fn journeys(brand: &mut Brand) -> Result<Vec<JourneyConfig>, StoreError> {
-    if let Some(cached) = &brand.journeys {
+    if let Some(cached) = brand.cache.get::<Vec<JourneyConfig>>() {
         return Ok(cached.clone());
     }
     let all: Vec<JourneyConfig> = brand.repo().all(CAMPAIGN_JOURNEYS, &brand.tenant).await?;
-    brand.journeys = Some(all.clone());
+    brand.cache.set::<Vec<JourneyConfig>>(all.clone());
     Ok(all)
 }

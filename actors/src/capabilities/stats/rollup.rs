@@ -472,19 +472,26 @@ pub struct KeepRollups;
 /// Empties the cache when `rows` more could overflow it: done before an order's rows are touched,
 /// never between (a row changed and not yet written must stay cached).
 fn make_room(brand: &mut Brand, rows: usize) {
-    if brand.rollups.len() + rows > CACHE_ROWS {
-        brand.rollups.clear();
+    if let Some(cached) = brand.cache.get_or_default::<Rollups>() {
+        if cached.len() + rows > CACHE_ROWS {
+            cached.clear();
+        }
     }
 }
+
+/// Rollup rows of recent days by (scope, IST day), as the brand caches them ([`Brand::cache`]):
+/// written through, emptied when a batch fails.
+pub type Rollups = std::collections::HashMap<(String, String), Figures>;
 
 /// The cached rollup row of `scope` on `day`, loaded from the store first when it is not cached.
 async fn row<'a>(brand: &'a mut Brand, scope: &str, day: &str) -> Result<&'a mut Figures, StoreError> {
     let key = (scope.to_owned(), day.to_owned());
-    if !brand.rollups.contains_key(&key) {
+    if !brand.cache.get::<Rollups>().is_some_and(|cached| cached.contains_key(&key)) {
         let stored = stored_row(brand.repo(), &brand.tenant, scope, day).await?.unwrap_or_default();
-        brand.rollups.insert(key.clone(), stored);
+        brand.cache.get_or_default::<Rollups>().map(|cached| cached.insert(key.clone(), stored));
     }
-    Ok(brand.rollups.entry(key).or_default())
+    let cached = brand.cache.get_or_default::<Rollups>();
+    cached.map(|cached| cached.entry(key).or_default()).ok_or_else(|| StoreError::Backend("the rollup cache".into()))
 }
 
 /// Adds (`sign` 1) or takes back (-1) `c` in the outlet's and the brand's rows of its day; the
@@ -550,7 +557,9 @@ impl OrderReaction for KeepRollups {
         }
         apply(brand, &new, 1, &mut dirty).await?;
         for (scope, day) in dirty {
-            if let Some(figures) = brand.rollups.get(&(scope.clone(), day.clone())) {
+            if let Some(figures) =
+                brand.cache.get::<Rollups>().and_then(|cached| cached.get(&(scope.clone(), day.clone())))
+            {
                 ops.push(put_row(&brand.tenant, &scope, &day, figures));
             }
         }

@@ -231,13 +231,13 @@ impl Application {
         if settings.fault_panic_order_id.is_some() || settings.fault_poison_order_id.is_some() {
             tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID and ENGAGE_FAULT_POISON_ORDER_ID are ignored: this build has no fault-injection feature");
         }
-        let link_secret = engage_actors::links::secret(
+        let link_secret = engage_actors::signed_links::secret(
             &Repo::new(platform_store.clone()),
             settings.link_secret.as_ref().map(|s| s.expose()),
         )
         .await
         .map_err(|e| anyhow::anyhow!("cannot read or keep the link-signing secret: {e}"))?;
-        let links = engage_actors::links::Links::new(&link_secret, &settings.public_base_url());
+        let links = engage_actors::signed_links::Links::new(&link_secret, &settings.public_base_url());
         // the engine and partition ownership
         let engine = (settings.role != Role::Ingress).then(|| {
             Engine::new(

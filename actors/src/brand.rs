@@ -42,7 +42,7 @@ pub struct EngineContext {
 #[derive(Clone, Debug)]
 pub struct Services {
     /// Signs links (feedback forms, bill pages) under the public URL.
-    pub links: crate::links::Links,
+    pub links: crate::signed_links::Links,
     /// The link service (`ENGAGE_LINK_SERVICE_URL`); unset: engage serves bills at `/b/<id>`.
     pub link_service_url: Option<String>,
     /// The feedback form service (`ENGAGE_FEEDBACK_SERVICE_URL`): links are `<it>?token=<JWT>`;
@@ -56,7 +56,7 @@ pub struct Services {
 
 impl Services {
     /// With `links`, and the link service at `link_service_url` when given.
-    pub fn new(links: crate::links::Links, link_service_url: Option<String>) -> Self {
+    pub fn new(links: crate::signed_links::Links, link_service_url: Option<String>) -> Self {
         let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build().unwrap_or_default();
         Self { links, link_service_url, feedback_service_url: None, mail_service_url: None, http }
     }
@@ -78,7 +78,7 @@ impl Default for Services {
     /// Links signed with a secret made for this process, under `http://127.0.0.1:8080`.
     fn default() -> Self {
         let secret = format!("{}", uuid::Uuid::new_v4().simple());
-        Self::new(crate::links::Links::new(secret.as_bytes(), "http://127.0.0.1:8080"), None)
+        Self::new(crate::signed_links::Links::new(secret.as_bytes(), "http://127.0.0.1:8080"), None)
     }
 }
 

@@ -189,11 +189,11 @@ async fn a_chat_button_link_counts_its_click_and_redirects_and_bad_links_count_n
         assert_eq!(clicks().await, json!(expected));
     }
     // a token signed with another secret, a tampered one and an expired one: 4xx, nothing counted
-    let other = engage_actors::links::Links::new(b"another-secret", "x");
+    let other = engage_actors::signed_links::Links::new(b"another-secret", "x");
     let forged = other.url("brand-link", &journey, "9811400001", "x", "https://evil.test", Utc::now()).unwrap();
     let mut tampered = token.clone();
     tampered.insert(tampered.len() - 2, 'x');
-    let ours = engage_actors::links::Links::new(secret.as_bytes(), "x");
+    let ours = engage_actors::signed_links::Links::new(secret.as_bytes(), "x");
     let expired = ours
         .url("brand-link", &journey, "9811400001", "x", "https://shop.example.test", Utc::now() - Duration::days(31))
         .unwrap();

@@ -37,7 +37,7 @@
 //! Provider adapter (HTTP, ours): `POST <provider url>` with `Authorization: Bearer <token>` and
 //! `{send_id, to, message, channel, template_type, business_id}` (plus `template_id` and
 //! `sender_id` when the send names them, and `buttons: [{text, url}]` for a chat button, whose `url` is the signed tracking
-//! link of [`crate::links`]); a 2xx answer is delivered (its
+//! link of [`crate::signed_links`]); a 2xx answer is delivered (its
 //! JSON `id`, if any, is kept as `provider_message_id`); anything else is a failure, retried on
 //! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
 //! pending. `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
@@ -68,12 +68,12 @@ use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
-use crate::links::Links;
 use crate::repo::{
     Repo, BILL_BRANDS, CHANNEL_QUEUE, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY,
 };
 use crate::reports;
 use crate::rpc::TenantGateway;
+use crate::signed_links::Links;
 use crate::tenant::TenantQuery;
 
 mod bills;

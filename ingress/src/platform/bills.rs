@@ -30,7 +30,7 @@ use engage_actors::capabilities::bills::{
     BillPage, BillsQuery, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
 };
 use engage_actors::keys;
-use engage_actors::links::BillPageClaims;
+use engage_actors::signed_links::BillPageClaims;
 
 use super::auth::token;
 use super::bill_page;

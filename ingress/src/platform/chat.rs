@@ -19,7 +19,7 @@ use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
 use engage_actors::keys;
-use engage_actors::links::{ChatClaims, LinkRefusal};
+use engage_actors::signed_links::{ChatClaims, LinkRefusal};
 
 use engage_streams::subject::{CHAT_MESSAGES, CHAT_RECEIPTS};
 

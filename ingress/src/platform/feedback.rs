@@ -36,7 +36,7 @@ use engage_actors::capabilities::feedback::{
     FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RequestPage, ReviewPage,
     Submission,
 };
-use engage_actors::links::{FormClaims, LinkRefusal};
+use engage_actors::signed_links::{FormClaims, LinkRefusal};
 
 use super::auth::Auth;
 use super::edge::{

@@ -46,8 +46,8 @@ use engage_actors::capabilities::journeys::{
 };
 use engage_actors::domain::wallet::Channel;
 use engage_actors::keys;
-use engage_actors::links::LinkRefusal;
 use engage_actors::repo::{BUSINESS_CONFIGS, JOURNEY_TYPES};
+use engage_actors::signed_links::LinkRefusal;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};

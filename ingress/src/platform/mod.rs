@@ -5,7 +5,7 @@
 //! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts`, chat login: `/crm_api/rider/chat/login`, `/crm_api/check/chat/login` | [`chat`] |
-//! | `/crm_api/add_b_config`, `/crm_api/add_b_config/php` | [`business_config`] |
+//! | `/crm_api/add_b_config`, `/crm_api/add_b_config/php` | [`add_b_config`] |
 //! | `/crm_api/v2/dashboarData`, `/crm_api/v2/{chat_partner}/generatePartnerToken`, `/crm_api/v2/{chat_partner}/getPartnerProfile` | [`v2`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/crm_api/day/wise/data`, `/crm_api/get/referal/rules`, the legacy staff loyalty routes, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/*Loyalty*`, `/api/generateOTP` | [`loyalty`] |
 //! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
@@ -29,12 +29,12 @@
 #![allow(clippy::result_large_err)]
 
 pub mod access;
+pub mod add_b_config;
 pub mod admin;
 pub mod auth;
 pub mod bill_page;
 pub mod bills;
 pub mod body;
-pub mod business_config;
 pub mod chat;
 pub mod coerce;
 pub mod contract;
@@ -91,7 +91,7 @@ pub struct PlatformState {
     /// The scheduled jobs, on processes that run the engine.
     pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
     /// Verifies chat tracking links.
-    pub links: engage_actors::links::Links,
+    pub links: engage_actors::signed_links::Links,
     /// Whether the spec's open routes are open (for all brands, and per brand).
     pub open_routes: access::OpenRoutes,
     /// The per-client limit of the open routes that read or change a customer
@@ -115,7 +115,7 @@ fn routes() -> routes::Routes {
         .merge(feedback::routes())
         .merge(stats::routes())
         .merge(dashboard::routes())
-        .merge(business_config::routes())
+        .merge(add_b_config::routes())
         .merge(v2::routes())
         .merge(admin::routes())
         .merge(open_routes::routes())

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::business::BusinessConfig;
 use engage_actors::capabilities::stats::{Metric, StatsQuery};
 use engage_actors::keys;
-use engage_actors::links::ChatClaims;
+use engage_actors::signed_links::ChatClaims;
 
 use super::access::{self, Scope};
 use super::auth::{header, token};

@@ -28,10 +28,10 @@ use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys;
-use crate::links::FormClaims;
 use crate::query::QueryError;
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{QueueRecord, CRM_QUEUE, STATUS_BILL_GENERATED, STATUS_PROCESSED};
+use crate::signed_links::FormClaims;
 
 /// The queue source whose orders get bills (spec: the job polls source 2).
 pub const BILL_SOURCE: u8 = 2;
@@ -318,7 +318,7 @@ async fn make_bill(
     let points = customer.and_then(|c| c.orders.get(&facts.key())).map_or(0, |c| c.points);
     let scheduled_at = now + Duration::minutes(config.time.max(0));
     let expires_at = (config.link_validity > 0).then(|| scheduled_at + Duration::days(config.link_validity));
-    let form_expiry = expires_at.unwrap_or(scheduled_at + Duration::days(crate::links::LINK_VALIDITY_DAYS));
+    let form_expiry = expires_at.unwrap_or(scheduled_at + Duration::days(crate::signed_links::LINK_VALIDITY_DAYS));
     let form = FormClaims {
         scope: "feedback_form".to_owned(),
         tenant: brand.tenant.clone(),

@@ -1,6 +1,6 @@
 //! The feedback questions (`FeedbackQuery`) and their reply types.
 
-use crate::links::FormClaims;
+use crate::signed_links::FormClaims;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

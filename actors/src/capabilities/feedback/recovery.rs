@@ -32,8 +32,8 @@ use crate::domain::customer::Customer;
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys;
-use crate::links::FormClaims;
 use crate::query::QueryError;
+use crate::signed_links::FormClaims;
 
 /// Days a recovery coupon is valid unless `promo_details.valid_days` says otherwise.
 pub const COUPON_DAYS: i64 = 30;

@@ -5,7 +5,7 @@ use super::*;
 impl Jobs {
     /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
     /// status 1 and source 2, 10,000 a page, in the brand's tenant actor.
-    pub(super) async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut brands, mut records, mut generated) = (0, 0u64, 0u64);
         let mut skipped: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
         let mut failed = Vec::new();
@@ -44,14 +44,14 @@ impl Jobs {
 
     /// The daily bill report of the IST day before `now`'s: every brand's figures in one workbook
     /// under `<data dir>/reports/bills-<day>/`, mailed when a mail service is set.
-    pub(super) async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let mut figures = Vec::new();
         let query = || BillsQuery::Report { day: day.clone() };
         let failed =
             self.each_brand(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
         let dir = self.providers.reports_dir.join(format!("bills-{day}"));
-        let file = reports::write_bills(&dir, &figures).map_err(|e| format!("report not written: {e}"))?;
+        let file = reports::write_bills(&dir, &figures).map_err(|e| JobError::Report(format!("not written: {e}")))?;
         let letter =
             reports::Letter { report: "digital-bills", subject: format!("Digital bills, {day}"), from: &day, to: &day };
         let mailed = self.mail(&letter, std::slice::from_ref(&file), &dir).await?;

@@ -11,7 +11,7 @@ impl Jobs {
         }
     }
 
-    pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<Value, JobError> {
         let Some(url) = self.provider(channel).map(str::to_owned) else {
             return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
         };
@@ -20,7 +20,7 @@ impl Jobs {
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
             let partition = format!("{}_{day}", channel.queue());
-            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await?;
             let mut due = Vec::new();
             for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
@@ -80,7 +80,7 @@ impl Jobs {
                 ops.push(row.key().put(&row));
             }
             for chunk in ops.chunks(500) {
-                self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+                self.repo.store().batch(chunk.to_vec()).await?;
             }
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
@@ -155,11 +155,11 @@ impl Jobs {
         Ok(answer["id"].as_str().map(str::to_owned))
     }
 
-    pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
         for day in Self::days(now, 7) {
             let partition = format!("{}_{day}", Channel::Chat.queue());
-            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await.map_err(|e| e.to_string())?;
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await?;
             let mut ops: Vec<WriteOp> = Vec::new();
             for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
                 let query = WalletQuery::Recharge {
@@ -181,7 +181,7 @@ impl Jobs {
                     }
                 }
             }
-            self.repo.store().batch(ops).await.map_err(|e| e.to_string())?;
+            self.repo.store().batch(ops).await?;
         }
         Ok(json!({"refunded": refunded, "amount": amount.normalize().to_string()}))
     }

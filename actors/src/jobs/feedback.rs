@@ -5,11 +5,10 @@ use super::*;
 impl Jobs {
     /// The legacy feedback SMS drain: every due row is picked (processed 2), its URL called by
     /// GET, and settled (1 sent; back to 0 to retry; given up after 5 failures).
-    pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         use crate::capabilities::feedback::legacy::LegacySms;
         let stale = chrono::Duration::minutes(10);
-        let rows: Vec<LegacySms> =
-            self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, "all").await.map_err(|e| e.to_string())?;
+        let rows: Vec<LegacySms> = self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, "all").await?;
         let due: Vec<LegacySms> = rows.into_iter().filter(|r| r.due(now, stale)).take(DRAIN_BATCH).collect();
         let picked: Vec<WriteOp> = due
             .iter()
@@ -21,7 +20,7 @@ impl Jobs {
             })
             .collect();
         for chunk in picked.chunks(500) {
-            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+            self.repo.store().batch(chunk.to_vec()).await?;
         }
         let results: Vec<(LegacySms, Result<(), String>)> = futures::stream::iter(due)
             .map(|row| async move {
@@ -48,7 +47,7 @@ impl Jobs {
             settled.push(keys::legacy_sms(&row.parent_business_id, &row.id).put(&row));
         }
         for chunk in settled.chunks(500) {
-            self.repo.store().batch(chunk.to_vec()).await.map_err(|e| e.to_string())?;
+            self.repo.store().batch(chunk.to_vec()).await?;
         }
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
@@ -56,7 +55,7 @@ impl Jobs {
     }
 
     /// The 12:06 feedback config sync, brand by brand.
-    pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut brands, mut copied, mut own) = (0, 0, 0);
         let query = || FeedbackQuery::SyncConfigs { now };
         let failed = self
@@ -70,7 +69,7 @@ impl Jobs {
     }
 
     /// The NPS conversion of the IST day before `now`'s, brand by brand.
-    pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let (mut brands, mut ratings, mut responses) = (0, 0, 0);
         let query = || FeedbackQuery::NpsConvert { day: day.clone() };

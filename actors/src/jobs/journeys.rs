@@ -6,7 +6,7 @@ impl Jobs {
     /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
     /// brand that fails is reported (the job fails) after the others ran; running the job again
     /// finishes it and sends nothing twice.
-    pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut brands, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
         let mut failed = Vec::new();
         for tenant in self.brands(JOURNEY_BRANDS).await? {
@@ -42,12 +42,11 @@ impl Jobs {
     }
 
     /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
-    pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let mut by_brand: std::collections::BTreeMap<String, Vec<OpenCart>> = Default::default();
         self.repo
             .visit(OPEN_CARTS, "all", |cart: OpenCart| by_brand.entry(cart.tenant.clone()).or_default().push(cart))
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
         let mut failed = Vec::new();
         for (tenant, carts) in by_brand {
@@ -67,7 +66,7 @@ impl Jobs {
     }
 
     /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
-    pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, JobError> {
         let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
         let (mut journeys, mut measured, mut rows) = (0, 0, 0);
         let query = || JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
@@ -83,7 +82,7 @@ impl Jobs {
     }
 
     /// The daily `auto_campaign` flag sync, brand by brand.
-    pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut brands, mut records, mut on) = (0, 0, 0);
         let failed = self
             .each_brand(
@@ -102,7 +101,7 @@ impl Jobs {
     }
 
     /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
-    pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
         let mut rows = Vec::new();
         let query = || JourneysQuery::Health { from: from.clone(), to: to.clone() };
@@ -110,7 +109,8 @@ impl Jobs {
             .each_brand(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
             .await?;
         let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
-        let files = reports::write_health(&dir, &from, &to, &rows).map_err(|e| format!("reports not written: {e}"))?;
+        let files = reports::write_health(&dir, &from, &to, &rows)
+            .map_err(|e| JobError::Report(format!("not written: {e}")))?;
         let letter = reports::Letter {
             report: "journey-health",
             subject: format!("Journey health reports, {from} to {to}"),

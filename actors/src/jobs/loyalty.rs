@@ -3,8 +3,8 @@
 use super::*;
 
 impl Jobs {
-    pub(super) async fn revoke(&self, now: DateTime<Utc>) -> Result<Value, String> {
-        let rows = self.repo.all_json(PENDING_REDEMPTIONS, "due").await.map_err(|e| e.to_string())?;
+    pub(super) async fn revoke(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+        let rows = self.repo.all_json(PENDING_REDEMPTIONS, "due").await?;
         let (mut reverted, mut confirmed, mut waiting) = (0, 0, 0);
         for row in rows {
             if !reached(row["expires_at"].as_str(), now) {
@@ -45,12 +45,11 @@ impl Jobs {
     /// Walks the expiry index in time order up to `now`; each customer's tenant actor expires
     /// their due lots, then the index row goes. A failed tenant call leaves its row for the next
     /// run.
-    pub(super) async fn expire_points(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn expire_points(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut customers, mut points, mut postponed) = (0u64, 0i64, 0u64);
         let mut after: Option<Vec<u8>> = None;
         'scan: loop {
-            let rows =
-                self.repo.store().scan(POINTS_EXPIRY, "due", after.as_deref(), 500).await.map_err(|e| e.to_string())?;
+            let rows = self.repo.store().scan(POINTS_EXPIRY, "due", after.as_deref(), 500).await?;
             let Some(last) = rows.last() else { break };
             after = Some(last.clustering.clone());
             let mut done = Vec::new();
@@ -87,10 +86,10 @@ impl Jobs {
         Ok(json!({"customers": customers, "points": points, "postponed": postponed}))
     }
 
-    pub(super) async fn unindex(&self, ops: Vec<WriteOp>) -> Result<(), String> {
+    pub(super) async fn unindex(&self, ops: Vec<WriteOp>) -> Result<(), JobError> {
         if ops.is_empty() {
             return Ok(());
         }
-        self.repo.store().batch(ops).await.map_err(|e| e.to_string())
+        Ok(self.repo.store().batch(ops).await?)
     }
 }

@@ -249,13 +249,58 @@ pub struct Jobs {
 /// How long a run waits for another node's run of the same job to end before it gives up
 const EXCLUSIVE_WAIT: Duration = Duration::from_secs(300);
 
+/// Why a job run failed (its outcome is then an error: run it again; every job's work is
+/// idempotent).
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] engage_storage::StoreError),
+    /// A brand's tenant actor refused or could not answer.
+    #[error("a brand's tenant could not answer: {0}")]
+    Tenant(#[from] crate::query::QueryError),
+    /// Some brands failed; the others were done.
+    #[error("brands failed, run the job again: {0}")]
+    BrandsFailed(Value),
+    /// Reports were written but the mail service did not take them.
+    #[error("reports written under {dir} but not mailed: {cause}")]
+    NotMailed {
+        /// Where the reports are.
+        dir: String,
+        /// What the mail service said.
+        cause: String,
+    },
+    /// Another node's run of the job still holds it.
+    #[error("another node's {job} run still holds {key}; run it again later")]
+    Busy {
+        /// The job.
+        job: &'static str,
+        /// The claim key.
+        key: String,
+    },
+    /// The run could not be claimed in the lease bucket.
+    #[error("cannot claim {key}: {cause}")]
+    Claim {
+        /// The claim key.
+        key: String,
+        /// The bucket's error.
+        cause: String,
+    },
+    /// A report could not be written.
+    #[error("report: {0}")]
+    Report(String),
+    /// The job's locks are poisoned (a run panicked while holding one).
+    #[error("the job locks are poisoned")]
+    Poisoned,
+}
+
 /// A brand-by-brand job's outcome: an error (the job failed; running it again finishes it, as
 /// every brand's work is idempotent) when some brands failed.
-fn all_brands(outcome: Value, failed: &[String]) -> Result<Value, String> {
+fn all_brands(outcome: Value, failed: &[String]) -> Result<Value, JobError> {
     if failed.is_empty() {
         Ok(outcome)
     } else {
-        Err(format!("brands failed, run the job again: {outcome}"))
+        Err(JobError::BrandsFailed(outcome))
     }
 }
 
@@ -290,7 +335,7 @@ impl Jobs {
     }
 
     /// Runs `job` now, as of `now`.
-    pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<Value, String> {
+    pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<Value, JobError> {
         let started = Instant::now();
         let outcome = match job {
             JobName::SmsDrain => self.exclusive(job, self.drain(Channel::Sms, now)).await,
@@ -332,8 +377,8 @@ impl Jobs {
 
     /// The brands of a brand index (`journey_brands`, `bill_brands`, `feedback_brands`: partition
     /// `all`, clustering the tenant).
-    async fn brands(&self, index: &'static str) -> Result<Vec<String>, String> {
-        self.repo.clusterings(index, "all").await.map_err(|e| e.to_string())
+    async fn brands(&self, index: &'static str) -> Result<Vec<String>, JobError> {
+        Ok(self.repo.clusterings(index, "all").await?)
     }
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
@@ -344,7 +389,7 @@ impl Jobs {
         what: &str,
         query: impl Fn() -> Q,
         mut take: impl FnMut(&str, T),
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, JobError> {
         let mut failed = Vec::new();
         for tenant in self.brands(index).await? {
             match self.gateway.ask_as::<T>(&tenant, query()).await {
@@ -365,11 +410,11 @@ impl Jobs {
         letter: &reports::Letter<'_>,
         files: &[std::path::PathBuf],
         dir: &std::path::Path,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, JobError> {
         let Some(url) = &self.providers.mail else { return Ok(Value::Bool(false)) };
         match reports::mail(&self.client, url, self.providers.token.as_deref(), letter, files).await {
             Ok(()) => Ok(Value::Bool(true)),
-            Err(error) => Err(format!("reports written under {} but not mailed: {error}", dir.display())),
+            Err(error) => Err(JobError::NotMailed { dir: dir.display().to_string(), cause: error.to_string() }),
         }
     }
 }

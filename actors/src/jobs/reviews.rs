@@ -5,13 +5,13 @@ use super::*;
 impl Jobs {
     /// The app-store review sync: each brand with feedback whose own feedback configuration
     /// names an app of a store that is set up.
-    pub(super) async fn sync_reviews(&self, now: DateTime<Utc>) -> Result<Value, String> {
+    pub(super) async fn sync_reviews(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         use crate::reviews::{sync, AppStore, Synced};
         let mut total = json!({});
         let mut failed = Vec::new();
         for tenant in self.brands(FEEDBACK_BRANDS).await? {
             let config: Option<crate::capabilities::feedback::FeedbackConfig> =
-                self.repo.get(&keys::feedback_config(&tenant, "0")).await.map_err(|e| e.to_string())?;
+                self.repo.get(&keys::feedback_config(&tenant, "0")).await?;
             let Some(config) = config else { continue };
             for (store, client, app) in [
                 (AppStore::A, &self.providers.store_a, &config.store_a_app_id),

@@ -47,10 +47,10 @@ impl Jobs {
     pub(super) async fn exclusive(
         &self,
         job: JobName,
-        work: impl std::future::Future<Output = Result<Value, String>>,
-    ) -> Result<Value, String> {
+        work: impl std::future::Future<Output = Result<Value, JobError>>,
+    ) -> Result<Value, JobError> {
         let local = {
-            let mut running = self.running.lock().map_err(|_| "the job locks are poisoned".to_owned())?;
+            let mut running = self.running.lock().map_err(|_| JobError::Poisoned)?;
             running.entry(job).or_default().clone()
         };
         let _local = local.lock().await;
@@ -66,14 +66,11 @@ impl Jobs {
                 Ok(revision) => break revision,
                 Err(error) if error.kind() == async_nats::jetstream::kv::CreateErrorKind::AlreadyExists => {
                     if Instant::now() >= deadline {
-                        return Err(format!(
-                            "another node's {} run still holds {key}; run it again later",
-                            job.as_str()
-                        ));
+                        return Err(JobError::Busy { job: job.as_str(), key });
                     }
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
-                Err(error) => return Err(format!("cannot claim {key}: {error}")),
+                Err(error) => return Err(JobError::Claim { key, cause: error.to_string() }),
             }
         };
         tracing::debug!(key, revision, "job run claimed");

@@ -51,7 +51,8 @@ impl Jobs {
         let failed =
             self.each_brand(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
         let dir = self.providers.reports_dir.join(format!("bills-{day}"));
-        let file = reports::write_bills(&dir, &figures).map_err(|e| JobError::Report(format!("not written: {e}")))?;
+        let file =
+            reports::write_bills(&dir, &figures).map_err(|e| JobError::Report(format!("report not written: {e}")))?;
         let letter =
             reports::Letter { report: "digital-bills", subject: format!("Digital bills, {day}"), from: &day, to: &day };
         let mailed = self.mail(&letter, std::slice::from_ref(&file), &dir).await?;

@@ -110,7 +110,7 @@ impl Jobs {
             .await?;
         let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
         let files = reports::write_health(&dir, &from, &to, &rows)
-            .map_err(|e| JobError::Report(format!("not written: {e}")))?;
+            .map_err(|e| JobError::Report(format!("reports not written: {e}")))?;
         let letter = reports::Letter {
             report: "journey-health",
             subject: format!("Journey health reports, {from} to {to}"),

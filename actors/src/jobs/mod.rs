@@ -287,7 +287,7 @@ pub enum JobError {
         cause: String,
     },
     /// A report could not be written.
-    #[error("report: {0}")]
+    #[error("{0}")]
     Report(String),
     /// The job's locks are poisoned (a run panicked while holding one).
     #[error("the job locks are poisoned")]

@@ -1,0 +1,199 @@
+//! Business wallets and paid sends: recharges (idempotent per reference), balances, transaction
+//! pages, the brand's price table, and [`queue_send`], the one path every paid message takes
+//! (fraud alerts and one-time passwords now; journeys, bills and feedback next).
+
+mod query;
+mod rows;
+
+pub use query::*;
+pub use rows::*;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde_json::Value;
+
+use engage_storage::WriteOp;
+
+use crate::brand::Brand;
+use crate::domain::order::decimal;
+use crate::domain::wallet::{Channel, Wallet};
+use crate::keys::{self};
+use crate::query::{reply, QueryError, QueryReply};
+
+/// Pays for one send and queues it: the price from the brand's table, a debit of `wallet` that
+/// never takes it below zero, the wallet transaction (with `transaction_type`, `purpose` and
+/// `auto_id`) and the channel-queue row of the delivery date, added to `ops`. The caller writes
+/// `wallet` (with [`put_wallet`]) after `ops`, in the same batch, which is what commits the send.
+///
+/// Idempotent per send id: a send id already paid (its wallet row committed) adds nothing and
+/// answers `replayed`. A wallet that cannot pay refuses with [`QueryError::Insufficient`].
+pub async fn queue_send(
+    brand: &mut Brand,
+    wallet: &mut Wallet,
+    send: &SendRequest,
+    now: DateTime<Utc>,
+    ops: &mut Vec<WriteOp>,
+) -> Result<Queued, QueryError> {
+    if let Some(txn_id) = committed(brand, &send.business, &send.send_id).await? {
+        return Ok(Queued { txn_id, balance: text(wallet.balance), charged: None, queue: None, replayed: true });
+    }
+    let charge = pricing(brand).await?.price(send.purpose, send.channel, send.template_type);
+    if let Err(short) = wallet.debit(charge.total) {
+        metrics::counter!("engage_sends_skipped_total", "reason" => "balance").increment(1);
+        return Err(QueryError::Insufficient(short));
+    }
+    let seq = wallet.txn_seq;
+    let purpose =
+        serde_json::to_value(send.purpose).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let txn = WalletTxn {
+        txn_id: String::new(),
+        transaction_type: "debit".to_owned(),
+        amount: charge.total.normalize(),
+        balance_after: Decimal::ZERO,
+        purpose,
+        at: now,
+        status: 1,
+        reference: None,
+        cost: Some(charge.cost.normalize()),
+        gst: Some(charge.gst.normalize()),
+        channel: Some(send.channel),
+        send_id: Some(send.send_id.clone()),
+        auto_id: send.auto_id.clone(),
+    };
+    let (txn_id, txn_ops) = record_txn(brand, &send.business, wallet, &send.send_id, txn);
+    ops.extend(txn_ops);
+    let chat = send.channel == Channel::Chat;
+    let row = QueuedSend {
+        send_id: send.send_id.clone(),
+        parent_business_id: brand.tenant.clone(),
+        business_id: send.business.clone(),
+        channel: send.channel,
+        to: send.to.clone(),
+        message: send.message.clone(),
+        template_type: send.template_type,
+        purpose: send.purpose,
+        auto_id: send.auto_id.clone(),
+        cost: charge.cost.normalize(),
+        gst: charge.gst.normalize(),
+        total: charge.total.normalize(),
+        txn_id: txn_id.clone(),
+        wallet_seq: seq,
+        delivery_date: send.delivery_date.clone(),
+        created_at: now,
+        processed: (!chat).then_some(false),
+        process_status: chat.then_some(0),
+        attempts: 0,
+        delivery_status: None,
+        provider_message_id: None,
+        sent_at: None,
+        last_error: None,
+        refunded: false,
+        refund_txn_id: None,
+        template_id: send.template_id.clone(),
+        button: send.button.clone(),
+        sender_id: send.sender_id.clone(),
+        not_before: send.not_before,
+    };
+    let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
+    ops.push(row.key().put(&row));
+    metrics::counter!("engage_sends_queued_total", "channel" => format!("{:?}", send.channel).to_lowercase())
+        .increment(1);
+    Ok(Queued {
+        txn_id,
+        balance: text(wallet.balance),
+        charged: Some(text(charge.total)),
+        queue: Some(queue),
+        replayed: false,
+    })
+}
+
+/// One send on its own: [`queue_send`], then `extra` writes (rows the send belongs with), then the
+/// wallet row, in one batch.
+pub async fn send_now(
+    brand: &mut Brand,
+    send: &SendRequest,
+    extra: Vec<WriteOp>,
+    now: DateTime<Utc>,
+) -> Result<Queued, QueryError> {
+    let mut wallet = wallet(brand, &send.business).await?;
+    let mut ops = Vec::new();
+    let queued = queue_send(brand, &mut wallet, send, now, &mut ops).await?;
+    if queued.replayed {
+        return Ok(queued);
+    }
+    ops.extend(extra);
+    ops.push(put_wallet(brand, &send.business, &wallet));
+    brand.batch(ops).await?;
+    Ok(queued)
+}
+
+/// Answers a wallet query.
+pub async fn handle(brand: &mut Brand, query: WalletQuery) -> QueryReply {
+    let now = Utc::now();
+    match query {
+        WalletQuery::Recharge { business, amount, reference, refund } => {
+            reply(recharge(brand, &business, &amount, reference, refund, now).await)
+        }
+        WalletQuery::Balance { business } => {
+            let wallet = wallet(brand, &business).await?;
+            reply(Ok(Balance { business_id: business, balance: text(wallet.balance), transactions: wallet.txn_seq }))
+        }
+        WalletQuery::Txns { business, page, page_size } => {
+            let wallet = wallet(brand, &business).await?;
+            let page = page.max(1);
+            let page_size = page_size.clamp(1, 100);
+            let partition = keys::wallet_txns_partition(&brand.tenant, &business);
+            let data = brand
+                .repo()
+                .seq_page(crate::repo::WALLET_TXNS, &partition, (page - 1) * page_size, page_size as usize)
+                .await?;
+            reply(Ok(TxnPage { data, page, page_size, total: wallet.txn_seq, balance: text(wallet.balance) }))
+        }
+        WalletQuery::Send(send) => reply(send_now(brand, &send, Vec::new(), now).await),
+        WalletQuery::GetPricing => reply(Ok(pricing(brand).await?)),
+        WalletQuery::SetPricing { pricing } => {
+            pricing.check().map_err(QueryError::Invalid)?;
+            brand.batch(vec![keys::pricing(&brand.tenant).put(&pricing)]).await?;
+            brand.pricing = Some(pricing.clone());
+            reply(Ok(pricing))
+        }
+    }
+}
+
+async fn recharge(
+    brand: &mut Brand,
+    business: &str,
+    amount: &str,
+    reference: Option<String>,
+    refund: bool,
+    now: DateTime<Utc>,
+) -> Result<Recharged, QueryError> {
+    let amount = decimal(&Value::String(amount.to_owned()))
+        .filter(|a| *a > Decimal::ZERO)
+        .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
+    let mut wallet = wallet(brand, business).await?;
+    let reference = reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
+    if let Some(txn_id) = committed(brand, business, &reference).await? {
+        return Ok(Recharged { txn_id, balance: text(wallet.balance), replayed: true });
+    }
+    wallet.credit(amount);
+    let txn = WalletTxn {
+        txn_id: String::new(),
+        transaction_type: "credit".to_owned(),
+        amount: amount.normalize(),
+        balance_after: Decimal::ZERO,
+        purpose: if refund { "refund" } else { "recharge" }.to_owned(),
+        at: now,
+        status: 1,
+        reference: Some(reference.clone()),
+        cost: None,
+        gst: None,
+        channel: None,
+        send_id: None,
+        auto_id: None,
+    };
+    let (txn_id, mut ops) = record_txn(brand, business, &mut wallet, &reference, txn);
+    ops.push(put_wallet(brand, business, &wallet));
+    brand.batch(ops).await?;
+    Ok(Recharged { txn_id, balance: text(wallet.balance), replayed: false })
+}

@@ -1,0 +1,105 @@
+//! The wallet questions (`WalletQuery`) and their reply types.
+
+use crate::domain::wallet::Pricing;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Wallet queries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum WalletQuery {
+    /// Credit a business wallet (idempotent per `reference`): [`Recharged`].
+    Recharge {
+        /// The outlet.
+        business: String,
+        /// Amount, decimal text, positive.
+        amount: String,
+        /// Payment reference; a recharge with a reference already applied changes nothing.
+        reference: Option<String>,
+        /// `recharge` (default) or `refund` (the failed-chat refund job).
+        #[serde(default)]
+        refund: bool,
+    },
+    /// A business wallet's balance: [`Balance`].
+    Balance {
+        /// The outlet.
+        business: String,
+    },
+    /// A page of a business wallet's transactions: [`TxnPage`].
+    Txns {
+        /// The outlet.
+        business: String,
+        /// Page, from 1.
+        page: u64,
+        /// Per page.
+        page_size: u64,
+    },
+    /// Debit the wallet for one send and queue it for delivery (idempotent per `send_id`): [`Queued`].
+    Send(SendRequest),
+    /// The brand's price table: [`Pricing`].
+    GetPricing,
+    /// Replace the brand's price table; answers it.
+    SetPricing {
+        /// The new table.
+        pricing: Pricing,
+    },
+}
+
+/// A recharge's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Recharged {
+    /// Its transaction.
+    pub txn_id: String,
+    /// The balance after it.
+    pub balance: String,
+    /// True when the reference was applied before (nothing changed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+}
+
+/// A wallet's balance.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Balance {
+    /// The outlet.
+    pub business_id: String,
+    /// Decimal text.
+    pub balance: String,
+    /// Transactions written.
+    pub transactions: u64,
+}
+
+/// A page of transactions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TxnPage {
+    /// The transactions, oldest first.
+    pub data: Vec<Value>,
+    /// Page, from 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
+    /// All transactions.
+    pub total: u64,
+    /// Decimal text.
+    pub balance: String,
+}
+
+/// A send's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Queued {
+    /// The wallet transaction that paid it.
+    pub txn_id: String,
+    /// The balance after it.
+    pub balance: String,
+    /// Debited (cost + GST), decimal text; absent on a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<String>,
+    /// `<channel>_queue_<YYYYMMDD>`; absent on a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// True when the send id was paid before (nothing changed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+}

@@ -1,0 +1,276 @@
+//! The wallet rows a brand keeps: queued sends, transactions, the references applied once, and the wallet read and written through the brand.
+
+use crate::brand::Brand;
+use crate::domain::wallet::{Channel, Pricing, Purpose, TemplateType, Wallet};
+use crate::keys::{self, digest};
+use chrono::{DateTime, Utc};
+use engage_storage::{StoreError, WriteOp};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One paid message.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SendRequest {
+    /// The outlet paying.
+    pub business: String,
+    /// Channel.
+    pub channel: Channel,
+    /// Template category.
+    pub template_type: TemplateType,
+    /// Which price list.
+    pub purpose: Purpose,
+    /// Recipient.
+    pub to: String,
+    /// Message text.
+    pub message: String,
+    /// Caller's id of this send: a send id already paid is never paid again.
+    pub send_id: String,
+    /// Delivery date, `YYYYMMDD` (the queue suffix).
+    pub delivery_date: String,
+    /// Campaign id (`auto_id`), when any.
+    pub auto_id: Option<String>,
+    /// The provider's template id (DLT template, chat template name), when the caller names one.
+    #[serde(default)]
+    pub template_id: Option<String>,
+    /// A chat message's call-to-action button, when any.
+    #[serde(default)]
+    pub button: Option<ChatButton>,
+    /// The sender (SMS sender id), when the caller names one.
+    #[serde(default)]
+    pub sender_id: Option<String>,
+    /// Not delivered before this instant (a digital bill's `scheduled_at`); none: the next drain.
+    #[serde(default)]
+    pub not_before: Option<DateTime<Utc>>,
+}
+
+/// A chat message's call-to-action button. The drain sends its `url` as a signed tracking link
+/// (`/track/chat/link/:token`) that counts the click against the journey send of `occasion`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatButton {
+    /// Label.
+    pub text: String,
+    /// Where a click lands (after it is counted).
+    pub url: String,
+    /// The journey occasion the send belongs to (with the queue row's `auto_id` and `to`, the
+    /// journey send a click counts against).
+    pub occasion: String,
+}
+
+/// A queued send (table `channel_queue`), as the drains read and update it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueuedSend {
+    /// The caller's id of the send.
+    pub send_id: String,
+    /// The brand.
+    pub parent_business_id: String,
+    /// The outlet that paid.
+    pub business_id: String,
+    /// Channel.
+    pub channel: Channel,
+    /// Recipient.
+    pub to: String,
+    /// Message text.
+    pub message: String,
+    /// Template category.
+    pub template_type: TemplateType,
+    /// Price list.
+    pub purpose: Purpose,
+    /// Campaign id.
+    #[serde(default)]
+    pub auto_id: Option<String>,
+    /// Price before tax.
+    pub cost: Decimal,
+    /// GST.
+    pub gst: Decimal,
+    /// Debited.
+    pub total: Decimal,
+    /// The wallet transaction that paid it.
+    pub txn_id: String,
+    /// That transaction's sequence (the send counts as paid once the wallet's `txn_seq` is past it).
+    pub wallet_seq: u64,
+    /// `YYYYMMDD`.
+    pub delivery_date: String,
+    /// When it was queued.
+    pub created_at: DateTime<Utc>,
+    /// SMS and push: delivered (or given up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processed: Option<bool>,
+    /// Chat: 0 pending, 1 sent, 2 failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_status: Option<u8>,
+    /// Delivery attempts so far (the drains).
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
+    pub attempts: u32,
+    /// `sent` or `failed`, once the drains know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_status: Option<String>,
+    /// The provider's id of the delivered message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_message_id: Option<String>,
+    /// When it was delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<DateTime<Utc>>,
+    /// The last delivery error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// A failed chat send's cost went back to the wallet (the refund job).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refunded: bool,
+    /// The refund's wallet transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_txn_id: Option<String>,
+    /// The provider's template id, when the send names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_id: Option<String>,
+    /// A chat call-to-action button.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<ChatButton>,
+    /// The sender id, when the send names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_id: Option<String>,
+    /// The drains leave it queued until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<DateTime<Utc>>,
+}
+
+impl QueuedSend {
+    /// Not yet delivered nor given up.
+    pub fn pending(&self) -> bool {
+        match self.channel {
+            Channel::Chat => self.process_status == Some(0),
+            _ => self.processed == Some(false),
+        }
+    }
+
+    /// Delivered (`delivered`) or given up: SMS and push are processed, chat 1 sent or 2 failed.
+    pub fn settle(&mut self, delivered: bool) {
+        match self.channel {
+            Channel::Chat => self.process_status = Some(if delivered { 1 } else { 2 }),
+            _ => self.processed = Some(true),
+        }
+    }
+
+    /// Its row's key.
+    pub fn key(&self) -> keys::Key {
+        keys::queued_send(self.channel.queue(), &self.delivery_date, &self.parent_business_id, &self.send_id)
+    }
+}
+
+/// A wallet transaction (table `wallet_txns`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WalletTxn {
+    /// `W-<digest>`.
+    pub txn_id: String,
+    /// `credit` or `debit`.
+    pub transaction_type: String,
+    /// Amount moved (for a debit, cost + GST).
+    pub amount: Decimal,
+    /// Balance after it.
+    pub balance_after: Decimal,
+    /// `recharge`, `refund`, or a send's purpose.
+    pub purpose: String,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// 1.
+    pub status: u8,
+    /// A recharge's payment reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// A send's price before tax.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Decimal>,
+    /// A send's GST.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gst: Option<Decimal>,
+    /// A send's channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<Channel>,
+    /// A send's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_id: Option<String>,
+    /// A send's campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_id: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct WalletRef {
+    txn_id: String,
+    seq: u64,
+}
+
+pub(super) fn text(amount: Decimal) -> String {
+    amount.normalize().to_string()
+}
+
+/// An outlet's wallet.
+pub async fn wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
+    if let Some(in_batch) = brand.wallet_in_batch(business) {
+        return Ok(in_batch);
+    }
+    stored_wallet(brand, business).await
+}
+
+/// An outlet's wallet as stored (without the debits of the batch being built).
+pub(super) async fn stored_wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
+    Ok(brand.repo().get(&keys::wallet(&brand.tenant, business)).await?.unwrap_or_default())
+}
+
+/// The write of an outlet's wallet row: last in its batch, it commits the transactions before it.
+/// The message's later reads of the wallet see it ([`Brand::keep_wallet`]).
+pub fn put_wallet(brand: &Brand, business: &str, wallet: &Wallet) -> WriteOp {
+    brand.keep_wallet(business, wallet);
+    keys::wallet(&brand.tenant, business).put(wallet)
+}
+
+/// The brand's price table (cached; the spec's values until one is stored).
+pub async fn pricing(brand: &mut Brand) -> Result<Pricing, StoreError> {
+    if let Some(pricing) = &brand.pricing {
+        return Ok(pricing.clone());
+    }
+    let pricing: Pricing = brand.repo().get(&keys::pricing(&brand.tenant)).await?.unwrap_or_default();
+    brand.pricing = Some(pricing.clone());
+    Ok(pricing)
+}
+
+/// The transaction id of the send or recharge `reference` of `business`'s wallet, when its debit
+/// or credit is committed.
+///
+/// Checked against the stored wallet (not one carrying debits of a batch being built) and the
+/// transaction row itself: on a store whose batches are not atomic (NATS KV) a process killed
+/// mid-batch can leave the reference row of a debit that never committed, whose sequence number
+/// a later transaction then takes; such a reference is not committed.
+pub async fn committed(brand: &Brand, business: &str, reference: &str) -> Result<Option<String>, StoreError> {
+    let Some(row) = brand.repo().get::<WalletRef>(&keys::wallet_ref(&brand.tenant, business, reference)).await? else {
+        return Ok(None);
+    };
+    if row.seq >= stored_wallet(brand, business).await?.txn_seq {
+        return Ok(None);
+    }
+    let txn: Option<WalletTxn> = brand.repo().get(&keys::wallet_txn(&brand.tenant, business, row.seq)).await?;
+    Ok(txn.filter(|t| t.txn_id == row.txn_id).map(|_| row.txn_id))
+}
+
+/// The writes of one wallet transaction (its row, keyed by the wallet's next sequence, and the
+/// reference row); the caller writes the wallet row after them.
+pub(super) fn record_txn(
+    brand: &Brand,
+    business: &str,
+    wallet: &mut Wallet,
+    reference: &str,
+    mut txn: WalletTxn,
+) -> (String, Vec<WriteOp>) {
+    let seq = wallet.txn_seq;
+    wallet.txn_seq += 1;
+    let txn_id = format!("W-{}", digest(&[&brand.tenant, business, reference]));
+    txn.txn_id = txn_id.clone();
+    txn.balance_after = wallet.balance.normalize();
+    let ops = vec![
+        keys::wallet_txn(&brand.tenant, business, seq).put(&txn),
+        keys::wallet_ref(&brand.tenant, business, reference).put(&WalletRef { txn_id: txn_id.clone(), seq }),
+    ];
+    (txn_id, ops)
+}

@@ -2,246 +2,25 @@
 //! on an order (a POS use stays pending until its order arrives: the [`ConfirmPendingCoupon`]
 //! order reaction makes it final, the revoke job puts it back otherwise) or revoked for its points.
 
-use async_trait::async_trait;
-use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
+mod query;
+mod reaction;
+mod rows;
 
-use engage_storage::{StoreError, WriteOp};
+pub use query::*;
+pub use reaction::*;
+pub use rows::*;
+
+use chrono::{DateTime, Duration, Utc};
 
 use super::fraud::is_blocked;
 use super::ledger::{self, Draft, LotEffect};
 use super::redemption;
 use crate::brand::Brand;
-use crate::domain::customer::{Customer, Redemption};
+use crate::domain::customer::Redemption;
 use crate::domain::loyalty::RedeemError;
-use crate::domain::order::OrderFacts;
 use crate::keys;
 use crate::query::{reply, QueryError, QueryReply};
-use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{COUPONS, REWARDS};
-
-/// Rewards and coupon queries.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "query", rename_all = "snake_case")]
-pub enum RewardsQuery {
-    /// Add or edit a reward of the brand's catalogue: the [`Reward`] stored.
-    UpsertReward {
-        /// The reward.
-        reward: RewardDraft,
-    },
-    /// The active rewards, with `affordable` for `phone` when given: [`Catalogue`].
-    ListRewards {
-        /// Customer phone, optional.
-        phone: Option<String>,
-    },
-    /// Buy a reward with points: a coupon is issued (once per `reference` when given): [`Purchased`].
-    PurchaseReward {
-        /// Customer phone.
-        phone: String,
-        /// The reward.
-        reward_id: String,
-        /// Caller's reference for retries.
-        reference: Option<String>,
-    },
-    /// A customer's coupons: [`Coupons`].
-    CustomerCoupons {
-        /// Customer phone.
-        phone: String,
-    },
-    /// A [`Coupon`].
-    GetCoupon {
-        /// Its code.
-        code: String,
-    },
-    /// Use an issued coupon on an order: the [`Coupon`].
-    UseCoupon {
-        /// Its code.
-        code: String,
-        /// The order.
-        order_id: String,
-        /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
-        /// back to `issued` after this many minutes otherwise. `None`: final at once.
-        #[serde(default)]
-        pending_minutes: Option<u64>,
-    },
-    /// Put a pending coupon back to `issued` when its order never arrived (the revoke job):
-    /// [`CouponReverted`].
-    RevokePendingCoupon {
-        /// Its code.
-        code: String,
-        /// The job's clock (RFC 3339).
-        now: String,
-    },
-    /// Revoke an issued (unused) coupon: its points come back: [`Purchased`].
-    RevokeCoupon {
-        /// Customer phone (must own the coupon).
-        phone: String,
-        /// Its code.
-        code: String,
-    },
-}
-
-/// A reward as staff submit it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RewardDraft {
-    /// Its id, to edit one; a new one gets `RW-…`.
-    pub reward_id: Option<String>,
-    /// Name.
-    pub name: String,
-    /// Description.
-    pub description: Option<String>,
-    /// Points it costs.
-    pub points_cost: i64,
-    /// Days its coupons stay valid (30 when absent).
-    pub valid_days: Option<i64>,
-    /// Whether it can be bought (true when absent).
-    pub active: Option<bool>,
-}
-
-/// A reward of the catalogue (table `rewards`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reward {
-    /// Its id.
-    pub reward_id: String,
-    /// Name.
-    pub name: String,
-    /// Description.
-    pub description: Option<String>,
-    /// Points it costs.
-    pub points_cost: i64,
-    /// Days its coupons stay valid.
-    pub valid_days: i64,
-    /// Whether it can be bought.
-    pub active: bool,
-}
-
-/// A coupon's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CouponStatus {
-    /// Bought, not used.
-    Issued,
-    /// Used at a POS, waiting for its order.
-    Pending,
-    /// Used.
-    Redeemed,
-    /// Given back for its points.
-    Revoked,
-    /// Past its expiry (shown, never stored).
-    Expired,
-}
-
-impl CouponStatus {
-    fn text(self) -> &'static str {
-        match self {
-            CouponStatus::Issued => "issued",
-            CouponStatus::Pending => "pending",
-            CouponStatus::Redeemed => "redeemed",
-            CouponStatus::Revoked => "revoked",
-            CouponStatus::Expired => "expired",
-        }
-    }
-}
-
-/// A coupon (table `coupons`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Coupon {
-    /// Its code.
-    pub coupon_code: String,
-    /// The reward bought.
-    pub reward_id: String,
-    /// The reward's name.
-    pub name: String,
-    /// Its owner.
-    pub customer_number: String,
-    /// Points paid.
-    pub points_cost: i64,
-    /// State.
-    pub status: CouponStatus,
-    /// When bought.
-    pub issued_at: DateTime<Utc>,
-    /// When it stops being usable.
-    pub expires_at: DateTime<Utc>,
-    /// The ledger row of the purchase (its lots come back on a revoke).
-    pub ledger_seq: u64,
-    /// The order it was used on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_id: Option<String>,
-    /// When it was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redeemed_at: Option<DateTime<Utc>>,
-    /// A pending POS use's deadline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_until: Option<DateTime<Utc>>,
-    /// When it was revoked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<DateTime<Utc>>,
-}
-
-/// A reward with whether the customer asked about can afford it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RewardView {
-    /// The reward.
-    #[serde(flatten)]
-    pub reward: Reward,
-    /// Whether the customer's balance covers it (only with a customer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affordable: Option<bool>,
-}
-
-/// The active rewards.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Catalogue {
-    /// Rewards.
-    pub rewards: Vec<RewardView>,
-    /// The customer's balance, when one was named.
-    pub loyalty_points: Option<i64>,
-}
-
-/// A coupon bought or revoked, and the balance.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Purchased {
-    /// The coupon.
-    pub coupon: Option<Coupon>,
-    /// The balance after it.
-    pub loyalty_points: i64,
-    /// True when this was a retry (nothing changed).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub replayed: bool,
-}
-
-/// A customer's coupons.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Coupons {
-    /// Coupons, by code.
-    pub coupons: Vec<Coupon>,
-}
-
-/// What the revoke job did to a pending coupon.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CouponReverted {
-    /// Whether it is `issued` again.
-    pub reverted: bool,
-    /// Why not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The coupon, when reverted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coupon: Option<Coupon>,
-}
-
-async fn coupon(brand: &Brand, code: &str) -> Result<Option<Coupon>, StoreError> {
-    brand.repo().get(&keys::coupon(&brand.tenant, code)).await
-}
-
-/// The write of a coupon row.
-pub fn put_coupon(brand: &Brand, coupon: &Coupon) -> WriteOp {
-    keys::coupon(&brand.tenant, &coupon.coupon_code).put(coupon)
-}
-
-fn short_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
 
 /// Answers a rewards query.
 pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
@@ -466,47 +245,4 @@ async fn revoke(brand: &mut Brand, phone: &str, code: &str, now: DateTime<Utc>) 
     let balance = customer.loyalty_points;
     brand.commit_customer(ops, customer).await?;
     Ok(Purchased { coupon: Some(coupon), loyalty_points: balance, replayed: false })
-}
-
-/// Order reaction: a POS coupon use waiting for this order is final now.
-pub struct ConfirmPendingCoupon;
-
-#[derive(Deserialize)]
-struct PendingCoupon {
-    code: String,
-}
-
-#[async_trait]
-impl OrderReaction for ConfirmPendingCoupon {
-    fn name(&self) -> &'static str {
-        "pending_coupon_confirm"
-    }
-
-    fn reads(&self, tenant: &str, facts: &OrderFacts) -> Vec<keys::Key> {
-        vec![keys::pending_coupon(tenant, &facts.order_id)]
-    }
-
-    async fn react(
-        &self,
-        brand: &mut Brand,
-        order: &OrderEvent<'_>,
-        _customer: &mut Customer,
-        ops: &mut Vec<WriteOp>,
-    ) -> Result<(), StoreError> {
-        let order_id = &order.facts.order_id;
-        let Some(pending) = brand.get::<PendingCoupon>(&keys::pending_coupon(&brand.tenant, order_id)).await? else {
-            return Ok(());
-        };
-        if let Some(mut coupon) = coupon(brand, &pending.code).await? {
-            if coupon.status == CouponStatus::Pending {
-                if let Some(until) = coupon.pending_until.take() {
-                    ops.push(keys::pending_coupon_use(until, &brand.tenant, &pending.code).delete());
-                }
-                coupon.status = CouponStatus::Redeemed;
-                ops.push(put_coupon(brand, &coupon));
-            }
-        }
-        ops.push(keys::pending_coupon(&brand.tenant, order_id).delete());
-        Ok(())
-    }
 }

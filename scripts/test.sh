@@ -103,6 +103,14 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 command -v chromium >/dev/null 2>&1 || { log "chromium is not installed"; exit 1; }
 export ENGAGE_TEST_CHROMIUM="$(command -v chromium)"
+# axe-core (npm, pinned in tests/e2e/browser/package-lock.json): the accessibility checker the
+# page tests load into each page
+if [ ! -f tests/e2e/browser/node_modules/axe-core/axe.min.js ]; then
+  command -v npm >/dev/null 2>&1 || apt_install npm
+  log "installing axe-core (npm ci)"
+  (cd tests/e2e/browser && npm ci --no-audit --no-fund --silent)
+fi
+export ENGAGE_TEST_AXE="$PWD/tests/e2e/browser/node_modules/axe-core/axe.min.js"
 export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"
 export ENGAGE_TEST_NATS_URL="nats://127.0.0.1:$nats_port"
 export ENGAGE_TEST_NATS_SERVER="$nats_bin"

@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`logs`]: the log ingestion service (`/v1/logs`, `/v1/logs/ingest`, `/v1/logs/events`).
 //! - [`platform`]: the engagement platform's routes (ingestion, customers, chat, admin tokens).
+//! - [`pages`]: what the HTML pages share (shell, colours, ₹ and IST, favicon, HTML error pages).
 //! - [`ops`]: `/healthz`, `/readyz`, `/metrics`, `/openapi.json`; [`openapi`] builds the document.
 //! - [`auth`]: the [`auth::LogCaller`] extractor (RS256 JWT via JWKS, then the rate limit).
 //! - [`rate_limit`]: per-caller limits (`governor`).
@@ -19,6 +20,7 @@ pub mod error;
 pub mod logs;
 pub mod openapi;
 pub mod ops;
+pub mod pages;
 pub mod platform;
 pub mod rate_limit;
 pub mod readiness;
@@ -40,7 +42,9 @@ pub enum Serve {
     OpsOnly,
 }
 
-/// The routes, with the trace-id middleware and an `ApiError` 404 fallback.
+/// The routes, with the trace-id middleware and an `ApiError` 404 fallback; browsers asking for a
+/// page get HTML errors ([`pages::html_errors`]); answers are compressed (gzip or br) when the
+/// caller accepts it and the body is over 32 bytes.
 pub fn router(state: AppState, serve: Serve) -> Router {
     let routes = match serve {
         Serve::All => Router::new().merge(logs::router()).merge(platform::router()),
@@ -50,6 +54,8 @@ pub fn router(state: AppState, serve: Serve) -> Router {
         .merge(ops::router())
         .fallback(|| async { error::ApiError::not_found() })
         .layer(axum::middleware::from_fn(platform::family_refusals))
+        .layer(axum::middleware::from_fn(pages::html_errors))
+        .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .layer(axum::middleware::from_fn(trace::trace_requests))
         .with_state(state)
 }

@@ -31,6 +31,7 @@ mod loyalty_programme;
 mod open_routes;
 mod operability;
 mod ops;
+mod pages;
 mod paid_reactions;
 mod platform;
 mod stats;

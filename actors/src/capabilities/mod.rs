@@ -5,6 +5,7 @@
 //! | capability | queries | order reaction |
 //! |---|---|---|
 //! | [`orders`] | (bus events: [`orders::apply`]) | runs the reactions |
+//! | [`branding`] | (names and colour the customer pages show) | |
 //! | [`business`] | [`business::BusinessQuery`] (`/crm_api/add_b_config`) | |
 //! | [`customers`] | [`customers::CustomersQuery`] | |
 //! | [`loyalty`] | [`loyalty::LoyaltyQuery`] | [`loyalty::EarnPoints`] |
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use crate::reaction::OrderReaction;
 
 pub mod bills;
+pub mod branding;
 pub mod business;
 pub mod customers;
 pub mod feedback;

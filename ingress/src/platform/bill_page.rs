@@ -7,25 +7,11 @@
 
 use std::fmt::Write;
 
-use rust_decimal::Decimal;
-
 use engage_actors::capabilities::bills::{Bill, BillWidget};
+use engage_actors::capabilities::branding::Branding;
 
-/// `text` safe inside HTML text and quoted attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::pages::escape;
+use crate::pages::{brand_color, ist_instant, ist_time, rupees, shell, text_on};
 
 /// Only http(s) links are followed; anything else becomes `#`.
 fn href(url: &str) -> String {
@@ -37,19 +23,12 @@ fn href(url: &str) -> String {
     }
 }
 
-fn money(amount: Decimal) -> String {
-    format!("{:.2}", amount.round_dp(2))
-}
+const STYLE: &str = "header.brand .outlet{margin:0 0 2px;font-size:14px;font-weight:600;letter-spacing:.02em}\
+table{width:100%;border-collapse:collapse;font-size:15px}td{padding:6px 0;vertical-align:top}td.n{text-align:right;white-space:nowrap}\
+tr.t td{border-top:1px solid #d1d5db;font-weight:600}img{max-width:100%;border-radius:8px;display:block}\
+.points{font-size:28px;font-weight:700}footer{margin:12px}";
 
-const STYLE: &str = "*{box-sizing:border-box}body{margin:0;font:16px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;background:#f4f5f7;color:#1d2330}\
-main{max-width:480px;margin:0 auto;padding:0 0 24px}header{color:#fff;padding:20px 16px}header h1{margin:0;font-size:20px}\
-header p{margin:4px 0 0;opacity:.9;font-size:14px}section{background:#fff;margin:12px;border-radius:12px;padding:16px;box-shadow:0 1px 3px rgba(0,0,0,.08)}\
-h2{font-size:16px;margin:0 0 8px}table{width:100%;border-collapse:collapse;font-size:14px}td{padding:6px 0;vertical-align:top}\
-td.n{text-align:right;white-space:nowrap}tr.t td{border-top:1px solid #e3e5ea;font-weight:600}.muted{color:#6b7280;font-size:13px}\
-a.btn{display:block;text-align:center;color:#fff;text-decoration:none;border-radius:8px;padding:12px;font-weight:600;margin-top:8px}\
-img{max-width:100%;border-radius:8px;display:block}.points{font-size:28px;font-weight:700}footer{margin:12px;text-align:center}";
-
-const SCRIPT: &str = "(function(){var d=document.body.dataset,t=d.token,b=d.bill;\
+const SCRIPT: &str = "(function(){var d=document.querySelector('main').dataset,t=d.token,b=d.bill;\
 function send(w,e,s){var body={bill_id:b,widget_id:+w,event_type:e};if(e==='watch'){body.watch_time=s}\
 try{fetch('/crm_api/update/widget/insight',{method:'POST',keepalive:true,headers:{'Content-Type':'application/json','Authorization':'Bearer '+t},body:JSON.stringify(body)})}catch(_){}}\
 var els=document.querySelectorAll('[data-widget]'),seen={},since={};\
@@ -69,28 +48,37 @@ fn receipt(bill: &Bill, out: &mut String, widget: Option<&BillWidget>) {
             out,
             "<tr class=\"item\"><td>{} &times; {}</td><td class=\"n\">{}</td></tr>",
             escape(&item.name),
-            item.qty,
-            money(item.total)
+            item.qty.normalize(),
+            rupees(item.total)
         );
     }
     let order = &bill.order;
     let _ = write!(
         out,
         "<tr class=\"t\"><td>Subtotal</td><td class=\"n\" id=\"subtotal\">{}</td></tr>",
-        money(order.subtotal)
+        rupees(order.subtotal)
     );
     if !order.discount.is_zero() {
         let _ =
-            write!(out, "<tr><td>Discount</td><td class=\"n\" id=\"discount\">-{}</td></tr>", money(order.discount));
+            write!(out, "<tr><td>Discount</td><td class=\"n\" id=\"discount\">-{}</td></tr>", rupees(order.discount));
     }
     if !order.tax.is_zero() {
-        let _ = write!(out, "<tr><td>Tax</td><td class=\"n\" id=\"tax\">{}</td></tr>", money(order.tax));
+        let _ = write!(out, "<tr><td>Tax</td><td class=\"n\" id=\"tax\">{}</td></tr>", rupees(order.tax));
     }
     let _ = write!(
         out,
         "<tr class=\"t\"><td>Total paid</td><td class=\"n\" id=\"total\">{}</td></tr></table></section>",
-        money(order.amount)
+        rupees(order.amount)
     );
+}
+
+/// A button in the brand's colour, its text readable on it.
+fn button(color: &str, href: &str, label: &str) -> String {
+    format!(
+        "<a class=\"btn\" style=\"background:{color};color:{}\" href=\"{href}\">{}</a>",
+        text_on(color),
+        escape(label)
+    )
 }
 
 fn widget(bill: &Bill, w: &BillWidget, color: &str, out: &mut String) {
@@ -106,58 +94,61 @@ fn widget(bill: &Bill, w: &BillWidget, color: &str, out: &mut String) {
             );
         }
         "static_banner" => {
+            let alt = if w.title.is_empty() { "Offer".to_owned() } else { title.clone() };
             let _ = write!(
                 out,
-                "<section class=\"widget\" id=\"banner\" data-widget=\"{id}\"><a href=\"{}\"><img src=\"{}\" alt=\"{title}\"></a></section>",
+                "<section class=\"widget\" id=\"banner\" data-widget=\"{id}\"><a href=\"{}\"><img src=\"{}\" alt=\"{alt}\"></a></section>",
                 href(&w.value),
                 href(&w.static_banner_link)
             );
         }
         "feedback_link" => {
+            let label = if w.title.is_empty() { "Share feedback" } else { w.title.as_str() };
             let _ = write!(
                 out,
-                "<section class=\"widget\" id=\"feedback\" data-widget=\"{id}\"><h2>{title}</h2><a class=\"btn\" style=\"background:{color}\" href=\"{}\">Share feedback</a></section>",
-                href(&bill.feedback_url)
+                "<section class=\"widget\" id=\"feedback\" data-widget=\"{id}\"><h2>How was your order?</h2>{}</section>",
+                button(color, &href(&bill.feedback_url), label)
             );
         }
         kind => {
-            // upsell, profile completion: a title, a text, and a button when the value is a link
-            let text = if href(&w.value) == "#" { format!("<p>{}</p>", escape(&w.value)) } else { String::new() };
-            let button = if href(&w.value) == "#" {
-                String::new()
+            // upsell, profile completion: a link is the widget's button, labelled with its title;
+            // a text is shown under the title
+            let fallback = if kind == "upsell" { "See the offer" } else { "Complete your profile" };
+            let label = if w.title.is_empty() { fallback } else { w.title.as_str() };
+            let inner = if href(&w.value) == "#" {
+                format!("<h2>{}</h2><p>{}</p>", escape(label), escape(&w.value))
             } else {
-                format!("<a class=\"btn\" style=\"background:{color}\" href=\"{}\">Open</a>", href(&w.value))
+                button(color, &href(&w.value), label)
             };
-            let _ = write!(
-                out,
-                "<section class=\"widget\" id=\"{}\" data-widget=\"{id}\"><h2>{title}</h2>{text}{button}</section>",
-                escape(kind)
-            );
+            let _ =
+                write!(out, "<section class=\"widget\" id=\"{}\" data-widget=\"{id}\">{inner}</section>", escape(kind));
         }
     }
 }
 
-/// The page of `bill`; `token` lets its script report widget events for this bill.
-pub fn render(bill: &Bill, token: &str) -> String {
-    let color = if bill.brand_color.len() == 7
-        && bill.brand_color.starts_with('#')
-        && bill.brand_color[1..].bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        bill.brand_color.as_str()
-    } else {
-        "#1f6feb"
-    };
+/// The page of `bill` as `branding` presents it; `token` lets its script report widget events for
+/// this bill.
+pub fn render(bill: &Bill, branding: &Branding, token: &str) -> String {
+    let color = brand_color(branding.color.as_deref().or(Some(bill.brand_color.as_str())));
+    let text = text_on(color);
     let mut out = String::with_capacity(8 * 1024);
+    let when = bill.order.order_time.as_deref().and_then(ist_time).unwrap_or_else(|| ist_instant(bill.sent_at));
+    let raw = bill.order.order_time.clone().unwrap_or_else(|| bill.sent_at.to_rfc3339());
+    let outlet =
+        branding.outlet_name.as_deref().map(|o| format!("<p class=\"outlet\" id=\"outlet-name\">{}</p>", escape(o)));
+    let heading = branding.brand_name.as_deref().unwrap_or("Your bill");
     let _ = write!(
         out,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-<title>Bill {order}</title><style>{STYLE}</style></head><body data-bill=\"{bill_id}\" data-token=\"{token}\"><main>\
-<header style=\"background:{color}\"><h1>Thank you{name}</h1><p>Order <span id=\"order-id\">{order}</span>{time}</p></header>",
-        order = escape(&bill.order_id),
+        "<main data-bill=\"{bill_id}\" data-token=\"{token}\"><header class=\"brand\" style=\"background:{color};color:{text}\">{outlet}\
+<h1 id=\"brand-name\">{heading}</h1><p>Thank you{name}! Order <span id=\"order-id\">{order}</span> &middot; <time id=\"order-time\" datetime=\"{raw}\">{when} IST</time></p></header>",
         bill_id = escape(&bill.bill_id),
         token = escape(token),
+        outlet = outlet.unwrap_or_default(),
+        heading = escape(heading),
         name = if bill.name.is_empty() { String::new() } else { format!(", {}", escape(&bill.name)) },
-        time = bill.order.order_time.as_deref().map(|t| format!(" &middot; {}", escape(t))).unwrap_or_default(),
+        order = escape(&bill.order_id),
+        raw = escape(&raw),
+        when = escape(&when),
     );
     if !bill.widgets.iter().any(|w| w.kind == "itemized_receipt") {
         receipt(bill, &mut out, None);
@@ -166,24 +157,19 @@ pub fn render(bill: &Bill, token: &str) -> String {
         widget(bill, w, color, &mut out);
     }
     if let Some(label) = &bill.footer_button {
-        let _ = write!(
-            out,
-            "<footer><a class=\"btn\" style=\"background:{color}\" href=\"javascript:window.print()\">{}</a></footer>",
-            escape(label)
-        );
+        let _ = write!(out, "<footer>{}</footer>", button(color, "javascript:window.print()", label));
     }
-    let _ = write!(out, "</main><script>{SCRIPT}</script></body></html>");
-    out
+    let _ = write!(out, "</main><script>{SCRIPT}</script>");
+    let title = match &branding.brand_name {
+        Some(name) => format!("{name}: your bill for order {}", bill.order_id),
+        None => format!("Your bill for order {}", bill.order_id),
+    };
+    shell(&title, STYLE, &out)
 }
 
 /// A page that only says something (unknown or expired link).
 pub fn message_page(title: &str, text: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-<title>{title}</title><style>{STYLE}</style></head><body><main><section><h2>{title}</h2><p>{text}</p></section></main></body></html>",
-        title = escape(title),
-        text = escape(text)
-    )
+    crate::pages::message(title, text, None)
 }
 
 #[cfg(test)]
@@ -191,8 +177,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn text_and_links_are_escaped() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    fn only_web_links_are_followed() {
         assert_eq!(href("javascript:alert(1)"), "#");
         assert_eq!(href("https://shop.test/?a=1&b=2"), "https://shop.test/?a=1&amp;b=2");
     }

@@ -365,7 +365,7 @@ async fn bill_page_route(State(state): State<AppState>, Path(bill_id): Path<Stri
         exp: (now + chrono::Duration::days(1)).timestamp(),
     };
     let token = state.platform.links.sign(&claims).unwrap_or_default();
-    ([(header::CACHE_CONTROL, "no-store")], Html(bill_page::render(&bill, &token))).into_response()
+    ([(header::CACHE_CONTROL, "no-store")], Html(bill_page::render(&bill, &counted.branding, &token))).into_response()
 }
 
 fn unavailable(error: impl std::fmt::Display) -> Response {

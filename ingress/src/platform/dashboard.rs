@@ -1,13 +1,26 @@
 //! `GET /dashboard`: the web dashboard, one page served from the binary (`dashboard.html`: HTML,
 //! CSS and a small script, no build chain, no external assets). The page signs in with a staff
-//! token (kept in the tab's `sessionStorage`), asks the `/stats` routes for the chosen brand,
-//! outlet and period, and draws the charts as SVG; it works down to phone width.
+//! token alone (kept in the tab's `sessionStorage`, so a reload shows the board again): it asks
+//! `GET /dashboard/session` which brand (and outlet, for an outlet-limited token) the token acts
+//! for, then the `/stats` routes for the chosen outlet and period, and draws the charts as SVG;
+//! it works down to phone width. `/favicon.ico` is the pages' icon ([`crate::pages::favicon`]).
 
-use axum::http::header;
+use axum::extract::State;
+use axum::http::{header, HeaderMap};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use axum::Json;
+use serde_json::{json, Value};
 
+use engage_actors::capabilities::business::BusinessConfig;
+use engage_actors::keys;
+
+use super::auth::{token, Auth};
+use super::edge::{staff_answer, StaffAnswer};
+use super::errors::StaffError;
 use super::routes::Routes;
+use super::tokens::TokenKind;
+use crate::AppState;
 
 /// The page.
 pub const PAGE: &str = include_str!("dashboard.html");
@@ -27,6 +40,16 @@ pub fn routes() -> Routes {
             "security": [],
             "responses": {"200": super::routes::html("the page")}}}),
     )
+    .route("/dashboard/session", get(session), json!({"get": session_operation()}))
+    .route(
+        "/favicon.ico",
+        get(crate::pages::favicon),
+        serde_json::json!({"get": {
+            "summary": "The icon of engage's pages (SVG)",
+            "tags": ["stats"],
+            "security": [],
+            "responses": {"200": {"description": "the icon", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}}}}),
+    )
 }
 
 async fn page() -> impl IntoResponse {
@@ -39,4 +62,43 @@ async fn page() -> impl IntoResponse {
         ],
         PAGE,
     )
+}
+
+fn session_operation() -> Value {
+    let name = json!({"type": ["string", "null"]});
+    let mut op = super::routes::operation(
+        "Whom a staff token acts for (the dashboard's sign-in): {status, data: {parent_business_id, business_id (the outlet it is limited to, or null), brand_name, outlet_name (as /crm_api/add_b_config set them, or null)}}",
+        Auth::Staff,
+        None,
+        json!({"type": "object", "required": ["status", "data"], "properties": {"status": {"const": true},
+            "data": {"type": "object", "required": ["parent_business_id", "business_id", "brand_name", "outlet_name"], "properties": {
+                "parent_business_id": {"type": "string"}, "business_id": {"type": ["string", "null"]},
+                "brand_name": name, "outlet_name": name}}}}),
+    );
+    op["x-engage-scope"] = json!(super::access::Scope::Brand.as_str());
+    op
+}
+
+/// `GET /dashboard/session`: the brand (and outlet) of the staff token in `token`, with their
+/// configured names.
+async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+    let grant = token(&state, TokenKind::Staff, &headers).await?;
+    let name = |business: String| {
+        let repo = state.platform.repo.clone();
+        let brand = grant.parent.clone();
+        async move {
+            let config: Option<BusinessConfig> =
+                repo.get(&keys::business_config(&brand, &business)).await.map_err(StaffError::unavailable)?;
+            Ok::<_, StaffError>(
+                config.and_then(|c| c.fields.get("business_name").and_then(|n| n.as_str()).map(str::to_owned)),
+            )
+        }
+    };
+    let brand_name = name("0".to_owned()).await?;
+    let outlet_name = match &grant.business {
+        Some(outlet) => name(outlet.clone()).await?,
+        None => None,
+    };
+    Ok(staff_answer(json!({"data": {"parent_business_id": grant.parent, "business_id": grant.business,
+        "brand_name": brand_name, "outlet_name": outlet_name}})))
 }

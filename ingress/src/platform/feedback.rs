@@ -34,7 +34,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
     FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RequestPage, ReviewPage,
-    Submission,
+    Submission, Submitted,
 };
 use engage_actors::signed_links::{FormClaims, LinkRefusal};
 
@@ -389,9 +389,7 @@ async fn submit(State(state): State<AppState>, Path(token): Path<String>, body: 
     let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim().to_owned());
     let Some(rating) = field("rating").and_then(|r| r.parse::<u8>().ok()).filter(|r| (1..=5).contains(r)) else {
-        let page =
-            feedback_page::message_page("Please choose a rating", "Pick one to five stars and send the form again.");
-        return (StatusCode::BAD_REQUEST, Html(page)).into_response();
+        return (StatusCode::BAD_REQUEST, Html(feedback_page::rating_missing(&token))).into_response();
     };
     let mut answers = Vec::new();
     for n in 1..=10 {
@@ -407,9 +405,9 @@ async fn submit(State(state): State<AppState>, Path(token): Path<String>, body: 
         hear_about_us: field("hear_about_us").map(|h| h.chars().take(100).collect()),
     };
     let tenant = claims.tenant.clone();
-    let query = FeedbackQuery::Submit { claims, token, submission, now: Utc::now() };
-    match state.platform.gateway.ask(&tenant, query).await {
-        Ok(_) => Html(feedback_page::message_page("Thank you!", "Your feedback was received.")).into_response(),
+    let query = FeedbackQuery::Submit { claims, token: token.clone(), submission, now: Utc::now() };
+    match state.platform.gateway.ask_as::<Submitted>(&tenant, query).await {
+        Ok(submitted) => Html(feedback_page::thanks(&submitted, &token)).into_response(),
         Err(error) => unavailable(error),
     }
 }

@@ -76,14 +76,20 @@ pub(super) fn period(body: &StatsRequest) -> Result<(String, String), StaffError
 
 async fn metric_answer(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<StatsRequest>,
+    Staff { brand, body, grant }: Staff<StatsRequest>,
     metric: Metric,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let (start, end) = period(&body)?;
     let limit = body.limit.map_or(10, |l| l.clamp(1, 100) as usize);
-    let query = StatsQuery::Metric { metric, business_id: body.business_id, start, end, limit };
-    let data: Value =
+    // an outlet-limited token asks for its outlet (the same answer as naming it)
+    let business_id = body.business_id.or_else(|| grant.business.clone());
+    let query = StatsQuery::Metric { metric, business_id, start, end, limit };
+    let mut data: Value =
         state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
+    // it sees its own outlet's place in the ranking, not the other outlets' figures
+    if let (Some(own), Some(outlets)) = (&grant.business, data.get_mut("outlets").and_then(Value::as_array_mut)) {
+        outlets.retain(|entry| entry["business_id"] == own.as_str());
+    }
     Ok(staff_answer(json!({"data": data})))
 }
 

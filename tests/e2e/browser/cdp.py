@@ -55,8 +55,9 @@ class Browser:
                     raise SystemExit(f"{method}: {answer['error']}")
                 return answer["result"]
 
-    def evaluate(self, expression):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+    def evaluate(self, expression, await_promise=False):
+        result = self.call("Runtime.evaluate",
+                           {"expression": expression, "returnByValue": True, "awaitPromise": await_promise})
         if "exceptionDetails" in result:
             raise SystemExit(f"{expression}: {result['exceptionDetails']}")
         return result.get("result", {}).get("value")
@@ -82,6 +83,31 @@ class Browser:
                              f"e.value={json.dumps(value)};e.dispatchEvent(new Event('input',{{bubbles:true}}));"
                              f"e.dispatchEvent(new Event('change',{{bubbles:true}}));return true;}})()"):
             raise SystemExit(f"nothing matches {selector}")
+
+    KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40,
+            "Escape": 27}
+
+    def key(self, name, shift=False):
+        """Presses and releases one key, as a keyboard does (the page sees trusted events)."""
+        code = self.KEYS[name]
+        text = {"Enter": "\r", " ": " "}.get(name)
+        base = {"key": name, "code": "Space" if name == " " else name, "windowsVirtualKeyCode": code,
+                "nativeVirtualKeyCode": code, "modifiers": 8 if shift else 0}
+        down = dict(base, type="keyDown" if text else "rawKeyDown")
+        if text:
+            down["text"] = text
+        self.call("Input.dispatchKeyEvent", down)
+        self.call("Input.dispatchKeyEvent", dict(base, type="keyUp"))
+
+    def axe(self, source):
+        """Runs axe-core (its source text) on the page: the critical and serious violations, each
+        {id, impact, help, targets}."""
+        self.evaluate(source)
+        return self.evaluate(
+            "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
+            ".filter(v => v.impact === 'critical' || v.impact === 'serious')"
+            ".map(v => ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))})))",
+            await_promise=True)
 
     def close(self):
         self.proc.kill()

@@ -20,17 +20,17 @@ pub(super) async fn touch(
 ) -> Result<Counted, QueryError> {
     let Some(mut bill) = load_bill(brand, bill_id).await? else {
         metrics::counter!("engage_bill_events_total", "outcome" => "unknown_bill").increment(1);
-        return Ok(Counted { counted: false, bill: None });
+        return Ok(Counted { counted: false, bill: None, branding: Default::default() });
     };
     let Some(extra) = change(&mut bill) else {
         metrics::counter!("engage_bill_events_total", "outcome" => "unknown_widget").increment(1);
-        return Ok(Counted { counted: false, bill: Some(bill) });
+        return Ok(Counted { counted: false, bill: Some(bill), branding: Default::default() });
     };
     let mut ops = vec![keys::digital_bill(&brand.tenant, bill_id).put(&bill)];
     ops.extend(extra);
     brand.batch(ops).await?;
     metrics::counter!("engage_bill_events_total", "outcome" => "counted").increment(1);
-    Ok(Counted { counted: true, bill: Some(bill) })
+    Ok(Counted { counted: true, bill: Some(bill), branding: Default::default() })
 }
 
 /// An open: `clicked` + 1; the day's funnel `total_clicks` + 1, and `unique_clicks` + 1 when it is
@@ -46,7 +46,8 @@ pub(super) async fn open(brand: &mut Brand, bill_id: &str, now: DateTime<Utc>) -
     bill.clicked += 1;
     brand.batch(vec![keys::digital_bill(&brand.tenant, bill_id).put(&bill), put_funnel(brand, row, now)]).await?;
     metrics::counter!("engage_bill_events_total", "outcome" => "counted").increment(1);
-    Ok(Counted { counted: true, bill: Some(bill) })
+    let branding = crate::capabilities::branding::of(brand, &bill.child_business_id).await?;
+    Ok(Counted { counted: true, bill: Some(bill), branding })
 }
 
 pub(super) async fn customers(

@@ -170,4 +170,7 @@ pub struct Counted {
     pub counted: bool,
     /// The bill after it, when known.
     pub bill: Option<Bill>,
+    /// How the bill's page presents the brand (for `Open`).
+    #[serde(default)]
+    pub branding: crate::capabilities::branding::Branding,
 }

@@ -22,7 +22,9 @@ pub(super) async fn request_of(brand: &Brand, claims: &FormClaims) -> Result<Opt
 pub(super) async fn open(brand: &mut Brand, claims: FormClaims) -> Result<FormView, QueryError> {
     let now = Utc::now();
     let questions = applicable(&configs(brand).await?, &claims.business_id).map(|c| c.questions.clone());
-    let mut view = FormView { questions: questions.unwrap_or_default(), name: String::new(), is_submitted: false };
+    let branding = crate::capabilities::branding::of(brand, &claims.business_id).await?;
+    let mut view =
+        FormView { questions: questions.unwrap_or_default(), name: String::new(), is_submitted: false, branding };
     if let Some(mut request) = request_of(brand, &claims).await? {
         let mut row = funnel(brand, &ist_day(now), &claims.business_id).await?;
         row.total_clicks += 1;
@@ -113,7 +115,8 @@ pub(super) async fn submit(
         }
     };
     metrics::counter!("engage_feedback_submitted_total").increment(1);
-    Ok(Submitted { rating, recovery })
+    let branding = crate::capabilities::branding::of(brand, &claims.business_id).await?;
+    Ok(Submitted { rating, recovery, branding })
 }
 
 pub(super) async fn requests(

@@ -205,6 +205,9 @@ pub struct Submitted {
     pub rating: Rating,
     /// The low-rating recovery.
     pub recovery: Option<recovery::Recovery>,
+    /// How the thank-you page presents the brand.
+    #[serde(default)]
+    pub branding: crate::capabilities::branding::Branding,
 }
 
 /// What the form shows.
@@ -216,6 +219,9 @@ pub struct FormView {
     pub name: String,
     /// Whether it was submitted already.
     pub is_submitted: bool,
+    /// How the form presents the brand.
+    #[serde(default)]
+    pub branding: crate::capabilities::branding::Branding,
 }
 
 /// A page of feedback requests.

@@ -171,6 +171,18 @@ fn in_band(hour: u8, first: u8, last: u8) -> bool {
     }
 }
 
+/// Marks the outlet a metric was asked for (`business_id`) among the outlets it ranks: each entry
+/// gets `selected`, the body `selected_business_id`.
+pub fn mark_chosen(body: &mut Value, chosen: &str) {
+    if let Some(outlets) = body.get_mut("outlets").and_then(Value::as_array_mut) {
+        for entry in outlets {
+            let selected = entry["business_id"] == chosen;
+            entry["selected"] = json!(selected);
+        }
+    }
+    body["selected_business_id"] = json!(chosen);
+}
+
 fn sum_rows(rows: &[&Value], field: &str) -> u64 {
     rows.iter().filter_map(|row| row.get(field).and_then(Value::as_u64)).sum()
 }

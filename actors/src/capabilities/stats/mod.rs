@@ -205,7 +205,9 @@ pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value
         return Err(QueryError::Invalid("not a metric".to_owned()));
     };
     let period = answers::Period::of(&start, &end).ok_or_else(|| QueryError::Invalid("/start: not a day".into()))?;
-    let scope = business_id.as_deref().unwrap_or(BRAND);
+    // outlets and underperforming rank every outlet of the brand, the chosen one marked
+    let ranks = matches!(metric, Metric::Outlets | Metric::Underperforming);
+    let scope = if ranks { BRAND } else { business_id.as_deref().unwrap_or(BRAND) };
     let rows = figures(&repo, &tenant, scope, &period.previous_start, &end).await?;
     let mut extras = Extras::default();
     match metric {
@@ -231,7 +233,17 @@ pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value
         }
         _ => {}
     }
-    Ok(answers::answer(metric, &period, &rows, &extras, limit))
+    let mut body = answers::answer(metric, &period, &rows, &extras, limit);
+    if let Some(chosen) = business_id.as_deref() {
+        if ranks {
+            answers::mark_chosen(&mut body, chosen);
+        } else if metric == Metric::Summary {
+            // an outlet's own rows keep no per-outlet tallies: it is active when it had orders
+            let active = body["totals"]["orders"].as_i64().is_some_and(|n| n > 0);
+            body["active_outlets"] = serde_json::json!(u8::from(active));
+        }
+    }
+    Ok(body)
 }
 
 #[cfg(test)]

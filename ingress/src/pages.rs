@@ -90,7 +90,7 @@ pub fn rupees(amount: Decimal) -> String {
     for (i, d) in digits.iter().enumerate() {
         let rest = n - i - 1;
         grouped.push(*d);
-        if rest == 3 || (rest > 3 && (rest - 3) % 2 == 0) {
+        if rest == 3 || (rest > 3 && (rest - 3).is_multiple_of(2)) {
             grouped.push(',');
         }
     }

@@ -177,6 +177,12 @@ fn operations(doc: &Value) -> Vec<Operation> {
         for (method, op) in item.as_object().unwrap() {
             let (schemes, open) = schemes(op);
             let Some(scheme) = schemes.iter().find(|s| TOKEN_SCHEMES.contains(&s.as_str())) else { continue };
+            // an operation about the credential itself (`/dashboard/session`) takes no brand: no
+            // body, no parameter; it answers the caller's own brand only
+            if op["x-engage-scope"] == "token" {
+                assert!(op["requestBody"].is_null() && op["parameters"].is_null(), "{method} {path} takes input");
+                continue;
+            }
             assert!(!open || scheme == "integrationToken", "{method} {path}: an open route closes to {scheme}");
             out.push(Operation {
                 method: method.to_uppercase(),

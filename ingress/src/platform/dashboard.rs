@@ -75,7 +75,8 @@ fn session_operation() -> Value {
                 "parent_business_id": {"type": "string"}, "business_id": {"type": ["string", "null"]},
                 "brand_name": name, "outlet_name": name}}}}),
     );
-    op["x-engage-scope"] = json!(super::access::Scope::Brand.as_str());
+    // about the credential itself: it names no brand and answers the token's own
+    op["x-engage-scope"] = json!("token");
     op
 }
 

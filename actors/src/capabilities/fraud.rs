@@ -1,5 +1,7 @@
 //! Fraud prevention: velocity limits, flags raised on breaches, staff actions on flags, the
-//! blocklist check every loyalty action makes.
+//! blocklist (its check on every loyalty action, its additions and removals), the alert settings
+//! and the alert sends. Every fraud write goes through here, in the brand's tenant actor: the
+//! routes only parse and answer.
 
 use std::collections::BTreeMap;
 
@@ -9,11 +11,13 @@ use serde::{Deserialize, Serialize};
 use engage_storage::{StoreError, WriteOp};
 
 use crate::brand::Brand;
+use crate::capabilities::wallet::{self, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::fraud::{
     count_in_period, transition, FlagAction, FlagState, FraudFlag, TransitionRefused, VelocityRules, TXN_EARN,
     TXN_REDEEM,
 };
+use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 
@@ -44,7 +48,104 @@ pub enum FraudQuery {
         /// Customer phone.
         contact: String,
     },
+    /// Replace the brand's alert settings: [`AlertSettings`].
+    SaveAlerts {
+        /// The settings.
+        settings: AlertSettings,
+    },
+    /// The brand's alert settings: `Option<AlertSettings>`.
+    Alerts,
+    /// Put contacts on the blocklist (each valid, each once): [`Blocklisted`].
+    Blocklist {
+        /// The numbers.
+        contacts: Vec<String>,
+        /// Where they came from (`csv`).
+        source: String,
+        /// The clock.
+        now: DateTime<Utc>,
+    },
+    /// Take contacts off the blocklist: [`Unblocklisted`].
+    Unblocklist {
+        /// The numbers.
+        contacts: Vec<String>,
+    },
+    /// Queue the alert about `contact` to every alert recipient, each paid from `business`'s
+    /// wallet: [`AlertSent`].
+    SendAlert {
+        /// The contact the alert is about.
+        contact: String,
+        /// The outlet whose wallet pays.
+        business: String,
+        /// The clock.
+        now: DateTime<Utc>,
+    },
 }
+
+/// The brand's fraud alert settings (table `fraud_config`, row `alerts`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertSettings {
+    /// The brand.
+    pub parent_business_id: String,
+    /// Who is alerted (mobile numbers).
+    pub alert_recipients: Vec<String>,
+    /// SMS or chat.
+    pub channel_type: Channel,
+    /// The message (`{contact}` is replaced by the contact).
+    pub template: String,
+    /// The sender.
+    #[serde(default)]
+    pub sender_id: Option<String>,
+    /// The chat price category.
+    #[serde(default)]
+    pub template_type: TemplateType,
+}
+
+/// A blocklist entry (table `blocklist`, clustering the number).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlocklistEntry {
+    /// The brand.
+    pub parent_business_id: String,
+    /// The number.
+    pub contact_number: String,
+    /// Where it came from (`csv`).
+    pub source: String,
+    /// When it was added (RFC 3339).
+    pub created_at: String,
+    /// When it changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// What a blocklist addition did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocklisted {
+    /// The numbers added, in the order given.
+    pub inserted: Vec<String>,
+    /// The numbers already on the list (or given twice).
+    pub duplicates: Vec<String>,
+    /// The store batches written.
+    pub batches: usize,
+}
+
+/// What a blocklist removal did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unblocklisted {
+    /// Entries removed.
+    pub deleted: usize,
+}
+
+/// What an alert send did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertSent {
+    /// Messages queued (a replay of today's counts again, charging nothing).
+    pub queued: usize,
+    /// Recipients the wallet could not pay for: `(recipient, why)`.
+    pub skipped: Vec<(String, String)>,
+    /// Rupees charged.
+    pub charged: rust_decimal::Decimal,
+}
+
+/// Numbers stored per blocklist batch.
+pub const BLOCKLIST_BATCH: usize = 1000;
 
 /// The flags a staff action changed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -169,7 +270,112 @@ pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
                 contact,
             }))
         }
+        FraudQuery::SaveAlerts { mut settings } => {
+            settings.parent_business_id = brand.tenant.clone();
+            brand.batch(vec![keys::fraud_config(&brand.tenant, "alerts").put(&settings)]).await?;
+            reply(Ok(settings))
+        }
+        FraudQuery::Alerts => reply(Ok(alerts(brand).await?)),
+        FraudQuery::Blocklist { contacts, source, now } => reply(add_to_blocklist(brand, contacts, &source, now).await),
+        FraudQuery::Unblocklist { contacts } => {
+            let mut ops = Vec::new();
+            let contacts: std::collections::BTreeSet<String> = contacts.into_iter().collect();
+            for contact in contacts {
+                let key = keys::blocklist(&brand.tenant, &contact);
+                if brand.row(&key).await?.is_some() {
+                    ops.push(key.delete());
+                }
+            }
+            let deleted = ops.len();
+            brand.batch(ops).await?;
+            reply(Ok(Unblocklisted { deleted }))
+        }
+        FraudQuery::SendAlert { contact, business, now } => reply(send_alert(brand, &contact, &business, now).await),
     }
+}
+
+async fn alerts(brand: &Brand) -> Result<Option<AlertSettings>, StoreError> {
+    brand.get(&keys::fraud_config(&brand.tenant, "alerts")).await
+}
+
+async fn add_to_blocklist(
+    brand: &mut Brand,
+    contacts: Vec<String>,
+    source: &str,
+    now: DateTime<Utc>,
+) -> Result<Blocklisted, QueryError> {
+    let mut done = Blocklisted::default();
+    for contact in contacts {
+        let known = brand.row(&keys::blocklist(&brand.tenant, &contact)).await?.is_some();
+        if known || done.inserted.contains(&contact) {
+            done.duplicates.push(contact);
+        } else {
+            done.inserted.push(contact);
+        }
+    }
+    let at = now.to_rfc3339();
+    for chunk in done.inserted.chunks(BLOCKLIST_BATCH) {
+        let ops = chunk
+            .iter()
+            .map(|contact| {
+                let entry = BlocklistEntry {
+                    parent_business_id: brand.tenant.clone(),
+                    contact_number: contact.clone(),
+                    source: source.to_owned(),
+                    created_at: at.clone(),
+                    updated_at: at.clone(),
+                };
+                keys::blocklist(&brand.tenant, contact).put(&entry)
+            })
+            .collect();
+        brand.batch(ops).await?;
+        done.batches += 1;
+    }
+    metrics::counter!("engage_blocklist_uploaded_total").increment(done.inserted.len() as u64);
+    Ok(done)
+}
+
+/// One message per alert recipient into today's (IST) channel queue, each paid from `business`'s
+/// wallet (one alert per contact, recipient and day: a second send the same day charges nothing).
+async fn send_alert(
+    brand: &mut Brand,
+    contact: &str,
+    business: &str,
+    now: DateTime<Utc>,
+) -> Result<AlertSent, QueryError> {
+    let Some(settings) = alerts(brand).await? else {
+        return Err(QueryError::Invalid("no fraud alert settings: configure them first".to_owned()));
+    };
+    let message = settings.template.replace("{contact}", contact);
+    let today = crate::domain::time::ist_day(now).replace('-', "");
+    let mut sent = AlertSent::default();
+    for recipient in &settings.alert_recipients {
+        let send = SendRequest {
+            business: business.to_owned(),
+            channel: settings.channel_type,
+            template_type: settings.template_type,
+            purpose: Purpose::FraudAlert,
+            to: recipient.clone(),
+            message: message.clone(),
+            send_id: format!("fraud-alert-{contact}-{recipient}-{today}"),
+            delivery_date: today.clone(),
+            auto_id: None,
+            template_id: None,
+            button: None,
+            sender_id: None,
+            not_before: None,
+        };
+        match wallet::send_now(brand, &send, Vec::new(), now).await {
+            Ok(queued) => {
+                sent.queued += 1;
+                sent.charged +=
+                    queued.charged.as_deref().and_then(|a| a.parse::<rust_decimal::Decimal>().ok()).unwrap_or_default();
+            }
+            Err(QueryError::Insufficient(short)) => sent.skipped.push((recipient.clone(), short.to_string())),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(sent)
 }
 
 async fn flag(

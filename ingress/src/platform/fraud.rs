@@ -24,6 +24,10 @@
 //! source `csv`; invalid rows are reported with their line numbers (the header is line 1); a
 //! number already on the blocklist or repeated in the file is a duplicate.
 //!
+//! Every write (velocity limits, flag actions, alert settings, blocklist additions and removals,
+//! alert sends) is a [`FraudQuery`] answered by the brand's tenant actor
+//! ([`engage_actors::capabilities::fraud`]); these handlers parse and answer.
+//!
 //! `/send_fraud_alert` (`contact`, `business_id`): one message per alert recipient, on the
 //! configured channel, into today's (IST) channel queue; each debits `business_id`'s wallet the
 //! channel cost plus GST (digital-bill prices); a recipient the wallet cannot pay for is skipped.
@@ -38,12 +42,12 @@ use axum::routing::{get, post};
 use axum::Json;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::fraud::{Evaluation, FlagOutcome, FraudQuery};
-use engage_actors::capabilities::wallet::{Queued, SendRequest, WalletQuery};
+use engage_actors::capabilities::fraud::{
+    AlertSent, AlertSettings, Blocklisted, Evaluation, FlagOutcome, FraudQuery, Unblocklisted,
+};
 use engage_actors::domain::fraud::{FlagAction, VelocityRules};
-use engage_actors::repo::{BLOCKLIST, FRAUD_CONFIG, FRAUD_FLAGS};
+use engage_actors::repo::{BLOCKLIST, FRAUD_FLAGS};
 use engage_actors::QueryError;
-use engage_storage::WriteOp;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
@@ -57,9 +61,6 @@ use crate::AppState;
 
 /// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
 type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
-
-/// CSV rows stored per batch.
-pub const CSV_BATCH: usize = 1000;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
@@ -152,23 +153,29 @@ async fn configure_alert_settings(
     request: Staff<FraudAlertSettingsRequest>,
 ) -> Answered {
     let Staff { brand, body, .. } = request;
-    let settings = json!({
-        "parent_business_id": brand,
-        "alert_recipients": body.alert_recipients,
-        "channel_type": body.channel_type,
-        "template": body.template,
-        "sender_id": body.sender_id,
-        "template_type": body.template_type.unwrap_or_else(|| "UTILITY".to_owned()),
-    });
-    let op = engage_actors::repo::Repo::put_json(FRAUD_CONFIG, brand, b"alerts", &settings);
-    state.platform.repo.store().batch(vec![op]).await.map_err(StaffError::unavailable)?;
+    let settings = AlertSettings {
+        parent_business_id: brand.clone(),
+        alert_recipients: body.alert_recipients,
+        channel_type: read("channel_type", &body.channel_type)?,
+        template: body.template,
+        sender_id: body.sender_id,
+        template_type: read("template_type", body.template_type.as_deref().unwrap_or("UTILITY"))?,
+    };
+    let settings: AlertSettings = state.platform.gateway.ask_as(&brand, FraudQuery::SaveAlerts { settings }).await?;
     Ok(staff_answer(json!({"message": "fraud alert settings saved", "settings": settings})))
+}
+
+/// A text field's value as the enum it names.
+fn read<T: serde::de::DeserializeOwned>(field: &str, value: &str) -> Result<T, StaffError> {
+    serde_json::from_value(json!(value)).map_err(|_| {
+        StaffError::invalid_message(&format!("/{field}"), &format!("{field}: not one of the allowed values"))
+    })
 }
 
 async fn get_configuration(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     let brand = request.brand;
     let rules: VelocityRules = state.platform.gateway.ask_as(&brand, FraudQuery::GetVelocity).await?;
-    let alerts = state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await.map_err(StaffError::unavailable)?;
+    let alerts: Option<AlertSettings> = state.platform.gateway.ask_as(&brand, FraudQuery::Alerts).await?;
     Ok(staff_answer(json!({"data": {"wallet_rules": rules, "alert_settings": alerts}})))
 }
 
@@ -188,47 +195,38 @@ async fn upload_blocklist(
     let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
     access::admit_outlet(&grant, Scope::Brand, None)?;
     let csv_rows = form.phone_rows()?;
-    let rows = state.platform.repo.all_json(BLOCKLIST, &brand).await.map_err(StaffError::unavailable)?;
-    let existing: BTreeSet<String> =
-        rows.iter().filter_map(|r| r["contact_number"].as_str().map(str::to_owned)).collect();
-    let mut seen = BTreeSet::new();
-    let (mut invalid, mut duplicates, mut fresh) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut invalid, mut candidates) = (Vec::new(), Vec::new());
     for row in csv_rows {
         let line = row.line;
-        let value = match row.phone {
-            Ok(value) => value,
-            Err(reason) => {
-                invalid.push(json!({"line": line, "value": null, "reason": reason}));
-                continue;
+        match row.phone {
+            Err(reason) => invalid.push(json!({"line": line, "value": null, "reason": reason})),
+            Ok(value) if !valid_blocklist_number(&value) => {
+                invalid.push(json!({"line": line, "value": value, "reason": "must be 10 digits not starting with 0-5"}))
             }
-        };
-        if !valid_blocklist_number(&value) {
-            invalid.push(json!({"line": line, "value": value, "reason": "must be 10 digits not starting with 0-5"}));
-        } else if existing.contains(&value) || !seen.insert(value.clone()) {
-            duplicates.push(json!({"line": line, "contact": value}));
-        } else {
-            fresh.push(value);
+            Ok(value) => candidates.push((line, value)),
         }
     }
-    let now = chrono::Utc::now().to_rfc3339();
-    let mut batches = 0;
-    for chunk in fresh.chunks(CSV_BATCH) {
-        let ops: Vec<WriteOp> = chunk
-            .iter()
-            .map(|contact| {
-                engage_actors::repo::Repo::put_json(
-                    BLOCKLIST,
-                    brand.clone(),
-                    contact.as_bytes(),
-                    &json!({"parent_business_id": brand, "contact_number": contact, "source": "csv", "created_at": now, "updated_at": now}),
-                )
-            })
-            .collect();
-        state.platform.repo.store().batch(ops).await.map_err(StaffError::unavailable)?;
-        batches += 1;
+    // the brand's actor adds them: a number on the list already, or given twice, is a duplicate
+    let contacts = candidates.iter().map(|(_, value)| value.clone()).collect();
+    let query = FraudQuery::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
+    let done: Blocklisted = state.platform.gateway.ask_as(&brand, query).await?;
+    let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
+    for value in &done.duplicates {
+        *counted.entry(value.as_str()).or_default() += 1;
     }
-    metrics::counter!("engage_blocklist_uploaded_total").increment(fresh.len() as u64);
-    Ok(staff_answer(json!({"inserted": fresh.len(), "duplicates": duplicates, "invalid": invalid, "batches": batches})))
+    let mut duplicates = Vec::new();
+    // the last lines of a number given n times are its duplicates (its first is inserted, unless
+    // it was on the list already)
+    for (line, value) in candidates.iter().rev() {
+        if let Some(n) = counted.get_mut(value.as_str()).filter(|n| **n > 0) {
+            *n -= 1;
+            duplicates.push(json!({"line": line, "contact": value}));
+        }
+    }
+    duplicates.reverse();
+    Ok(staff_answer(
+        json!({"inserted": done.inserted.len(), "duplicates": duplicates, "invalid": invalid, "batches": done.batches}),
+    ))
 }
 
 /// The contacts a body names: `contacts[]` and `contact`.
@@ -240,16 +238,9 @@ fn contacts(body: &FraudQueryRequest) -> Vec<String> {
 
 async fn delete_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     let Staff { brand, body, .. } = request;
-    let store = state.platform.repo.store();
-    let mut ops = Vec::new();
-    for contact in contacts(&body) {
-        if store.get(BLOCKLIST, &brand, contact.as_bytes()).await.map_err(StaffError::unavailable)?.is_some() {
-            ops.push(WriteOp::Delete { table: BLOCKLIST, partition: brand.clone(), clustering: contact.into_bytes() });
-        }
-    }
-    let deleted = ops.len();
-    store.batch(ops).await.map_err(StaffError::unavailable)?;
-    Ok(staff_answer(json!({"deleted": deleted})))
+    let query = FraudQuery::Unblocklist { contacts: contacts(&body) };
+    let done: Unblocklisted = state.platform.gateway.ask_as(&brand, query).await?;
+    Ok(staff_answer(json!({"deleted": done.deleted})))
 }
 
 /// One staff action on each contact's flags: `{status, results[{contact, ok, flags?, error?}]}`,
@@ -408,52 +399,19 @@ async fn fraud_mis(State(state): State<AppState>, request: Staff<FraudQueryReque
 }
 
 async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
     let Staff { brand, body, .. } = request;
     let (Some(contact), Some(business)) = (body.contact, body.business_id) else {
         return Err(StaffError::invalid_message("/contact", "contact and business_id are required"));
     };
-    let Some(settings) =
-        state.platform.repo.json(FRAUD_CONFIG, &brand, b"alerts").await.map_err(StaffError::unavailable)?
-    else {
-        return Err(StaffError::invalid_message("", "no fraud alert settings: configure them first"));
+    let query = FraudQuery::SendAlert { contact, business, now: chrono::Utc::now() };
+    let sent: AlertSent = match state.platform.gateway.ask_as(&brand, query).await {
+        Ok(sent) => sent,
+        Err(QueryError::Invalid(message)) => return Err(StaffError::invalid_message("", &message)),
+        Err(error) => return Err(error.into()),
     };
-    let channel: Channel = serde_json::from_value(settings["channel_type"].clone()).unwrap_or(Channel::Sms);
-    let template_type: TemplateType = serde_json::from_value(settings["template_type"].clone()).unwrap_or_default();
-    let message = settings["template"].as_str().unwrap_or_default().replace("{contact}", &contact);
-    let today = engage_actors::domain::time::ist_day(chrono::Utc::now()).replace('-', "");
-    let (mut queued, mut skipped, mut charged) = (0, Vec::new(), rust_decimal::Decimal::ZERO);
-    for recipient in settings["alert_recipients"].as_array().cloned().unwrap_or_default() {
-        let recipient = recipient.as_str().unwrap_or_default().to_owned();
-        let query = WalletQuery::Send(SendRequest {
-            business: business.clone(),
-            channel,
-            template_type,
-            purpose: Purpose::FraudAlert,
-            to: recipient.clone(),
-            message: message.clone(),
-            send_id: format!("fraud-alert-{contact}-{recipient}-{today}"),
-            delivery_date: today.clone(),
-            auto_id: None,
-            template_id: None,
-            button: None,
-            sender_id: None,
-            not_before: None,
-        });
-        match state.platform.gateway.ask_as::<Queued>(&brand, query).await {
-            Ok(done) => {
-                queued += 1;
-                if let Some(amount) = done.charged.as_deref().and_then(|a| a.parse::<rust_decimal::Decimal>().ok()) {
-                    charged += amount;
-                }
-            }
-            Err(QueryError::Insufficient(short)) => {
-                skipped.push(json!({"recipient": recipient, "reason": short.to_string()}))
-            }
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(staff_answer(json!({"queued": queued, "skipped": skipped, "charged": charged.to_string()})))
+    let skipped: Vec<Value> =
+        sent.skipped.iter().map(|(recipient, reason)| json!({"recipient": recipient, "reason": reason})).collect();
+    Ok(staff_answer(json!({"queued": sent.queued, "skipped": skipped, "charged": sent.charged.to_string()})))
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ async fn configure_alert_settings(
 /// A text field's value as the enum it names.
 fn read<T: serde::de::DeserializeOwned>(field: &str, value: &str) -> Result<T, StaffError> {
     serde_json::from_value(json!(value)).map_err(|_| {
-        StaffError::invalid_message(&format!("/{field}"), &format!("{field}: not one of the allowed values"))
+        StaffError::invalid_message(&format!("/{field}"), format!("{field}: not one of the allowed values"))
     })
 }
 

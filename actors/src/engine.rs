@@ -20,7 +20,7 @@ use crate::read_ahead::ReadAhead;
 use crate::repo::Repo;
 use crate::rpc::LocalTenants;
 use crate::supervisor::{PartitionSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tenant::{EngineContext, QueryError, QueryReply, TenantMsg, TenantQuery};
+use crate::tenant::{ApplyError, EngineContext, QueryError, QueryReply, TenantMsg, TenantQuery};
 
 /// Deliveries pulled per batch.
 const BATCH: usize = 256;
@@ -336,8 +336,8 @@ impl PartitionRunner {
                 let outcome = match tokio::time::timeout(APPLY_TIMEOUT, rx).await {
                     Ok(Ok(Ok(()))) => Ok(()),
                     Ok(Ok(Err(error))) => Err(error),
-                    Ok(Err(_)) => Err("the tenant actor stopped before answering".to_owned()),
-                    Err(_) => Err(format!("not applied within {} s", APPLY_TIMEOUT.as_secs())),
+                    Ok(Err(_)) => Err(ApplyError::Stopped),
+                    Err(_) => Err(ApplyError::TimedOut(APPLY_TIMEOUT.as_secs())),
                 };
                 (delivery, outcome)
             }))
@@ -351,7 +351,7 @@ impl PartitionRunner {
                         }
                         done.push(delivery);
                     }
-                    Err(error) => self.failed(delivery, error).await,
+                    Err(error) => self.failed(delivery, error.to_string()).await,
                 }
             }
             for result in Delivery::ack_all(done).await {

@@ -35,6 +35,11 @@ pub struct LinkClaims {
     pub exp: i64,
 }
 
+/// A link could not be signed (the key cannot sign these claims).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot sign a link: {0}")]
+pub struct SignError(#[from] jsonwebtoken::errors::Error);
+
 /// Why a token is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkRefusal {
@@ -141,13 +146,13 @@ impl Links {
     }
 
     /// The feedback-form link of a bill.
-    pub fn form_url(&self, claims: &FormClaims) -> Result<String, String> {
+    pub fn form_url(&self, claims: &FormClaims) -> Result<String, SignError> {
         Ok(format!("{}/f/{}", self.base_url, self.sign(claims)?))
     }
 
     /// Signs `claims` (which must carry `exp`).
-    pub fn sign<T: Serialize>(&self, claims: &T) -> Result<String, String> {
-        encode(&Header::new(Algorithm::HS256), claims, &self.encoding).map_err(|e| e.to_string())
+    pub fn sign<T: Serialize>(&self, claims: &T) -> Result<String, SignError> {
+        Ok(encode(&Header::new(Algorithm::HS256), claims, &self.encoding)?)
     }
 
     /// What `token` says, if this service signed it, it has not expired and it decodes as `T`.
@@ -170,7 +175,7 @@ impl Links {
         occasion: &str,
         target: &str,
         sent_at: DateTime<Utc>,
-    ) -> Result<String, String> {
+    ) -> Result<String, SignError> {
         let claims = LinkClaims {
             tenant: tenant.to_owned(),
             journey: journey.to_owned(),

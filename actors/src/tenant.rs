@@ -106,6 +106,29 @@ area!(
     BusinessQuery => Business,
 );
 
+/// Why a bus delivery was not applied (the engine retries it, then parks it with this text).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// Applying failed (the store, a row that does not decode).
+    #[error("{0}")]
+    Failed(String),
+    /// Applying panicked; the actor forgot its cached state and goes on.
+    #[error("panicked: {0}")]
+    Panicked(String),
+    /// The actor could not take it (stopping, restarting, the store failed for good).
+    #[error("{0}")]
+    Refused(String),
+    /// Applied, but its writes did not reach the disk.
+    #[error("{0}")]
+    NotDurable(String),
+    /// The actor stopped before answering.
+    #[error("the tenant actor stopped before answering")]
+    Stopped,
+    /// No answer within the engine's limit (seconds).
+    #[error("not applied within {0} s")]
+    TimedOut(u64),
+}
+
 /// Messages of [`TenantActor`]. (A query is moved into the mailbox once; boxing it to match the
 /// small `Apply` would cost an allocation per query instead.)
 #[allow(clippy::large_enum_variant)]
@@ -115,7 +138,7 @@ pub enum TenantMsg {
         /// The envelope (shared with the bus delivery).
         envelope: std::sync::Arc<Envelope>,
         /// Where the outcome goes.
-        reply: RpcReplyPort<Result<(), String>>,
+        reply: RpcReplyPort<Result<(), ApplyError>>,
     },
     /// Answer a query.
     Query {
@@ -133,7 +156,7 @@ impl TenantMsg {
     pub fn refuse(self, reason: &str) {
         match self {
             TenantMsg::Apply { reply, .. } => {
-                let _ = reply.send(Err(reason.to_owned()));
+                let _ = reply.send(Err(ApplyError::Refused(reason.to_owned())));
             }
             TenantMsg::Query { reply, .. } => {
                 let _ = reply.send(Err(QueryError::Unavailable(reason.to_owned())));
@@ -205,8 +228,8 @@ impl Actor for TenantActor {
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
                 let outcome = match AssertUnwindSafe(orders::apply(brand, reactions, &envelope)).catch_unwind().await {
-                    Ok(applied) => applied.map(|_| ()).map_err(|e| e.to_string()),
-                    Err(panic) => Err(panicked(brand, &*panic)),
+                    Ok(applied) => applied.map(|_| ()).map_err(|e| ApplyError::Failed(e.to_string())),
+                    Err(panic) => Err(ApplyError::Panicked(panicked(brand, &*panic))),
                 };
                 if let Err(error) = &outcome {
                     tracing::error!(tenant = %brand.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
@@ -214,7 +237,7 @@ impl Actor for TenantActor {
                 let (tenant, id, trace_id) = (brand.tenant.clone(), envelope.id.clone(), envelope.trace_id.clone());
                 answer_when_durable(brand, reply, outcome, move |outcome, error| {
                     tracing::error!(%tenant, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
-                    *outcome = Err(error.to_string());
+                    *outcome = Err(ApplyError::NotDurable(error.to_string()));
                 });
             }
             // a long report is read beside the actor, never holding up the brand's writes
@@ -257,7 +280,7 @@ impl Actor for TenantActor {
                 .await;
                 let answer = match answer {
                     Ok(answer) => answer,
-                    Err(panic) => Err(QueryError::Failed(panicked(brand, &*panic))),
+                    Err(panic) => Err(QueryError::Failed(format!("panicked: {}", panicked(brand, &*panic)))),
                 };
                 brand.end_read_ahead();
                 let tenant = brand.tenant.clone();
@@ -274,6 +297,7 @@ impl Actor for TenantActor {
 /// A panic while handling a message: the brand's cached state may be half-changed, so it is
 /// forgotten (rows are read again from the store); the panic is counted like an actor failure
 /// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
+/// The panic's message (counted and logged).
 fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
     brand.forget_all();
     metrics::counter!("engage_actor_failures_total").increment(1);
@@ -284,7 +308,7 @@ fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned());
     tracing::error!(tenant = %brand.tenant, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
-    format!("panicked: {text}")
+    text
 }
 
 /// Sends `answer` on `reply` once the commits the message staged are durable (at once when it

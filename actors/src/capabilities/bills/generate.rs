@@ -328,7 +328,7 @@ async fn make_bill(
         bill_id: bill_id.clone(),
         exp: form_expiry.timestamp(),
     };
-    let feedback_url = brand.ctx.services.links.form_url(&form).map_err(StoreError::Backend)?;
+    let feedback_url = brand.ctx.services.links.form_url(&form).map_err(|e| StoreError::Backend(e.to_string()))?;
     let widgets = widgets_for(brand, &facts.business_id)
         .await
         .map_err(|e| StoreError::Backend(e.to_string()))?

@@ -114,7 +114,7 @@ impl OrderReaction for SendFeedback {
             Some(service) => links.sign(&claims).map(|token| format!("{service}?token={token}")),
             None => links.form_url(&claims),
         }
-        .map_err(StoreError::Backend)?;
+        .map_err(|e| StoreError::Backend(e.to_string()))?;
         let name = customer.name.clone().or_else(|| facts.name.clone()).unwrap_or_default();
         let mut purse = wallet(brand, &facts.business_id).await?;
         let mut sent = Vec::new();

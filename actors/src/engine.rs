@@ -144,7 +144,7 @@ impl Engine {
         }
     }
 
-    async fn start_runner(self: &Arc<Self>, partition: u32) -> Result<Runner, String> {
+    async fn start_runner(self: &Arc<Self>, partition: u32) -> Result<Runner, ractor::SpawnErr> {
         let supervisor = self.spawn_supervisor(partition).await?;
         let (stop, stop_rx) = watch::channel(false);
         let runner = PartitionRunner {
@@ -238,14 +238,14 @@ impl LocalTenants for Engine {
 
 impl Engine {
     /// A new supervisor of `partition`'s tenant actors.
-    async fn spawn_supervisor(&self, partition: u32) -> Result<ActorRef<SupervisorMsg>, String> {
+    async fn spawn_supervisor(&self, partition: u32) -> Result<ActorRef<SupervisorMsg>, ractor::SpawnErr> {
         let args = SupervisorArgs {
             partition,
             ctx: self.ctx.clone(),
             reactions: self.reactions.clone(),
             passivate_after: self.config.passivate_after,
         };
-        let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await.map_err(|e| e.to_string())?;
+        let (supervisor, _) = Actor::spawn(None, PartitionSupervisor, args).await?;
         Ok(supervisor)
     }
 

@@ -121,18 +121,41 @@ fn with(mut first: Vec<Cell>, rest: Vec<Cell>) -> Vec<Cell> {
     first
 }
 
+/// Why a report was not written or mailed; the text names the file or the service.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file or folder could not be written or read.
+    #[error("{path}: {error}")]
+    File {
+        /// Which.
+        path: String,
+        /// Why.
+        error: String,
+    },
+    /// The workbook could not be built.
+    #[error("{0}")]
+    Workbook(String),
+    /// The mail service was unreachable or refused.
+    #[error("{0}")]
+    Mail(String),
+}
+
+fn file_error(path: &Path, error: impl std::fmt::Display) -> ReportError {
+    ReportError::File { path: path.display().to_string(), error: error.to_string() }
+}
+
 fn header(rest: &[&'static str]) -> Vec<&'static str> {
     WHO.iter().chain(rest).copied().collect()
 }
 
 /// Writes the five workbooks of `rows` (the days `from..=to`) into `dir`; answers their paths.
-pub fn write_health(dir: &Path, from: &str, to: &str, rows: &[JourneyHealth]) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write_health(dir: &Path, from: &str, to: &str, rows: &[JourneyHealth]) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|e| file_error(dir, e))?;
     let span = format!("{from} to {to}");
     let mut files = Vec::new();
-    let mut write = |name: &str, sheet: &str, header: &[&str], cells: Vec<Vec<Cell>>| -> Result<(), String> {
+    let mut write = |name: &str, sheet: &str, header: &[&str], cells: Vec<Vec<Cell>>| -> Result<(), ReportError> {
         let path = dir.join(name);
-        workbook(&path, sheet, header, cells).map_err(|e| format!("{}: {e}", path.display()))?;
+        workbook(&path, sheet, header, cells).map_err(|e| file_error(&path, e))?;
         files.push(path);
         Ok(())
     };
@@ -196,30 +219,30 @@ pub async fn mail(
     token: Option<&str>,
     letter: &Letter<'_>,
     files: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let mut form = reqwest::multipart::Form::new()
         .text("report", letter.report.to_owned())
         .text("subject", letter.subject.clone())
         .text("from", letter.from.to_owned())
         .text("to", letter.to.to_owned());
     for file in files {
-        let bytes = tokio::fs::read(file).await.map_err(|e| format!("{}: {e}", file.display()))?;
+        let bytes = tokio::fs::read(file).await.map_err(|e| file_error(file, e))?;
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let part = reqwest::multipart::Part::bytes(bytes)
             .file_name(name)
             .mime_str("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ReportError::Mail(e.to_string()))?;
         form = form.part("file", part);
     }
     let mut request = client.post(url).multipart(form);
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
-    let response = request.send().await.map_err(|e| format!("mail service unreachable: {e}"))?;
+    let response = request.send().await.map_err(|e| ReportError::Mail(format!("mail service unreachable: {e}")))?;
     if response.status().is_success() {
         Ok(())
     } else {
-        Err(format!("mail service answered {}", response.status()))
+        Err(ReportError::Mail(format!("mail service answered {}", response.status())))
     }
 }
 
@@ -231,8 +254,8 @@ pub async fn mail(
 /// | `funnel` | brand and outlet | bills sent, SMS, chat, opens, unique opens, opening % on the day, then bills sent and opening % 7 and 14 days earlier |
 /// | `skips` | brand, outlet and reason | orders skipped that day |
 /// | `unsent` | business with bills on (or orders waiting) that sent none | the reason (wallet balance below 0.30, no configuration, …) |
-pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|e| file_error(dir, e))?;
     let path = dir.join("digital-bills.xlsx");
     let funnel = reports
         .iter()
@@ -293,14 +316,14 @@ pub fn write_bills(dir: &Path, reports: &[BillReport]) -> Result<PathBuf, String
         ("skips", vec!["parent_business_id", "child_business_id", "reason", "orders"], skips),
         ("unsent", vec!["parent_business_id", "business_id", "reason"], unsent),
     ];
-    workbook_of(&path, sheets).map_err(|e| format!("{}: {e}", path.display()))?;
+    workbook_of(&path, sheets).map_err(|e| file_error(&path, e))?;
     Ok(path)
 }
 
 /// The NPS export (`/crm_api/download/nps/data`): one sheet `nps`, one row per response, newest
 /// first: `nps_id`, `businessId`, `mobileNo`, `rating`, `order_id`, `insertedAt` (RFC 3339, UTC),
 /// `validTill`, `source`, and the answers as JSON text.
-pub fn nps_workbook(rows: &[NpsResponse]) -> Result<Vec<u8>, String> {
+pub fn nps_workbook(rows: &[NpsResponse]) -> Result<Vec<u8>, ReportError> {
     let header = vec![
         "nps_id",
         "businessId",
@@ -328,5 +351,7 @@ pub fn nps_workbook(rows: &[NpsResponse]) -> Result<Vec<u8>, String> {
             ]
         })
         .collect();
-    book(vec![("nps", header, cells)]).and_then(|mut book| book.save_to_buffer()).map_err(|e| e.to_string())
+    book(vec![("nps", header, cells)])
+        .and_then(|mut book| book.save_to_buffer())
+        .map_err(|e| ReportError::Workbook(e.to_string()))
 }

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 
 use engage_storage::StoreError;
 
+use crate::domain::delivery::DeliveryError;
 use crate::keys;
 use crate::repo::Repo;
 
@@ -126,8 +127,25 @@ fn text(value: &Value) -> String {
     }
 }
 
+/// Why a store's reviews were not synced.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// engage's own store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The app store did not answer usably.
+    #[error(transparent)]
+    Service(#[from] DeliveryError),
+}
+
 /// Reads one page, retrying throttled and failed answers with backoff.
-async fn page(http: &reqwest::Client, client: &StoreClient, url: &str, done: &mut Synced) -> Result<Value, String> {
+async fn page(
+    http: &reqwest::Client,
+    client: &StoreClient,
+    url: &str,
+    done: &mut Synced,
+) -> Result<Value, DeliveryError> {
+    const WHAT: &str = "store";
     let mut wait = Duration::from_millis(200);
     for attempt in 1..=ATTEMPTS {
         let mut request = http.get(url);
@@ -137,7 +155,10 @@ async fn page(http: &reqwest::Client, client: &StoreClient, url: &str, done: &mu
         let outcome = request.send().await;
         let retry_after = match outcome {
             Ok(response) if response.status().is_success() => {
-                return response.json().await.map_err(|e| format!("store answer is not JSON: {e}"));
+                return response
+                    .json()
+                    .await
+                    .map_err(|e| DeliveryError::BadAnswer { what: WHAT, error: format!("not JSON: {e}") });
             }
             Ok(response) if response.status() == 429 || response.status().is_server_error() => response
                 .headers()
@@ -145,22 +166,22 @@ async fn page(http: &reqwest::Client, client: &StoreClient, url: &str, done: &mu
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<u64>().ok())
                 .map(|s| Duration::from_secs(s.min(5))),
-            Ok(response) => return Err(format!("store answered {}", response.status())),
+            Ok(response) => return Err(DeliveryError::Refused { what: WHAT, status: response.status().to_string() }),
             Err(error) => {
                 if attempt == ATTEMPTS {
-                    return Err(format!("store unreachable: {error}"));
+                    return Err(DeliveryError::Unreachable { what: WHAT, error: error.to_string() });
                 }
                 None
             }
         };
         if attempt == ATTEMPTS {
-            return Err("store still throttling or failing after 4 attempts".to_owned());
+            return Err(DeliveryError::GaveUp { what: WHAT, attempts: ATTEMPTS });
         }
         done.retried += 1;
         tokio::time::sleep(retry_after.unwrap_or(wait)).await;
         wait *= 2;
     }
-    Err("store not read".to_owned())
+    Err(DeliveryError::GaveUp { what: WHAT, attempts: ATTEMPTS })
 }
 
 /// The reviews of one page and the next page's token, in store `store`'s shape.
@@ -222,12 +243,12 @@ pub async fn sync(
     tenant: &str,
     app: &str,
     now: DateTime<Utc>,
-) -> Result<Synced, String> {
+) -> Result<Synced, SyncError> {
     let Some(base) = client.url.as_deref().map(|u| u.trim_end_matches('/')) else {
         return Ok(Synced::default());
     };
     let marker_key = keys::review_marker(tenant, store.as_str());
-    let marker: Marker = repo.get(&marker_key).await.map_err(|e| e.to_string())?.unwrap_or_default();
+    let marker: Marker = repo.get(&marker_key).await?.unwrap_or_default();
     let mut newest = marker.last_modified.clone();
     let mut done = Synced::default();
     let mut token: Option<String> = None;
@@ -253,7 +274,7 @@ pub async fn sync(
                 newest = review.last_modified.clone();
             }
             let key = keys::store_review(tenant, store.as_str(), &review.id);
-            let stored: Option<StoreReview> = repo.get(&key).await.map_err(|e| e.to_string())?;
+            let stored: Option<StoreReview> = repo.get(&key).await?;
             match stored {
                 Some(old) if old.text == review.text && old.reply == review.reply => done.unchanged += 1,
                 Some(old) => {
@@ -283,7 +304,7 @@ pub async fn sync(
             }
         }
         if !ops.is_empty() {
-            repo.store().batch(ops).await.map_err(|e: StoreError| e.to_string())?;
+            repo.store().batch(ops).await?;
         }
         match next {
             Some(next) if more => token = Some(next),
@@ -291,7 +312,7 @@ pub async fn sync(
         }
     }
     let marker = Marker { last_modified: newest, synced_at: Some(now) };
-    repo.store().batch(vec![marker_key.put(&marker)]).await.map_err(|e| e.to_string())?;
+    repo.store().batch(vec![marker_key.put(&marker)]).await?;
     metrics::counter!("engage_reviews_synced_total", "store" => store.as_str()).increment(u64::from(done.read));
     Ok(done)
 }

@@ -35,6 +35,17 @@ impl Channel {
     }
 }
 
+/// Why a price table is refused; the text names the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PricingRefused {
+    /// A negative price.
+    #[error("{0}: prices cannot be negative")]
+    Negative(&'static str),
+    /// GST outside 0..=100.
+    #[error("{0}: GST is a percentage from 0 to 100")]
+    Gst(&'static str),
+}
+
 /// A chat template's category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "UPPERCASE")]
@@ -177,7 +188,7 @@ impl Pricing {
     }
 
     /// Refuses negative prices and GST outside 0..=100.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), PricingRefused> {
         let lists = [
             ("feedback", self.feedback),
             ("fraud_alert", self.fraud_alert),
@@ -193,11 +204,11 @@ impl Pricing {
             prices.extend([(name, list.sms), (name, list.chat), (name, list.chat_utility), (name, list.push)]);
         }
         if let Some((name, _)) = prices.iter().find(|(_, p)| p.is_sign_negative()) {
-            return Err(format!("{name}: prices cannot be negative"));
+            return Err(PricingRefused::Negative(name));
         }
         for (name, gst) in [("sms_gst", self.sms_gst), ("chat_gst", self.chat_gst)] {
             if gst.is_sign_negative() || gst > Decimal::ONE_HUNDRED {
-                return Err(format!("{name}: GST is a percentage from 0 to 100"));
+                return Err(PricingRefused::Gst(name));
             }
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The channel drains (`sms_drain`, `chat_drain`, `push_drain`) with the provider HTTP adapter, and `chat_refund` (failed chat sends refunded to the paying wallet).
 
 use super::*;
+use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
     pub(super) fn provider(&self, channel: Channel) -> Option<&str> {
@@ -44,7 +45,7 @@ impl Jobs {
                 due.push(row);
             }
             budget -= due.len();
-            let results: Vec<(QueuedSend, Result<Option<String>, String>)> = futures::stream::iter(due)
+            let results: Vec<(QueuedSend, Result<Option<String>, DeliveryError>)> = futures::stream::iter(due)
                 .map(|row| {
                     let url = url.clone();
                     async move {
@@ -67,7 +68,7 @@ impl Jobs {
                         row.settle(true);
                     }
                     Err(error) => {
-                        row.last_error = Some(error);
+                        row.last_error = Some(error.to_string());
                         if row.attempts >= MAX_ATTEMPTS {
                             failed += 1;
                             row.delivery_status = Some("failed".to_owned());
@@ -130,7 +131,7 @@ impl Jobs {
         )
     }
 
-    pub(super) async fn deliver(&self, url: &str, row: &QueuedSend) -> Result<Option<String>, String> {
+    pub(super) async fn deliver(&self, url: &str, row: &QueuedSend) -> Result<Option<String>, DeliveryError> {
         let mut body = json!({"send_id": row.send_id, "to": row.to, "message": row.message, "channel": row.channel,
                           "template_type": row.template_type, "business_id": row.business_id});
         if let Some(template_id) = &row.template_id {
@@ -146,10 +147,11 @@ impl Jobs {
         if let Some(token) = &self.providers.token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await.map_err(|e| format!("provider unreachable: {e}"))?;
+        let response =
+            request.send().await.map_err(|e| DeliveryError::Unreachable { what: "provider", error: e.to_string() })?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("provider answered {status}"));
+            return Err(DeliveryError::Refused { what: "provider", status: status.to_string() });
         }
         let answer: Value = response.json().await.unwrap_or(Value::Null);
         Ok(answer["id"].as_str().map(str::to_owned))

@@ -1,6 +1,7 @@
 //! The feedback jobs: `legacy_feedback_drain`, `feedback_config_sync`, `nps_conversion`.
 
 use super::*;
+use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
     /// The legacy feedback SMS drain: every due row is picked (processed 2), its URL called by
@@ -22,12 +23,14 @@ impl Jobs {
         for chunk in picked.chunks(500) {
             self.repo.store().batch(chunk.to_vec()).await?;
         }
-        let results: Vec<(LegacySms, Result<(), String>)> = futures::stream::iter(due)
+        let results: Vec<(LegacySms, Result<(), DeliveryError>)> = futures::stream::iter(due)
             .map(|row| async move {
                 let outcome = match self.client.get(&row.url).send().await {
                     Ok(response) if response.status().is_success() => Ok(()),
-                    Ok(response) => Err(format!("gateway answered {}", response.status())),
-                    Err(error) => Err(format!("gateway unreachable: {error}")),
+                    Ok(response) => {
+                        Err(DeliveryError::Refused { what: "gateway", status: response.status().to_string() })
+                    }
+                    Err(error) => Err(DeliveryError::Unreachable { what: "gateway", error: error.to_string() }),
                 };
                 (row, outcome)
             })

@@ -24,6 +24,7 @@ use super::{LinkConfig, GENERATION_BATCH};
 use crate::brand::Brand;
 use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
+use crate::domain::delivery::DeliveryError;
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
@@ -181,16 +182,22 @@ pub enum Outcome {
 }
 
 /// The short link: the link service's when `ENGAGE_LINK_SERVICE_URL` is set, else engage's own.
-async fn short_link(brand: &Brand, bill: &Bill, own: String) -> Result<(String, Option<String>), String> {
+async fn short_link(brand: &Brand, bill: &Bill, own: String) -> Result<(String, Option<String>), DeliveryError> {
+    const WHAT: &str = "link service";
     let Some(url) = &brand.ctx.services.link_service_url else { return Ok((own, None)) };
     let body = json!({"parent_business_id": bill.parent_business_id, "business_id": bill.child_business_id,
                       "order_id": bill.order_id, "bill_id": bill.bill_id, "long_url": own, "bill": bill});
-    let response = brand.ctx.services.http.post(url).json(&body).send().await.map_err(|e| e.to_string())?;
+    let response = brand.ctx.services.http.post(url).json(&body).send().await;
+    let response = response.map_err(|e| DeliveryError::Unreachable { what: WHAT, error: e.to_string() })?;
     if !response.status().is_success() {
-        return Err(format!("link service answered {}", response.status()));
+        return Err(DeliveryError::Refused { what: WHAT, status: response.status().to_string() });
     }
-    let answer: Value = response.json().await.map_err(|e| format!("link service answer is not JSON: {e}"))?;
-    let short = answer["shortened_url"].as_str().filter(|s| !s.is_empty()).ok_or("no shortened_url in the answer")?;
+    let answer: Value =
+        response.json().await.map_err(|e| DeliveryError::BadAnswer { what: WHAT, error: format!("not JSON: {e}") })?;
+    let short = answer["shortened_url"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| DeliveryError::BadAnswer { what: WHAT, error: "no shortened_url in the answer".to_owned() })?;
     let id = match &answer["bill_id"] {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

@@ -56,7 +56,7 @@ impl LegacySms {
     }
 
     /// What a call's outcome makes of it.
-    pub fn settle(&mut self, outcome: Result<(), String>, now: DateTime<Utc>) {
+    pub fn settle(&mut self, outcome: Result<(), crate::domain::delivery::DeliveryError>, now: DateTime<Utc>) {
         match outcome {
             Ok(()) => {
                 self.processed = 1;
@@ -65,7 +65,7 @@ impl LegacySms {
             }
             Err(error) => {
                 self.attempts += 1;
-                self.last_error = Some(error);
+                self.last_error = Some(error.to_string());
                 if self.attempts >= LEGACY_ATTEMPTS {
                     self.given_up = true;
                     self.processed = 2;
@@ -80,6 +80,7 @@ impl LegacySms {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::delivery::DeliveryError;
 
     #[test]
     fn failures_go_back_to_waiting_until_given_up() {
@@ -98,10 +99,10 @@ mod tests {
             sent_at: None,
         };
         for attempt in 1..LEGACY_ATTEMPTS {
-            row.settle(Err("503".into()), now);
+            row.settle(Err(DeliveryError::Refused { what: "gateway", status: "503".into() }), now);
             assert_eq!((row.processed, row.attempts, row.given_up), (0, attempt, false));
         }
-        row.settle(Err("503".into()), now);
+        row.settle(Err(DeliveryError::Refused { what: "gateway", status: "503".into() }), now);
         assert_eq!((row.processed, row.given_up), (2, true));
         assert!(!row.due(now + chrono::Duration::hours(1), chrono::Duration::minutes(10)));
         let mut ok = LegacySms { processed: 2, given_up: false, attempts: 0, ..row };

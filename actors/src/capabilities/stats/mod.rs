@@ -133,13 +133,13 @@ fn day_before(day: &str) -> Option<String> {
 
 /// Rows of `partition` whose clustering key starts with an IST day in `start..=end` (keys that
 /// are a day, or `day|…`), decoded by `decode`, in order.
-async fn rows_by_day<T>(
+async fn rows_by_day<T, E: std::fmt::Display>(
     repo: &Repo,
     table: &'static str,
     partition: &str,
     start: &str,
     end: &str,
-    decode: impl Fn(&[u8]) -> Result<T, String>,
+    decode: impl Fn(&[u8]) -> Result<T, E>,
 ) -> Result<Vec<(String, T)>, StoreError> {
     // `}` sorts after `|`: the first key after every key of the day before
     let mut after = day_before(start).map(|day| format!("{day}}}").into_bytes());
@@ -169,8 +169,7 @@ pub async fn day_range<T: DeserializeOwned>(
     start: &str,
     end: &str,
 ) -> Result<Vec<(String, T)>, StoreError> {
-    rows_by_day(repo, table, partition, start, end, |bytes| serde_json::from_slice(bytes).map_err(|e| e.to_string()))
-        .await
+    rows_by_day(repo, table, partition, start, end, |bytes| serde_json::from_slice(bytes)).await
 }
 
 /// The rollup rows of one scope over `start..=end`, by day.

@@ -440,11 +440,22 @@ pub fn encode(figures: &Figures) -> Vec<u8> {
     bytes
 }
 
+/// Why stored bytes are no rollup row.
+#[derive(Debug, thiserror::Error)]
+pub enum RowError {
+    /// The row's format byte is not one this build reads.
+    #[error("not a rollup row of a known format")]
+    UnknownFormat,
+    /// The row does not decode.
+    #[error("{0}")]
+    Decode(#[from] postcard::Error),
+}
+
 /// A rollup row from its bytes.
-pub fn decode(bytes: &[u8]) -> Result<Figures, String> {
+pub fn decode(bytes: &[u8]) -> Result<Figures, RowError> {
     match bytes.split_first() {
-        Some((&ROW_FORMAT, rest)) => postcard::from_bytes(rest).map_err(|e| e.to_string()),
-        _ => Err("not a rollup row of a known format".to_owned()),
+        Some((&ROW_FORMAT, rest)) => Ok(postcard::from_bytes(rest)?),
+        _ => Err(RowError::UnknownFormat),
     }
 }
 
@@ -649,7 +660,7 @@ mod tests {
         row.add(&first, 1, true);
         let second = order("99.9999", 21);
         row.add(&second, 1, true);
-        assert_eq!(decode(&encode(&row)), Ok(row.clone()));
+        assert_eq!(decode(&encode(&row)).ok(), Some(row.clone()));
         assert_eq!(row.outlets["o1"].n, 2);
         assert_eq!(row.items["dosa"].n, 4);
         assert_eq!(row.revenue(), Decimal::from_str_exact("215.2499").unwrap_or_default());

@@ -152,7 +152,7 @@ pub async fn handle(brand: &mut Brand, query: WalletQuery) -> QueryReply {
         WalletQuery::Send(send) => reply(send_now(brand, &send, Vec::new(), now).await),
         WalletQuery::GetPricing => reply(Ok(pricing(brand).await?)),
         WalletQuery::SetPricing { pricing } => {
-            pricing.check().map_err(QueryError::Invalid)?;
+            pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
             brand.batch(vec![keys::pricing(&brand.tenant).put(&pricing)]).await?;
             brand.pricing = Some(pricing.clone());
             reply(Ok(pricing))

@@ -42,20 +42,28 @@ pub enum Serve {
     OpsOnly,
 }
 
-/// The routes, with the trace-id middleware and an `ApiError` 404 fallback; browsers asking for a
-/// page get HTML errors ([`pages::html_errors`]); answers are compressed (gzip or br) when the
-/// caller accepts it and the body is over 32 bytes.
+/// The routes, with the trace-id middleware and an `ApiError` 404 fallback. Every route but the
+/// log service's answers compressed (gzip or br) when the caller accepts it and the body is over
+/// 32 bytes, and a browser asking for a page gets HTML errors ([`pages::html_errors`]); the log
+/// routes (`/v1/logs…`) stay without either: their answers are small and their producers send
+/// many (the two layers cost the 1-event log path a fifth of its throughput, BENCHMARKS.md).
 pub fn router(state: AppState, serve: Serve) -> Router {
-    let routes = match serve {
-        Serve::All => Router::new().merge(logs::router()).merge(platform::router()),
+    let pages = match serve {
+        Serve::All => platform::router(),
         Serve::OpsOnly => platform::admin::node_router(),
+    }
+    .merge(ops::router())
+    .fallback(|| async { error::ApiError::not_found() })
+    .layer(axum::middleware::from_fn(platform::family_refusals))
+    .layer(axum::middleware::from_fn(pages::html_errors))
+    .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true));
+    let routes = match serve {
+        Serve::All => logs::router().merge(pages),
+        Serve::OpsOnly => pages,
     };
+    // the log routes' 405 and 415 in their family too (the pages' have it inside the HTML layer)
     routes
-        .merge(ops::router())
-        .fallback(|| async { error::ApiError::not_found() })
         .layer(axum::middleware::from_fn(platform::family_refusals))
-        .layer(axum::middleware::from_fn(pages::html_errors))
-        .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .layer(axum::middleware::from_fn(trace::trace_requests))
         .with_state(state)
 }

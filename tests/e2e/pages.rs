@@ -179,7 +179,7 @@ async fn the_bill_and_the_feedback_form_name_the_brand_read_well_and_work_by_key
 async fn browsers_get_pages_api_callers_json_and_answers_are_compressed() {
     let app = spawn_app(&[]).await;
     // a person who mistypes an address sees a page; a program sees its JSON
-    for path in ["/b/", "/b/abc/extra", "/no/such/page", "/crm_api/links/getWidgetList"] {
+    for path in ["/b/", "/b/abc/extra", "/no/such/page", "/f/", "/dashboard/extra"] {
         let page = app
             .client
             .get(format!("{}{path}", app.base))

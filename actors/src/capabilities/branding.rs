@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::brand::Brand;
-use crate::capabilities::{bills, business};
+use crate::capabilities::business;
 use crate::query::QueryError;
 
 /// A brand as its pages show it; each part absent when not configured.
@@ -24,8 +24,9 @@ pub struct Branding {
     pub color: Option<String>,
 }
 
-/// The branding of `outlet`'s pages.
-pub async fn of(brand: &mut Brand, outlet: &str) -> Result<Branding, QueryError> {
+/// The branding of `outlet`'s pages; `color` is the `brandColor` of the bill configuration that
+/// applies to the outlet (the bills capability knows it: [`crate::capabilities::bills::color_of`]).
+pub async fn of(brand: &mut Brand, outlet: &str, color: Option<String>) -> Result<Branding, QueryError> {
     let name = |config: business::BusinessConfig| {
         config
             .fields
@@ -41,10 +42,7 @@ pub async fn of(brand: &mut Brand, outlet: &str) -> Result<Branding, QueryError>
     } else {
         name(business::config(brand, outlet).await?).filter(|n| Some(n) != brand_name.as_ref())
     };
-    let configs = bills::configs(brand).await?;
-    let color =
-        bills::applicable(&configs, &brand.tenant, outlet).map(|c| c.brand_color.clone()).filter(|c| hex_color(c));
-    Ok(Branding { brand_name, outlet_name, color })
+    Ok(Branding { brand_name, outlet_name, color: color.filter(|c| hex_color(c)) })
 }
 
 /// Whether `color` is `#rrggbb`.

@@ -302,6 +302,12 @@ pub async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, LinkConfig>, 
     Ok(configs)
 }
 
+/// The `brandColor` of the configuration that applies to outlet `business`, when any.
+pub async fn color_of(brand: &mut Brand, business: &str) -> Result<Option<String>, engage_storage::StoreError> {
+    let configs = configs(brand).await?;
+    Ok(applicable(&configs, &brand.tenant, business).map(|c| c.brand_color.clone()))
+}
+
 /// The configuration that applies to outlet `business`: its own, else the brand's.
 pub fn applicable<'a>(
     configs: &'a BTreeMap<String, LinkConfig>,

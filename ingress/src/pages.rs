@@ -46,10 +46,7 @@ pub fn escape(text: &str) -> String {
 
 /// A brand colour: `color` when it is `#rrggbb`, else [`DEFAULT_COLOR`].
 pub fn brand_color(color: Option<&str>) -> &str {
-    match color {
-        Some(c) if c.len() == 7 && c.starts_with('#') && c[1..].bytes().all(|b| b.is_ascii_hexdigit()) => c,
-        _ => DEFAULT_COLOR,
-    }
+    color.filter(|c| engage_actors::capabilities::branding::hex_color(c)).unwrap_or(DEFAULT_COLOR)
 }
 
 /// WCAG relative luminance of `#rrggbb` (0 for anything else).

@@ -25,17 +25,9 @@ pub struct Branding {
 }
 
 /// The branding of `outlet`'s pages; `color` is the `brandColor` of the bill configuration that
-/// applies to the outlet (the bills capability knows it: [`crate::capabilities::bills::color_of`]).
+/// applies to the outlet (the bills capability knows it: [`crate::capabilities::bills::branding`] calls this).
 pub async fn of(brand: &mut Brand, outlet: &str, color: Option<String>) -> Result<Branding, QueryError> {
-    let name = |config: business::BusinessConfig| {
-        config
-            .fields
-            .get("business_name")
-            .and_then(|v| v.as_str())
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(str::to_owned)
-    };
+    let name = |config: business::BusinessConfig| config.name().map(str::to_owned);
     let brand_name = name(business::config(brand, "0").await?);
     let outlet_name = if outlet.is_empty() || outlet == "0" {
         None

@@ -37,6 +37,13 @@ pub struct BusinessConfig {
     pub fields: Map<String, Value>,
 }
 
+impl BusinessConfig {
+    /// Its `business_name` (trimmed), when one is set.
+    pub fn name(&self) -> Option<&str> {
+        self.fields.get("business_name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty())
+    }
+}
+
 /// A business's record, or an empty one.
 pub async fn config(brand: &Brand, business_id: &str) -> Result<BusinessConfig, StoreError> {
     let stored: Option<BusinessConfig> = brand.repo().get(&keys::business_config(&brand.tenant, business_id)).await?;

@@ -120,8 +120,8 @@ pub struct BlocklistEntry {
 pub struct Blocklisted {
     /// The numbers added, in the order given.
     pub inserted: Vec<String>,
-    /// The numbers already on the list (or given twice).
-    pub duplicates: Vec<String>,
+    /// The positions (in the numbers given) of those already on the list, or given before.
+    pub duplicates: Vec<usize>,
     /// The store batches written.
     pub batches: usize,
 }
@@ -305,10 +305,10 @@ async fn add_to_blocklist(
     now: DateTime<Utc>,
 ) -> Result<Blocklisted, QueryError> {
     let mut done = Blocklisted::default();
-    for contact in contacts {
-        let known = brand.row(&keys::blocklist(&brand.tenant, &contact)).await?.is_some();
-        if known || done.inserted.contains(&contact) {
-            done.duplicates.push(contact);
+    let mut seen = std::collections::HashSet::with_capacity(contacts.len());
+    for (position, contact) in contacts.into_iter().enumerate() {
+        if !seen.insert(contact.clone()) || brand.row(&keys::blocklist(&brand.tenant, &contact)).await?.is_some() {
+            done.duplicates.push(position);
         } else {
             done.inserted.push(contact);
         }

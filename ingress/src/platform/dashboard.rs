@@ -90,9 +90,7 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Js
         async move {
             let config: Option<BusinessConfig> =
                 repo.get(&keys::business_config(&brand, &business)).await.map_err(StaffError::unavailable)?;
-            Ok::<_, StaffError>(
-                config.and_then(|c| c.fields.get("business_name").and_then(|n| n.as_str()).map(str::to_owned)),
-            )
+            Ok::<_, StaffError>(config.and_then(|c| c.name().map(str::to_owned)))
         }
     };
     let brand_name = name("0".to_owned()).await?;

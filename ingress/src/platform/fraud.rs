@@ -210,20 +210,12 @@ async fn upload_blocklist(
     let contacts = candidates.iter().map(|(_, value)| value.clone()).collect();
     let query = FraudQuery::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
     let done: Blocklisted = state.platform.gateway.ask_as(&brand, query).await?;
-    let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
-    for value in &done.duplicates {
-        *counted.entry(value.as_str()).or_default() += 1;
-    }
-    let mut duplicates = Vec::new();
-    // the last lines of a number given n times are its duplicates (its first is inserted, unless
-    // it was on the list already)
-    for (line, value) in candidates.iter().rev() {
-        if let Some(n) = counted.get_mut(value.as_str()).filter(|n| **n > 0) {
-            *n -= 1;
-            duplicates.push(json!({"line": line, "contact": value}));
-        }
-    }
-    duplicates.reverse();
+    let duplicates: Vec<Value> = done
+        .duplicates
+        .iter()
+        .filter_map(|position| candidates.get(*position))
+        .map(|(line, value)| json!({"line": line, "contact": value}))
+        .collect();
     Ok(staff_answer(
         json!({"inserted": done.inserted.len(), "duplicates": duplicates, "invalid": invalid, "batches": done.batches}),
     ))

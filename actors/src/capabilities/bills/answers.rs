@@ -46,8 +46,7 @@ pub(super) async fn open(brand: &mut Brand, bill_id: &str, now: DateTime<Utc>) -
     bill.clicked += 1;
     brand.batch(vec![keys::digital_bill(&brand.tenant, bill_id).put(&bill), put_funnel(brand, row, now)]).await?;
     metrics::counter!("engage_bill_events_total", "outcome" => "counted").increment(1);
-    let color = color_of(brand, &bill.child_business_id).await?;
-    let branding = crate::capabilities::branding::of(brand, &bill.child_business_id, color).await?;
+    let branding = branding(brand, &bill.child_business_id).await?;
     Ok(Counted { counted: true, bill: Some(bill), branding })
 }
 

@@ -302,10 +302,15 @@ pub async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, LinkConfig>, 
     Ok(configs)
 }
 
-/// The `brandColor` of the configuration that applies to outlet `business`, when any.
-pub async fn color_of(brand: &mut Brand, business: &str) -> Result<Option<String>, engage_storage::StoreError> {
+/// How `business`'s customer pages present the brand: the names of
+/// [`crate::capabilities::branding`] with the `brandColor` of the configuration that applies to it.
+pub async fn branding(
+    brand: &mut Brand,
+    business: &str,
+) -> Result<crate::capabilities::branding::Branding, QueryError> {
     let configs = configs(brand).await?;
-    Ok(applicable(&configs, &brand.tenant, business).map(|c| c.brand_color.clone()))
+    let color = applicable(&configs, &brand.tenant, business).map(|c| c.brand_color.clone());
+    crate::capabilities::branding::of(brand, business, color).await
 }
 
 /// The configuration that applies to outlet `business`: its own, else the brand's.

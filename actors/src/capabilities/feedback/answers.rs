@@ -22,8 +22,7 @@ pub(super) async fn request_of(brand: &Brand, claims: &FormClaims) -> Result<Opt
 pub(super) async fn open(brand: &mut Brand, claims: FormClaims) -> Result<FormView, QueryError> {
     let now = Utc::now();
     let questions = applicable(&configs(brand).await?, &claims.business_id).map(|c| c.questions.clone());
-    let color = crate::capabilities::bills::color_of(brand, &claims.business_id).await?;
-    let branding = crate::capabilities::branding::of(brand, &claims.business_id, color).await?;
+    let branding = crate::capabilities::bills::branding(brand, &claims.business_id).await?;
     let mut view =
         FormView { questions: questions.unwrap_or_default(), name: String::new(), is_submitted: false, branding };
     if let Some(mut request) = request_of(brand, &claims).await? {
@@ -116,8 +115,7 @@ pub(super) async fn submit(
         }
     };
     metrics::counter!("engage_feedback_submitted_total").increment(1);
-    let color = crate::capabilities::bills::color_of(brand, &claims.business_id).await?;
-    let branding = crate::capabilities::branding::of(brand, &claims.business_id, color).await?;
+    let branding = crate::capabilities::bills::branding(brand, &claims.business_id).await?;
     Ok(Submitted { rating, recovery, branding })
 }
 

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use engage_storage::{StoreError, WriteOp};
 
 use super::{applicable, configs, funnel, put_funnel, widget_kind, widgets_for, Bill, BillItem, BillOrder, BillWidget};
-use super::{LinkConfig, GENERATION_BATCH};
+use super::{LinkConfig, GENERATION_BATCH, GENERATION_SLICE};
 use crate::brand::Brand;
 use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
@@ -426,7 +426,9 @@ impl OrderReaction for GenerateBill {
 
 /// One page of the generation job: up to [`GENERATION_BATCH`] queue records of IST day `day`
 /// after `after`; each order record with status 1 and source 2 is generated (or skipped), and a
-/// generated one (or one whose bill exists) moves to status 3. One batch per bill.
+/// generated one (or one whose bill exists) moves to status 3. One batch per bill. A page stops
+/// after [`GENERATION_SLICE`] and answers `next` at the last record it handled (`records` counts
+/// the records handled), so the job's next question goes on from there.
 pub async fn page(
     brand: &mut Brand,
     now: DateTime<Utc>,
@@ -446,7 +448,13 @@ pub async fn page(
     if configs(brand).await?.is_empty() {
         return Ok(done);
     }
-    for row in rows {
+    let started = std::time::Instant::now();
+    for (handled, row) in rows.iter().enumerate() {
+        if handled > 0 && started.elapsed() >= GENERATION_SLICE {
+            done.records = handled as u64;
+            done.next = Some(String::from_utf8_lossy(&rows[handled - 1].clustering).into_owned());
+            break;
+        }
         let Ok(mut record) = serde_json::from_slice::<QueueRecord>(&row.value) else { continue };
         if record.status != STATUS_PROCESSED || record.source != BILL_SOURCE || record.kind != "order" {
             continue;

@@ -37,6 +37,11 @@ pub const BILL_PAGE: usize = 10;
 /// Queue records read per generation page.
 pub const GENERATION_BATCH: usize = 10_000;
 
+/// Longest a generation page works in the tenant actor before it answers with where to go on: a
+/// page of 10,000 orders (a bill and a durable batch each) would outlast the 10 s a tenant
+/// question may take, and the job would call a large brand failed on every run.
+pub const GENERATION_SLICE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Answers a bills query.
 pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
     match query {

@@ -6,9 +6,11 @@ project's deployment needs:
 
 - every service has a healthcheck and `restart: unless-stopped`;
 - every `depends_on` names a service, and `condition: service_healthy` only one with a healthcheck;
-- engage services wait for nats (and, with the ScyllaDB override, for scylla) to be healthy, and
-  their healthcheck asks /readyz (with a client the image installs);
-- nats's healthcheck asks /healthz on the monitor port its command opens; scylla's runs cqlsh;
+- engage services wait for every NATS server (and, with the ScyllaDB override, for scylla) to be
+  healthy, list every NATS server in ENGAGE_NATS_URL, keep ENGAGE_NATS_REPLICAS copies (as many as
+  there are servers), and their healthcheck asks /readyz (with a client the image installs);
+- there are three NATS servers (nats1..nats3), routed into one cluster; each one's healthcheck asks
+  /healthz on the monitor port its command opens; scylla's runs cqlsh;
 - each engage service's environment is accepted by `engage config` (the real settings validator),
   when --engage BINARY is given;
 - .dockerignore keeps target/ out of the build context.
@@ -51,6 +53,7 @@ def is_engage(service):
 def problems(doc, *, scylla, engage_bin=None, dockerfile="", dockerignore=""):
     found = []
     services = doc.get("services") or {}
+    nats_servers = sorted(n for n in services if n.startswith("nats"))
     for name, service in services.items():
         if "healthcheck" not in service:
             found.append(f"{name}: no healthcheck")
@@ -65,7 +68,7 @@ def problems(doc, *, scylla, engage_bin=None, dockerfile="", dockerignore=""):
             elif how.get("condition") == "service_healthy" and "healthcheck" not in services[target]:
                 found.append(f"{name}: waits for {target} to be healthy, which has no healthcheck")
         if is_engage(service):
-            needed = ["nats"] + (["scylla"] if scylla else [])
+            needed = nats_servers + (["scylla"] if scylla else [])
             for target in needed:
                 if (depends.get(target) or {}).get("condition") != "service_healthy":
                     found.append(f"{name}: does not wait for {target} to be healthy")
@@ -76,6 +79,12 @@ def problems(doc, *, scylla, engage_bin=None, dockerfile="", dockerignore=""):
             if client and client not in dockerfile:
                 found.append(f"{name}: healthcheck uses {client}, which the Dockerfile does not install")
             env = {k: str(v) for k, v in (service.get("environment") or {}).items()}
+            listed = env.get("ENGAGE_NATS_URL", "").split(",")
+            for server in nats_servers:
+                if f"nats://{server}:4222" not in listed:
+                    found.append(f"{name}: ENGAGE_NATS_URL does not list {server}")
+            if env.get("ENGAGE_NATS_REPLICAS") != str(len(nats_servers)):
+                found.append(f"{name}: ENGAGE_NATS_REPLICAS is not {len(nats_servers)} (one copy per server)")
             if scylla and env.get("ENGAGE_STORE") != "scylla":
                 found.append(f"{name}: the ScyllaDB override does not set ENGAGE_STORE=scylla")
             if engage_bin:
@@ -83,12 +92,17 @@ def problems(doc, *, scylla, engage_bin=None, dockerfile="", dockerignore=""):
                                      capture_output=True, text=True)
                 if run.returncode != 0:
                     found.append(f"{name}: engage refuses its environment: {run.stderr.strip()}")
-    nats = services.get("nats")
-    if nats:
+    if nats_servers != ["nats1", "nats2", "nats3"]:
+        found.append(f"NATS servers are {nats_servers}, not nats1, nats2, nats3")
+    for server in nats_servers:
+        nats = services[server]
         test = " ".join((nats.get("healthcheck") or {}).get("test") or [])
         command = " ".join(nats.get("command") or [])
         if "8222/healthz" not in test or "-m 8222" not in command:
-            found.append("nats: healthcheck must ask /healthz on the monitor port (-m 8222)")
+            found.append(f"{server}: healthcheck must ask /healthz on the monitor port (-m 8222)")
+        routes = [f"nats://{other}:6222" for other in nats_servers]
+        if "--cluster_name engage" not in command or not all(r in command for r in routes):
+            found.append(f"{server}: not routed to every NATS server in cluster engage")
     if scylla:
         test = " ".join(((services.get("scylla") or {}).get("healthcheck") or {}).get("test") or [])
         if "cqlsh" not in test or "describe keyspaces" not in test:
@@ -119,7 +133,9 @@ def main():
     if "--self-test" in args:
         # the checks can fail: broken variants must be refused
         variants = {
-            "no nats healthcheck": lambda d: d["services"]["nats"].pop("healthcheck"),
+            "no nats healthcheck": lambda d: d["services"]["nats2"].pop("healthcheck"),
+            "a NATS server not routed": lambda d: d["services"]["nats3"].update({"command": ["-js", "-m", "8222"]}),
+            "a NATS server not listed": lambda d: d["x-engage"]["environment"].update({"ENGAGE_NATS_URL": "nats://nats1:4222"}),
             "no restart policy": lambda d: d["services"]["node1"].pop("restart"),
             "unknown dependency": lambda d: d["services"]["ingress"]["depends_on"].update({"nope": {"condition": "service_started"}}),
             "schema violation": lambda d: d["services"]["moto"].update({"ports": "5000"}),

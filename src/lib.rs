@@ -9,9 +9,11 @@
 //! (bus), `engage-actors` (domain and actors), `engage-ingress` (HTTP).
 
 mod data_dir;
+mod nats_link;
 mod readiness_watch;
 
 pub use data_dir::*;
+use nats_link::*;
 use readiness_watch::*;
 
 use std::collections::BTreeSet;
@@ -133,26 +135,36 @@ impl Application {
         let local_store = if needs_data_dir(&settings) { Some(open_data_dir(&settings)?) } else { None };
 
         // NATS, the platform store and the bus
+        let replicas = settings.nats_replicas()?;
         let nats = match &settings.nats_url {
             Some(url) => {
                 let target = format!("ENGAGE_NATS_URL={}", engage_config::redact_url(url));
+                let servers = engage_config::nats_servers(url);
                 Some(
                     with_retry("nats", &target, Some(url), connect_timeout, &readiness, || {
-                        async_nats::ConnectOptions::new()
-                            .connection_timeout(Duration::from_secs(5))
-                            .connect(url.as_str())
+                        nats_options(readiness.clone()).connect(servers.clone())
                     })
                     .await?,
                 )
             }
             None => None,
         };
-        let jetstream = nats.clone().map(async_nats::jetstream::new);
+        let jetstream = nats.clone().map(jetstream_context);
+
         let platform_store: Arc<dyn Store> = match (settings.store_kind(), &jetstream, &local_store) {
             (StoreKind::Embedded, _, Some(local)) => Arc::new(local.clone()),
             (StoreKind::Embedded, _, None) => anyhow::bail!("the embedded store was not opened"),
             (StoreKind::Nats, Some(js), _) => {
-                Arc::new(NatsKvStore::open(js, STORE_BUCKET).await.context("cannot open the NATS KV store")?)
+                // a cluster that has just started may not have elected its JetStream leader yet
+                let target = format!("the NATS KV bucket {STORE_BUCKET}");
+                let copies = replicas.of(&format!("KV_{STORE_BUCKET}"));
+                Arc::new(
+                    with_retry("nats", &target, None, connect_timeout, &readiness, || {
+                        NatsKvStore::open(js, STORE_BUCKET, copies)
+                    })
+                    .await
+                    .context("cannot open the NATS KV store")?,
+                )
             }
             (StoreKind::Nats, None, _) => anyhow::bail!("ENGAGE_STORE=nats needs ENGAGE_NATS_URL"),
             (StoreKind::Scylla, _, _) => {
@@ -212,17 +224,23 @@ impl Application {
         let lease = Duration::from_secs(settings.partition_lease_secs);
         let jetstream_bus = match &jetstream {
             Some(js) => Some(Arc::new(
-                JetStreamBus::connect(
-                    js.clone(),
-                    settings.partitions,
-                    Duration::from_secs(settings.stream_retention_hours * 3600),
-                    lease,
-                )
+                with_retry("nats", "the JetStream streams", None, connect_timeout, &readiness, || {
+                    JetStreamBus::connect(
+                        js.clone(),
+                        settings.partitions,
+                        Duration::from_secs(settings.stream_retention_hours * 3600),
+                        lease,
+                        &replicas,
+                    )
+                })
                 .await
                 .context("cannot set up the JetStream streams")?,
             )),
             None => None,
         };
+        if let Some(js) = jetstream.as_ref().filter(|_| jetstream_bus.is_some()) {
+            watch_bus(js.clone(), settings.store_kind() == StoreKind::Nats, readiness.clone());
+        }
         let bus: Arc<dyn Bus> = match &jetstream_bus {
             Some(bus) => bus.clone(),
             None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
@@ -258,7 +276,10 @@ impl Application {
         });
         let job_claims = match &jetstream {
             Some(js) if engine.is_some() => Some(
-                lease_bucket(js, lease).await.map_err(anyhow::Error::msg).context("cannot open the lease bucket")?,
+                lease_bucket(js, lease, replicas.of(&format!("KV_{}", engage_streams::lease::LEASE_BUCKET)))
+                    .await
+                    .map_err(anyhow::Error::msg)
+                    .context("cannot open the lease bucket")?,
             ),
             _ => None,
         };

@@ -301,6 +301,7 @@ impl PartitionRunner {
         };
         // one handle, not a registry lookup per delivery
         let processed = metrics::counter!("engage_events_processed_total", "partition" => partition.to_string());
+        let mut failed_pulls = 0u32;
         loop {
             if *stop.borrow() {
                 break;
@@ -310,10 +311,21 @@ impl PartitionRunner {
                 _ = stop.wait_for(|s| *s) => break,
             };
             let batch = match batch {
-                Ok(batch) => batch,
+                Ok(batch) => {
+                    failed_pulls = 0;
+                    batch
+                }
                 Err(error) => {
-                    tracing::warn!(partition, %error, "pull failed");
+                    failed_pulls += 1;
+                    tracing::warn!(partition, %error, failed_pulls, "pull failed");
                     tokio::time::sleep(Duration::from_millis(500)).await;
+                    // after an outage (a server lost, a leader moved) the consumer is opened again
+                    if failed_pulls % 3 == 0 {
+                        match self.bus.consumer(partition).await {
+                            Ok(reopened) => consumer = reopened,
+                            Err(error) => tracing::warn!(partition, %error, "cannot reopen the partition consumer"),
+                        }
+                    }
                     continue;
                 }
             };

@@ -462,7 +462,7 @@ async fn concurrent_redemptions_on_nats_kv_are_exact_once_per_order_with_rows_re
         .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
     let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
     let bucket = format!("engine_redeem_{}", std::process::id());
-    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket, 1).await.unwrap());
     assert!(!store.local_reads(), "NATS KV reads are round trips: the engine reads ahead");
     let dir = tempfile::tempdir().unwrap();
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(Arc::new(EmbeddedStore::open(dir.path()).unwrap()), 4));
@@ -470,7 +470,7 @@ async fn concurrent_redemptions_on_nats_kv_are_exact_once_per_order_with_rows_re
     assert_eq!(redeem_concurrently(&bus, &gateway).await, 1000 - 180);
     engine.shutdown().await;
     // answered means in the bucket: a new engine (nothing cached) reads the same balance
-    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket, 1).await.unwrap());
     let (engine, gateway) = engine_on(store, bus, None).await;
     assert_eq!(points(&customer(&gateway, "brand-r", "9000000001").await.unwrap()), 1000 - 180);
     engine.shutdown().await;
@@ -497,7 +497,7 @@ async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
         ..Default::default()
     };
     jetstream.create_key_value(config).await.unwrap();
-    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket).await.unwrap());
+    let store: Arc<dyn Store> = Arc::new(NatsKvStore::open(&jetstream, &bucket, 1).await.unwrap());
     let dir = tempfile::tempdir().unwrap();
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(Arc::new(EmbeddedStore::open(dir.path()).unwrap()), 4));
     let (engine, gateway) = engine_on(store.clone(), bus.clone(), None).await;

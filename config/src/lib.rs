@@ -5,10 +5,12 @@
 //! name is `ENGAGE_` + the field name in upper case (`http_addr` -> `ENGAGE_HTTP_ADDR`). Unknown keys
 //! and invalid values stop start-up with a [`ConfigError`] that names the setting.
 
+mod cluster;
 mod errors;
 mod kinds;
 mod redact;
 
+pub use cluster::*;
 pub use errors::*;
 pub use kinds::*;
 pub use redact::*;
@@ -80,15 +82,31 @@ pub struct Settings {
     pub max_upload_bytes: usize,
     /// Longest wait for in-flight requests on shutdown, in seconds (`ENGAGE_SHUTDOWN_GRACE_SECS`).
     pub shutdown_grace_secs: u64,
-    /// NATS server URL; when set the bus is JetStream and the default store NATS KV
-    /// (`ENGAGE_NATS_URL`).
+    /// NATS server URLs, comma-separated (`nats://a:4222,nats://b:4222`); when set the bus is
+    /// JetStream and the default store NATS KV (`ENGAGE_NATS_URL`).
     pub nats_url: Option<String>,
+    /// Replicas of every stream and bucket engage creates: 1 on one server, 3 on a three-server
+    /// cluster (`ENGAGE_NATS_REPLICAS`). An existing one with another count is updated at start.
+    pub nats_replicas: u8,
+    /// Per-name exceptions, `NAME=COUNT,…` with names as `nats stream ls` shows them
+    /// (`ENGAGE_NATS_REPLICAS_BY_NAME`, e.g. `KV_engage_leases=1`).
+    pub nats_replicas_by_name: Option<String>,
     /// Store backend; default `embedded`, or `nats` when `nats_url` is set (`ENGAGE_STORE`).
     pub store: Option<StoreKind>,
     /// ScyllaDB contact points, comma-separated `host:port` (`ENGAGE_SCYLLA_NODES`).
     pub scylla_nodes: Option<String>,
     /// ScyllaDB keyspace (`ENGAGE_SCYLLA_KEYSPACE`).
     pub scylla_keyspace: String,
+    /// Replication strategy of a keyspace engage creates: `simple` or `network_topology`
+    /// (`ENGAGE_SCYLLA_REPLICATION`; production: `network_topology`).
+    pub scylla_replication: ScyllaReplication,
+    /// Replication factor of a keyspace engage creates (`ENGAGE_SCYLLA_REPLICATION_FACTOR`; 1
+    /// fits the compose single node, production: 3).
+    pub scylla_replication_factor: u32,
+    /// Consistency of reads (`ENGAGE_SCYLLA_READ_CONSISTENCY`; default `local_quorum`).
+    pub scylla_read_consistency: ScyllaConsistency,
+    /// Consistency of writes (`ENGAGE_SCYLLA_WRITE_CONSISTENCY`; default `local_quorum`).
+    pub scylla_write_consistency: ScyllaConsistency,
     /// Number of tenant partitions, cluster-wide; never change it on a live cluster
     /// (`ENGAGE_PARTITIONS`).
     pub partitions: u32,
@@ -225,9 +243,15 @@ impl Default for Settings {
             max_upload_bytes: 5 * 1024 * 1024,
             shutdown_grace_secs: 30,
             nats_url: None,
+            nats_replicas: 1,
+            nats_replicas_by_name: None,
             store: None,
             scylla_nodes: None,
             scylla_keyspace: "engage".to_owned(),
+            scylla_replication: ScyllaReplication::Simple,
+            scylla_replication_factor: 1,
+            scylla_read_consistency: ScyllaConsistency::LocalQuorum,
+            scylla_write_consistency: ScyllaConsistency::LocalQuorum,
             partitions: 64,
             node_id: None,
             partition_lease_secs: 10,
@@ -412,12 +436,17 @@ impl Settings {
             return Err(ConfigError::new("partition_lease_secs", "must be at least 2"));
         }
         if let Some(url) = &self.nats_url {
-            if !(url.starts_with("nats://") || url.starts_with("tls://") || url.contains(':')) {
-                return Err(ConfigError::new(
-                    "nats_url",
-                    format!("must be a NATS URL like nats://127.0.0.1:4222, got {url:?}"),
-                ));
+            let servers = nats_servers(url);
+            if servers.is_empty() {
+                return Err(ConfigError::new("nats_url", "names no server; e.g. nats://127.0.0.1:4222"));
             }
+            for server in &servers {
+                check_nats_server(server).map_err(|e| ConfigError::new("nats_url", e))?;
+            }
+        }
+        self.nats_replicas()?;
+        if !(1..=15).contains(&self.scylla_replication_factor) {
+            return Err(ConfigError::new("scylla_replication_factor", "must be between 1 and 15"));
         }
         match self.store_kind() {
             StoreKind::Nats if self.nats_url.is_none() => {
@@ -495,6 +524,11 @@ impl Settings {
     /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
     pub fn store_kind(&self) -> StoreKind {
         self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })
+    }
+
+    /// The replica count of each stream and bucket ([`NatsReplicas`]).
+    pub fn nats_replicas(&self) -> Result<NatsReplicas, ConfigError> {
+        NatsReplicas::parse(self.nats_replicas, self.nats_replicas_by_name.as_deref())
     }
 
     /// Where the admin key is kept when `admin_key` is unset: `<data_dir>/admin.key`.
@@ -582,6 +616,38 @@ mod tests {
         assert_eq!(err.env, "ENGAGE_ROLE");
         let err = Settings::load_with_env(None, &[("ENGAGE_PARTITIONS", "0")]).unwrap_err();
         assert_eq!(err.env, "ENGAGE_PARTITIONS");
+    }
+
+    #[test]
+    fn nats_url_is_a_server_list_and_replicas_are_checked() {
+        let list = "nats://u:secret@127.0.0.1:4222, nats://127.0.0.1:4223,nats://127.0.0.1:4224";
+        let settings = Settings::load_with_env(
+            None,
+            &[
+                ("ENGAGE_NATS_URL", list),
+                ("ENGAGE_NATS_REPLICAS", "3"),
+                ("ENGAGE_NATS_REPLICAS_BY_NAME", "KV_engage_leases=1"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(nats_servers(settings.nats_url.as_deref().unwrap()).len(), 3);
+        let replicas = settings.nats_replicas().unwrap();
+        assert_eq!((replicas.of("ENGAGE_ORDERS"), replicas.of("KV_engage_leases")), (3, 1));
+        let text = settings.to_toml_redacted();
+        assert!(!text.contains("u:secret") && text.contains("nats://***@127.0.0.1:4222"), "{text}");
+        for (name, value) in [
+            ("ENGAGE_NATS_URL", "nats://127.0.0.1:4222,nats://b:port"),
+            ("ENGAGE_NATS_URL", " , "),
+            ("ENGAGE_NATS_REPLICAS", "0"),
+            ("ENGAGE_NATS_REPLICAS", "7"),
+            ("ENGAGE_NATS_REPLICAS_BY_NAME", "ENGAGE_NOPE=3"),
+            ("ENGAGE_NATS_REPLICAS_BY_NAME", "ENGAGE_ORDERS"),
+            ("ENGAGE_SCYLLA_REPLICATION_FACTOR", "0"),
+            ("ENGAGE_SCYLLA_READ_CONSISTENCY", "sometimes"),
+        ] {
+            let err = Settings::load_with_env(None, &[(name, value)]).unwrap_err();
+            assert_eq!(err.env, name, "{value}: {err}");
+        }
     }
 
     #[test]

@@ -14,6 +14,10 @@ pub(super) fn userinfo_range(url: &str) -> Option<std::ops::Range<usize>> {
 
 /// `url` with its user info (user name, password, token) replaced by `***`, for printing.
 pub fn redact_url(url: &str) -> String {
+    // a server list (`ENGAGE_NATS_URL`): each one on its own
+    if url.contains(',') && url.matches("://").count() > 1 {
+        return url.split(',').map(redact_url).collect::<Vec<_>>().join(",");
+    }
     match userinfo_range(url) {
         Some(range) => format!("{}***{}", &url[..range.start], &url[range.end..]),
         None => url.to_owned(),

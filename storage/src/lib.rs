@@ -7,8 +7,10 @@
 //! - [`logs`]: the log sinks of the log ingestion service. [`logs::LogWriter`] coalesces concurrent
 //!   requests into per-(group, stream) batches and hands them to a [`logs::LogBackend`]: the
 //!   embedded store ([`logs::embedded`]) or CloudWatch Logs ([`logs::cloudwatch`]).
+//! - [`replicas`]: the replica count of the JetStream streams and buckets.
 
 pub mod logs;
+pub mod replicas;
 pub mod store;
 
 pub use store::{Durable, EmbeddedStore, NatsKvStore, Row, ScyllaStore, Store, StoreError, WriteOp};

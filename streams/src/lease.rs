@@ -43,11 +43,13 @@ pub fn key_lifetime(lease: Duration) -> Duration {
 }
 
 /// Opens (or creates) the lease bucket with [`key_lifetime`] as its entries' lifetime; a bucket
-/// made with another lifetime (another lease setting, an older version) is updated to it.
-pub async fn lease_bucket(jetstream: &Context, lease: Duration) -> Result<Bucket, String> {
+/// made with another lifetime (another lease setting, an older version) or replica count is
+/// updated to it.
+pub async fn lease_bucket(jetstream: &Context, lease: Duration, replicas: usize) -> Result<Bucket, String> {
     let lifetime = key_lifetime(lease);
     if let Ok(bucket) = jetstream.get_key_value(LEASE_BUCKET).await {
         let stream_name = format!("KV_{LEASE_BUCKET}");
+        engage_storage::replicas::reconcile(jetstream, &stream_name, replicas).await;
         if let Ok(mut stream) = jetstream.get_stream(&stream_name).await {
             if let Ok(info) = stream.info().await {
                 if info.config.max_age != lifetime {
@@ -67,6 +69,7 @@ pub async fn lease_bucket(jetstream: &Context, lease: Duration) -> Result<Bucket
             history: 1,
             max_age: lifetime,
             storage: async_nats::jetstream::stream::StorageType::File,
+            num_replicas: replicas,
             ..Default::default()
         })
         .await
@@ -116,14 +119,18 @@ pub fn spawn_lease_keeper(
         let tick = lease / 4;
         let lifetime = key_lifetime(lease);
         let mut expiries = Expiries::new(&node, lifetime);
-        let mut watch = match bucket.watch_with_history(">").await {
-            Ok(watch) => Some(watch),
-            Err(error) => {
-                tracing::warn!(%error, node, "cannot watch the lease bucket: taking over at renewal rounds only");
-                None
-            }
-        };
+        let mut watch = None;
         'rounds: loop {
+            // a watch lost in an outage is made again at the next round
+            if watch.is_none() {
+                watch = match bucket.watch_with_history(">").await {
+                    Ok(watch) => Some(watch),
+                    Err(error) => {
+                        tracing::warn!(%error, node, "cannot watch the lease bucket now: trying again next round");
+                        None
+                    }
+                };
+            }
             let round_start = Instant::now();
             match keep(&bucket, &node, partitions, &mut held, &mut releasing).await {
                 // the keys written in this round live at least until round_start + lifetime
@@ -179,7 +186,7 @@ async fn next_entry(watch: &mut Option<async_nats::jetstream::kv::Watch>) -> Opt
         Some(watch) => match watch.next().await {
             Some(Ok(entry)) => Some(entry),
             Some(Err(error)) => {
-                tracing::warn!(%error, "lease bucket watch failed: taking over at renewal rounds only");
+                tracing::warn!(%error, "lease bucket watch failed: it is made again at the next round");
                 None
             }
             None => None,

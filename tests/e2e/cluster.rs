@@ -33,7 +33,12 @@ async fn details(client: &reqwest::Client, base: &str, tenant: &str, phone: &str
 }
 
 /// Waits until every (tenant, phone) has exactly one order of amount 1; returns the stragglers.
-async fn wait_each_counted_once(client: &reqwest::Client, base: &str, orders: &[(String, String)], within: Duration) {
+pub(crate) async fn wait_each_counted_once(
+    client: &reqwest::Client,
+    base: &str,
+    orders: &[(String, String)],
+    within: Duration,
+) {
     let deadline = Instant::now() + within;
     let mut pending: Vec<&(String, String)> = orders.iter().collect();
     while !pending.is_empty() {
@@ -779,7 +784,7 @@ async fn staff_token(client: &reqwest::Client, base: &str, brand: &str) -> Strin
 /// itself (the tenant actor is busy with the job), while `job` still runs.
 async fn wait_first_debit(nats_url: &str, tenant: &str, outlet: &str, job: &tokio::task::JoinHandle<(u16, Value)>) {
     let jetstream = async_nats::jetstream::new(async_nats::connect(nats_url).await.unwrap());
-    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store").await.unwrap();
+    let store = engage_storage::NatsKvStore::open(&jetstream, "engage_store", 1).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let row = engage_storage::Store::get(&store, "business_wallets", tenant, outlet.as_bytes()).await;

@@ -14,6 +14,7 @@ mod campaigns;
 mod cli;
 mod cloudwatch;
 mod cluster;
+mod cluster_failover;
 mod dead_letters;
 mod feedback;
 mod fraud;

@@ -70,6 +70,90 @@ impl Drop for NatsServer {
     }
 }
 
+/// Three nats-servers with JetStream, routed into one cluster on loopback (server names `n0`,
+/// `n1`, `n2`), each stopped on drop.
+pub struct NatsCluster {
+    children: Vec<Option<Child>>,
+    /// Client ports, by server.
+    pub ports: Vec<u16>,
+    cluster_ports: Vec<u16>,
+    dirs: Vec<tempfile::TempDir>,
+}
+
+impl NatsCluster {
+    /// Starts the three servers and waits until they answer on their client ports.
+    pub async fn start() -> Self {
+        let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let cluster_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let mut cluster = Self { children: vec![None, None, None], ports, cluster_ports, dirs };
+        for server in 0..3 {
+            cluster.start_server(server).await;
+        }
+        cluster
+    }
+
+    /// `nats://…` of every server, comma-separated: an `ENGAGE_NATS_URL`.
+    pub fn urls(&self) -> String {
+        self.ports.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(",")
+    }
+
+    /// The index of the server named `name` (`n1` -> 1).
+    pub fn index_of(name: &str) -> usize {
+        name.trim_start_matches('n').parse().unwrap()
+    }
+
+    /// SIGKILL of server `server`.
+    pub fn kill(&mut self, server: usize) {
+        if let Some(mut child) = self.children[server].take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts server `server` (again, on its ports and store directory).
+    pub async fn start_server(&mut self, server: usize) {
+        let binary = required_env("ENGAGE_TEST_NATS_SERVER");
+        let routes = self
+            .cluster_ports
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != server)
+            .map(|(_, p)| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let port = self.ports[server];
+        let child = Command::new(binary)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-n", &format!("n{server}")])
+            .args([
+                "--cluster_name",
+                "engage",
+                "--cluster",
+                &format!("nats://127.0.0.1:{}", self.cluster_ports[server]),
+            ])
+            .args(["--routes", &routes, "-sd"])
+            .arg(self.dirs[server].path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        self.children[server] = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(Instant::now() < deadline, "nats-server n{server} did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for server in 0..3 {
+            self.kill(server);
+        }
+    }
+}
+
 /// One engage process.
 pub struct Engage {
     /// The process.

@@ -276,16 +276,24 @@ impl Shared {
 }
 
 impl NatsKvStore {
-    /// Opens (or creates) the bucket `name` (file storage, one value per key) and starts its
-    /// committer.
-    pub async fn open(jetstream: &async_nats::jetstream::Context, name: &str) -> Result<Self, StoreError> {
+    /// Opens (or creates) the bucket `name` (file storage, one value per key, `replicas` copies:
+    /// an existing bucket with another count is changed to it) and starts its committer.
+    pub async fn open(
+        jetstream: &async_nats::jetstream::Context,
+        name: &str,
+        replicas: usize,
+    ) -> Result<Self, StoreError> {
         let bucket = match jetstream.get_key_value(name).await {
-            Ok(bucket) => bucket,
+            Ok(bucket) => {
+                crate::replicas::reconcile(jetstream, &format!("KV_{name}"), replicas).await;
+                bucket
+            }
             Err(_) => jetstream
                 .create_key_value(Config {
                     bucket: name.to_owned(),
                     history: 1,
                     storage: async_nats::jetstream::stream::StorageType::File,
+                    num_replicas: replicas,
                     ..Default::default()
                 })
                 .await
@@ -451,7 +459,7 @@ mod tests {
     async fn nats_kv_store_passes_conformance() {
         let jetstream = jetstream().await;
         let bucket = format!("conformance_{}", std::process::id());
-        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let store = NatsKvStore::open(&jetstream, &bucket, 1).await.expect("bucket");
         crate::store::conformance::run_all(&store).await;
         let _ = jetstream.delete_key_value(&bucket).await;
     }
@@ -466,7 +474,7 @@ mod tests {
     async fn staged_batches_group_and_stay_ordered() {
         let jetstream = jetstream().await;
         let bucket = format!("group_{}", std::process::id());
-        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let store = NatsKvStore::open(&jetstream, &bucket, 1).await.expect("bucket");
         let mut durables = Vec::new();
         for round in 0..200u8 {
             let ledger = format!("ledger{round}");
@@ -500,7 +508,7 @@ mod tests {
             .create_key_value(Config { bucket: bucket.clone(), history: 1, max_value_size: 256, ..Default::default() })
             .await
             .expect("bucket");
-        let store = NatsKvStore::open(jetstream, &bucket).await.expect("bucket");
+        let store = NatsKvStore::open(jetstream, &bucket, 1).await.expect("bucket");
         (bucket, store)
     }
 
@@ -556,7 +564,7 @@ mod tests {
     async fn a_failed_plain_batch_leaves_the_store_healthy() {
         let jetstream = jetstream().await;
         let bucket = format!("plain_{}", std::process::id());
-        let store = NatsKvStore::open(&jetstream, &bucket).await.expect("bucket");
+        let store = NatsKvStore::open(&jetstream, &bucket, 1).await.expect("bucket");
         jetstream.delete_key_value(&bucket).await.unwrap();
         assert!(store.batch(vec![put("a", b"1")]).await.is_err());
         assert!(store.healthy().is_ok());

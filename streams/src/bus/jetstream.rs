@@ -16,6 +16,8 @@ use async_nats::jetstream::stream::{Config, RetentionPolicy, StorageType};
 use async_nats::jetstream::{AckKind, Context};
 use async_nats::HeaderMap;
 use async_trait::async_trait;
+use engage_config::NatsReplicas;
+use engage_storage::replicas::reconcile;
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -42,13 +44,15 @@ pub struct JetStreamBus {
 }
 
 impl JetStreamBus {
-    /// Creates (or reuses) the streams. `retention` is the age after which messages leave the
-    /// stream; `ack_wait` how long a delivered, unacked message waits before redelivery.
+    /// Creates (or reuses) the streams, each with its replica count from `replicas` (an existing
+    /// stream with another count is changed to it). `retention` is the age after which messages
+    /// leave the stream; `ack_wait` how long a delivered, unacked message waits before redelivery.
     pub async fn connect(
         jetstream: Context,
         partitions: u32,
         retention: Duration,
         ack_wait: Duration,
+        replicas: &NatsReplicas,
     ) -> Result<Self, BusError> {
         for (name, subjects) in
             [(ORDERS_STREAM, format!("{ORDERS_PREFIX}.>")), (CHAT_STREAM, "engage.chat.>".to_owned())]
@@ -61,10 +65,12 @@ impl JetStreamBus {
                     max_age: retention,
                     storage: StorageType::File,
                     duplicate_window: Duration::from_secs(120),
+                    num_replicas: replicas.of(name),
                     ..Default::default()
                 })
                 .await
                 .map_err(nats)?;
+            reconcile(&jetstream, name, replicas.of(name)).await;
         }
         // parked events stay until an operator replays or drops them
         jetstream
@@ -74,10 +80,12 @@ impl JetStreamBus {
                 retention: RetentionPolicy::Limits,
                 storage: StorageType::File,
                 duplicate_window: Duration::from_secs(120),
+                num_replicas: replicas.of(DEAD_LETTER_STREAM),
                 ..Default::default()
             })
             .await
             .map_err(nats)?;
+        reconcile(&jetstream, DEAD_LETTER_STREAM, replicas.of(DEAD_LETTER_STREAM)).await;
         Ok(Self { jetstream, partitions: partitions.max(1), ack_wait })
     }
 }

@@ -8,7 +8,8 @@
 #   scripts/bench-orders.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
 #
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
-# "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first run
+# "embedded jetstream") picks the modes (`jetstream-r3`: a three-server cluster on loopback with
+# ENGAGE_NATS_REPLICAS=3, beside `jetstream`, one server); PROFILE_DIR samples engage with perf during the first run
 # of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}. CAPTURE=1 also
 # prints each run's `wire … p99=…`: each POST's own latency (scripts/bench/common.sh, capture_start).
 set -euo pipefail
@@ -52,9 +53,28 @@ run_engage() { # mode run
     pids+=($!); wait_port "$nport"
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
     nats_url="nats://127.0.0.1:$nport"
+  elif [ "$mode" = jetstream-r3 ]; then
+    # three servers routed into one cluster; every stream and bucket with three replicas
+    local cports=() nports=() i routes urls
+    for i in 0 1 2; do nports+=("$(free_port)"); cports+=("$(free_port)"); done
+    routes=$(printf 'nats://127.0.0.1:%s,' "${cports[@]}"); routes=${routes%,}
+    urls=$(printf 'nats://127.0.0.1:%s,' "${nports[@]}"); urls=${urls%,}
+    for i in 0 1 2; do
+      "$nats_bin" -js -a 127.0.0.1 -p "${nports[$i]}" -n "n$i" -sd "$work/nats-r3-$run-$i" \
+        --cluster_name engage --cluster "nats://127.0.0.1:${cports[$i]}" --routes "$routes" >/dev/null 2>&1 &
+      pids+=($!)
+    done
+    for i in 0 1 2; do wait_port "${nports[$i]}"; done
+    env=(ENGAGE_NATS_URL="$urls" ENGAGE_NATS_REPLICAS=3)
+    nats_url="$urls"
   fi
   env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn "$engage_bin" serve >"$work/engage-$mode-$run.log" 2>&1 &
   local pid=$!; pids+=($pid); wait_port "$port"
+  # a cluster elects its JetStream leaders first: wait for /readyz
+  for _ in $(seq 1 600); do
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/readyz', timeout=1)" 2>/dev/null && break
+    sleep 0.1
+  done
   sleep 1
   local profiler=
   if [ -n "${PROFILE_DIR:-}" ] && [ "$run" = 1 ]; then

@@ -170,9 +170,10 @@ impl Application {
             (StoreKind::Scylla, _, _) => {
                 let nodes = settings.scylla_nodes.as_deref().unwrap_or_default();
                 let target = format!("ENGAGE_SCYLLA_NODES={nodes}");
+                let options = scylla_options(&settings);
                 Arc::new(
                     with_retry("scylla", &target, None, connect_timeout, &readiness, || {
-                        ScyllaStore::connect(nodes, &settings.scylla_keyspace, 3)
+                        ScyllaStore::connect(nodes, &settings.scylla_keyspace, &options)
                     })
                     .await?,
                 )
@@ -524,5 +525,19 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = terminate => {},
+    }
+}
+
+/// The ScyllaDB options of the settings, with the day-bucketed tables' TTLs.
+fn scylla_options(settings: &Settings) -> engage_storage::ScyllaOptions {
+    engage_storage::ScyllaOptions {
+        replication: settings.scylla_replication,
+        replication_factor: settings.scylla_replication_factor,
+        read_consistency: settings.scylla_read_consistency,
+        write_consistency: settings.scylla_write_consistency,
+        ttls: engage_actors::tables::DAY_BUCKET_RETENTION_DAYS
+            .iter()
+            .map(|(table, days)| (*table, (*days as i32).saturating_mul(86_400)))
+            .collect(),
     }
 }

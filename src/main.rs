@@ -530,7 +530,10 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
         outln!("embedded mode: the single node owns all {} partitions", settings.partitions);
         return Ok(ExitCode::SUCCESS);
     };
-    let client = async_nats::connect(url).await.map_err(|e| fail(format!("cannot connect to {url}: {e}")))?;
+    let shown = engage_config::redact_url(url);
+    let client = async_nats::connect(engage_config::nats_servers(url))
+        .await
+        .map_err(|e| fail(format!("cannot connect to {shown}: {}", engage_config::redact_in(&e.to_string(), url))))?;
     let jetstream = async_nats::jetstream::new(client);
     // read only: the nodes own the bucket's settings
     let bucket = jetstream.get_key_value(engage_streams::lease::LEASE_BUCKET).await.map_err(|e| {

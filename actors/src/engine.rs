@@ -320,7 +320,7 @@ impl PartitionRunner {
                     tracing::warn!(partition, %error, failed_pulls, "pull failed");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     // after an outage (a server lost, a leader moved) the consumer is opened again
-                    if failed_pulls % 3 == 0 {
+                    if failed_pulls.is_multiple_of(3) {
                         match self.bus.consumer(partition).await {
                             Ok(reopened) => consumer = reopened,
                             Err(error) => tracing::warn!(partition, %error, "cannot reopen the partition consumer"),

@@ -186,6 +186,22 @@ pub fn queued_send(queue: &str, delivery_date: &str, tenant: &str, send_id: &str
     Key::new(CHANNEL_QUEUE, format!("{queue}_{delivery_date}"), join(&[tenant, send_id]).into_bytes())
 }
 
+/// `channel_work`: the work-left marker of a queued send (see [`CHANNEL_WORK`]).
+pub fn channel_work(queue: &str, delivery_date: &str, tenant: &str, send_id: &str) -> Key {
+    Key::new(CHANNEL_WORK, format!("{queue}_{delivery_date}"), join(&[tenant, send_id]).into_bytes())
+}
+
+/// `job_cursors`: whether the sends of queue partition `partition` queued before the work
+/// markers existed were given theirs.
+pub fn channel_work_indexed(partition: &str) -> Key {
+    Key::new(JOB_CURSORS, CHANNEL_WORK, partition.as_bytes().to_vec())
+}
+
+/// `order_refunds`: the refunds of one order sent on their own.
+pub fn order_refunds(tenant: &str, outlet: &str, order_id: &str) -> Key {
+    Key::new(ORDER_REFUNDS, tenant, join(&[outlet, order_id]).into_bytes())
+}
+
 /// `rewards`: a reward of the catalogue.
 pub fn reward(tenant: &str, reward_id: &str) -> Key {
     Key::new(REWARDS, tenant, reward_id.as_bytes())
@@ -219,13 +235,28 @@ pub fn pending_redemption(until: DateTime<Utc>, tenant: &str, order_id: &str) ->
         false => join(&[&due, tenant, order_id]),
         true => join(&[&due, tenant, "order", order_id]),
     };
-    Key::new(PENDING_REDEMPTIONS, "due", clustering.into_bytes())
+    Key::new(PENDING_REDEMPTIONS, due_bucket(until), clustering.into_bytes())
+}
+
+/// The partition the due-time indexes (`pending_redemptions`, `points_expiry`) kept every row in
+/// before they were bucketed by day; the jobs still read what is left in it.
+pub const LEGACY_DUE: &str = "due";
+
+/// The day bucket of a due-time index row: `due|YYYY-MM-DD`, the UTC day it falls due. A job run
+/// reads the buckets from its cursor to today, never every brand's rows of every day.
+pub fn due_bucket(at: DateTime<Utc>) -> String {
+    join(&[LEGACY_DUE, &at.format("%Y-%m-%d").to_string()])
+}
+
+/// `job_cursors`: the oldest day bucket of a due-time index that may still hold rows.
+pub fn due_cursor(table: &str) -> Key {
+    Key::new(JOB_CURSORS, table, b"oldest_day".to_vec())
 }
 
 /// `pending_redemptions`: the revoke job's index row of a pending POS coupon use.
 pub fn pending_coupon_use(until: DateTime<Utc>, tenant: &str, code: &str) -> Key {
     let last = format!("{COUPON_PREFIX}{code}");
-    Key::new(PENDING_REDEMPTIONS, "due", join(&[&instant_key(until), tenant, &last]).into_bytes())
+    Key::new(PENDING_REDEMPTIONS, due_bucket(until), join(&[&instant_key(until), tenant, &last]).into_bytes())
 }
 
 /// `loyalty_rules`: the brand's rules.
@@ -258,7 +289,7 @@ pub fn loyalty_daily_partition(tenant: &str, ist_day: &str) -> String {
 
 /// `points_expiry`: the expiry job's index row of a customer's lot.
 pub fn points_expiry(expires_at: DateTime<Utc>, tenant: &str, phone: &str) -> Key {
-    Key::new(POINTS_EXPIRY, "due", join(&[&instant_key(expires_at), tenant, phone]).into_bytes())
+    Key::new(POINTS_EXPIRY, due_bucket(expires_at), join(&[&instant_key(expires_at), tenant, phone]).into_bytes())
 }
 
 /// `campaign_journeys`: a brand's journey configuration.
@@ -321,8 +352,23 @@ pub fn open_cart(tenant: &str, outlet: &str, order_id: &str) -> Key {
     // `tenant|outlet/order_id` as it always was, the first two parts escaped for `/` as well: the
     // order id, last, runs to the end
     let special = [ESCAPE, SEPARATOR, '/'];
+    let partition = open_carts_partition(tenant);
     let (tenant, outlet) = (escape_chars(tenant, &special), escape_chars(outlet, &special));
-    Key::new(OPEN_CARTS, "all", format!("{tenant}{SEPARATOR}{outlet}/{order_id}").into_bytes())
+    Key::new(OPEN_CARTS, partition, format!("{tenant}{SEPARATOR}{outlet}/{order_id}").into_bytes())
+}
+
+/// The brand's partition of `open_carts` (its own carts only).
+pub fn open_carts_partition(tenant: &str) -> String {
+    join(&["brand", tenant])
+}
+
+/// The partition `open_carts` kept every brand's carts in before each brand had its own; the
+/// abandoned-cart job moves what is left there into the brands' partitions.
+pub const LEGACY_OPEN_CARTS: &str = "all";
+
+/// `cart_brands`: a brand that indexed a cart (the abandoned-cart job asks each).
+pub fn cart_brand(tenant: &str) -> Key {
+    Key::new(CART_BRANDS, "all", tenant.as_bytes().to_vec())
 }
 
 /// `campaign_tags`: a brand's campaign tag.
@@ -442,9 +488,24 @@ pub fn review_marker(tenant: &str, store: &str) -> Key {
     Key::new(REVIEW_MARKERS, tenant, store.as_bytes())
 }
 
-/// `legacy_feedback_sms`: a legacy feedback SMS (a gateway URL to GET).
-pub fn legacy_sms(tenant: &str, id: &str) -> Key {
-    Key::new(LEGACY_FEEDBACK_SMS, "all", join(&[tenant, id]).into_bytes())
+/// `legacy_feedback_sms`: a legacy feedback SMS (a gateway URL to GET), in its brand's `pending`
+/// partition while the drain may still call it, in its `done` partition once sent or given up.
+pub fn legacy_sms(tenant: &str, id: &str, pending: bool) -> Key {
+    Key::new(LEGACY_FEEDBACK_SMS, legacy_sms_partition(tenant, pending), join(&[tenant, id]).into_bytes())
+}
+
+/// The brand's partition of `legacy_feedback_sms` for rows still to call (`pending`) or settled.
+pub fn legacy_sms_partition(tenant: &str, pending: bool) -> String {
+    join(&[if pending { "pending" } else { "done" }, tenant])
+}
+
+/// The partition `legacy_feedback_sms` kept every brand's rows in before; the drain moves what is
+/// left there into the brands' partitions.
+pub const LEGACY_SMS_ALL: &str = "all";
+
+/// `legacy_sms_brands`: a brand that queued a legacy feedback SMS (the drain reads each).
+pub fn legacy_sms_brand(tenant: &str) -> Key {
+    Key::new(LEGACY_SMS_BRANDS, "all", tenant.as_bytes().to_vec())
 }
 
 /// `stats_days`: the rollup of one scope (an outlet, or `*` for the brand) on one IST day.

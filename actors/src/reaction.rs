@@ -33,6 +33,9 @@ pub struct OrderEvent<'a> {
     pub received: DateTime<Utc>,
     /// What applying it to the customer did.
     pub applied: Applied,
+    /// What the customer counted for this order before (an update's previous version), to see
+    /// what a refund takes back.
+    pub before: Option<crate::domain::customer::Contribution>,
     /// The status its queue record is written with (a reaction that completes the record's
     /// processing, as the bill generation does, raises it).
     pub queue_status: std::sync::atomic::AtomicU8,
@@ -44,6 +47,12 @@ impl OrderEvent<'_> {
     /// A new order or a newer version of one (not a replay).
     pub fn changed(&self) -> bool {
         matches!(self.applied, Applied::New | Applied::Updated)
+    }
+
+    /// This version cancels or refunds, as a whole, an order that counted before (or arrives
+    /// cancelled): what it caused is taken back.
+    pub fn voids(&self) -> bool {
+        self.changed() && self.facts.void && self.before.as_ref().is_none_or(|before| !before.void)
     }
 }
 

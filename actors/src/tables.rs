@@ -6,6 +6,9 @@
 pub const CUSTOMERS: &str = "customers";
 /// `orders`.
 pub const ORDERS: &str = "orders";
+/// `order_refunds`: partition tenant, clustering `outlet|orderId`: the refunds sent on their own
+/// (`/integration/v1/order/refund`), by refund id: an amount or `"whole"`.
+pub const ORDER_REFUNDS: &str = "order_refunds";
 /// `crm_queue`.
 pub const CRM_QUEUE: &str = "crm_queue";
 /// `businesses`.
@@ -26,6 +29,10 @@ pub const WALLET_TXNS: &str = "wallet_txns";
 pub const WALLET_REFS: &str = "wallet_refs";
 /// `channel_queue`: partition `<sms|chat|push>_queue_<YYYYMMDD>`, clustering `tenant|send id`.
 pub const CHANNEL_QUEUE: &str = "channel_queue";
+/// `channel_work`: partition `<sms|chat|push>_queue_<YYYYMMDD>`, clustering `tenant|send id`: the
+/// queued sends a drain or the chat refund job still has to act on (pending, or a failed chat
+/// send not refunded), so their runs read the work left, not the day's every send.
+pub const CHANNEL_WORK: &str = "channel_work";
 /// `rewards`: partition tenant, clustering reward id: the brand's catalogue.
 pub const REWARDS: &str = "rewards";
 /// `pending_coupons`: partition tenant, clustering order id: the coupon waiting for that order.
@@ -37,8 +44,9 @@ pub const COUPONS: &str = "coupons";
 pub const OTPS: &str = "loyalty_otps";
 /// `loyalty_redemptions`: partition `tenant|phone`, clustering order id.
 pub const REDEMPTIONS: &str = "loyalty_redemptions";
-/// `pending_redemptions`: partition `due`, clustering `expires_at|tenant|order id`: POS
-/// redemptions waiting for their order, in the order the revoke job needs them.
+/// `pending_redemptions`: partition `due|<UTC day of expires_at>` (`due` for rows from before the
+/// day buckets), clustering `expires_at|tenant|order id`: POS redemptions waiting for their order,
+/// in the order the revoke job needs them.
 pub const PENDING_REDEMPTIONS: &str = "pending_redemptions";
 /// `loyalty_rules`: partition tenant, clustering `rules`.
 pub const LOYALTY_RULES: &str = "loyalty_rules";
@@ -49,8 +57,9 @@ pub const LOYALTY_LEDGER: &str = "loyalty_ledger";
 /// copy of each ledger entry's kind and points under its day, so a day-wise report reads one
 /// partition per day. Keyed like the ledger row, so a retried write replaces itself.
 pub const LOYALTY_DAILY: &str = "loyalty_daily";
-/// `points_expiry`: partition `due`, clustering `expires_at|tenant|phone`: who holds points that
-/// expire when, in the order the expiry job needs them.
+/// `points_expiry`: partition `due|<UTC day of expires_at>` (`due` before the day buckets),
+/// clustering `expires_at|tenant|phone`: who holds points that expire when, in the order the
+/// expiry job needs them.
 pub const POINTS_EXPIRY: &str = "points_expiry";
 
 /// `wallet_pricing`: partition tenant, clustering `pricing`: the brand's price table.
@@ -70,8 +79,11 @@ pub const JOURNEY_RUNS: &str = "journey_runs";
 pub const JOURNEY_SETTINGS: &str = "journey_settings";
 /// `campaign_tags`: partition tenant, clustering tag id: the brand's campaign tags.
 pub const CAMPAIGN_TAGS: &str = "campaign_tags";
-/// `open_carts`: partition `all`, clustering `tenant|outlet/orderId`: carts that may be abandoned.
+/// `open_carts`: partition `brand|<tenant>` (`all` for carts from before each brand had its own),
+/// clustering `tenant|outlet/orderId`: carts that may be abandoned.
 pub const OPEN_CARTS: &str = "open_carts";
+/// `cart_brands`: partition `all`, clustering tenant: brands that indexed a cart.
+pub const CART_BRANDS: &str = "cart_brands";
 /// `auto_campaign_roi`: partition `tenant|journey`, clustering `day|mode`: attributed ROI.
 pub const CAMPAIGN_ROI: &str = "auto_campaign_roi";
 /// `bulk_campaigns`: partition tenant, clustering the campaign id (12 digits): bulk campaigns.
@@ -128,5 +140,28 @@ pub const STATS_DAYS: &str = "stats_days";
 pub const STATS_SPECIAL_DAYS: &str = "stats_special_days";
 /// `access_settings`: partition tenant, clustering the setting's name (`open_routes`).
 pub const ACCESS_SETTINGS: &str = "access_settings";
-/// `legacy_feedback_sms`: partition `all`, clustering `tenant|id`.
+/// `legacy_feedback_sms`: partition `pending|<tenant>` (still to call) or `done|<tenant>` (sent
+/// or given up; `all` for rows from before), clustering `tenant|id`.
 pub const LEGACY_FEEDBACK_SMS: &str = "legacy_feedback_sms";
+/// `legacy_sms_brands`: partition `all`, clustering tenant: brands that queued a legacy SMS.
+pub const LEGACY_SMS_BRANDS: &str = "legacy_sms_brands";
+
+/// `job_cursors`: partition a due-time index's table name, clustering `oldest_day`: the oldest
+/// day bucket its job still reads.
+pub const JOB_CURSORS: &str = "job_cursors";
+
+/// How long rows of the day-bucketed tables (a day in the partition key) are kept after their
+/// last write, in days: on ScyllaDB as a TTL on each write (`docs/scylla.md`). Longer than any
+/// job, report or replay reads back.
+pub const DAY_BUCKET_RETENTION_DAYS: &[(&str, u32)] = &[
+    // the durable order queue: bill generation reads the day, replays a few days
+    (CRM_QUEUE, 35),
+    // the per-date channel queues: drains read yesterday and today, the chat refund job a week
+    (CHANNEL_QUEUE, 35),
+    // their work-left markers: a marker outliving its queue row is read as stale and removed
+    (CHANNEL_WORK, 35),
+    // day-wise loyalty reports reach back a year
+    (LOYALTY_DAILY, 400),
+    // skipped bills: the daily bill report and a quarter of look-back
+    (BILL_SKIPS, 90),
+];

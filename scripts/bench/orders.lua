@@ -13,6 +13,8 @@ function init(args)
   run = os.getenv("RUN_ID") or "0"
   new_customers = os.getenv("NEW_CUSTOMERS") == "1"
   block = tonumber(os.getenv("CUSTOMER_BLOCK") or "0")
+  -- REFUND=1: the same orders again, refunded as a whole (scripts/bench-refunds.sh)
+  status = os.getenv("REFUND") == "1" and ',"status":3' or ''
 end
 function request()
   counter = counter + 1
@@ -23,7 +25,7 @@ function request()
 end
 function order(brand, phone)
   local body = string.format(
-    '{"parentBusinessId":"%s","businessId":"o1","orderId":"%s-%d-%d","customer":{"name":"Bench","phone":"%s"},"amount":%d.5,"orderTime":"2026-11-21 10:00:00"}',
-    brand, run, tid, counter, phone, counter % 500)
+    '{"parentBusinessId":"%s","businessId":"o1","orderId":"%s-%d-%d","customer":{"name":"Bench","phone":"%s"},"amount":%d.5,"orderTime":"2026-11-21 10:00:00"%s}',
+    brand, run, tid, counter, phone, counter % 500, status)
   return wrk.format("POST", "/injestion/platform", {["Content-Type"] = "application/json"}, body)
 end

@@ -13,4 +13,4 @@ pub mod logs;
 pub mod replicas;
 pub mod store;
 
-pub use store::{Durable, EmbeddedStore, NatsKvStore, Row, ScyllaStore, Store, StoreError, WriteOp};
+pub use store::{Durable, EmbeddedStore, NatsKvStore, Row, ScyllaOptions, ScyllaStore, Store, StoreError, WriteOp};

@@ -23,6 +23,8 @@ pub enum EventKind {
     MerchantData,
     /// `/sync/crm/token`.
     CrmToken,
+    /// `/integration/v1/order/refund`: a refund of an order, by refund id.
+    Refund,
 }
 
 /// One ingestion event on the bus.

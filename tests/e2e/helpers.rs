@@ -164,6 +164,12 @@ pub fn due_today_ist(delay: chrono::Duration) -> bool {
     (now + delay).with_timezone(&ist).date_naive() == now.with_timezone(&ist).date_naive()
 }
 
+/// `now`'s IST day as `YYYYMMDD` (the channel queues' partition names).
+pub fn ist_day_compact(now: chrono::DateTime<chrono::Utc>) -> String {
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    now.with_timezone(&ist).format("%Y%m%d").to_string()
+}
+
 /// Creates a token of `kind` for brand `parent` (limited to outlet `business` when given; an app
 /// token's `business` is its customer) through the loopback admin route, with the app's admin key.
 pub async fn token_for(app: &TestApp, kind: &str, parent: &str, business: Option<&str>) -> String {

@@ -148,7 +148,7 @@ async fn the_readme_cluster_lines_pasted_into_a_shell_give_a_working_two_node_cl
         std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     let mut entries = entries;
     entries.sort();
-    assert_eq!(entries, ["data", "nats"], "{entries:?}");
+    assert_eq!(entries, ["data", "nats1", "nats2", "nats3"], "{entries:?}");
     let owner = std::fs::read_to_string(work.join("data/engage.owner")).unwrap();
     assert!(owner.contains("role ingress"), "{owner}");
 }

@@ -303,7 +303,16 @@ impl OrderReaction for EarnPoints {
         if order.changed() {
             let key = facts.key();
             let before = customer.orders.get(&key).map_or(0, |c| c.points);
-            let mut after = rules.points_for(facts.amount);
+            // what is given back earns nothing (a whole refund: nothing at all)
+            let mut after = rules.points_for(facts.net());
+            if order.voids() {
+                // the earn it counted against the velocity limit is taken back too
+                if let Some(at) =
+                    order.before.as_ref().and_then(|b| b.version.split('|').next()).and_then(parse_instant)
+                {
+                    crate::domain::fraud::unrecord(&mut customer.velocity, TXN_EARN, at);
+                }
+            }
             if order.applied == Applied::New && after > 0 {
                 let limits = velocity(brand).await?;
                 let already =
@@ -328,7 +337,11 @@ impl OrderReaction for EarnPoints {
                     customer,
                     Draft {
                         txn_id: format!("E-{}", &envelope.id[..envelope.id.len().min(16)]),
-                        kind: if order.applied == Applied::New { "earn" } else { "adjust" },
+                        kind: match (order.applied, facts.has_refund() && delta < 0) {
+                            (Applied::New, _) => "earn",
+                            (_, true) => "clawback",
+                            _ => "adjust",
+                        },
                         points: delta,
                         order_id: Some(facts.order_id.clone()),
                         outlet_id: Some(facts.business_id.clone()),
@@ -339,9 +352,43 @@ impl OrderReaction for EarnPoints {
             }
         }
         let orders = u32::try_from(customer.total_orders()).unwrap_or(u32::MAX);
+        // a refund that takes the customer below a milestone takes its bonus back (as far as the
+        // balance goes) and lets it be reached again
+        let lost: Vec<_> = rules
+            .milestones
+            .iter()
+            .filter(|m| m.orders > orders && customer.milestones_awarded.contains(&m.orders))
+            .cloned()
+            .collect();
+        for milestone in lost {
+            customer.milestones_awarded.remove(&milestone.orders);
+            let points = milestone.bonus_points.min(customer.loyalty_points);
+            if points > 0 {
+                let txn_id = format!(
+                    "BC-{}",
+                    digest(&[&brand.tenant, &customer.phone, &milestone.orders.to_string(), &envelope.id])
+                );
+                ops.extend(ledger::entry(
+                    &brand.tenant,
+                    customer,
+                    Draft {
+                        txn_id,
+                        kind: "clawback",
+                        points: -points,
+                        order_id: Some(facts.order_id.clone()),
+                        outlet_id: Some(facts.business_id.clone()),
+                        at: received,
+                        lots: LotEffect::Consume,
+                    },
+                ));
+            }
+        }
         for milestone in rules.milestones_reached(orders, &customer.milestones_awarded) {
             customer.milestones_awarded.insert(milestone.orders);
-            let txn_id = format!("B-{}", digest(&[&brand.tenant, &customer.phone, &milestone.orders.to_string()]));
+            // reached again after a refund took it back: a new entry
+            let again = customer.ledger_seq.to_string();
+            let txn_id =
+                format!("B-{}", digest(&[&brand.tenant, &customer.phone, &milestone.orders.to_string(), &again]));
             ops.extend(ledger::entry(
                 &brand.tenant,
                 customer,

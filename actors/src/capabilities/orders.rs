@@ -52,19 +52,37 @@ async fn apply_order(
     }
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
-    // the customer's row (unless cached) and every row a reaction will read, in one go
+    // the customer's row (unless cached), the order's refunds sent on their own, and every row a
+    // reaction will read, in one go
+    let refunds_key = keys::order_refunds(&brand.tenant, &facts.business_id, &facts.order_id);
     let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(&brand.tenant, facts)).collect();
+    reads.push(refunds_key.clone());
     if !brand.has_cached_customer(&facts.phone) {
         reads.push(keys::customer(&brand.tenant, &facts.phone));
     }
     brand.read_ahead(reads).await?;
+    let recorded: Option<serde_json::Map<String, Value>> = brand.get(&refunds_key).await?;
+    let merged = recorded.filter(|r| !r.is_empty()).and_then(|recorded| {
+        let mut payload = envelope.payload.clone();
+        let fields = payload.as_object_mut()?;
+        // the refunds the payload names already (a refund being applied now) and the recorded ones
+        let mut refunds = fields.get("refunds").and_then(Value::as_object).cloned().unwrap_or_default();
+        for (id, amount) in recorded {
+            refunds.entry(id).or_insert(amount);
+        }
+        fields.insert("refunds".to_owned(), Value::Object(refunds));
+        OrderFacts::from_payload(&payload).ok()
+    });
+    let facts = merged.as_ref().unwrap_or(facts);
     let mut customer = brand.customer_or_new(&facts.phone, now).await?;
+    let before = customer.orders.get(&facts.key()).cloned();
     let applied = customer.apply_order(facts, version);
     let event = OrderEvent {
         facts,
         envelope,
         received,
         applied,
+        before,
         queue_status: STATUS_PROCESSED.into(),
         order_row: Default::default(),
     };
@@ -87,6 +105,85 @@ async fn apply_order(
     Ok(customer)
 }
 
+/// A refund sent on its own (`/integration/v1/order/refund`).
+struct RefundRequest {
+    business_id: String,
+    order_id: String,
+    refund_id: String,
+    /// What it gives back: an amount, or the whole order.
+    amount: Value,
+}
+
+impl RefundRequest {
+    fn from_payload(payload: &Value) -> Result<Self, String> {
+        let text = |name: &str| match payload.get(name) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let (Some(business_id), Some(order_id), Some(refund_id)) =
+            (text("businessId"), text("orderId"), text("refundId"))
+        else {
+            return Err("businessId, orderId and refundId are required".to_owned());
+        };
+        let items: rust_decimal::Decimal = payload
+            .get("returnedItems")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|i| {
+                        let qty =
+                            i.get("qty").and_then(crate::domain::order::decimal).unwrap_or(rust_decimal::Decimal::ONE);
+                        (qty * i.get("price").and_then(crate::domain::order::decimal).unwrap_or_default())
+                            .max(rust_decimal::Decimal::ZERO)
+                    })
+                    .sum()
+            })
+            .unwrap_or_default();
+        let amount = match payload.get("amount").and_then(crate::domain::order::decimal) {
+            Some(amount) if amount > rust_decimal::Decimal::ZERO => json!(amount),
+            _ if items > rust_decimal::Decimal::ZERO => json!(items),
+            _ => json!(crate::domain::order::WHOLE),
+        };
+        Ok(Self { business_id, order_id, refund_id, amount })
+    }
+}
+
+/// Records a refund sent on its own, by its id (the same id again changes nothing), and applies
+/// the order again with it when the order is known (its stored payload, as a newer version); an
+/// order not seen yet takes it when it arrives.
+async fn apply_refund(
+    brand: &mut Brand,
+    reactions: &Reactions,
+    envelope: &Envelope,
+    request: &RefundRequest,
+    version: &str,
+    ops: &mut Vec<WriteOp>,
+    status: &mut u8,
+) -> Result<Option<Customer>, StoreError> {
+    let key = keys::order_refunds(&brand.tenant, &request.business_id, &request.order_id);
+    let mut refunds: serde_json::Map<String, Value> = brand.get(&key).await?.unwrap_or_default();
+    if refunds.contains_key(&request.refund_id) {
+        return Ok(None);
+    }
+    refunds.insert(request.refund_id.clone(), request.amount.clone());
+    ops.push(key.put(&refunds));
+    let row: Option<Value> = brand.get(&keys::order(&brand.tenant, &request.business_id, &request.order_id)).await?;
+    let row_source = row.as_ref().and_then(|r| r["source"].as_u64()).and_then(|s| u8::try_from(s).ok());
+    let Some(mut order_payload) = row.and_then(|mut row| row.get_mut("payload").map(Value::take)) else {
+        return Ok(None);
+    };
+    if let Some(payload) = order_payload.as_object_mut() {
+        payload.insert("refunds".to_owned(), Value::Object(refunds));
+    }
+    let Ok(facts) = OrderFacts::from_payload(&order_payload) else { return Ok(None) };
+    // the order keeps its own source (a bill, the stats' source figures)
+    let source_id = row_source.unwrap_or(envelope.source_id);
+    let order = Envelope { kind: EventKind::Order, payload: order_payload, source_id, ..envelope.clone() };
+    apply_order(brand, reactions, &order, &facts, version, ops, status).await.map(Some)
+}
+
 /// A cart (`status` 0): the customer is known (a new one is created) but nothing is counted; a
 /// cart that may be abandoned (total over 1, placed in an app or on the website) is indexed for
 /// the `abandoned_cart` job, keyed by brand and order, so a later copy of the cart replaces its
@@ -103,7 +200,7 @@ async fn open_cart(
     }
     let abandonable = facts.amount > rust_decimal::Decimal::ONE
         && facts.os.as_deref().is_some_and(|os| CART_SOURCES.contains(&os))
-        && !customer.orders.contains_key(&facts.key());
+        && customer.orders.get(&facts.key()).is_none_or(|c| c.void);
     if abandonable {
         let cart = OpenCart {
             tenant: brand.tenant.clone(),
@@ -114,6 +211,7 @@ async fn open_cart(
             updated_at: received,
         };
         ops.push(cart.key().put(&cart));
+        ops.push(keys::cart_brand(&brand.tenant).put(&serde_json::json!({})));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => "cart").increment(1);
     Ok(customer)
@@ -148,6 +246,14 @@ pub async fn apply(
                 touched = Some(applied?);
             }
             Err(not_an_order) => error = Some(not_an_order.to_string()),
+        },
+        EventKind::Refund => match RefundRequest::from_payload(&envelope.payload) {
+            Ok(request) => {
+                let applied = apply_refund(brand, reactions, envelope, &request, &version, &mut ops, &mut status).await;
+                brand.end_read_ahead();
+                touched = applied?;
+            }
+            Err(not_a_refund) => error = Some(not_a_refund),
         },
         EventKind::Customer => match text("phone") {
             Some(phone) => {

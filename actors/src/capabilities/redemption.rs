@@ -242,29 +242,7 @@ async fn revoke(
         }
         return Ok(Revoked::not(if due { "final" } else { "not due" }));
     }
-    // revert: the points come back into the lots they came from, the redemption's ledger row is
-    // marked status 2
-    let mut restore = Vec::new();
-    if let Some(mut row) = ledger::row(brand, phone, redemption.ledger_seq).await? {
-        row.status = 2;
-        restore = row.lots.clone();
-        ops.push(keys::ledger(&brand.tenant, phone, redemption.ledger_seq).put(&row));
-    }
-    ops.extend(ledger::entry(
-        &brand.tenant,
-        &mut customer,
-        Draft {
-            txn_id: format!("V-{}", digest(&[&brand.tenant, phone, order_id])),
-            kind: "revoke",
-            points: redemption.points,
-            order_id: Some(order_id.to_owned()),
-            outlet_id: None,
-            at: clock,
-            lots: LotEffect::Restore(restore),
-        },
-    ));
-    ops.push(keys::redemption(&brand.tenant, phone, order_id).delete());
-    ops.extend(index.map(keys::Key::delete));
+    revert(brand, &mut customer, order_id, &redemption, clock, &mut ops).await?;
     let balance = customer.loyalty_points;
     brand.commit_customer(ops, customer).await?;
     metrics::counter!("engage_redemptions_reverted_total").increment(1);
@@ -276,7 +254,46 @@ async fn revoke(
     })
 }
 
-/// Order reaction: a POS redemption waiting for this order is final now.
+/// Reverts `redemption` of `order_id` into `ops`: the points come back into the lots they came
+/// from, the redemption's ledger row is marked status 2, the redemption and its revoke-job index
+/// row go.
+async fn revert(
+    brand: &mut Brand,
+    customer: &mut Customer,
+    order_id: &str,
+    redemption: &Redemption,
+    clock: DateTime<Utc>,
+    ops: &mut Vec<WriteOp>,
+) -> Result<(), StoreError> {
+    let phone = customer.phone.clone();
+    let mut restore = Vec::new();
+    if let Some(mut row) = ledger::row(brand, &phone, redemption.ledger_seq).await? {
+        row.status = 2;
+        restore = row.lots.clone();
+        ops.push(keys::ledger(&brand.tenant, &phone, redemption.ledger_seq).put(&row));
+    }
+    ops.extend(ledger::entry(
+        &brand.tenant,
+        customer,
+        Draft {
+            txn_id: format!("V-{}", digest(&[&brand.tenant, &phone, order_id])),
+            kind: "revoke",
+            points: redemption.points,
+            order_id: Some(order_id.to_owned()),
+            outlet_id: None,
+            at: clock,
+            lots: LotEffect::Restore(restore),
+        },
+    ));
+    ops.push(keys::redemption(&brand.tenant, &phone, order_id).delete());
+    if let Some(until) = redemption.pending_until {
+        ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
+    }
+    Ok(())
+}
+
+/// Order reaction: a POS redemption waiting for this order is final now; when the order arrives
+/// cancelled or refunded as a whole, the redemption is reverted instead (the points come back).
 pub struct ConfirmPendingRedemption;
 
 #[async_trait]
@@ -298,6 +315,11 @@ impl OrderReaction for ConfirmPendingRedemption {
     ) -> Result<(), StoreError> {
         let order_id = &order.facts.order_id;
         if let Some(mut redemption) = committed(brand, customer, order_id).await? {
+            if redemption.pending_until.is_some() && order.voids() {
+                revert(brand, customer, order_id, &redemption, order.received, ops).await?;
+                metrics::counter!("engage_redemptions_reverted_total").increment(1);
+                return Ok(());
+            }
             if let Some(until) = redemption.pending_until.take() {
                 ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
                 ops.push(put(brand, &customer.phone, order_id, &redemption));

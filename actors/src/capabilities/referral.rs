@@ -61,16 +61,20 @@ impl OrderReaction for RewardReferral {
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
-        if order.applied != Applied::New {
+        if order.voids() && customer.referral_order.as_deref() == Some(order.facts.key().as_str()) {
+            return take_back(brand, order, customer, ops).await;
+        }
+        if order.applied != Applied::New || order.facts.void {
             return Ok(());
         }
         let rules = rules(brand).await?;
         let program = &rules.referral;
         let Some(referrer_phone) = customer.referred_by.clone() else { return Ok(()) };
-        if !program.enabled || customer.referral_rewarded || order.facts.amount < program.min_order_amount {
+        if !program.enabled || customer.referral_rewarded || order.facts.net() < program.min_order_amount {
             return Ok(());
         }
         customer.referral_rewarded = true;
+        customer.referral_order = Some(order.facts.key());
         let expires = end_of_ist_day_after(order.received, rules.points_expiry_days);
         let (tenant, referee) = (brand.tenant.clone(), customer.phone.clone());
         let draft = |phone: &str, points| Draft {
@@ -103,4 +107,45 @@ impl OrderReaction for RewardReferral {
         }
         Ok(())
     }
+}
+
+/// The order that earned the referral was refunded as a whole: the referee's and the referrer's
+/// referral points go back (each as far as their balance goes), and the referral may be earned
+/// again by a later order.
+async fn take_back(
+    brand: &mut Brand,
+    order: &OrderEvent<'_>,
+    customer: &mut Customer,
+    ops: &mut Vec<WriteOp>,
+) -> Result<(), StoreError> {
+    let program = rules(brand).await?.referral;
+    let (tenant, referee) = (brand.tenant.clone(), customer.phone.clone());
+    let draft = |phone: &str, points: i64| Draft {
+        txn_id: format!("RFC-{}", digest(&[&tenant, phone, &referee, &order.envelope.id])),
+        kind: "clawback",
+        points: -points,
+        order_id: Some(order.facts.order_id.clone()),
+        outlet_id: Some(order.facts.business_id.clone()),
+        at: order.received,
+        lots: LotEffect::Consume,
+    };
+    if let Some(referrer_phone) = customer.referred_by.clone() {
+        if let Some(mut referrer) = brand.customer(&referrer_phone).await? {
+            if referrer.referrals_rewarded.remove(&referee) {
+                let points = program.referrer_points.min(referrer.loyalty_points);
+                if points > 0 {
+                    ops.extend(ledger::entry(&tenant, &mut referrer, draft(&referrer_phone, points)));
+                }
+                ops.push(brand.put_customer(&referrer));
+                brand.forget_customer(&referrer_phone);
+            }
+        }
+    }
+    let points = program.referee_points.min(customer.loyalty_points);
+    if points > 0 {
+        ops.extend(ledger::entry(&tenant, customer, draft(&referee, points)));
+    }
+    customer.referral_rewarded = false;
+    customer.referral_order = None;
+    Ok(())
 }

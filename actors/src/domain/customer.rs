@@ -28,6 +28,13 @@ pub struct Contribution {
     /// Loyalty points this order earned.
     #[serde(default, skip_serializing_if = "super::is_default")]
     pub points: i64,
+    /// Cancelled or refunded as a whole: kept (so a replay or an older copy is recognised) but
+    /// not counted as an order; its `amount` is 0.
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub void: bool,
+    /// What was given back on it (the whole amount when void).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
+    pub refunded: Decimal,
 }
 
 /// Most orders a customer's row keeps one by one ([`Customer::orders`]); older ones are folded
@@ -128,6 +135,10 @@ pub struct Customer {
     /// Whether this customer's referral was rewarded (their first qualifying order came).
     #[serde(default, skip_serializing_if = "super::is_default")]
     pub referral_rewarded: bool,
+    /// The order (`outlet/orderId`) whose referral reward was paid: refunded as a whole, the
+    /// reward is taken back and a later order may earn it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referral_order: Option<String>,
     /// Customers this one referred whose referral rewarded this one.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub referrals_rewarded: std::collections::BTreeSet<String>,
@@ -176,7 +187,8 @@ impl Customer {
 
     /// Lifetime orders (LTO), the folded ones included.
     pub fn total_orders(&self) -> usize {
-        self.orders.len().saturating_add(usize::try_from(self.folded.orders).unwrap_or(usize::MAX))
+        let counted = self.orders.values().filter(|c| !c.void).count();
+        counted.saturating_add(usize::try_from(self.folded.orders).unwrap_or(usize::MAX))
     }
 
     /// Average order value (AOV), rounded to 2 decimals; 0 without orders.
@@ -189,7 +201,7 @@ impl Customer {
 
     /// The latest `orderTime` among the counted orders.
     pub fn last_order(&self) -> Option<&str> {
-        self.orders.values().filter_map(|c| c.order_time.as_deref()).max()
+        self.orders.values().filter(|c| !c.void).filter_map(|c| c.order_time.as_deref()).max()
     }
 
     /// The customer's outlet: their latest order's (by `orderTime`; the last-keyed order when
@@ -210,16 +222,23 @@ impl Customer {
         }
         let points = self.orders.get(&facts.key()).map_or(0, |c| c.points);
         let contribution = Contribution {
-            amount: facts.amount,
+            amount: facts.net(),
             version: version.to_owned(),
             order_time: facts.order_time.clone(),
             points,
+            void: facts.void,
+            refunded: facts.refunded,
         };
         let applied = match self.orders.get_mut(&facts.key()) {
             None => Applied::New,
             Some(existing) if existing.version == version => return Applied::Unchanged,
             Some(existing) if existing.version.as_str() > version => return Applied::Stale,
-            Some(existing) if existing.amount == facts.amount && existing.order_time == facts.order_time => {
+            Some(existing)
+                if existing.amount == contribution.amount
+                    && existing.void == contribution.void
+                    && existing.refunded == contribution.refunded
+                    && existing.order_time == facts.order_time =>
+            {
                 // a newer copy of the same content: remember the version, totals stay
                 existing.version = version.to_owned();
                 return Applied::Unchanged;
@@ -245,7 +264,7 @@ impl Customer {
                 return;
             };
             if let Some(folded) = self.orders.remove(&oldest) {
-                self.folded.orders += 1;
+                self.folded.orders += u64::from(!folded.void);
                 self.folded.amount += folded.amount;
             }
         }
@@ -318,7 +337,27 @@ mod tests {
             order_time: Some(time.into()),
             status: None,
             os: None,
+            refunded: Decimal::ZERO,
+            void: false,
         }
+    }
+
+    #[test]
+    fn a_refund_takes_the_order_out_of_every_total() {
+        let now = Utc::now();
+        let mut customer = Customer::new("9876543210", now);
+        customer.apply_order(&order("1", "100", "2026-11-21 10:00:00"), "v1");
+        customer.apply_order(&order("2", "50", "2026-11-22 10:00:00"), "v1");
+        let returned = OrderFacts { refunded: Decimal::from(30), ..order("1", "100", "2026-11-21 10:00:00") };
+        assert_eq!(customer.apply_order(&returned, "v2"), Applied::Updated);
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (2, Decimal::from(120)));
+        let void = OrderFacts { refunded: Decimal::from(50), void: true, ..order("2", "50", "2026-11-22 10:00:00") };
+        assert_eq!(customer.apply_order(&void, "v2"), Applied::Updated);
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (1, Decimal::from(70)));
+        assert_eq!(customer.last_order(), Some("2026-11-21 10:00:00"), "a void order is no last order");
+        assert_eq!(customer.average_order_value(), Decimal::from(70));
+        // the same refund again changes nothing
+        assert_eq!(customer.apply_order(&void, "v2"), Applied::Unchanged);
     }
 
     #[test]

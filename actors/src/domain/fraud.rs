@@ -88,6 +88,20 @@ pub fn count_in_period(counters: &Counters, txn_type: u8, period: Period, now: D
     counters.get(&counter_key(txn_type, period, now)).copied().unwrap_or(0)
 }
 
+/// Takes back one transaction of `txn_type` counted at `at` (a refunded order's earn), in every
+/// period whose bucket is still kept; a count never goes below zero.
+pub fn unrecord(counters: &mut Counters, txn_type: u8, at: DateTime<Utc>) {
+    for period in [Period::Hour, Period::Day, Period::Week] {
+        let key = counter_key(txn_type, period, at);
+        if let Some(count) = counters.get_mut(&key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                counters.remove(&key);
+            }
+        }
+    }
+}
+
 /// Counts one transaction of `txn_type` at `at` in every period, and drops buckets older than
 /// `at`'s.
 pub fn record(counters: &mut Counters, txn_type: u8, at: DateTime<Utc>) {

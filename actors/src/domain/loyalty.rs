@@ -248,6 +248,8 @@ pub struct DayFigures {
     pub points_restored: i64,
     /// Expired.
     pub points_expired: i64,
+    /// Taken back by refunds (points, milestone bonuses and referral points of refunded orders).
+    pub points_clawed_back: i64,
     /// Sum of every entry.
     pub net_points: i64,
     /// Ledger entries.
@@ -274,6 +276,7 @@ impl DayFigures {
             }
             "revoke" | "reward_revoke" => self.points_restored += points,
             "expire" => self.points_expired -= points,
+            "clawback" => self.points_clawed_back -= points,
             _ => {}
         }
     }
@@ -282,7 +285,7 @@ impl DayFigures {
     pub fn view(&self) -> serde_json::Value {
         serde_json::json!({"points_earned": self.points_earned, "bonus_points": self.bonus_points,
                "referral_points": self.referral_points, "points_redeemed": self.points_redeemed,
-               "points_restored": self.points_restored, "points_expired": self.points_expired,
+               "points_restored": self.points_restored, "points_expired": self.points_expired, "points_clawed_back": self.points_clawed_back,
                "net_points": self.net_points, "transactions": self.transactions,
                "customers_earned": self.earners.len(), "customers_redeemed": self.redeemers.len()})
     }
@@ -293,7 +296,8 @@ impl DayFigures {
 pub struct LedgerEntry {
     /// Transaction id (deterministic: a retried operation writes the same row).
     pub txn_id: String,
-    /// `earn`, `adjust` (an updated order), `bonus` (milestone), `redeem`.
+    /// `earn`, `adjust` (an updated order), `clawback` (taken back by a refund), `bonus`
+    /// (milestone), `redeem`, …
     pub kind: String,
     /// Points added (positive) or taken (negative).
     pub points: i64,

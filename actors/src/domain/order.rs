@@ -1,5 +1,6 @@
 //! What processing needs from an order payload (the `/injestion/platform` shape, which every
-//! order route shares): outlet, order id, customer phone and name, amount, order time.
+//! order route shares): outlet, order id, customer phone and name, amount, order time, and what
+//! was refunded (`docs/refunds.md`).
 
 use std::str::FromStr;
 
@@ -25,6 +26,66 @@ pub struct OrderFacts {
     pub status: Option<u8>,
     /// `os`: where it was placed (`A` Android, `I` iOS, `website`, …), when given.
     pub os: Option<String>,
+    /// What was given back (`docs/refunds.md`): the whole amount for a cancelled or refunded
+    /// order, else the partial returns; never more than `amount`. Zero for a plain order.
+    pub refunded: Decimal,
+    /// Cancelled or refunded as a whole: it no longer counts as an order anywhere.
+    pub void: bool,
+}
+
+/// `status` values of a whole order that did not happen (besides 0 cart and 1 paid).
+pub const STATUS_CANCELLED: u8 = 2;
+/// `status` of an order refunded as a whole.
+pub const STATUS_REFUNDED: u8 = 3;
+
+/// A recorded refund of the whole order (in the payload's `refunds`, by refund id).
+pub const WHOLE: &str = "whole";
+
+/// Status words POS systems send for a whole order that was cancelled, voided or refunded.
+const VOID_WORDS: [&str; 6] = ["cancelled", "canceled", "refunded", "voided", "void", "rejected"];
+
+/// What `payload` gives back (see [`OrderFacts::refunded`]): (amount refunded, whole order).
+fn refund_of(payload: &Value, amount: Decimal, status: Option<u8>) -> (Decimal, bool) {
+    let word = ["status", "orderStatus", "order_status"]
+        .iter()
+        .filter_map(|field| payload.get(*field).and_then(Value::as_str))
+        .any(|word| VOID_WORDS.contains(&word.trim().to_ascii_lowercase().as_str()));
+    let flagged = ["cancelled", "refunded", "isCancelled", "isRefunded"]
+        .iter()
+        .any(|field| payload.get(*field).and_then(Value::as_bool) == Some(true));
+    if word || flagged || matches!(status, Some(STATUS_CANCELLED | STATUS_REFUNDED)) {
+        return (amount, true);
+    }
+    let stated = ["refundedAmount", "refundAmount", "refund_amount"]
+        .iter()
+        .filter_map(|field| payload.get(*field).and_then(decimal))
+        .fold(Decimal::ZERO, Decimal::max);
+    let items: Decimal = payload
+        .get("returnedItems")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    let qty =
+                        item.get("qty").or_else(|| item.get("quantity")).and_then(decimal).unwrap_or(Decimal::ONE);
+                    let price = item.get("price").and_then(decimal).unwrap_or_default();
+                    (qty * price).max(Decimal::ZERO)
+                })
+                .sum()
+        })
+        .unwrap_or_default();
+    // refunds engage recorded from `POST /integration/v1/order/refund`, by refund id: an amount,
+    // or `"whole"`
+    let refunds = payload.get("refunds").and_then(Value::as_object);
+    if refunds.is_some_and(|refunds| refunds.values().any(|r| r == WHOLE)) {
+        return (amount, true);
+    }
+    let recorded: Decimal = refunds
+        .map(|refunds| refunds.values().filter_map(decimal).filter(|d| !d.is_sign_negative()).sum())
+        .unwrap_or_default();
+    let refunded = stated.max(items).max(recorded).max(Decimal::ZERO).min(amount);
+    (refunded, amount > Decimal::ZERO && refunded >= amount)
 }
 
 /// Why a payload is not an order (ingress validates first; this guards replays of odd data).
@@ -68,14 +129,32 @@ impl OrderFacts {
         }
         // an orderTime that is no real time (accepted before ingress checked it) counts as absent
         let order_time = text(payload.get("orderTime")).filter(|t| super::time::parse_ist(t).is_some());
-        let status = payload.get("status").and_then(Value::as_u64).and_then(|s| u8::try_from(s).ok());
+        let status = payload
+            .get("status")
+            .and_then(|s| s.as_u64().or_else(|| s.as_str().and_then(|s| s.trim().parse().ok())))
+            .and_then(|s| u8::try_from(s).ok());
         let os = text(payload.get("os"));
-        Ok(Self { business_id, order_id, phone, name, amount, order_time, status, os })
+        let (refunded, void) = refund_of(payload, amount, status);
+        Ok(Self { business_id, order_id, phone, name, amount, order_time, status, os, refunded, void })
     }
 
     /// A cart (`status` 0): not an order until it is paid.
     pub fn is_cart(&self) -> bool {
         self.status == Some(0)
+    }
+
+    /// What the order counts for: its amount less what was given back (0 when void).
+    pub fn net(&self) -> Decimal {
+        if self.void {
+            Decimal::ZERO
+        } else {
+            (self.amount - self.refunded).max(Decimal::ZERO)
+        }
+    }
+
+    /// Whether anything of it was given back.
+    pub fn has_refund(&self) -> bool {
+        self.void || self.refunded > Decimal::ZERO
     }
 
     /// The order's key within the brand: outlet and order id.
@@ -104,5 +183,42 @@ mod tests {
             &json!({"businessId": "b", "orderId": "1", "customer": {"phone": "1"}, "amount": -1})
         )
         .is_err());
+    }
+
+    #[test]
+    fn cancellations_refunds_and_returns_are_recognised() {
+        let order = |extra: Value| {
+            let mut payload =
+                json!({"businessId": "b", "orderId": "1", "customer": {"phone": "9876543210"}, "amount": 500});
+            payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            OrderFacts::from_payload(&payload).unwrap()
+        };
+        let d = |s: &str| Decimal::from_str(s).unwrap();
+        for whole in [
+            json!({"status": 2}),
+            json!({"status": 3}),
+            json!({"status": "Cancelled"}),
+            json!({"orderStatus": "REFUNDED"}),
+            json!({"isCancelled": true}),
+            json!({"refundedAmount": 500}),
+        ] {
+            let facts = order(whole.clone());
+            assert!(facts.void, "{whole}");
+            assert_eq!((facts.refunded, facts.net()), (d("500"), Decimal::ZERO), "{whole}");
+        }
+        let partial = order(json!({"refundedAmount": "120.50"}));
+        assert_eq!((partial.void, partial.net()), (false, d("379.50")));
+        let items =
+            order(json!({"returnedItems": [{"name": "tea", "qty": 2, "price": 40}, {"name": "x", "price": 20}]}));
+        assert_eq!(items.net(), d("400"));
+        let recorded = order(json!({"refunds": {"r1": 100, "r2": "50"}}));
+        assert_eq!(recorded.net(), d("350"));
+        assert!(order(json!({"refunds": {"r1": 100, "r2": "whole"}})).void);
+        assert!(order(json!({"status": "0"})).is_cart(), "a status written as a string");
+        // never more than the amount, never negative
+        assert_eq!(order(json!({"refundedAmount": 900})).net(), Decimal::ZERO);
+        assert_eq!(order(json!({"refundedAmount": -5})).net(), d("500"));
+        let plain = order(json!({"status": 1}));
+        assert!(!plain.void && !plain.has_refund());
     }
 }

@@ -4,6 +4,40 @@ use super::*;
 use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
+    /// The sends of queue partition `partition` (`sms_queue_20261126`) still to act on, read
+    /// through their work-left markers (`channel_work`), each row read again from the queue (the
+    /// truth: a marker left behind is removed). A partition from before the markers is given its
+    /// markers by one full read, once.
+    pub(super) async fn open_sends(&self, partition: &str) -> Result<Vec<QueuedSend>, JobError> {
+        let indexed = keys::channel_work_indexed(partition);
+        if self.repo.row(&indexed).await?.is_none() {
+            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, partition).await?;
+            let markers: Vec<WriteOp> =
+                rows.iter().filter(|r| r.open()).map(|r| r.work_key().put(&json!({}))).collect();
+            for chunk in markers.chunks(500) {
+                self.repo.store().batch(chunk.to_vec()).await?;
+            }
+            self.repo.store().batch(vec![indexed.put(&json!({}))]).await?;
+        }
+        let mut open = Vec::new();
+        let mut stale = Vec::new();
+        for clustering in self.repo.clusterings(CHANNEL_WORK, partition).await? {
+            let row = self.repo.json(CHANNEL_QUEUE, partition, clustering.as_bytes()).await?;
+            match row.map(serde_json::from_value::<QueuedSend>) {
+                Some(Ok(row)) if row.open() => open.push(row),
+                _ => stale.push(WriteOp::Delete {
+                    table: CHANNEL_WORK,
+                    partition: partition.to_owned(),
+                    clustering: clustering.into_bytes(),
+                }),
+            }
+        }
+        for chunk in stale.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await?;
+        }
+        Ok(open)
+    }
+
     pub(super) fn provider(&self, channel: Channel) -> Option<&str> {
         match channel {
             Channel::Sms => self.providers.sms.as_deref(),
@@ -21,7 +55,7 @@ impl Jobs {
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
             let partition = format!("{}_{day}", channel.queue());
-            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await?;
+            let rows = self.open_sends(&partition).await?;
             let mut due = Vec::new();
             for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
@@ -78,7 +112,7 @@ impl Jobs {
                         }
                     }
                 }
-                ops.push(row.key().put(&row));
+                ops.extend(row.writes());
             }
             for chunk in ops.chunks(500) {
                 self.repo.store().batch(chunk.to_vec()).await?;
@@ -161,7 +195,7 @@ impl Jobs {
         let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
         for day in Self::days(now, 7) {
             let partition = format!("{}_{day}", Channel::Chat.queue());
-            let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, &partition).await?;
+            let rows = self.open_sends(&partition).await?;
             let mut ops: Vec<WriteOp> = Vec::new();
             for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
                 let query = WalletQuery::Recharge {
@@ -176,7 +210,7 @@ impl Jobs {
                         amount += row.total;
                         row.refunded = true;
                         row.refund_txn_id = Some(recharged.txn_id);
-                        ops.push(row.key().put(&row));
+                        ops.extend(row.writes());
                     }
                     Err(error) => {
                         tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "refund postponed")

@@ -4,20 +4,30 @@ use super::*;
 use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
-    /// The legacy feedback SMS drain: every due row is picked (processed 2), its URL called by
-    /// GET, and settled (1 sent; back to 0 to retry; given up after 5 failures).
+    /// The legacy feedback SMS drain: every due row of each brand's pending partition is picked
+    /// (processed 2), its URL called by GET, and settled (1 sent; back to 0 to retry; given up
+    /// after 5 failures). A row sent or given up moves to the brand's `done` partition, so a run
+    /// reads only rows still to call.
     pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         use crate::capabilities::feedback::legacy::LegacySms;
         let stale = chrono::Duration::minutes(10);
-        let rows: Vec<LegacySms> = self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, "all").await?;
-        let due: Vec<LegacySms> = rows.into_iter().filter(|r| r.due(now, stale)).take(DRAIN_BATCH).collect();
+        self.move_legacy_sms().await?;
+        let mut due: Vec<LegacySms> = Vec::new();
+        for tenant in self.brands(crate::repo::LEGACY_SMS_BRANDS).await? {
+            if due.len() >= DRAIN_BATCH {
+                break;
+            }
+            let partition = keys::legacy_sms_partition(&tenant, true);
+            let rows: Vec<LegacySms> = self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, &partition).await?;
+            due.extend(rows.into_iter().filter(|r| r.due(now, stale)).take(DRAIN_BATCH - due.len()));
+        }
         let picked: Vec<WriteOp> = due
             .iter()
             .map(|row| {
                 let mut row = row.clone();
                 row.processed = 2;
                 row.process_time = Some(now);
-                keys::legacy_sms(&row.parent_business_id, &row.id).put(&row)
+                keys::legacy_sms(&row.parent_business_id, &row.id, true).put(&row)
             })
             .collect();
         for chunk in picked.chunks(500) {
@@ -47,7 +57,11 @@ impl Jobs {
                 (_, true) => given_up += 1,
                 _ => retrying += 1,
             }
-            settled.push(keys::legacy_sms(&row.parent_business_id, &row.id).put(&row));
+            let done = row.processed == 1 || row.given_up;
+            if done {
+                settled.push(keys::legacy_sms(&row.parent_business_id, &row.id, true).delete());
+            }
+            settled.push(keys::legacy_sms(&row.parent_business_id, &row.id, !done).put(&row));
         }
         for chunk in settled.chunks(500) {
             self.repo.store().batch(chunk.to_vec()).await?;
@@ -55,6 +69,28 @@ impl Jobs {
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
         Ok(json!({"sent": sent, "retrying": retrying, "given_up": given_up}))
+    }
+
+    /// Moves rows queued before each brand had its own partitions (partition `all`) into them.
+    async fn move_legacy_sms(&self) -> Result<(), JobError> {
+        use crate::capabilities::feedback::legacy::LegacySms;
+        let legacy: Vec<LegacySms> = self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, keys::LEGACY_SMS_ALL).await?;
+        for chunk in legacy.chunks(200) {
+            let mut ops = Vec::with_capacity(chunk.len() * 3);
+            for row in chunk {
+                let pending = !(row.processed == 1 || row.given_up);
+                let key = keys::legacy_sms(&row.parent_business_id, &row.id, pending);
+                ops.push(WriteOp::Delete {
+                    table: crate::repo::LEGACY_FEEDBACK_SMS,
+                    partition: keys::LEGACY_SMS_ALL.to_owned(),
+                    clustering: key.clustering.clone(),
+                });
+                ops.push(key.put(row));
+                ops.push(keys::legacy_sms_brand(&row.parent_business_id).put(&json!({})));
+            }
+            self.repo.store().batch(ops).await?;
+        }
+        Ok(())
     }
 
     /// The 12:06 feedback config sync, brand by brand.

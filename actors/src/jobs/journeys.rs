@@ -43,13 +43,14 @@ impl Jobs {
 
     /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
     pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
-        let mut by_brand: std::collections::BTreeMap<String, Vec<OpenCart>> = Default::default();
-        self.repo
-            .visit(OPEN_CARTS, "all", |cart: OpenCart| by_brand.entry(cart.tenant.clone()).or_default().push(cart))
-            .await?;
+        self.move_legacy_carts().await?;
         let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
         let mut failed = Vec::new();
-        for (tenant, carts) in by_brand {
+        for tenant in self.brands(CART_BRANDS).await? {
+            let carts: Vec<OpenCart> = self.repo.all(OPEN_CARTS, &keys::open_carts_partition(&tenant)).await?;
+            if carts.is_empty() {
+                continue;
+            }
             match self.gateway.ask_as::<CartsHandled>(&tenant, JourneysQuery::Carts { now, carts }).await {
                 Ok(done) => {
                     sent += done.sent;
@@ -63,6 +64,27 @@ impl Jobs {
             }
         }
         Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
+    }
+
+    /// Moves carts indexed before each brand had its own partition (partition `all`) into their
+    /// brands' partitions, each with its brand listed, and empties the old partition.
+    async fn move_legacy_carts(&self) -> Result<(), JobError> {
+        let legacy: Vec<OpenCart> = self.repo.all(OPEN_CARTS, keys::LEGACY_OPEN_CARTS).await?;
+        for chunk in legacy.chunks(200) {
+            let mut ops = Vec::with_capacity(chunk.len() * 3);
+            for cart in chunk {
+                let key = cart.key();
+                ops.push(WriteOp::Delete {
+                    table: OPEN_CARTS,
+                    partition: keys::LEGACY_OPEN_CARTS.to_owned(),
+                    clustering: key.clustering.clone(),
+                });
+                ops.push(key.put(cart));
+                ops.push(keys::cart_brand(&cart.tenant).put(&json!({})));
+            }
+            self.repo.store().batch(ops).await?;
+        }
+        Ok(())
     }
 
     /// ROI attribution of the journeys of `types` as at `now`, brand by brand.

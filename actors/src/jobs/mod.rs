@@ -69,7 +69,8 @@ use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
 use crate::repo::{
-    Repo, BILL_BRANDS, CHANNEL_QUEUE, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS, PENDING_REDEMPTIONS, POINTS_EXPIRY,
+    Repo, BILL_BRANDS, CART_BRANDS, CHANNEL_QUEUE, CHANNEL_WORK, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS,
+    PENDING_REDEMPTIONS, POINTS_EXPIRY,
 };
 use crate::reports;
 use crate::rpc::TenantGateway;
@@ -78,6 +79,7 @@ use crate::tenant::TenantQuery;
 
 mod bills;
 mod drains;
+mod due_days;
 mod feedback;
 mod journeys;
 mod loyalty;

@@ -67,9 +67,29 @@ fn receipt(bill: &Bill, out: &mut String, widget: Option<&BillWidget>) {
     }
     let _ = write!(
         out,
-        "<tr class=\"t\"><td>Total paid</td><td class=\"n\" id=\"total\">{}</td></tr></table></section>",
+        "<tr class=\"t\"><td>Total paid</td><td class=\"n\" id=\"total\">{}</td></tr>",
         rupees(order.amount)
     );
+    match &bill.refund {
+        Some(refund) if refund.whole => {
+            let _ = write!(
+                out,
+                "<tr class=\"t\" id=\"refund\"><td>Refunded: this order was cancelled</td><td class=\"n\">-{}</td></tr>",
+                rupees(refund.amount)
+            );
+        }
+        Some(refund) => {
+            let _ = write!(
+                out,
+                "<tr id=\"refund\"><td>Refunded (items returned)</td><td class=\"n\">-{}</td></tr>\
+                 <tr class=\"t\"><td>Net paid</td><td class=\"n\" id=\"net\">{}</td></tr>",
+                rupees(refund.amount),
+                rupees((order.amount - refund.amount).max(rust_decimal::Decimal::ZERO))
+            );
+        }
+        None => {}
+    }
+    out.push_str("</table></section>");
 }
 
 /// A button in the brand's colour, its text readable on it.

@@ -199,8 +199,9 @@ async fn legacy_feedback_sms(
         process_time: None,
         sent_at: None,
     };
-    let put = engage_actors::keys::legacy_sms(&brand, &id).put(&row);
-    state.platform.repo.store().batch(vec![put]).await.map_err(StaffError::unavailable)?;
+    let put = engage_actors::keys::legacy_sms(&brand, &id, true).put(&row);
+    let listed = engage_actors::keys::legacy_sms_brand(&brand).put(&json!({}));
+    state.platform.repo.store().batch(vec![put, listed]).await.map_err(StaffError::unavailable)?;
     Ok(answer(json!({"id": id})))
 }
 

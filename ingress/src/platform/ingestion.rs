@@ -73,7 +73,7 @@ const fn lambda(path: &'static str, auth: Auth, source: &'static str) -> Enqueue
 }
 
 use Auth::{Ingestion, Integration, None as Open};
-use EventKind::{BusinessStatus, Checkin, CrmToken, Customer, MerchantData, Order, PushToken};
+use EventKind::{BusinessStatus, Checkin, CrmToken, Customer, MerchantData, Order, PushToken, Refund};
 
 /// Every enqueue route. The serverless tier's `{pos}` routes are listed per `pos`, with the auth
 /// of the direct route of that POS (the spec's "also mounted" `/crm_api/injestion/platform` and
@@ -133,6 +133,14 @@ pub const ENQUEUE_ROUTES: &[EnqueueRoute] = &[
         "CrmToken",
         "crmToken",
         "Sync an outlet's CRM token (ingestion token)",
+    ),
+    route(
+        "/integration/v1/order/refund",
+        Integration,
+        Refund,
+        "Refund",
+        "refund",
+        "Refund an order, in whole or in part, by refund id (integration token sets the brand)",
     ),
     lambda("/crm_api/injestion/platform", Open, "platform"),
     lambda("/crm_api/injestion/pos_a", Open, "pos_a"),

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `/crm_api/add_edit_rules` | staff token | LoyaltyRulesRequest (+ `parent_business_id`) |
 //! | `/crm_api/add_edit_milestone` | staff token | MilestonesRequest |
-//! | `/crm_api/day/wise/data` | staff token | DayWiseRequest: `{status: true, from, to, data: [{date, points_earned, bonus_points, referral_points, points_redeemed, points_restored, points_expired, net_points, transactions, customers_earned, customers_redeemed}], totals}` |
+//! | `/crm_api/day/wise/data` | staff token | DayWiseRequest: `{status: true, from, to, data: [{date, points_earned, bonus_points, referral_points, points_redeemed, points_restored, points_expired, points_clawed_back, net_points, transactions, customers_earned, customers_redeemed}], totals}` |
 //! | `/crm_api/get/referal/rules` | staff token | `parent_business_id`: `{status: true, referral: {enabled, referrer_points, referee_points, min_order_amount, max_referrals}}` |
 //! | `/integration/v1/configure_points` | integration token | LoyaltyRulesRequest |
 //! | `/integration/v1/redeem_points` | integration token | RedeemPointsRequest |

@@ -15,6 +15,7 @@ use crate::validation;
 /// (name, schema text) of the bodies that have no type.
 pub const SCHEMAS: &[(&str, &str)] = &[
     ("Order", include_str!("schemas/order.json")),
+    ("Refund", include_str!("schemas/refund.json")),
     ("CreateCustomer", include_str!("schemas/customer.json")),
     ("PushToken", include_str!("schemas/push_token.json")),
     ("Checkin", include_str!("schemas/checkin.json")),

@@ -15,7 +15,7 @@ mod staged;
 
 pub use embedded::EmbeddedStore;
 pub use nats_kv::NatsKvStore;
-pub use scylla::ScyllaStore;
+pub use scylla::{ScyllaOptions, ScyllaStore};
 
 use async_trait::async_trait;
 

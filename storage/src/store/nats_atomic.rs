@@ -31,21 +31,34 @@ pub struct AtomicPublisher {
 impl AtomicPublisher {
     /// Turns on atomic publish on `bucket`'s stream; `None` (and the two-phase writes) when the
     /// server cannot (before 2.12) or the bucket is reached through a JetStream domain prefix.
-    pub async fn enable(context: &Context, bucket: &Bucket) -> Option<Self> {
+    ///
+    /// A server that cannot answer now (a cluster electing its leader: the request times out)
+    /// is an error, so the store's open is retried; only a server that refuses the setting makes
+    /// the store write in two phases.
+    pub async fn enable(context: &Context, bucket: &Bucket) -> Result<Option<Self>, StoreError> {
+        use async_nats::jetstream::context::CreateStreamErrorKind;
         if bucket.use_jetstream_prefix {
-            return None;
+            return Ok(None);
         }
-        let mut stream = context.get_stream(&bucket.stream_name).await.ok()?;
-        let mut config = stream.info().await.ok()?.config.clone();
+        let unavailable =
+            |e: &dyn std::fmt::Display| StoreError::Backend(format!("the store bucket cannot answer: {e}"));
+        let mut stream = context.get_stream(&bucket.stream_name).await.map_err(|e| unavailable(&e))?;
+        let mut config = stream.info().await.map_err(|e| unavailable(&e))?.config.clone();
         if !config.allow_atomic_publish {
             config.allow_atomic_publish = true;
-            if let Err(error) = context.update_stream(config).await {
-                tracing::warn!(%error, "NATS KV store: the server does not take atomic batches (nats-server 2.12 or later does); a batch's rows are written in two phases");
-                return None;
+            match context.update_stream(config).await {
+                Ok(_) => {}
+                Err(error) if matches!(error.kind(), CreateStreamErrorKind::TimedOut) => {
+                    return Err(unavailable(&error))
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "NATS KV store: the server does not take atomic batches (nats-server 2.12 or later does); a batch's rows are written in two phases");
+                    return Ok(None);
+                }
             }
         }
         let prefix = bucket.put_prefix.clone().unwrap_or_else(|| bucket.prefix.clone());
-        Some(Self { context: context.clone(), prefix, sent: AtomicU64::new(0) })
+        Ok(Some(Self { context: context.clone(), prefix, sent: AtomicU64::new(0) }))
     }
 
     /// Publishes `writes` (at most [`MAX_ATOMIC`], each key once) as one atomic batch: when this

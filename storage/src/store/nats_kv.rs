@@ -301,7 +301,7 @@ impl NatsKvStore {
         };
         let shared = Arc::new(Shared::default());
         let (committer, receiver) = tokio::sync::mpsc::unbounded_channel();
-        let atomic = AtomicPublisher::enable(jetstream, &bucket).await;
+        let atomic = AtomicPublisher::enable(jetstream, &bucket).await?;
         tracing::debug!(atomic = atomic.is_some(), bucket = name, "NATS KV store opened");
         tokio::spawn(shared.clone().commit_loop(bucket.clone(), atomic, receiver));
         Ok(Self { bucket, client: jetstream.client(), shared, committer })

@@ -57,6 +57,8 @@ pub enum Skip {
     Wallet,
     /// The link service did not answer with a link (retried by the next run).
     LinkService,
+    /// The order was cancelled or refunded as a whole: no bill is sent for it.
+    Refunded,
 }
 
 impl Skip {
@@ -71,6 +73,7 @@ impl Skip {
             Skip::Disabled => "disabled",
             Skip::Wallet => "wallet",
             Skip::LinkService => "link_service",
+            Skip::Refunded => "refunded",
         }
     }
 }
@@ -228,6 +231,9 @@ pub async fn generate(
     ops: &mut Vec<WriteOp>,
 ) -> Result<Outcome, StoreError> {
     let facts = candidate.facts;
+    if facts.void {
+        return Ok(skip(brand, candidate, Skip::Refunded, now, ops));
+    }
     let all = configs(brand).await?;
     let Some(config) = applicable(&all, &brand.tenant, &facts.business_id).cloned() else {
         return Ok(skip(brand, candidate, Skip::NoConfig, now, ops));
@@ -383,6 +389,7 @@ async fn make_bill(
         feedback_url,
         feedback_opens: 0,
         link_service_bill_id: None,
+        refund: None,
         brand_color: if config.brand_color.is_empty() { "#1f6feb".to_owned() } else { config.brand_color.clone() },
         footer_button: (config.enable_footer == 1 && !config.footer_button.is_empty())
             .then(|| config.footer_button.clone()),
@@ -415,6 +422,10 @@ impl OrderReaction for GenerateBill {
         if configs(brand).await?.is_empty() {
             return Ok(());
         }
+        if order.facts.has_refund() {
+            // no new bill for it; a bill sent before shows what was given back
+            return mark_refunded(brand, order.facts, ops).await;
+        }
         let candidate =
             Candidate { facts: order.facts, payload: &order.envelope.payload, day: ist_day(order.received) };
         if let Outcome::Generated(_) = generate(brand, &candidate, Some(customer), Utc::now(), ops).await? {
@@ -422,6 +433,22 @@ impl OrderReaction for GenerateBill {
         }
         Ok(())
     }
+}
+
+/// The bill of a refunded order, when one was sent, records the refund: its page says so.
+async fn mark_refunded(
+    brand: &mut Brand,
+    facts: &crate::domain::order::OrderFacts,
+    ops: &mut Vec<WriteOp>,
+) -> Result<(), StoreError> {
+    let salt = brand.ctx.services.links.salt().to_owned();
+    let bill_id = keys::digest(&[&salt, &brand.tenant, &facts.business_id, &facts.order_id]);
+    let key = keys::digital_bill(&brand.tenant, &bill_id);
+    if let Some(mut bill) = brand.repo().get::<Bill>(&key).await? {
+        bill.refund = Some(super::rows::BillRefund { amount: facts.refunded, whole: facts.void });
+        ops.push(key.put(&bill));
+    }
+    Ok(())
 }
 
 /// One page of the generation job: up to [`GENERATION_BATCH`] queue records of IST day `day`

@@ -183,6 +183,15 @@ pub struct BillOrder {
     pub order_time: Option<String>,
 }
 
+/// What was given back on a billed order (shown on its page).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BillRefund {
+    /// Money given back.
+    pub amount: rust_decimal::Decimal,
+    /// The whole order was cancelled or refunded.
+    pub whole: bool,
+}
+
 /// A digital bill: the spec's bill customer record, with what the bill page shows (table
 /// `digital_bills`, partition brand, clustering `bill_id`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +246,9 @@ pub struct Bill {
     /// The link service's id of it, when a link service made the short link.
     #[serde(default)]
     pub link_service_bill_id: Option<String>,
+    /// What was given back after the bill was sent (a cancellation, refund or return).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund: Option<BillRefund>,
     /// The page's colour.
     pub brand_color: String,
     /// The footer button's label, when the footer is on.

@@ -84,7 +84,8 @@ impl OrderReaction for SendFeedback {
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
-        if order.applied != Applied::New || !mobile_ok(&order.facts.phone) {
+        // no feedback request for an order that did not happen
+        if order.applied != Applied::New || order.facts.void || !mobile_ok(&order.facts.phone) {
             return Ok(());
         }
         let all = configs(brand).await?;

@@ -1,7 +1,7 @@
 //! Abandoned carts (spec "Journey behaviour" 10): an order with `status` 0 is a cart; one with a
 //! total over 1 placed in an app (`os` `A`, `I`) or on the `website` is indexed (table
-//! `open_carts`). Every 5 minutes the `abandoned_cart` job hands each brand's open carts to its
-//! tenant actor, which sends the brand's abandoned-cart journey for each cart left for
+//! `open_carts`, in the brand's own partition, and the brand in `cart_brands`). Every 5 minutes
+//! the `abandoned_cart` job hands each brand's open carts to its tenant actor, which sends the brand's abandoned-cart journey for each cart left for
 //! `trigger_minutes` (default 30) since its last update, at most once per customer per IST day
 //! (the occasion is the day), paid by the cart's outlet and delivered today.
 //!
@@ -27,7 +27,7 @@ pub const DEFAULT_TRIGGER_MINUTES: u32 = 30;
 /// A cart older than this is no longer reminded.
 pub const CART_STALE_HOURS: i64 = 24;
 
-/// An open cart (table `open_carts`, partition `all`, clustering `tenant|outlet/orderId`).
+/// An open cart (table `open_carts`, partition `brand|<tenant>`, clustering `tenant|outlet/orderId`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenCart {
     /// The brand.
@@ -80,7 +80,8 @@ pub async fn abandoned(
             handled.dropped += 1;
             continue;
         };
-        let paid = customer.orders.contains_key(&format!("{}/{}", cart.business_id, cart.order_id));
+        // an order that arrived cancelled or refunded as a whole did not pay for the cart
+        let paid = customer.orders.get(&format!("{}/{}", cart.business_id, cart.order_id)).is_some_and(|c| !c.void);
         let journey = applicable(&all, "abandoned_cart", &cart.business_id, &brand.tenant).cloned();
         let Some(journey) = journey.filter(|_| !paid && now - cart.updated_at < Duration::hours(CART_STALE_HOURS))
         else {

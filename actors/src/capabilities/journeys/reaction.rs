@@ -56,7 +56,7 @@ impl OrderReaction for SendWelcome {
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
-        if order.applied != Applied::New || customer.total_orders() != 1 {
+        if order.applied != Applied::New || order.facts.void || customer.total_orders() != 1 {
             return Ok(());
         }
         let all = journeys(brand).await?;

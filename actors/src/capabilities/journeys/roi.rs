@@ -68,7 +68,8 @@ async fn conversions(brand: &mut Brand, phone: &str, at: DateTime<Utc>) -> Resul
     let end = at + Duration::days(ATTRIBUTION_DAYS);
     let mut orders = 0;
     let mut revenue = Decimal::ZERO;
-    for contribution in customer.orders.values() {
+    // a cancelled or refunded order is no conversion; a partial return counts what is left
+    for contribution in customer.orders.values().filter(|c| !c.void) {
         let Some(time) = contribution.order_time.as_deref().and_then(parse_ist) else { continue };
         if time >= at && time < end {
             orders += 1;

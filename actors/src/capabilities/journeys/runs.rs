@@ -649,6 +649,8 @@ mod tests {
             version: "v".into(),
             order_time: Some(time.into()),
             points: 0,
+            void: false,
+            refunded: Decimal::ZERO,
         };
         customer.orders.insert("o/1".into(), order("2026-10-20 10:00:00"));
         assert_eq!(occasion(&lost, &customer, now, false), Some("lapse-2026-10-20T10:00:00".into()));

@@ -125,6 +125,9 @@ pub fn totals(f: &Figures) -> Value {
         "returning_orders": f.returning_orders,
         "points_earned": f.points_earned,
         "points_redeemed": f.points_redeemed,
+        "refunded_orders": f.refunded_orders,
+        "refunded_amount": money(f.refunds()),
+        "gross_revenue": money(f.revenue() + f.refunds()),
     })
 }
 

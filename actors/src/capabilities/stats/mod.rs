@@ -22,6 +22,7 @@ use crate::query::{reply, QueryError, QueryReply};
 use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
 
 pub mod answers;
+pub mod contribution;
 pub mod rollup;
 
 pub use rollup::{count_redeemed, Contribution, Figures, Fulfilment, KeepRollups, Tally, BRAND};

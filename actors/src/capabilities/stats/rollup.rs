@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use chrono::{Datelike, Timelike, Utc};
+use chrono::{Datelike, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,10 +21,11 @@ use engage_storage::{StoreError, WriteOp};
 use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::is_default;
-use crate::domain::order::decimal;
-use crate::domain::time::{ist, parse_ist};
+
 use crate::keys;
 use crate::reaction::{OrderEvent, OrderReaction};
+
+pub use super::contribution::{Contribution, ItemLine};
 
 /// The field of the order's row that keeps what its applied version added.
 pub const ORDER_FIELD: &str = "stats";
@@ -190,6 +191,14 @@ pub struct Figures {
     /// By outlet (the brand's rows only).
     #[serde(default)]
     pub outlets: BTreeMap<String, Tally>,
+    /// Orders cancelled or refunded as a whole (they count in no other figure). Stored after the
+    /// rest ([`encode`]), so rows written before refunds were counted still read.
+    #[serde(skip)]
+    pub refunded_orders: i64,
+    /// Money given back (whole refunds and partial returns), in ten-thousandths; `revenue` is net
+    /// of it.
+    #[serde(skip)]
+    pub refunded_units: i64,
 }
 
 /// Most distinct item names one rollup row keeps; past them, new names count under
@@ -229,6 +238,11 @@ impl Figures {
         money::decimal(self.revenue_units)
     }
 
+    /// The money given back.
+    pub fn refunds(&self) -> Decimal {
+        money::decimal(self.refunded_units)
+    }
+
     /// The discounts.
     pub fn discounts(&self) -> Decimal {
         money::decimal(self.discount_units)
@@ -237,6 +251,11 @@ impl Figures {
     /// Adds (`sign` 1) or takes back (`sign` -1) one order's contribution; `brand` rows also
     /// count it under its outlet.
     pub fn add(&mut self, c: &Contribution, sign: i64, brand: bool) {
+        plus(&mut self.refunded_units, money::units(c.refunded), sign);
+        if c.void {
+            plus(&mut self.refunded_orders, 1, sign);
+            return;
+        }
         let amount = money::units(c.amount);
         plus(&mut self.orders, 1, sign);
         plus(&mut self.revenue_units, amount, sign);
@@ -291,6 +310,8 @@ impl Figures {
             (&mut self.returning_orders, other.returning_orders),
             (&mut self.points_earned, other.points_earned),
             (&mut self.points_redeemed, other.points_redeemed),
+            (&mut self.refunded_orders, other.refunded_orders),
+            (&mut self.refunded_units, other.refunded_units),
         ] {
             plus(mine, theirs, 1);
         }
@@ -316,127 +337,17 @@ impl Figures {
     }
 }
 
-/// One item line of an order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemLine {
-    /// Item name.
-    pub name: String,
-    /// Quantity.
-    pub qty: i64,
-    /// Quantity × price.
-    pub revenue: Decimal,
-}
-
-/// What one order version added to the rollups (kept in `stats_orders`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Contribution {
-    /// Outlet.
-    pub outlet: String,
-    /// IST day of `orderTime` (of the acceptance when absent).
-    pub day: String,
-    /// Its IST hour.
-    pub hour: u8,
-    /// `amount`.
-    pub amount: Decimal,
-    /// `discount` (0 when absent).
-    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
-    pub discount: Decimal,
-    /// The customer's first order.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub new_customer: bool,
-    /// Points the order earned.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub points_earned: i64,
-    /// Points redeemed against it.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub points_redeemed: i64,
-    /// Item lines (quantity above 0).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub items: Vec<ItemLine>,
-    /// `channel` (or `fulfillment`), lower case; `unspecified` when absent.
-    pub channel: String,
-    /// `prepMinutes`, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prep_minutes: Option<Decimal>,
-    /// `deliveryMinutes`, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery_minutes: Option<Decimal>,
-    /// `city` (or `customer.city`), as sent; `unknown` when absent.
-    pub city: String,
-    /// `pincode` (or `customer.pincode`); `unknown` when absent.
-    pub pincode: String,
-}
-
-/// The first of `names` that `payload` (or its `customer`) carries as text or a number.
-fn field(payload: &Value, names: &[&str]) -> Option<String> {
-    let customer = payload.get("customer");
-    names.iter().find_map(|name| {
-        [payload.get(*name), customer.and_then(|c| c.get(*name))].into_iter().flatten().find_map(|v| match v {
-            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-    })
-}
-
-impl Contribution {
-    /// The contribution of `payload` (an order of `outlet`, accepted at `received`).
-    pub fn of(
-        payload: &Value,
-        outlet: &str,
-        order_time: Option<&str>,
-        received: chrono::DateTime<Utc>,
-        amount: Decimal,
-    ) -> Self {
-        let at = order_time.and_then(parse_ist).unwrap_or(received).with_timezone(&ist());
-        let items = payload
-            .get("items")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|line| {
-                let name = line.get("name")?.as_str()?.to_owned();
-                let qty = line.get("qty")?.as_i64().filter(|q| *q > 0)?;
-                let price = line.get("price").and_then(decimal)?;
-                let revenue = price.checked_mul(Decimal::from(qty)).unwrap_or(Decimal::MAX).round_dp(4);
-                Some(ItemLine { name, qty, revenue })
-            })
-            .collect();
-        // money and minutes are kept to 4 places, as the rows store them
-        let minutes =
-            |name: &str| payload.get(name).and_then(decimal).filter(|m| !m.is_sign_negative()).map(|m| m.round_dp(4));
-        Self {
-            outlet: outlet.to_owned(),
-            day: format!("{:04}-{:02}-{:02}", at.year(), at.month(), at.day()),
-            hour: u8::try_from(at.hour()).unwrap_or(0),
-            amount: amount.round_dp(4),
-            discount: payload
-                .get("discount")
-                .and_then(decimal)
-                .filter(|d| !d.is_sign_negative())
-                .map(|d| d.round_dp(4))
-                .unwrap_or_default(),
-            new_customer: false,
-            points_earned: 0,
-            points_redeemed: 0,
-            items,
-            channel: field(payload, &["channel", "fulfillment"])
-                .map_or_else(|| "unspecified".to_owned(), |c| c.to_lowercase()),
-            prep_minutes: minutes("prepMinutes"),
-            delivery_minutes: minutes("deliveryMinutes"),
-            city: field(payload, &["city"]).unwrap_or_else(|| "unknown".to_owned()),
-            pincode: field(payload, &["pincode"]).unwrap_or_else(|| "unknown".to_owned()),
-        }
-    }
-}
-
 /// The first byte of a rollup row: postcard, this layout.
-const ROW_FORMAT: u8 = 1;
+const ROW_FORMAT: u8 = 2;
+/// Rows written before refunds were counted: the figures alone.
+const ROW_FORMAT_WITHOUT_REFUNDS: u8 = 1;
 
-/// A rollup row's bytes: [`ROW_FORMAT`], then the postcard encoding of `figures`.
+/// A rollup row's bytes: [`ROW_FORMAT`], the postcard encoding of `figures`, then of its refunds
+/// (`refunded_orders`, `refunded_units`).
 pub fn encode(figures: &Figures) -> Vec<u8> {
     let mut bytes = vec![ROW_FORMAT];
     bytes.extend(postcard::to_allocvec(figures).unwrap_or_default());
+    bytes.extend(postcard::to_allocvec(&(figures.refunded_orders, figures.refunded_units)).unwrap_or_default());
     bytes
 }
 
@@ -454,7 +365,12 @@ pub enum RowError {
 /// A rollup row from its bytes.
 pub fn decode(bytes: &[u8]) -> Result<Figures, RowError> {
     match bytes.split_first() {
-        Some((&ROW_FORMAT, rest)) => Ok(postcard::from_bytes(rest)?),
+        Some((&ROW_FORMAT, rest)) => {
+            let (mut figures, tail) = postcard::take_from_bytes::<Figures>(rest)?;
+            (figures.refunded_orders, figures.refunded_units) = postcard::from_bytes(tail)?;
+            Ok(figures)
+        }
+        Some((&ROW_FORMAT_WITHOUT_REFUNDS, rest)) => Ok(postcard::from_bytes(rest)?),
         _ => Err(RowError::UnknownFormat),
     }
 }
@@ -546,7 +462,8 @@ impl OrderReaction for KeepRollups {
             facts.order_time.as_deref(),
             order.received,
             facts.amount,
-        );
+        )
+        .refunded(facts);
         // what the version applied before added is kept in the order's row
         let old: Option<Contribution> = if order.applied == Applied::Updated {
             let row: Option<Value> =
@@ -674,6 +591,28 @@ mod tests {
         row.add(&second, -1, true);
         assert_eq!(row, Figures::default(), "every map entry and hour is gone");
         assert!(decode(b"{\"orders\": 1}").is_err());
+    }
+
+    #[test]
+    fn refunds_count_apart_and_rows_of_the_old_format_still_read() {
+        let mut row = Figures::default();
+        let mut partial = order("100", 9);
+        (partial.amount, partial.refunded) = (Decimal::from(60), Decimal::from(40));
+        let mut void = order("80", 10);
+        (void.amount, void.refunded, void.void) = (Decimal::ZERO, Decimal::from(80), true);
+        row.add(&partial, 1, true);
+        row.add(&void, 1, true);
+        assert_eq!((row.orders, row.refunded_orders), (1, 1), "a void order counts only as refunded");
+        assert_eq!((row.revenue(), row.refunds()), (Decimal::from(60), Decimal::from(120)));
+        assert_eq!(decode(&encode(&row)).ok(), Some(row.clone()));
+        // a row written before refunds were counted (format 1: the figures alone)
+        let mut old = vec![1u8];
+        old.extend(postcard::to_allocvec(&row).unwrap());
+        let read = decode(&old).unwrap();
+        assert_eq!((read.orders, read.refunded_orders, read.refunded_units), (1, 0, 0));
+        row.add(&void, -1, true);
+        row.add(&partial, -1, true);
+        assert_eq!(row, Figures::default());
     }
 
     #[test]

@@ -95,7 +95,7 @@ pub async fn queue_send(
         not_before: send.not_before,
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
-    ops.push(row.key().put(&row));
+    ops.extend(row.writes());
     metrics::counter!("engage_sends_queued_total", "channel" => format!("{:?}", send.channel).to_lowercase())
         .increment(1);
     Ok(Queued {

@@ -157,6 +157,24 @@ impl QueuedSend {
     pub fn key(&self) -> keys::Key {
         keys::queued_send(self.channel.queue(), &self.delivery_date, &self.parent_business_id, &self.send_id)
     }
+
+    /// Whether a drain or the chat refund job still has to act on it: pending, or a failed chat
+    /// send not refunded.
+    pub fn open(&self) -> bool {
+        self.pending() || (self.channel == Channel::Chat && self.process_status == Some(2) && !self.refunded)
+    }
+
+    /// Its work-left marker's key (`channel_work`).
+    pub fn work_key(&self) -> keys::Key {
+        keys::channel_work(self.channel.queue(), &self.delivery_date, &self.parent_business_id, &self.send_id)
+    }
+
+    /// The writes that store it: the row, and its work-left marker while it is [`Self::open`]
+    /// (removed once it is not).
+    pub fn writes(&self) -> [WriteOp; 2] {
+        let marker = if self.open() { self.work_key().put(&serde_json::json!({})) } else { self.work_key().delete() };
+        [self.key().put(self), marker]
+    }
 }
 
 /// A wallet transaction (table `wallet_txns`).

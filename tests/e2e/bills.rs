@@ -19,7 +19,7 @@ use crate::journey_runs::{ist, run, Brand};
 use crate::loyalty::post;
 use crate::platform::{create_token, wait_customer};
 
-async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Brand<'a>, String) {
+pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Brand<'a>, String) {
     let brand = Brand {
         app,
         name,
@@ -31,7 +31,7 @@ async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Brand<'a>, String) 
 }
 
 /// A pos_a order of `outlet`; `extra` fields are merged in.
-async fn pos_order(b: &Brand<'_>, outlet: &str, id: &str, phone: &str, extra: Value) {
+pub(crate) async fn pos_order(b: &Brand<'_>, outlet: &str, id: &str, phone: &str, extra: Value) {
     let mut body = json!({"parentBusinessId": b.name, "businessId": outlet, "orderId": id,
         "customer": {"name": "Asha", "phone": phone},
         "items": [{"name": "Masala dosa", "qty": 2, "price": 120}, {"name": "Filter coffee", "qty": 1, "price": 60}],
@@ -57,7 +57,7 @@ async fn bills(b: &Brand<'_>, body: Value) -> Value {
 }
 
 /// Waits until outlet `outlet` has `n` bills; they, newest first.
-async fn wait_bills(b: &Brand<'_>, outlet: &str, n: u64) -> Vec<Value> {
+pub(crate) async fn wait_bills(b: &Brand<'_>, outlet: &str, n: u64) -> Vec<Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let page = bills(b, json!({"business_id": outlet})).await;

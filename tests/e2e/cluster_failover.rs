@@ -71,6 +71,19 @@ async fn jetstream(urls: &str) -> async_nats::jetstream::Context {
     async_nats::jetstream::new(client)
 }
 
+/// A three-server cluster whose JetStream has a meta leader: (cluster, its URLs, a client).
+async fn started_cluster() -> (NatsCluster, String, async_nats::jetstream::Context) {
+    let cluster = NatsCluster::start().await;
+    let urls = cluster.urls();
+    let js = jetstream(&urls).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while js.query_account().await.is_err() {
+        assert!(Instant::now() < deadline, "the cluster elected no JetStream leader");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    (cluster, urls, js)
+}
+
 /// The stream's cluster info, once it has a leader and every replica is current.
 async fn settled(
     js: &async_nats::jetstream::Context,
@@ -186,15 +199,7 @@ async fn kill_under_load(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn losing_one_of_three_nats_servers_under_load_loses_no_acknowledged_order() {
-    let mut cluster = NatsCluster::start().await;
-    let urls = cluster.urls();
-    let js = jetstream(&urls).await;
-    // JetStream has a meta leader before engage starts
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while js.query_account().await.is_err() {
-        assert!(Instant::now() < deadline, "the cluster elected no JetStream leader");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (mut cluster, urls, js) = started_cluster().await;
     let dir = tempfile::tempdir().unwrap();
     let common = [
         ("ENGAGE_NATS_URL", urls.as_str()),
@@ -271,14 +276,7 @@ async fn losing_one_of_three_nats_servers_under_load_loses_no_acknowledged_order
 /// count changes the streams and buckets made before, with a log line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engage_starts_with_a_server_of_its_list_down_and_reconciles_replica_counts() {
-    let mut cluster = NatsCluster::start().await;
-    let urls = cluster.urls();
-    let js = jetstream(&urls).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while js.query_account().await.is_err() {
-        assert!(Instant::now() < deadline, "the cluster elected no JetStream leader");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (mut cluster, urls, js) = started_cluster().await;
     let dir = tempfile::tempdir().unwrap();
     let names = ["ENGAGE_ORDERS", "ENGAGE_CHAT", "ENGAGE_DEAD_LETTERS", "KV_engage_store", "KV_engage_leases"];
     // the first server of the list is down: engage starts on the others, one replica each

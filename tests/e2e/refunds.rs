@@ -237,3 +237,110 @@ async fn every_total_point_and_rollup_equals_a_recomputation_from_the_final_orde
         assert_eq!((sum, balance), (points + bonus, points + bonus), "{phone} (seed {seed})");
     }
 }
+
+/// A whole refund of the order that earned a referral takes both rewards back (the next
+/// qualifying order earns them again); an order that arrives cancelled reverts the POS redemption
+/// waiting for it instead of confirming it; the refund route's replays change nothing.
+#[tokio::test]
+async fn a_refund_takes_back_the_referral_it_earned_and_a_cancelled_order_reverts_its_pos_redemption() {
+    use crate::platform::{order, wait_customer};
+    let app = spawn_app(&[("ENGAGE_POS_REDEMPTION_TTL_MINUTES", "30")]).await;
+    let brand = "refund-side";
+    let staff = create_token(&app, "staff", brand).await;
+    let integration = create_token(&app, "integration", brand).await;
+    let auth = [("authorization", integration.as_str())];
+    let rules = json!({"parent_business_id": brand, "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1,
+                       "max_redeem_percent": 100,
+                       "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": 200}});
+    assert_eq!(post(&app, "/crm_api/add_edit_rules", &[("token", &staff)], &rules).await.0, 200);
+    let (referrer, referee) = ("9876541001", "9876541002");
+    assert_eq!(post(&app, "/injestion/platform", &[], &order(brand, "a1", referrer, 100.0)).await.0, 200);
+    wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 10).await;
+    let create = json!({"customer_number": referee, "referrer_number": referrer});
+    assert_eq!(post(&app, "/integration/v1/create_user", &auth, &create).await.0, 200);
+    // the referee's first order of 300 earns 30 + 50, the referrer 100
+    assert_eq!(post(&app, "/injestion/platform", &[], &order(brand, "b1", referee, 300.0)).await.0, 200);
+    wait_customer(&app, brand, referee, |c| c["loyalty_points"] == 80).await;
+    wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 110).await;
+    // refunded as a whole (twice: the same refund id): everything it caused goes back
+    for _ in 0..2 {
+        let body = json!({"businessId": "outlet-1", "orderId": "b1", "refundId": "rf-b1"});
+        assert_eq!(post(&app, "/integration/v1/order/refund", &auth, &body).await.0, 200);
+    }
+    let customer = wait_customer(&app, brand, referee, |c| c["loyalty_points"] == 0 && c["total_orders"] == 0).await;
+    assert_eq!(customer["lifetime_value"], json!(0.0), "{customer}");
+    wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 10).await;
+    // the next qualifying order earns the referral again
+    assert_eq!(post(&app, "/injestion/platform", &[], &order(brand, "b2", referee, 200.0)).await.0, 200);
+    wait_customer(&app, brand, referee, |c| c["loyalty_points"] == 20 + 50).await;
+    wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 110).await;
+    for phone in [referrer, referee] {
+        let (sum, balance, _) = ledger_sum(&app, &integration, phone).await;
+        assert_eq!(sum, balance, "{phone}: the ledger sums to the balance");
+    }
+
+    // a POS redemption waiting for order p1, which then arrives cancelled: the points come back
+    let (status, body) =
+        post(&app, "/api/redeemLoyalty", &auth, &json!({"customer_number": referrer, "points": 60, "order_id": "p1"}))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 50).await;
+    let mut cancelled = order(brand, "p1", referrer, 600.0);
+    cancelled["status"] = json!("cancelled");
+    assert_eq!(post(&app, "/injestion/platform", &[], &cancelled).await.0, 200);
+    let customer = wait_customer(&app, brand, referrer, |c| c["loyalty_points"] == 110).await;
+    assert_eq!(customer["total_orders"], 1, "a cancelled order is no order: {customer}");
+    let (_, ledger) =
+        post(&app, "/integration/v1/get_wallet_ledger", &auth, &json!({"customer_number": referrer, "page_size": 100}))
+            .await;
+    let entries = ledger["data"].as_array().unwrap();
+    assert!(entries.iter().any(|e| e["kind"] == "revoke" && e["points"] == 60), "{ledger}");
+    assert!(entries.iter().any(|e| e["kind"] == "clawback" && e["points"] == -100), "{ledger}");
+}
+
+/// A billed order refunded in part shows the refund on its bill page; an order that arrives
+/// cancelled gets no bill (and pays for none).
+#[tokio::test]
+async fn a_refunded_bill_says_so_and_a_cancelled_order_is_not_billed() {
+    use crate::bills::{brand, pos_order, wait_bills};
+    let sms = crate::jobs::provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let (b, _) = brand(&app, "brand-refund-bill").await;
+    b.staff(
+        "/crm_api/links/addBusinessConfig",
+        json!({"business_id": "outlet-1", "mode": 1, "time": 0, "status": 1,
+               "sms_template": "Your bill: x_short_url", "sender_id": "ENGAGE"}),
+    )
+    .await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 1, "reference": "r1"})).await;
+    pos_order(&b, "outlet-1", "RB-1", "9811400011", json!({})).await;
+    let bill = wait_bills(&b, "outlet-1", 1).await[0].clone();
+    let page_of = |bill: &Value| {
+        let url = format!("{}/b/{}", app.base, bill["bill_id"].as_str().unwrap());
+        let client = app.client.clone();
+        async move { client.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+    assert!(!page_of(&bill).await.contains("id=\"refund\""));
+    // 83.50 of 283.50 given back, sent on its own
+    let body = json!({"businessId": "outlet-1", "orderId": "RB-1", "refundId": "ret-1", "amount": 83.5});
+    assert_eq!(
+        post(&app, "/integration/v1/order/refund", &[("authorization", b.integration.as_str())], &body).await.0,
+        200
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let page = loop {
+        let page = page_of(&bill).await;
+        if page.contains("id=\"refund\"") {
+            break page;
+        }
+        assert!(std::time::Instant::now() < deadline, "the bill page never showed the refund: {page}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(page.contains("Refunded (items returned)") && page.contains("-₹83.50"), "{page}");
+    assert!(page.contains("id=\"net\">₹200.00"), "{page}");
+    // an order that arrives cancelled: no second bill, no second SMS paid
+    pos_order(&b, "outlet-1", "RB-2", "9811400012", json!({"status": 2})).await;
+    pos_order(&b, "outlet-1", "RB-3", "9811400013", json!({})).await;
+    let billed = wait_bills(&b, "outlet-1", 2).await;
+    assert!(billed.iter().all(|bill| bill["order_id"] != "RB-2"), "{billed:?}");
+}

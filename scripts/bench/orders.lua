@@ -15,6 +15,8 @@ function init(args)
   block = tonumber(os.getenv("CUSTOMER_BLOCK") or "0")
   -- REFUND=1: the same orders again, refunded as a whole (scripts/bench-refunds.sh)
   status = os.getenv("REFUND") == "1" and ',"status":3' or ''
+  -- UPDATE=1: the same orders again with another amount (an order update)
+  bump = os.getenv("UPDATE") == "1" and 1 or 0
 end
 function request()
   counter = counter + 1
@@ -26,6 +28,6 @@ end
 function order(brand, phone)
   local body = string.format(
     '{"parentBusinessId":"%s","businessId":"o1","orderId":"%s-%d-%d","customer":{"name":"Bench","phone":"%s"},"amount":%d.5,"orderTime":"2026-11-21 10:00:00"%s}',
-    brand, run, tid, counter, phone, counter % 500, status)
+    brand, run, tid, counter, phone, counter % 500 + bump, status)
   return wrk.format("POST", "/injestion/platform", {["Content-Type"] = "application/json"}, body)
 end

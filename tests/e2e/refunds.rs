@@ -296,6 +296,14 @@ async fn a_refund_takes_back_the_referral_it_earned_and_a_cancelled_order_revert
     let entries = ledger["data"].as_array().unwrap();
     assert!(entries.iter().any(|e| e["kind"] == "revoke" && e["points"] == 60), "{ledger}");
     assert!(entries.iter().any(|e| e["kind"] == "clawback" && e["points"] == -100), "{ledger}");
+
+    // a refund that arrives before its order is kept and applied when the order comes
+    let early = json!({"businessId": "outlet-1", "orderId": "late-1", "refundId": "rf-late", "amount": 40});
+    assert_eq!(post(&app, "/integration/v1/order/refund", &auth, &early).await.0, 200);
+    let late = "9876541003";
+    assert_eq!(post(&app, "/injestion/platform", &[], &order(brand, "late-1", late, 100.0)).await.0, 200);
+    let customer = wait_customer(&app, brand, late, |c| c["total_orders"] == 1).await;
+    assert_eq!((customer["lifetime_value"].clone(), customer["loyalty_points"].clone()), (json!(60.0), json!(6)));
 }
 
 /// A billed order refunded in part shows the refund on its bill page; an order that arrives

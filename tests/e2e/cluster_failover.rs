@@ -76,11 +76,26 @@ async fn started_cluster() -> (NatsCluster, String, async_nats::jetstream::Conte
     let cluster = NatsCluster::start().await;
     let urls = cluster.urls();
     let js = jetstream(&urls).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while js.query_account().await.is_err() {
-        assert!(Instant::now() < deadline, "the cluster elected no JetStream leader");
+    // every server is a member of JetStream's meta group: a stream of three replicas can be made
+    // (before that, losing one server of a group that knows only two stops JetStream)
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let made = js
+            .create_stream(async_nats::jetstream::stream::Config {
+                name: "FORMED".to_owned(),
+                subjects: vec!["formed".to_owned()],
+                num_replicas: 3,
+                ..Default::default()
+            })
+            .await;
+        if made.is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the cluster never took a stream of three replicas: {made:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    settled(&js, "FORMED", Duration::from_secs(30)).await;
+    js.delete_stream("FORMED").await.unwrap();
     (cluster, urls, js)
 }
 

@@ -422,8 +422,9 @@ impl OrderReaction for GenerateBill {
         if configs(brand).await?.is_empty() {
             return Ok(());
         }
-        if order.facts.has_refund() {
-            // no new bill for it; a bill sent before shows what was given back
+        // a refund of a billed order: no new bill; a bill sent before shows what was given back
+        // (an order that arrives with part of it returned is still a sale, and billed)
+        if order.facts.void || (order.facts.has_refund() && order.applied == Applied::Updated) {
             return mark_refunded(brand, order.facts, ops).await;
         }
         let candidate =

@@ -214,17 +214,23 @@ impl Repo {
         Ok(())
     }
 
+    /// Every row of a partition as stored, in clustering order, read a page at a time.
+    pub async fn rows(&self, table: &'static str, partition: &str) -> Result<Vec<engage_storage::Row>, StoreError> {
+        let mut out: Vec<engage_storage::Row> = Vec::new();
+        loop {
+            let after = out.last().map(|row| row.clustering.clone());
+            let page = self.store.scan(table, partition, after.as_deref(), 1000).await?;
+            if page.is_empty() {
+                return Ok(out);
+            }
+            out.extend(page);
+        }
+    }
+
     /// The clustering keys (as text) of every row of a partition, in order.
     pub async fn clusterings(&self, table: &'static str, partition: &str) -> Result<Vec<String>, StoreError> {
-        let mut keys = Vec::new();
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let rows = self.store.scan(table, partition, after.as_deref(), 1000).await?;
-            let Some(last) = rows.last() else { break };
-            after = Some(last.clustering.clone());
-            keys.extend(rows.iter().map(|r| String::from_utf8_lossy(&r.clustering).into_owned()));
-        }
-        Ok(keys)
+        let rows = self.rows(table, partition).await?;
+        Ok(rows.into_iter().map(|r| String::from_utf8_lossy(&r.clustering).into_owned()).collect())
     }
 
     /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a

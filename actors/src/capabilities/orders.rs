@@ -13,7 +13,7 @@ use super::referral::refer;
 use crate::brand::Brand;
 use crate::capabilities::journeys::{OpenCart, CART_SOURCES};
 use crate::domain::customer::Customer;
-use crate::domain::order::OrderFacts;
+use crate::domain::order::{OrderFacts, RefundRequest};
 use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
 use crate::keys;
 use crate::reaction::{OrderEvent, Reactions};
@@ -103,51 +103,6 @@ async fn apply_order(
         ops.push(merge_business(brand, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);
     }
     Ok(customer)
-}
-
-/// A refund sent on its own (`/integration/v1/order/refund`).
-struct RefundRequest {
-    business_id: String,
-    order_id: String,
-    refund_id: String,
-    /// What it gives back: an amount, or the whole order.
-    amount: Value,
-}
-
-impl RefundRequest {
-    fn from_payload(payload: &Value) -> Result<Self, String> {
-        let text = |name: &str| match payload.get(name) {
-            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        let (Some(business_id), Some(order_id), Some(refund_id)) =
-            (text("businessId"), text("orderId"), text("refundId"))
-        else {
-            return Err("businessId, orderId and refundId are required".to_owned());
-        };
-        let items: rust_decimal::Decimal = payload
-            .get("returnedItems")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|i| {
-                        let qty =
-                            i.get("qty").and_then(crate::domain::order::decimal).unwrap_or(rust_decimal::Decimal::ONE);
-                        (qty * i.get("price").and_then(crate::domain::order::decimal).unwrap_or_default())
-                            .max(rust_decimal::Decimal::ZERO)
-                    })
-                    .sum()
-            })
-            .unwrap_or_default();
-        let amount = match payload.get("amount").and_then(crate::domain::order::decimal) {
-            Some(amount) if amount > rust_decimal::Decimal::ZERO => json!(amount),
-            _ if items > rust_decimal::Decimal::ZERO => json!(items),
-            _ => json!(crate::domain::order::WHOLE),
-        };
-        Ok(Self { business_id, order_id, refund_id, amount })
-    }
 }
 
 /// Records a refund sent on its own, by its id (the same id again changes nothing), and applies
@@ -253,7 +208,7 @@ pub async fn apply(
                 brand.end_read_ahead();
                 touched = applied?;
             }
-            Err(not_a_refund) => error = Some(not_a_refund),
+            Err(not_a_refund) => error = Some(not_a_refund.to_string()),
         },
         EventKind::Customer => match text("phone") {
             Some(phone) => {

@@ -44,6 +44,49 @@ pub const WHOLE: &str = "whole";
 /// Status words POS systems send for a whole order that was cancelled, voided or refunded.
 const VOID_WORDS: [&str; 6] = ["cancelled", "canceled", "refunded", "voided", "void", "rejected"];
 
+/// What the `returnedItems` of `payload` come to: quantity (`qty` or `quantity`, 1 when absent)
+/// times `price`, each line at least 0.
+fn returned_items(payload: &Value) -> Decimal {
+    let line = |item: &Value| {
+        let qty = item.get("qty").or_else(|| item.get("quantity")).and_then(decimal).unwrap_or(Decimal::ONE);
+        let price = item.get("price").and_then(decimal).unwrap_or_default();
+        (qty * price).max(Decimal::ZERO)
+    };
+    payload.get("returnedItems").and_then(Value::as_array).map(|items| items.iter().map(line).sum()).unwrap_or_default()
+}
+
+/// A refund sent on its own (`/integration/v1/order/refund`): the order it refunds, its id, and
+/// what it gives back (an amount, or [`WHOLE`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefundRequest {
+    /// Outlet.
+    pub business_id: String,
+    /// The order refunded.
+    pub order_id: String,
+    /// The refund's own id.
+    pub refund_id: String,
+    /// `amount`, else what `returnedItems` come to, else the whole order.
+    pub amount: Value,
+}
+
+impl RefundRequest {
+    /// Reads it from a refund event's payload.
+    pub fn from_payload(payload: &Value) -> Result<Self, NotAnOrder> {
+        let (Some(business_id), Some(order_id), Some(refund_id)) =
+            (text(payload.get("businessId")), text(payload.get("orderId")), text(payload.get("refundId")))
+        else {
+            return Err(NotAnOrder("businessId, orderId and refundId are required".into()));
+        };
+        let items = returned_items(payload);
+        let amount = match payload.get("amount").and_then(decimal) {
+            Some(amount) if amount > Decimal::ZERO => serde_json::json!(amount),
+            _ if items > Decimal::ZERO => serde_json::json!(items),
+            _ => serde_json::json!(WHOLE),
+        };
+        Ok(Self { business_id, order_id, refund_id, amount })
+    }
+}
+
 /// What `payload` gives back (see [`OrderFacts::refunded`]): (amount refunded, whole order).
 fn refund_of(payload: &Value, amount: Decimal, status: Option<u8>) -> (Decimal, bool) {
     let word = ["status", "orderStatus", "order_status"]
@@ -60,21 +103,7 @@ fn refund_of(payload: &Value, amount: Decimal, status: Option<u8>) -> (Decimal, 
         .iter()
         .filter_map(|field| payload.get(*field).and_then(decimal))
         .fold(Decimal::ZERO, Decimal::max);
-    let items: Decimal = payload
-        .get("returnedItems")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|item| {
-                    let qty =
-                        item.get("qty").or_else(|| item.get("quantity")).and_then(decimal).unwrap_or(Decimal::ONE);
-                    let price = item.get("price").and_then(decimal).unwrap_or_default();
-                    (qty * price).max(Decimal::ZERO)
-                })
-                .sum()
-        })
-        .unwrap_or_default();
+    let items = returned_items(payload);
     // refunds engage recorded from `POST /integration/v1/order/refund`, by refund id: an amount,
     // or `"whole"`
     let refunds = payload.get("refunds").and_then(Value::as_object);

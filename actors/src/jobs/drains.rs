@@ -12,12 +12,8 @@ impl Jobs {
         let indexed = keys::channel_work_indexed(partition);
         if self.repo.row(&indexed).await?.is_none() {
             let rows: Vec<QueuedSend> = self.repo.all(CHANNEL_QUEUE, partition).await?;
-            let markers: Vec<WriteOp> =
-                rows.iter().filter(|r| r.open()).map(|r| r.work_key().put(&json!({}))).collect();
-            for chunk in markers.chunks(500) {
-                self.repo.store().batch(chunk.to_vec()).await?;
-            }
-            self.repo.store().batch(vec![indexed.put(&json!({}))]).await?;
+            self.write_all(rows.iter().filter(|r| r.open()).map(|r| r.work_key().put(&json!({}))).collect()).await?;
+            self.write_all(vec![indexed.put(&json!({}))]).await?;
         }
         let mut open = Vec::new();
         let mut stale = Vec::new();
@@ -32,9 +28,7 @@ impl Jobs {
                 }),
             }
         }
-        for chunk in stale.chunks(500) {
-            self.repo.store().batch(chunk.to_vec()).await?;
-        }
+        self.write_all(stale).await?;
         Ok(open)
     }
 
@@ -114,9 +108,7 @@ impl Jobs {
                 }
                 ops.extend(row.writes());
             }
-            for chunk in ops.chunks(500) {
-                self.repo.store().batch(chunk.to_vec()).await?;
-            }
+            self.write_all(ops).await?;
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);

@@ -41,23 +41,6 @@ impl Jobs {
         Ok(out)
     }
 
-    /// Every row of `partition`, a page at a time.
-    pub(super) async fn scan_all(
-        &self,
-        table: &'static str,
-        partition: &str,
-    ) -> Result<Vec<engage_storage::Row>, JobError> {
-        let mut out: Vec<engage_storage::Row> = Vec::new();
-        loop {
-            let after = out.last().map(|row| row.clustering.clone());
-            let page = self.repo.store().scan(table, partition, after.as_deref(), 1000).await?;
-            if page.is_empty() {
-                return Ok(out);
-            }
-            out.extend(page);
-        }
-    }
-
     /// Keeps `oldest_left` (the oldest day a run left a row in; none: today) as `table`'s cursor,
     /// a day earlier still so a row written on a clock a little behind is not passed over. A run
     /// asked as at a later time (`engage jobs run --now`) never moves it past this clock's

@@ -30,9 +30,7 @@ impl Jobs {
                 keys::legacy_sms(&row.parent_business_id, &row.id, true).put(&row)
             })
             .collect();
-        for chunk in picked.chunks(500) {
-            self.repo.store().batch(chunk.to_vec()).await?;
-        }
+        self.write_all(picked).await?;
         let results: Vec<(LegacySms, Result<(), DeliveryError>)> = futures::stream::iter(due)
             .map(|row| async move {
                 let outcome = match self.client.get(&row.url).send().await {
@@ -57,15 +55,13 @@ impl Jobs {
                 (_, true) => given_up += 1,
                 _ => retrying += 1,
             }
-            let done = row.processed == 1 || row.given_up;
+            let done = row.settled();
             if done {
                 settled.push(keys::legacy_sms(&row.parent_business_id, &row.id, true).delete());
             }
             settled.push(keys::legacy_sms(&row.parent_business_id, &row.id, !done).put(&row));
         }
-        for chunk in settled.chunks(500) {
-            self.repo.store().batch(chunk.to_vec()).await?;
-        }
+        self.write_all(settled).await?;
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
         Ok(json!({"sent": sent, "retrying": retrying, "given_up": given_up}))
@@ -75,22 +71,19 @@ impl Jobs {
     async fn move_legacy_sms(&self) -> Result<(), JobError> {
         use crate::capabilities::feedback::legacy::LegacySms;
         let legacy: Vec<LegacySms> = self.repo.all(crate::repo::LEGACY_FEEDBACK_SMS, keys::LEGACY_SMS_ALL).await?;
-        for chunk in legacy.chunks(200) {
-            let mut ops = Vec::with_capacity(chunk.len() * 3);
-            for row in chunk {
-                let pending = !(row.processed == 1 || row.given_up);
-                let key = keys::legacy_sms(&row.parent_business_id, &row.id, pending);
-                ops.push(WriteOp::Delete {
+        let moves = legacy
+            .iter()
+            .map(|row| {
+                let key = keys::legacy_sms(&row.parent_business_id, &row.id, !row.settled());
+                let old = WriteOp::Delete {
                     table: crate::repo::LEGACY_FEEDBACK_SMS,
                     partition: keys::LEGACY_SMS_ALL.to_owned(),
                     clustering: key.clustering.clone(),
-                });
-                ops.push(key.put(row));
-                ops.push(keys::legacy_sms_brand(&row.parent_business_id).put(&json!({})));
-            }
-            self.repo.store().batch(ops).await?;
-        }
-        Ok(())
+                };
+                [old, key.put(row), keys::legacy_sms_brand(&row.parent_business_id).put(&json!({}))]
+            })
+            .collect();
+        self.move_rows(moves).await
     }
 
     /// The 12:06 feedback config sync, brand by brand.

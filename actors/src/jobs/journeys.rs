@@ -70,21 +70,19 @@ impl Jobs {
     /// brands' partitions, each with its brand listed, and empties the old partition.
     async fn move_legacy_carts(&self) -> Result<(), JobError> {
         let legacy: Vec<OpenCart> = self.repo.all(OPEN_CARTS, keys::LEGACY_OPEN_CARTS).await?;
-        for chunk in legacy.chunks(200) {
-            let mut ops = Vec::with_capacity(chunk.len() * 3);
-            for cart in chunk {
+        let moves = legacy
+            .iter()
+            .map(|cart| {
                 let key = cart.key();
-                ops.push(WriteOp::Delete {
+                let old = WriteOp::Delete {
                     table: OPEN_CARTS,
                     partition: keys::LEGACY_OPEN_CARTS.to_owned(),
                     clustering: key.clustering.clone(),
-                });
-                ops.push(key.put(cart));
-                ops.push(keys::cart_brand(&cart.tenant).put(&json!({})));
-            }
-            self.repo.store().batch(ops).await?;
-        }
-        Ok(())
+                };
+                [old, key.put(cart), keys::cart_brand(&cart.tenant).put(&json!({}))]
+            })
+            .collect();
+        self.move_rows(moves).await
     }
 
     /// ROI attribution of the journeys of `types` as at `now`, brand by brand.

@@ -10,7 +10,7 @@ impl Jobs {
         let (mut reverted, mut confirmed, mut waiting) = (0, 0, 0);
         let mut oldest_left = None;
         for partition in self.due_partitions(PENDING_REDEMPTIONS, now).await? {
-            let rows = self.scan_all(PENDING_REDEMPTIONS, &partition.name).await?;
+            let rows = self.repo.rows(PENDING_REDEMPTIONS, &partition.name).await?;
             let mut done = Vec::new();
             for row in rows {
                 let Ok(entry) = serde_json::from_slice::<Value>(&row.value) else { continue };
@@ -32,7 +32,7 @@ impl Jobs {
                     oldest_left = oldest_left.or(partition.day);
                 }
             }
-            self.unindex(done).await?;
+            self.write_all(done).await?;
         }
         self.keep_due_cursor(PENDING_REDEMPTIONS, now, oldest_left).await?;
         Ok(json!({"reverted": reverted, "confirmed": confirmed, "waiting": waiting}))
@@ -96,7 +96,7 @@ impl Jobs {
                     if !reached(entry["expires_at"].as_str(), now) {
                         // the bucket is in time order: nothing after this is due either
                         oldest_left = oldest_left.or(partition.day);
-                        self.unindex(done).await?;
+                        self.write_all(done).await?;
                         break 'scan;
                     }
                     let (Some(tenant), Some(phone)) = (entry["tenant"].as_str(), entry["phone"].as_str()) else {
@@ -123,18 +123,11 @@ impl Jobs {
                         }
                     }
                 }
-                self.unindex(done).await?;
+                self.write_all(done).await?;
             }
         }
         self.keep_due_cursor(POINTS_EXPIRY, now, oldest_left).await?;
         Ok(json!({"customers": customers, "points": points, "postponed": postponed}))
-    }
-
-    pub(super) async fn unindex(&self, ops: Vec<WriteOp>) -> Result<(), JobError> {
-        if ops.is_empty() {
-            return Ok(());
-        }
-        Ok(self.repo.store().batch(ops).await?)
     }
 }
 

@@ -377,6 +377,24 @@ impl Jobs {
         (0..=back).rev().map(|d| ist_day(now - chrono::Duration::days(d)).replace('-', "")).collect()
     }
 
+    /// Writes `ops` in batches of at most 500 (none when empty). Each write stands alone: use
+    /// [`Jobs::move_rows`] for writes that must land together.
+    async fn write_all(&self, ops: Vec<WriteOp>) -> Result<(), JobError> {
+        for chunk in ops.chunks(500) {
+            self.repo.store().batch(chunk.to_vec()).await?;
+        }
+        Ok(())
+    }
+
+    /// Moves rows out of a partition an older engage shared between brands: each move (the old
+    /// row's delete, its new row, its brand's listing) lands whole, 200 moves a batch.
+    async fn move_rows(&self, moves: Vec<[WriteOp; 3]>) -> Result<(), JobError> {
+        for chunk in moves.chunks(200) {
+            self.repo.store().batch(chunk.iter().flatten().cloned().collect()).await?;
+        }
+        Ok(())
+    }
+
     /// The brands of a brand index (`journey_brands`, `bill_brands`, `feedback_brands`: partition
     /// `all`, clustering the tenant).
     async fn brands(&self, index: &'static str) -> Result<Vec<String>, JobError> {

@@ -45,6 +45,11 @@ pub struct LegacySms {
 }
 
 impl LegacySms {
+    /// Sent, or given up: the drain calls it no more.
+    pub fn settled(&self) -> bool {
+        self.processed == 1 || self.given_up
+    }
+
     /// Waiting to be called: `processed` 0, or picked by a run that never finished (2, not given
     /// up, picked more than `stale_after` ago).
     pub fn due(&self, now: DateTime<Utc>, stale_after: chrono::Duration) -> bool {

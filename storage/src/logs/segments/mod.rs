@@ -38,8 +38,10 @@
 //!   has recovered the files.
 
 mod format;
+mod tail;
 
 use format::*;
+pub use tail::{TailPage, TailPosition, TailQuery};
 
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::{File, OpenOptions};
@@ -194,6 +196,9 @@ pub struct SegmentLog {
     index: Arc<RwLock<Index>>,
     failed: Arc<OnceLock<String>>,
     appender: mpsc::Sender<Append>,
+    /// The end of the last block readers may read: set after the index holds every block before
+    /// it (the tail's cursor, [`tail`]).
+    end: Arc<tokio::sync::watch::Sender<TailPosition>>,
 }
 
 impl SegmentLog {
@@ -231,12 +236,13 @@ impl SegmentLog {
         };
         let index = Arc::new(RwLock::new(index));
         let failed = Arc::new(OnceLock::new());
+        let end = Arc::new(tokio::sync::watch::Sender::new(TailPosition::at(active.number, active.len)));
         let (appender, receiver) = mpsc::channel();
         std::thread::Builder::new().name("engage-log-append".into()).spawn({
-            let (dir, index, failed) = (dir.to_owned(), index.clone(), failed.clone());
-            move || append_loop(&dir, active, &receiver, &index, &failed)
+            let (dir, index, failed, end) = (dir.to_owned(), index.clone(), failed.clone(), end.clone());
+            move || append_loop(&dir, active, &receiver, &index, &failed, &end)
         })?;
-        Ok(Self { dir: dir.to_owned(), index, failed, appender })
+        Ok(Self { dir: dir.to_owned(), index, failed, appender, end })
     }
 
     /// Why the log refuses writes, once a write or sync failed.
@@ -257,21 +263,28 @@ impl SegmentLog {
     /// Up to `limit` events of `group` (of one stream, or of all), oldest first (by timestamp,
     /// then sequence).
     pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> io::Result<Vec<LoggedEvent>> {
-        let mut runs: Vec<(usize, Run)> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        {
-            let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
-            if let Some(streams) = index.groups.get(group) {
-                for (name, refs) in streams.iter().filter(|(name, _)| stream.is_none_or(|s| s == name.as_str())) {
-                    names.push(name.clone());
-                    runs.extend(refs.iter().map(|run| (names.len() - 1, *run)));
-                }
-            }
-        }
+        let (runs, names) = self.wanted_runs(group, stream)?;
         let (dir, group) = (self.dir.clone(), group.to_owned());
         tokio::task::spawn_blocking(move || read_oldest(&dir, &group, runs, &names, limit))
             .await
             .map_err(io::Error::other)?
+    }
+}
+
+impl SegmentLog {
+    /// The runs of `group`'s streams (of one, or of all) in the index now, each with the position
+    /// of its stream's name in the names returned.
+    fn wanted_runs(&self, group: &str, stream: Option<&str>) -> io::Result<(Vec<(usize, Run)>, Vec<String>)> {
+        let mut runs: Vec<(usize, Run)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
+        if let Some(streams) = index.groups.get(group) {
+            for (name, refs) in streams.iter().filter(|(name, _)| stream.is_none_or(|s| s == name.as_str())) {
+                names.push(name.clone());
+                runs.extend(refs.iter().map(|run| (names.len() - 1, *run)));
+            }
+        }
+        Ok((runs, names))
     }
 }
 
@@ -282,6 +295,7 @@ struct SegmentSpan {
     first: u64,
     last: u64,
     min_ts: i64,
+    max_ts: i64,
 }
 
 /// Merges `runs` into one span per segment.
@@ -293,10 +307,12 @@ fn segment_spans(runs: &[(usize, Run)]) -> Vec<SegmentSpan> {
             first: run.first,
             last: run.last,
             min_ts: run.span.min_ts,
+            max_ts: run.span.max_ts,
         });
         span.first = span.first.min(run.first);
         span.last = span.last.max(run.last);
         span.min_ts = span.min_ts.min(run.span.min_ts);
+        span.max_ts = span.max_ts.max(run.span.max_ts);
     }
     let mut spans: Vec<SegmentSpan> = spans.into_values().collect();
     spans.sort_by_key(|span| (span.min_ts, span.segment));
@@ -422,6 +438,7 @@ fn append_loop(
     receiver: &mpsc::Receiver<Append>,
     index: &RwLock<Index>,
     failed: &OnceLock<String>,
+    end: &tokio::sync::watch::Sender<TailPosition>,
 ) {
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
@@ -446,6 +463,7 @@ fn append_loop(
                 }
                 Err(_) => tracing::error!("the log index lock is poisoned; reads miss the newest events"),
             }
+            end.send_replace(TailPosition::at(active.number, active.len));
         }
         for append in batch {
             let _ = append.reply.send(result.as_ref().map(|_| ()).map_err(Clone::clone));

@@ -38,6 +38,7 @@ use engage_ingress::{AppState, Serve};
 use engage_storage::logs::cloudwatch::CloudWatchBackend;
 use engage_storage::logs::embedded::{EmbeddedLogBackend, EmbeddedLogs};
 use engage_storage::logs::segments::SegmentLog;
+use engage_storage::logs::tail::LogTail;
 use engage_storage::logs::{LogBackend, LogWriter, WriterConfig};
 use engage_storage::{EmbeddedStore, NatsKvStore, ScyllaStore, Store};
 use engage_streams::bus::{EmbeddedBus, JetStreamBus};
@@ -205,8 +206,12 @@ impl Application {
                 None => platform_store.clone(),
             },
         };
-        let (backend, writer_config): (Arc<dyn LogBackend>, WriterConfig) = match settings.log_sink {
-            LogSinkKind::Embedded => (Arc::new(EmbeddedLogBackend::new(log_segments)), WriterConfig::embedded()),
+        let (backend, writer_config, tail): (Arc<dyn LogBackend>, WriterConfig, LogTail) = match settings.log_sink {
+            LogSinkKind::Embedded => (
+                Arc::new(EmbeddedLogBackend::new(log_segments.clone())),
+                WriterConfig::embedded(),
+                LogTail::Embedded(log_segments),
+            ),
             LogSinkKind::Cloudwatch => {
                 let backend = Arc::new(
                     CloudWatchBackend::connect(
@@ -218,7 +223,7 @@ impl Application {
                 if settings.role != Role::Node {
                     watch_cloudwatch(backend.clone(), readiness.clone());
                 }
-                (backend, WriterConfig::cloudwatch())
+                (backend.clone(), WriterConfig::cloudwatch(), LogTail::CloudWatch(backend))
             }
         };
         let (writer, writer_task) = LogWriter::spawn(backend, writer_config);
@@ -424,7 +429,7 @@ impl Application {
         ownership.job_tasks = job_tasks;
         let serve = if settings.role == Role::Node { Serve::OpsOnly } else { Serve::All };
         let state =
-            AppState::new(settings, writer, logs, jwt, limiter, platform, readiness).map_err(anyhow::Error::msg)?;
+            AppState::new(settings, writer, logs, tail, jwt, limiter, platform, readiness).map_err(anyhow::Error::msg)?;
         let Startup { listener, .. } = startup;
         Ok(Self { listener, state, log_store: local_store, writer_task, grace, engine, ownership, serve })
     }

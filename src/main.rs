@@ -65,6 +65,11 @@ enum Command {
         #[command(subcommand)]
         action: DeadLettersAction,
     },
+    /// Read the log service's events through the running server (`logs tail`).
+    Logs {
+        #[command(subcommand)]
+        action: logs_cli::LogsAction,
+    },
 }
 
 #[derive(Subcommand)]
@@ -246,6 +251,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(dead_letters(settings, action))
         }
+        Command::Logs { action } => {
+            let settings = load(config, None)?;
+            runtime()?.block_on(logs_cli::run(settings, action))
+        }
         Command::Reports { action: ReportsAction::Health { now } } => {
             let settings = load(config, None)?;
             runtime()?.block_on(health_reports(settings, now))
@@ -356,6 +365,8 @@ async fn send(request: reqwest::RequestBuilder, base: &str) -> Result<Value, Exi
 macro_rules! outln {
     ($($arg:tt)*) => { out(format_args!($($arg)*)) };
 }
+
+mod logs_cli;
 
 /// Prints a line on stdout; a closed pipe (`engage tokens list | head -1`) ends the process
 /// quietly.

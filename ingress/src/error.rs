@@ -128,6 +128,33 @@ impl ApiError {
         )
     }
 
+    /// 503 `SINK_UNAVAILABLE`: the log sink cannot be read now (the cause is logged).
+    pub fn sink_unavailable() -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "SINK_UNAVAILABLE", "the log sink cannot be read now; try again")
+    }
+
+    /// 503 `WRITE_FAILED` with `Retry-After`: the sink write failed and sending again is safe
+    /// (the OTLP input's answer: its exporters retry a 503, not a 500).
+    pub fn sink_write_failed() -> Self {
+        let mut error = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "WRITE_FAILED",
+            "the write to the log service failed; no record of this export was stored; send it again",
+        );
+        error.retry_after_secs = Some(1);
+        error
+    }
+
+    /// 400 `INVALID_OTLP`: the body is not an OTLP protobuf message.
+    pub fn invalid_otlp(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "INVALID_OTLP", message)
+    }
+
+    /// 415 `UNSUPPORTED_MEDIA_TYPE`.
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", message)
+    }
+
     /// 404 `NOT_FOUND`.
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such route")
@@ -142,6 +169,16 @@ impl ApiError {
     /// The error code.
     pub fn code(&self) -> &'static str {
         self.body.error
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The human-readable hint.
+    pub fn message(&self) -> &str {
+        self.body.message.as_deref().unwrap_or_default()
     }
 }
 

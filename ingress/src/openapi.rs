@@ -27,6 +27,7 @@ impl Modify for BearerAuth {
         crate::logs::ingest::ingest_logs,
         crate::logs::ingest::ingest_logs_alias,
         crate::logs::events::read_events,
+        crate::logs::tail::tail_logs,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics_text,
@@ -54,8 +55,15 @@ pub fn document() -> Result<String, String> {
         "Issue".to_owned(),
         json!({"type": "object", "required": ["pointer", "message"], "properties": {"pointer": {"type": "string"}, "message": {"type": "string"}}}),
     );
+    schemas.extend(crate::logs::otlp_openapi::schemas());
     if let Some(all) = doc.pointer_mut("/paths").and_then(Value::as_object_mut) {
         all.extend(paths);
+        for route in ["/v1/logs", "/v1/logs/ingest"] {
+            if let Some(operation) = all.get_mut(route).and_then(|item| item.get_mut("post")) {
+                crate::logs::otlp_openapi::add_protobuf_body(operation);
+            }
+        }
+        all.insert("/otlp/v1/logs".to_owned(), crate::logs::otlp_openapi::path_item());
     }
     if let Some(schemes) = doc.pointer_mut("/components/securitySchemes").and_then(Value::as_object_mut) {
         schemes.extend(security);

@@ -7,6 +7,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 
 use engage_config::Settings;
 use engage_storage::logs::embedded::EmbeddedLogs;
+use engage_storage::logs::tail::LogTail;
 use engage_storage::logs::LogWriter;
 
 use crate::auth::jwks::JwksVerifier;
@@ -33,6 +34,8 @@ pub struct AppInner {
     pub writer: LogWriter,
     /// What `GET /v1/logs/events` reads back (embedded sink).
     pub logs: EmbeddedLogs,
+    /// What `GET /v1/logs/tail` reads (either sink).
+    pub tail: LogTail,
     /// JWT verification, when `ENGAGE_JWKS_URL` is set.
     pub jwt: Option<Arc<JwksVerifier>>,
     /// Rate limit, when configured.
@@ -56,6 +59,7 @@ impl AppState {
         settings: Settings,
         writer: LogWriter,
         logs: EmbeddedLogs,
+        tail: LogTail,
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
         platform: platform::PlatformState,
@@ -65,6 +69,7 @@ impl AppState {
             settings,
             writer,
             logs,
+            tail,
             jwt,
             limiter,
             schema: LogSchema::compile()?,

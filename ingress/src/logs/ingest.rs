@@ -9,7 +9,7 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -21,6 +21,7 @@ use utoipa::ToSchema;
 use engage_storage::logs::{BatchReport, EventFate, SinkEvent, WriteReport};
 
 use super::naming::{log_group, log_stream};
+use super::otlp::{self, Encoding};
 use super::schema::{LogIngestRequest, LogSchema};
 use super::typed;
 use crate::auth::LogCaller;
@@ -90,8 +91,17 @@ macro_rules! ingest_route {
             ),
             security((), ("bearer" = []))
         )]
-        pub async fn $name(state: State<AppState>, caller: LogCaller, body: Body) -> Result<Response, ApiError> {
-            ingest(state, caller, body).await
+        pub async fn $name(
+            state: State<AppState>,
+            caller: Result<LogCaller, ApiError>,
+            headers: HeaderMap,
+            body: Body,
+        ) -> Result<Response, ApiError> {
+            // an OTLP exporter pointed at the server's root posts protobuf here (`otlp.rs`)
+            if Encoding::of(&headers) == Some(Encoding::Protobuf) {
+                return Ok(otlp::export(&state, caller, Encoding::Protobuf, body).await);
+            }
+            ingest(state, caller?, body).await
         }
     };
 }
@@ -162,7 +172,7 @@ fn raw_events<'a>(bytes: &'a [u8], request: &Value) -> Result<Vec<&'a RawValue>,
 }
 
 /// Reads the (already decompressed) body, refusing more than `limit` bytes.
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+pub(super) async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::payload_too_large(limit)),
@@ -228,6 +238,15 @@ fn to_sink_events(
     }
 }
 
+/// Counts each event's fate in `engage_log_events_total`.
+pub(super) fn count_fates(report: &WriteReport) {
+    for batch in &report.batches {
+        for (_, fate) in &batch.events {
+            metrics::counter!("engage_log_events_total", "outcome" => fate.reason()).increment(1);
+        }
+    }
+}
+
 /// Maps the write report to the spec's answer.
 fn answer(total: usize, report: &WriteReport) -> Result<Response, ApiError> {
     let accepted = report.count(EventFate::Accepted);
@@ -238,10 +257,8 @@ fn answer(total: usize, report: &WriteReport) -> Result<Response, ApiError> {
             // the request span carries the trace id
             tracing::warn!(group = %batch.group, stream = %batch.stream, events = batch.events.len(), %cause, "log write failed");
         }
-        for (_, fate) in &batch.events {
-            metrics::counter!("engage_log_events_total", "outcome" => fate.reason()).increment(1);
-        }
     }
+    count_fates(report);
     if failed > 0 && accepted == 0 {
         return Err(ApiError::write_failed());
     }

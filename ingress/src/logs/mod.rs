@@ -2,13 +2,20 @@
 //!
 //! - `POST /v1/logs`, `POST /v1/logs/ingest`: [`ingest`]
 //! - `GET /v1/logs/events`: [`events`] (reads the embedded sink back)
+//! - `POST /otlp/v1/logs`: [`otlp`] (OTLP/HTTP logs, protobuf and JSON; records mapped by
+//!   `otlp_map`)
+//! - `GET /v1/logs/tail`: [`tail`] (a group as it grows, either sink; `engage logs tail`)
 //! - the request schema: [`schema`]; group/stream naming: [`naming`]; the typed reading of
 //!   requests the schema surely accepts: `typed`
 
 pub mod events;
 pub mod ingest;
 pub mod naming;
+pub mod otlp;
+mod otlp_map;
+pub mod otlp_openapi;
 pub mod schema;
+pub mod tail;
 mod typed;
 
 use axum::routing::{get, post};
@@ -23,5 +30,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/logs", post(ingest::ingest_logs))
         .route("/v1/logs/ingest", post(ingest::ingest_logs_alias))
         .route("/v1/logs/events", get(events::read_events))
+        .route("/v1/logs/tail", get(tail::tail_logs))
+        .route("/otlp/v1/logs", post(otlp::export_logs))
         .layer(RequestDecompressionLayer::new().gzip(true).pass_through_unaccepted(false))
 }

@@ -125,35 +125,74 @@ fn is_error_code(code: &str) -> bool {
         && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
-impl LogEventRef<'_> {
+/// The LogEvent fields the schema's rules look at, as text (`None`: absent). The OTLP input
+/// (`otlp_map.rs`) checks the events it builds with the same rules.
+pub(super) struct EventRules<'a> {
+    pub timestamp: &'a str,
+    pub level: &'a str,
+    pub product: Option<&'a str>,
+    pub source: &'a str,
+    pub service: Option<&'a str>,
+    pub component: Option<&'a str>,
+    pub version: Option<&'a str>,
+    pub environment: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub trace_id: &'a str,
+    /// business_id (None: absent), parent_id
+    pub tenant: Option<(Option<&'a str>, Option<&'a str>)>,
+    /// code, category
+    pub error: Option<(&'a str, &'a str)>,
+}
+
+impl EventRules<'_> {
     /// Whether the schema surely accepts the event (`date_time` checks the timestamp's format
     /// exactly as the schema validator does).
-    fn surely_valid(&self, schema: &LogSchema) -> bool {
-        LEVELS.contains(&self.level.as_ref())
-            && PRODUCTS.contains(&self.product.as_ref())
-            && SOURCES.contains(&self.source.as_ref())
-            && [&self.service, &self.component, &self.version, &self.environment, &self.message]
+    pub fn surely_valid(&self, schema: &LogSchema) -> bool {
+        LEVELS.contains(&self.level)
+            && self.product.is_some_and(|product| PRODUCTS.contains(&product))
+            && SOURCES.contains(&self.source)
+            && [self.service, self.component, self.version, self.environment, self.message]
                 .iter()
-                .all(|text| non_empty(text))
+                .all(|text| text.is_some_and(non_empty))
             // a UUID has 36 characters: "uuid or at least 8 characters" is "at least 8"
             && self.trace_id.chars().count() >= 8
-            && self.tenant.as_ref().is_none_or(|tenant| {
-                non_empty(&tenant.business_id) && tenant.parent_id.as_deref().is_none_or(non_empty)
+            && self.tenant.is_none_or(|(business_id, parent_id)| {
+                business_id.is_some_and(non_empty) && parent_id.is_none_or(non_empty)
             })
-            && self.error.as_ref().is_none_or(|error| is_error_code(&error.code) && non_empty(&error.category))
-            && schema.is_date_time(&self.timestamp)
+            && self.error.is_none_or(|(code, category)| is_error_code(code) && non_empty(category))
+            && schema.is_date_time(self.timestamp)
+    }
+}
+
+impl LogEventRef<'_> {
+    fn surely_valid(&self, schema: &LogSchema) -> bool {
+        EventRules {
+            timestamp: &self.timestamp,
+            level: &self.level,
+            product: Some(&self.product),
+            source: &self.source,
+            service: Some(&self.service),
+            component: Some(&self.component),
+            version: Some(&self.version),
+            environment: Some(&self.environment),
+            message: Some(&self.message),
+            trace_id: &self.trace_id,
+            tenant: self.tenant.as_ref().map(|t| (Some(t.business_id.as_ref()), t.parent_id.as_deref())),
+            error: self.error.as_ref().map(|e| (e.code.as_ref(), e.category.as_ref())),
+        }
+        .surely_valid(schema)
     }
 }
 
 /// Names cached between consecutive events (a request's events mostly share them).
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     group: Option<(String, String, String)>,
     stream: Option<(String, i64, String)>,
 }
 
 impl Names {
-    fn group(&mut self, org: &str, product: &str, service: &str) -> String {
+    pub fn group(&mut self, org: &str, product: &str, service: &str) -> String {
         match &self.group {
             Some((p, s, group)) if p == product && s == service => group.clone(),
             _ => {
@@ -164,7 +203,7 @@ impl Names {
         }
     }
 
-    fn stream(&mut self, component: &str, timestamp_ms: i64) -> String {
+    pub fn stream(&mut self, component: &str, timestamp_ms: i64) -> String {
         let day = timestamp_ms.div_euclid(86_400_000);
         match &self.stream {
             Some((c, d, stream)) if c == component && *d == day => stream.clone(),

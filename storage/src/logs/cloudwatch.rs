@@ -153,6 +153,66 @@ impl CloudWatchBackend {
     }
 }
 
+/// One event read back with FilterLogEvents.
+#[derive(Clone, Debug)]
+pub struct FilteredEvent {
+    /// Its stream.
+    pub stream: String,
+    /// Its timestamp, ms since the epoch.
+    pub timestamp: i64,
+    /// CloudWatch's id of the event.
+    pub id: String,
+    /// The message as stored.
+    pub message: String,
+}
+
+/// Pages of FilterLogEvents one tail read follows at most.
+const FILTER_PAGES: usize = 10;
+
+impl CloudWatchBackend {
+    /// Events of `group` (of one stream, or all) at or after `start_ms`, oldest first, at most
+    /// about `max` (whole pages of FilterLogEvents). A group that does not exist (yet) has none.
+    pub async fn filter_events(
+        &self,
+        group: &str,
+        stream: Option<&str>,
+        start_ms: i64,
+        max: usize,
+    ) -> Result<Vec<FilteredEvent>, String> {
+        let mut events = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..FILTER_PAGES {
+            let mut call = self
+                .client
+                .filter_log_events()
+                .log_group_name(group)
+                .start_time(start_ms.max(0))
+                .limit(max.clamp(1, 10_000) as i32)
+                .set_next_token(token.take());
+            if let Some(stream) = stream {
+                call = call.log_stream_names(stream);
+            }
+            let page = match call.send().await {
+                Ok(page) => page,
+                Err(error) if error.code() == Some("ResourceNotFoundException") => return Ok(Vec::new()),
+                Err(error) => return Err(cause(&error)),
+            };
+            events.extend(page.events().iter().map(|event| FilteredEvent {
+                stream: event.log_stream_name().unwrap_or_default().to_owned(),
+                timestamp: event.timestamp().unwrap_or_default(),
+                id: event.event_id().unwrap_or_default().to_owned(),
+                message: event.message().unwrap_or_default().to_owned(),
+            }));
+            token = page.next_token().map(str::to_owned).filter(|t| !t.is_empty());
+            if token.is_none() || events.len() >= max {
+                break;
+            }
+        }
+        events.sort_by(|a, b| (a.timestamp, &a.id).cmp(&(b.timestamp, &b.id)));
+        Ok(events)
+    }
+}
+
 fn index(value: Option<i32>) -> Option<usize> {
     value.and_then(|v| usize::try_from(v).ok())
 }

@@ -10,6 +10,7 @@ pub mod batching;
 pub mod cloudwatch;
 pub mod embedded;
 pub mod segments;
+pub mod tail;
 mod writer;
 
 pub use batching::Chunk;

@@ -50,6 +50,11 @@ if ! command -v schemathesis >/dev/null 2>&1; then
   log "installing schemathesis from PyPI"
   python3 -m pip install --quiet 'schemathesis>=4.3,<5'
 fi
+# the OTLP tests (tests/e2e/otlp/emit.py) run the official OpenTelemetry Python SDK and exporter
+if ! python3 -c 'import opentelemetry.sdk._logs, opentelemetry.exporter.otlp.proto.http._log_exporter' >/dev/null 2>&1; then
+  log "installing opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http from PyPI (the OTLP tests)"
+  python3 -m pip install --quiet 'opentelemetry-sdk>=1.30' 'opentelemetry-exporter-otlp-proto-http>=1.30'
+fi
 if ! python3 -c 'import yaml, jsonschema' >/dev/null 2>&1; then
   log "installing pyyaml and jsonschema from PyPI (the compose file check)"
   python3 -m pip install --quiet pyyaml 'jsonschema>=4.18'

@@ -223,7 +223,8 @@ impl Application {
                 if settings.role != Role::Node {
                     watch_cloudwatch(backend.clone(), readiness.clone());
                 }
-                (backend.clone(), WriterConfig::cloudwatch(), LogTail::CloudWatch(backend))
+                let poll = Duration::from_millis(settings.cloudwatch_tail_poll_ms);
+                (backend.clone(), WriterConfig::cloudwatch(), LogTail::CloudWatch { backend, poll })
             }
         };
         let (writer, writer_task) = LogWriter::spawn(backend, writer_config);

@@ -92,6 +92,7 @@ pub(super) fn example(key: &str) -> Option<&'static str> {
         "cloudwatch_endpoint" => "http://127.0.0.1:5000",
         "jwks_url" => "https://auth.example.com/.well-known/jwks.json",
         "cloudwatch_deadline_ms" => "10000",
+        "cloudwatch_tail_poll_ms" => "500",
         key if key.starts_with("job_") => "0 */3 * * * *",
         key if key.ends_with("_url") => "https://example.com/path",
         key if key.ends_with("_secs") || key.ends_with("_hours") || key.ends_with("_minutes") => "30",

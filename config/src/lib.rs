@@ -45,6 +45,10 @@ pub struct Settings {
     /// How long one PutLogEvents batch may be retried (throttling, 5xx, connection errors) before
     /// the request gets `WRITE_FAILED` (`ENGAGE_CLOUDWATCH_DEADLINE_MS`).
     pub cloudwatch_deadline_ms: u64,
+    /// How often a waiting tail read (`engage logs tail --follow`) asks CloudWatch again, 100 ms
+    /// or more (`ENGAGE_CLOUDWATCH_TAIL_POLL_MS`; each follower costs 1000/this FilterLogEvents a
+    /// second of the account's quota).
+    pub cloudwatch_tail_poll_ms: u64,
     /// The `<org>` segment of log group names `/logs/<org>/<product>/<service>` (`ENGAGE_LOG_ORG`).
     pub log_org: String,
     /// JWKS URL; when set, the log routes require an RS256 bearer JWT (`ENGAGE_JWKS_URL`).
@@ -226,6 +230,7 @@ impl Default for Settings {
             log_sink: LogSinkKind::Embedded,
             cloudwatch_endpoint: None,
             cloudwatch_deadline_ms: 10_000,
+            cloudwatch_tail_poll_ms: 500,
             log_org: "org".to_owned(),
             jwks_url: None,
             jwt_issuer: None,
@@ -488,6 +493,9 @@ impl Settings {
         }
         if self.cloudwatch_deadline_ms == 0 {
             return Err(ConfigError::new("cloudwatch_deadline_ms", "must be above 0"));
+        }
+        if self.cloudwatch_tail_poll_ms < 100 {
+            return Err(ConfigError::new("cloudwatch_tail_poll_ms", "must be 100 or more"));
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ fn aws_env() {
     }
 }
 
-async fn cloudwatch_app(org: &str) -> TestApp {
+pub async fn cloudwatch_app(org: &str) -> TestApp {
     aws_env();
     let moto = required_env("ENGAGE_TEST_MOTO_URL");
     spawn_app(&[("ENGAGE_LOG_SINK", "cloudwatch"), ("ENGAGE_CLOUDWATCH_ENDPOINT", &moto), ("ENGAGE_LOG_ORG", org)])
@@ -366,4 +366,41 @@ async fn an_endpoint_that_keeps_throttling_is_write_failed_at_the_deadline() {
     assert_eq!((status, body["error"].clone()), (500, json!("WRITE_FAILED")));
     assert!(puts.load(std::sync::atomic::Ordering::SeqCst) >= 3, "it retried");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "gave up near the deadline");
+}
+
+/// Every stored LogEvent of `group`, read from moto.
+async fn events_in(group: &str) -> Vec<Value> {
+    let client = moto_client().await;
+    let events = client.filter_log_events().log_group_name(group).send().await.expect("group exists in moto");
+    events.events().iter().map(|e| serde_json::from_str(e.message().unwrap_or_default()).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn the_otel_python_sdk_exports_to_cloudwatch_with_mapped_fields() {
+    let org = unique_org();
+    let app = cloudwatch_app(&org).await;
+    let endpoint = format!("{}/otlp/v1/logs", app.base);
+    let spec = json!({
+        "resource": {"service.name": "checkout", "product": "edge", "service.version": "1.4.2",
+                     "deployment.environment": "prod"},
+        "logger": "checkout.api",
+        "records": [
+            {"level": "warning", "message": "slow", "attributes": {"order": 9}, "traced": true},
+            {"level": "info", "message": "no environment", "attributes": {"environment": ""}},
+            {"level": "error", "message": "failed", "attributes": {"component": "payments"}},
+        ],
+    });
+    let answer = crate::otlp::emit(&[("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &endpoint)], &spec).await;
+    let rejected: Vec<&Value> = answer["responses"].as_array().unwrap().iter().map(|r| &r["rejected"]).collect();
+    assert_eq!(rejected, vec![&json!(0), &json!(1), &json!(0)], "{answer}");
+    assert!(answer["responses"][1]["message"].as_str().unwrap().contains("/environment"), "{answer}");
+    let events = events_in(&format!("/logs/{org}/edge/checkout")).await;
+    assert_eq!(events.len(), 2, "{events:#?}");
+    let slow = events.iter().find(|e| e["message"] == "slow").unwrap();
+    assert_eq!((&slow["level"], &slow["component"]), (&json!("WARN"), &json!("checkout.api")));
+    assert_eq!((&slow["version"], &slow["environment"]), (&json!("1.4.2"), &json!("prod")));
+    assert_eq!(slow["trace_id"], answer["trace_ids"][0]);
+    assert_eq!(slow["context"]["order"], 9);
+    let failed = events.iter().find(|e| e["message"] == "failed").unwrap();
+    assert_eq!((&failed["level"], &failed["component"]), (&json!("ERROR"), &json!("payments")));
 }

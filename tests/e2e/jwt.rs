@@ -246,3 +246,37 @@ async fn the_rate_limit_is_per_token_subject() {
     assert_eq!(post_with(&app, Some(&token_a)).await.0, 429);
     assert_eq!(post_with(&app, Some(&token_b)).await.0, 200);
 }
+
+#[tokio::test]
+async fn otlp_exports_and_tail_reads_follow_the_same_jwt_rules() {
+    let key = Key::generate("k1");
+    let jwks = Jwks::serve(&[&key]).await;
+    let org = crate::helpers::unique_org();
+    let app = app_with(&jwks, &[("ENGAGE_LOG_ORG", &org)]).await;
+    let endpoint = format!("{}/otlp/v1/logs", app.base);
+    let spec = json!({"resource": {"service.name": "checkout", "product": "edge", "version": "1", "environment": "prod"},
+                      "records": [{"message": "signed"}]});
+    // no token: the unmodified exporter gets a 401 and reports a failed export
+    let answer = crate::otlp::emit(&[("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &endpoint)], &spec).await;
+    assert_eq!(answer["results"], json!(["FAILURE"]), "{answer}");
+    assert_eq!(answer["responses"][0]["status"], 401, "{answer}");
+    // the token in OTEL_EXPORTER_OTLP_HEADERS
+    let headers = format!("Authorization=Bearer%20{}", key.sign(&claims(300)));
+    let env = [("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", endpoint.as_str()), ("OTEL_EXPORTER_OTLP_HEADERS", &headers)];
+    let answer = crate::otlp::emit(&env, &spec).await;
+    assert_eq!(answer["results"], json!(["SUCCESS"]), "{answer}");
+    // an OTLP/JSON export without a token: 401 with a Status body and the challenge
+    let response =
+        app.client.post(&endpoint).header("content-type", "application/json").body("{}").send().await.unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!((body["code"].clone(), body["error"].clone()), (json!(16), json!("UNAUTHORIZED")), "{body}");
+    // the tail read too
+    let tail = format!("{}/v1/logs/tail?log_group=/logs/{org}/edge/checkout", app.base);
+    assert_eq!(app.client.get(&tail).send().await.unwrap().status(), 401);
+    let token = key.sign(&claims(300));
+    let page: Value = app.client.get(&tail).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let messages: Vec<&str> = page["events"].as_array().unwrap().iter().filter_map(|e| e["event"]["message"].as_str()).collect();
+    assert_eq!(messages, vec!["signed"], "{page}");
+}

@@ -9,7 +9,7 @@
 //!   `c<timestamp>.<id>,<id>…` names the events of that millisecond already returned, so none is
 //!   shown twice. As with `aws logs tail --follow`, an event that reaches CloudWatch later than
 //!   younger events already shown (its timestamp before the cursor's) is not shown. A read that
-//!   finds nothing asks again every [`CLOUDWATCH_POLL`] (up to `wait`).
+//!   finds nothing asks again every `ENGAGE_CLOUDWATCH_TAIL_POLL_MS` (up to `wait`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,16 +17,18 @@ use std::time::{Duration, Instant};
 use super::cloudwatch::CloudWatchBackend;
 use super::segments::{SegmentLog, TailPosition, TailQuery};
 
-/// How often a waiting CloudWatch read asks again.
-pub const CLOUDWATCH_POLL: Duration = Duration::from_millis(400);
-
 /// Where tail reads come from.
 #[derive(Clone)]
 pub enum LogTail {
     /// The embedded sink's segment log (None in a process that keeps none).
     Embedded(Option<Arc<SegmentLog>>),
-    /// CloudWatch Logs.
-    CloudWatch(Arc<CloudWatchBackend>),
+    /// CloudWatch Logs, asked again every `poll` while a read waits.
+    CloudWatch {
+        /// The sink.
+        backend: Arc<CloudWatchBackend>,
+        /// How often a waiting read asks again.
+        poll: Duration,
+    },
 }
 
 /// One tail read.
@@ -86,7 +88,7 @@ impl LogTail {
         loop {
             let answer = match self {
                 LogTail::Embedded(log) => embedded(log.as_deref(), &request).await?,
-                LogTail::CloudWatch(backend) => cloudwatch(backend, &request).await?,
+                LogTail::CloudWatch { backend, .. } => cloudwatch(backend, &request).await?,
             };
             let left = deadline.saturating_duration_since(Instant::now());
             if !answer.events.is_empty() || left.is_zero() {
@@ -97,7 +99,8 @@ impl LogTail {
                     let at = embedded_position(&answer.cursor)?;
                     log.wait_past(at, left).await;
                 }
-                _ => tokio::time::sleep(CLOUDWATCH_POLL.min(left)).await,
+                LogTail::CloudWatch { poll, .. } => tokio::time::sleep((*poll).min(left)).await,
+                LogTail::Embedded(None) => tokio::time::sleep(left).await,
             }
             request.cursor = Some(answer.cursor);
         }

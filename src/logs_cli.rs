@@ -1,7 +1,7 @@
 //! `engage logs tail GROUP [--follow] [--since 10m] [--filter TEXT] [--format short|json]`: prints
 //! a log group's events through the running server's `GET /v1/logs/tail`, which reads whichever
 //! sink the server writes (embedded or CloudWatch). With `--follow` it keeps asking, each request
-//! waiting on the server up to 10 s for the next event, and prints each as it arrives; one line
+//! waiting on the server up to 5 s for the next event, and prints each as it arrives; one line
 //! per event, flushed, and a closed pipe ends it quietly (`engage logs tail G -f | head -3`).
 
 use std::process::ExitCode;
@@ -47,7 +47,7 @@ pub enum LogsAction {
 }
 
 /// Seconds each follow request waits on the server for an event.
-const FOLLOW_WAIT_SECS: u64 = 10;
+const FOLLOW_WAIT_SECS: u64 = 5;
 
 /// Runs `engage logs …`.
 pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, ExitCode> {

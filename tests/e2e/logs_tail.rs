@@ -132,7 +132,7 @@ async fn the_tail_read_refuses_what_it_cannot_use() {
         "?log_group=/logs/org/edge/api&cursor=nonsense",
         "?log_group=/logs/org/edge/api&cursor=c1.2",
         "?log_group=/logs/org/edge/api&limit=0",
-        "?log_group=/logs/org/edge/api&wait=21",
+        "?log_group=/logs/org/edge/api&wait=6",
         "?log_group=/logs/org/edge/api&since=-1",
     ] {
         let (status, body) = app.get_json(&format!("/v1/logs/tail{query}")).await;

@@ -18,7 +18,7 @@ use crate::AppState;
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 10_000;
 /// Longest `wait`, in seconds.
-pub const MAX_WAIT_SECS: u64 = 20;
+pub const MAX_WAIT_SECS: u64 = 5;
 /// How far back a read without `since` starts: 10 minutes, as `aws logs tail`.
 pub const DEFAULT_SINCE_MS: i64 = 10 * 60 * 1000;
 
@@ -42,8 +42,8 @@ pub struct TailParams {
     /// Most events returned, 1–10000 (default 1000).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
     pub limit: Option<String>,
-    /// Seconds to wait for an event when there is none yet, 0–20 (default 0).
-    #[param(value_type = Option<u32>, minimum = 0, maximum = 20)]
+    /// Seconds to wait for an event when there is none yet, 0–5 (default 0).
+    #[param(value_type = Option<u32>, minimum = 0, maximum = 5)]
     pub wait: Option<String>,
 }
 

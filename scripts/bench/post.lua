@@ -1,6 +1,7 @@
--- wrk script: POST the JSON file named by BODY_FILE to the URL given on the command line.
+-- wrk script: POST the file named by BODY_FILE (bytes as they are) to the URL given on the
+-- command line, as CONTENT_TYPE (default application/json).
 wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local file = assert(io.open(os.getenv("BODY_FILE"), "r"))
+wrk.headers["Content-Type"] = os.getenv("CONTENT_TYPE") or "application/json"
+local file = assert(io.open(os.getenv("BODY_FILE"), "rb"))
 wrk.body = file:read("*a")
 file:close()

@@ -34,10 +34,11 @@ use engage_ingress::auth::jwks::{JwksOptions, JwksVerifier};
 use engage_ingress::platform::{schemas::PlatformSchemas, tokens::TokenStore, PlatformState};
 use engage_ingress::rate_limit::{CallerLimiter, PRUNE_EVERY};
 use engage_ingress::readiness::{Phase, Readiness};
-use engage_ingress::{AppState, Serve};
+use engage_ingress::{AppState, LogReads, Serve};
 use engage_storage::logs::cloudwatch::CloudWatchBackend;
+use engage_storage::logs::disk::DiskGuard;
 use engage_storage::logs::embedded::{EmbeddedLogBackend, EmbeddedLogs};
-use engage_storage::logs::segments::SegmentLog;
+use engage_storage::logs::segments::{spawn_expiry, SegmentLog};
 use engage_storage::logs::tail::LogTail;
 use engage_storage::logs::{LogBackend, LogWriter, WriterConfig};
 use engage_storage::{EmbeddedStore, NatsKvStore, ScyllaStore, Store};
@@ -186,18 +187,26 @@ impl Application {
         // the log sink: the embedded one appends to the data dir's segment log, which only a
         // process serving the log routes opens; rows older versions kept in the store are read
         // back beside it
+        let retention = settings.log_retention()?;
         let log_segments = match &local_store {
             Some(_) if serves_embedded_logs(&settings) => {
                 let dir = settings.data_dir.join("logs");
                 Some(Arc::new(
-                    SegmentLog::open(&dir)
+                    SegmentLog::open_with(&dir, settings.log_segment_bytes)
                         .with_context(|| format!("cannot open the log segments in {}", dir.display()))?,
                 ))
             }
             _ => None,
         };
+        // the embedded log's retention and disk guard (issue 44)
+        let mut disk = None;
         if let Some(segments) = &log_segments {
             watch_failure(segments, "log_segments", readiness.clone(), SegmentLog::failure);
+            let every = Duration::from_secs(settings.log_expiry_interval_secs);
+            spawn_expiry(segments.clone(), retention.clone(), every);
+            let guard = Arc::new(DiskGuard::new(&settings.data_dir.join("logs"), settings.log_min_free_bytes));
+            watch_disk(guard.clone(), readiness.clone());
+            disk = Some(guard);
         }
         let logs = EmbeddedLogs {
             segments: log_segments.clone(),
@@ -218,7 +227,8 @@ impl Application {
                         settings.cloudwatch_endpoint.as_deref(),
                         Duration::from_millis(settings.cloudwatch_deadline_ms),
                     )
-                    .await,
+                    .await
+                    .with_retention(retention.clone(), settings.log_retention_reconcile),
                 );
                 if settings.role != Role::Node {
                     watch_cloudwatch(backend.clone(), readiness.clone());
@@ -429,8 +439,16 @@ impl Application {
         ownership.stop_jobs = Some(stop_jobs);
         ownership.job_tasks = job_tasks;
         let serve = if settings.role == Role::Node { Serve::OpsOnly } else { Serve::All };
-        let state =
-            AppState::new(settings, writer, logs, tail, jwt, limiter, platform, readiness).map_err(anyhow::Error::msg)?;
+        let state = AppState::new(
+            settings,
+            writer,
+            LogReads { logs, tail, disk, retention },
+            jwt,
+            limiter,
+            platform,
+            readiness,
+        )
+        .map_err(anyhow::Error::msg)?;
         let Startup { listener, .. } = startup;
         Ok(Self { listener, state, log_store: local_store, writer_task, grace, engine, ownership, serve })
     }

@@ -44,6 +44,16 @@ pub enum LogsAction {
         #[arg(long)]
         token: Option<String>,
     },
+    /// Print the disk the embedded log uses, the oldest event it keeps, the retention and the
+    /// disk guard's figures.
+    Usage {
+        /// The server's base URL (default: ENGAGE_HTTP_ADDR on loopback).
+        #[arg(long)]
+        url: Option<String>,
+        /// A bearer token, for a server with JWT auth on its log routes (or ENGAGE_LOGS_TOKEN).
+        #[arg(long)]
+        token: Option<String>,
+    },
 }
 
 /// Seconds each follow request waits on the server for an event.
@@ -51,7 +61,12 @@ const FOLLOW_WAIT_SECS: u64 = 5;
 
 /// Runs `engage logs …`.
 pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, ExitCode> {
-    let LogsAction::Tail { group, follow, since, filter, format, stream, url, token } = action;
+    let (group, follow, since, filter, format, stream, url, token) = match action {
+        LogsAction::Tail { group, follow, since, filter, format, stream, url, token } => {
+            (group, follow, since, filter, format, stream, url, token)
+        }
+        LogsAction::Usage { url, token } => return usage(&settings, url, token).await,
+    };
     let since_ms = since_ms(&since, chrono::Utc::now()).map_err(fail)?;
     let base = url.unwrap_or_else(|| admin_base(&settings)).trim_end_matches('/').to_owned();
     let token = token.or_else(|| std::env::var("ENGAGE_LOGS_TOKEN").ok()).filter(|t| !t.is_empty());
@@ -95,6 +110,49 @@ pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, Exi
             return Ok(ExitCode::SUCCESS);
         }
     }
+}
+
+/// `engage logs usage`.
+async fn usage(settings: &Settings, url: Option<String>, token: Option<String>) -> Result<ExitCode, ExitCode> {
+    let base = url.unwrap_or_else(|| admin_base(settings)).trim_end_matches('/').to_owned();
+    let token = token.or_else(|| std::env::var("ENGAGE_LOGS_TOKEN").ok()).filter(|t| !t.is_empty());
+    let mut request = reqwest::Client::new().get(format!("{base}/v1/logs/usage"));
+    if let Some(token) = &token {
+        request = request.bearer_auth(token);
+    }
+    let usage = fetch(request, &base).await.map_err(|Retry(message)| fail(message))?;
+    let sink = usage["sink"].as_str().unwrap_or("?");
+    outln!("sink: {sink}");
+    let days = |d: &Value| match d.as_u64() {
+        Some(0) => "forever".to_owned(),
+        Some(n) => format!("{n} days"),
+        None => "?".to_owned(),
+    };
+    let by_group = usage["retention_by_group"].as_str().map(|g| format!("; per group: {g}")).unwrap_or_default();
+    outln!("retention: {}{by_group}", days(&usage["retention_days"]));
+    if sink == "embedded" {
+        let (bytes, segments) = (usage["disk_bytes"].as_u64().unwrap_or(0), usage["segments"].as_u64().unwrap_or(0));
+        outln!("disk used: {} ({bytes} bytes) in {segments} segments", human(bytes));
+        outln!("oldest event kept: {}", usage["oldest_event"].as_str().unwrap_or("none"));
+        let free = usage["free_bytes"].as_u64().map(human).unwrap_or_else(|| "unknown".to_owned());
+        let min_free = usage["min_free_bytes"].as_u64().unwrap_or(0);
+        outln!("disk free: {free} (log writes refused below {})", human(min_free));
+    } else {
+        outln!("CloudWatch keeps the events: disk use and the oldest event are in its console or `aws logs describe-log-groups`");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes in binary units: `12.3 MiB`.
+fn human(bytes: u64) -> String {
+    let mut value = bytes as f64;
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if value < 1024.0 {
+            return if unit == "B" { format!("{bytes} B") } else { format!("{value:.1} {unit}") };
+        }
+        value /= 1024.0;
+    }
+    format!("{value:.1} TiB")
 }
 
 /// A failure worth retrying when following (it is said, then asked again).

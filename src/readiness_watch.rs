@@ -3,6 +3,7 @@
 use engage_ingress::auth::jwks::JwksVerifier;
 use engage_ingress::readiness::Readiness;
 use engage_storage::logs::cloudwatch::CloudWatchBackend;
+use engage_storage::logs::disk::DiskGuard;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -122,6 +123,28 @@ pub(super) fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>,
             if ok {
                 break;
             }
+        }
+    });
+}
+
+/// Checks the log disk's free space every second: `/readyz` lists `log_disk` while it is below
+/// `ENGAGE_LOG_MIN_FREE_BYTES` (the log routes then answer 507), and drops it once space is back.
+pub(super) fn watch_disk(guard: Arc<DiskGuard>, readiness: Arc<Readiness>) {
+    let guard = Arc::downgrade(&guard);
+    tokio::spawn(async move {
+        let mut low = false;
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let Some(guard) = guard.upgrade() else { break };
+            let problem = guard.problem();
+            if problem.is_some() != low {
+                low = problem.is_some();
+                match &problem {
+                    Some(problem) => tracing::error!(%problem, "log disk low: log writes refused"),
+                    None => tracing::info!("log disk has room again: log writes resume"),
+                }
+            }
+            readiness.set_problem("log_disk", problem);
         }
     });
 }

@@ -9,11 +9,14 @@ mod cluster;
 mod errors;
 mod kinds;
 mod redact;
+mod retention;
+mod validate;
 
 pub use cluster::*;
 pub use errors::*;
 pub use kinds::*;
 pub use redact::*;
+pub use retention::*;
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -49,6 +52,23 @@ pub struct Settings {
     /// or more (`ENGAGE_CLOUDWATCH_TAIL_POLL_MS`; each follower costs 1000/this FilterLogEvents a
     /// second of the account's quota).
     pub cloudwatch_tail_poll_ms: u64,
+    /// Days log events are kept, on both sinks: 0 (forever) or a value CloudWatch takes
+    /// (`ENGAGE_LOG_RETENTION_DAYS`, default 30; [`LogRetention`]).
+    pub log_retention_days: u32,
+    /// Per-group retention, `GROUP=DAYS` or `PREFIX*=DAYS`, comma-separated
+    /// (`ENGAGE_LOG_RETENTION_BY_GROUP`).
+    pub log_retention_by_group: Option<String>,
+    /// Whether the CloudWatch sink also sets the retention of groups it did not create
+    /// (`ENGAGE_LOG_RETENTION_RECONCILE`, default false: an existing group's retention is its own).
+    pub log_retention_reconcile: bool,
+    /// Bytes after which the embedded log starts a new segment, 64 KiB–1 GiB
+    /// (`ENGAGE_LOG_SEGMENT_BYTES`, default 64 MiB; whole segments are what expiry deletes).
+    pub log_segment_bytes: u64,
+    /// Seconds between two passes of the embedded log's expiry (`ENGAGE_LOG_EXPIRY_INTERVAL_SECS`).
+    pub log_expiry_interval_secs: u64,
+    /// Below this many free bytes on the log directory's filesystem the log routes refuse writes
+    /// with 507 `DISK_FULL` (`ENGAGE_LOG_MIN_FREE_BYTES`, default 256 MiB; 0: no guard).
+    pub log_min_free_bytes: u64,
     /// The `<org>` segment of log group names `/logs/<org>/<product>/<service>` (`ENGAGE_LOG_ORG`).
     pub log_org: String,
     /// JWKS URL; when set, the log routes require an RS256 bearer JWT (`ENGAGE_JWKS_URL`).
@@ -231,6 +251,12 @@ impl Default for Settings {
             cloudwatch_endpoint: None,
             cloudwatch_deadline_ms: 10_000,
             cloudwatch_tail_poll_ms: 500,
+            log_retention_days: 30,
+            log_retention_by_group: None,
+            log_retention_reconcile: false,
+            log_segment_bytes: 64 * 1024 * 1024,
+            log_expiry_interval_secs: 60,
+            log_min_free_bytes: 256 * 1024 * 1024,
             log_org: "org".to_owned(),
             jwks_url: None,
             jwt_issuer: None,
@@ -388,117 +414,6 @@ impl Settings {
         }
         text
     }
-
-    /// Checks what types alone cannot.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.data_dir.as_os_str().is_empty() {
-            return Err(ConfigError::new("data_dir", "must not be empty (it would write into the current directory)"));
-        }
-        if let Err(error) = tracing_subscriber::EnvFilter::try_new(&self.log_level) {
-            return Err(ConfigError::new(
-                "log_level",
-                format!(
-                    "{:?} is not a log filter ({error}); use error, warn, info, debug, trace or target=level lists",
-                    self.log_level
-                ),
-            ));
-        }
-        if self.connect_timeout_secs == 0 {
-            return Err(ConfigError::new("connect_timeout_secs", "must be at least 1"));
-        }
-        if self.log_org.is_empty() || !self.log_org.chars().all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c)) {
-            return Err(ConfigError::new(
-                "log_org",
-                "must be a non-empty log group segment of letters, digits, '_', '-', '.', '#'",
-            ));
-        }
-        for (key, value) in [("jwks_url", &self.jwks_url), ("cloudwatch_endpoint", &self.cloudwatch_endpoint)] {
-            if let Some(url) = value {
-                if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
-                    return Err(ConfigError::new(key, format!("must be an http(s) URL, got {url:?}")));
-                }
-            }
-        }
-        if self.rate_limit_burst.is_some() && self.rate_limit_per_second.is_none() {
-            return Err(ConfigError::new("rate_limit_burst", "needs ENGAGE_RATE_LIMIT_PER_SECOND as well"));
-        }
-        if self.max_deliveries == 0 || self.max_deliveries > 1000 {
-            return Err(ConfigError::new("max_deliveries", "must be between 1 and 1000"));
-        }
-        if self.max_upload_bytes < 1024 {
-            return Err(ConfigError::new("max_upload_bytes", "must be at least 1024"));
-        }
-        if self.max_body_bytes < 1024 {
-            return Err(ConfigError::new("max_body_bytes", "must be at least 1024"));
-        }
-        if self.max_event_bytes < 256 || self.max_event_bytes > 1_048_576 - 26 {
-            return Err(ConfigError::new("max_event_bytes", "must be between 256 and 1048550"));
-        }
-        if self.partitions == 0 || self.partitions > 4096 {
-            return Err(ConfigError::new("partitions", "must be between 1 and 4096"));
-        }
-        if self.partition_lease_secs < 2 {
-            return Err(ConfigError::new("partition_lease_secs", "must be at least 2"));
-        }
-        if let Some(url) = &self.nats_url {
-            let servers = nats_servers(url);
-            if servers.is_empty() {
-                return Err(ConfigError::new("nats_url", "names no server; e.g. nats://127.0.0.1:4222"));
-            }
-            for server in &servers {
-                check_nats_server(server).map_err(|e| ConfigError::new("nats_url", e))?;
-            }
-        }
-        self.nats_replicas()?;
-        if !(1..=15).contains(&self.scylla_replication_factor) {
-            return Err(ConfigError::new("scylla_replication_factor", "must be between 1 and 15"));
-        }
-        match self.store_kind() {
-            StoreKind::Nats if self.nats_url.is_none() => {
-                return Err(ConfigError::new("store", "nats needs ENGAGE_NATS_URL"));
-            }
-            StoreKind::Scylla if self.scylla_nodes.is_none() => {
-                return Err(ConfigError::new("store", "scylla needs ENGAGE_SCYLLA_NODES"));
-            }
-            _ => {}
-        }
-        if self.role != Role::All && self.nats_url.is_none() {
-            return Err(ConfigError::new("role", "ingress and node roles need ENGAGE_NATS_URL"));
-        }
-        if self.node_id.as_deref().is_some_and(|id| id.is_empty() || id.contains(['.', '*', '>', ' '])) {
-            return Err(ConfigError::new("node_id", "must be non-empty without '.', '*', '>' or spaces"));
-        }
-        for (job, cron) in self.job_crons() {
-            if let Err(error) = cron.parse::<cron::Schedule>() {
-                return Err(ConfigError::new(
-                    &format!("job_{job}"),
-                    format!("{cron:?} is not a cron expression (sec min hour day month weekday): {error}"),
-                ));
-            }
-        }
-        for (key, url) in [
-            ("sms_provider_url", &self.sms_provider_url),
-            ("chat_provider_url", &self.chat_provider_url),
-            ("push_provider_url", &self.push_provider_url),
-            ("public_url", &self.public_url),
-            ("mail_service_url", &self.mail_service_url),
-            ("link_service_url", &self.link_service_url),
-            ("feedback_service_url", &self.feedback_service_url),
-            ("store_a_url", &self.store_a_url),
-            ("store_b_url", &self.store_b_url),
-        ] {
-            if url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-                return Err(ConfigError::new(key, "must be an http(s) URL"));
-            }
-        }
-        if self.cloudwatch_deadline_ms == 0 {
-            return Err(ConfigError::new("cloudwatch_deadline_ms", "must be above 0"));
-        }
-        if self.cloudwatch_tail_poll_ms < 100 {
-            return Err(ConfigError::new("cloudwatch_tail_poll_ms", "must be 100 or more"));
-        }
-        Ok(())
-    }
 }
 
 impl Settings {
@@ -532,6 +447,11 @@ impl Settings {
     /// The store backend in effect: `store`, else `nats` when `nats_url` is set, else `embedded`.
     pub fn store_kind(&self) -> StoreKind {
         self.store.unwrap_or(if self.nats_url.is_some() { StoreKind::Nats } else { StoreKind::Embedded })
+    }
+
+    /// The retention of each log group ([`LogRetention`]).
+    pub fn log_retention(&self) -> Result<LogRetention, ConfigError> {
+        LogRetention::parse(self.log_retention_days, self.log_retention_by_group.as_deref())
     }
 
     /// The replica count of each stream and bucket ([`NatsReplicas`]).

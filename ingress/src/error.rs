@@ -145,6 +145,18 @@ impl ApiError {
         error
     }
 
+    /// 507 `DISK_FULL`: the embedded log's disk is below its free-space threshold; nothing of the
+    /// request was written.
+    pub fn disk_full(low: &engage_storage::logs::disk::LowDisk) -> Self {
+        let mut error = Self::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "DISK_FULL",
+            format!("{low}: nothing of this request was written; send it again once space is freed (the retention deletes old segments)"),
+        );
+        error.retry_after_secs = Some(30);
+        error
+    }
+
     /// 400 `INVALID_OTLP`: the body is not an OTLP protobuf message.
     pub fn invalid_otlp(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "INVALID_OTLP", message)
@@ -169,6 +181,13 @@ impl ApiError {
     /// The error code.
     pub fn code(&self) -> &'static str {
         self.body.error
+    }
+
+    /// The same error as a 503 with `Retry-After` (the status OTLP exporters retry).
+    pub fn as_unavailable(mut self) -> Self {
+        self.status = StatusCode::SERVICE_UNAVAILABLE;
+        self.retry_after_secs.get_or_insert(1);
+        self
     }
 
     /// The HTTP status.

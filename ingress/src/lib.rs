@@ -29,7 +29,7 @@ pub mod telemetry;
 pub mod trace;
 pub mod validation;
 
-pub use state::{AppInner, AppState};
+pub use state::{AppInner, AppState, LogReads};
 
 use axum::Router;
 

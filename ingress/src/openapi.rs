@@ -28,6 +28,7 @@ impl Modify for BearerAuth {
         crate::logs::ingest::ingest_logs_alias,
         crate::logs::events::read_events,
         crate::logs::tail::tail_logs,
+        crate::logs::usage::log_usage,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics_text,

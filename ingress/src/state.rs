@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 
+use engage_config::LogRetention;
 use engage_config::Settings;
+use engage_storage::logs::disk::DiskGuard;
 use engage_storage::logs::embedded::EmbeddedLogs;
 use engage_storage::logs::tail::LogTail;
 use engage_storage::logs::LogWriter;
@@ -14,6 +16,18 @@ use crate::auth::jwks::JwksVerifier;
 use crate::logs::schema::LogSchema;
 use crate::rate_limit::CallerLimiter;
 use crate::{openapi, platform, readiness, telemetry};
+
+/// The log sink's read side, its disk guard and the retention, as [`AppState::new`] takes them.
+pub struct LogReads {
+    /// What `GET /v1/logs/events` reads.
+    pub logs: EmbeddedLogs,
+    /// What `GET /v1/logs/tail` reads.
+    pub tail: LogTail,
+    /// The embedded log's disk guard.
+    pub disk: Option<Arc<DiskGuard>>,
+    /// The retention of each log group.
+    pub retention: LogRetention,
+}
 
 /// Shared state of every route. Cheap to clone.
 #[derive(Clone)]
@@ -36,6 +50,10 @@ pub struct AppInner {
     pub logs: EmbeddedLogs,
     /// What `GET /v1/logs/tail` reads (either sink).
     pub tail: LogTail,
+    /// The embedded log's disk guard (None on CloudWatch, or without a log of its own).
+    pub disk: Option<Arc<DiskGuard>>,
+    /// How long each log group's events are kept: reads skip what is older.
+    pub retention: LogRetention,
     /// JWT verification, when `ENGAGE_JWKS_URL` is set.
     pub jwt: Option<Arc<JwksVerifier>>,
     /// Rate limit, when configured.
@@ -58,8 +76,7 @@ impl AppState {
     pub fn new(
         settings: Settings,
         writer: LogWriter,
-        logs: EmbeddedLogs,
-        tail: LogTail,
+        reads: LogReads,
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
         platform: platform::PlatformState,
@@ -68,8 +85,10 @@ impl AppState {
         Ok(Self(Arc::new(AppInner {
             settings,
             writer,
-            logs,
-            tail,
+            logs: reads.logs,
+            tail: reads.tail,
+            disk: reads.disk,
+            retention: reads.retention,
             jwt,
             limiter,
             schema: LogSchema::compile()?,

@@ -404,3 +404,52 @@ async fn the_otel_python_sdk_exports_to_cloudwatch_with_mapped_fields() {
     let failed = events.iter().find(|e| e["message"] == "failed").unwrap();
     assert_eq!((&failed["level"], &failed["component"]), (&json!("ERROR"), &json!("payments")));
 }
+
+/// The retention of `group` in moto (None: never expire).
+async fn retention_of(group: &str) -> Option<i32> {
+    let client = moto_client().await;
+    let groups = client.describe_log_groups().log_group_name_prefix(group).send().await.unwrap();
+    groups.log_groups().iter().find(|g| g.log_group_name() == Some(group)).and_then(|g| g.retention_in_days())
+}
+
+#[tokio::test]
+async fn created_groups_carry_the_retention_and_existing_ones_keep_theirs_unless_reconciled() {
+    aws_env();
+    let org = unique_org();
+    let moto = required_env("ENGAGE_TEST_MOTO_URL");
+    let by_group = format!("/logs/{org}/edge/pay=90");
+    let settings = |reconcile: &'static str| {
+        vec![
+            ("ENGAGE_LOG_SINK", "cloudwatch".to_owned()),
+            ("ENGAGE_CLOUDWATCH_ENDPOINT", moto.clone()),
+            ("ENGAGE_LOG_ORG", org.clone()),
+            ("ENGAGE_LOG_RETENTION_DAYS", "7".to_owned()),
+            ("ENGAGE_LOG_RETENTION_BY_GROUP", by_group.clone()),
+            ("ENGAGE_LOG_RETENTION_RECONCILE", reconcile.to_owned()),
+        ]
+    };
+    // a group that exists before engage writes to it, without a retention
+    let existing = format!("/logs/{org}/edge/legacy");
+    moto_client().await.create_log_group().log_group_name(&existing).send().await.unwrap();
+
+    let env = settings("false");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let app = crate::helpers::spawn_app(&env).await;
+    for service in ["checkout", "pay", "legacy"] {
+        let mut one = event(service);
+        one["service"] = json!(service);
+        assert_eq!(app.post_json("/v1/logs", &one).await.0, 200);
+    }
+    assert_eq!(retention_of(&format!("/logs/{org}/edge/checkout")).await, Some(7));
+    assert_eq!(retention_of(&format!("/logs/{org}/edge/pay")).await, Some(90), "the per-group setting");
+    assert_eq!(retention_of(&existing).await, None, "an existing group's retention is its own");
+    drop(app);
+
+    let env = settings("true");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let app = crate::helpers::spawn_app(&env).await;
+    let mut one = event("legacy");
+    one["service"] = json!("legacy");
+    assert_eq!(app.post_json("/v1/logs", &one).await.0, 200);
+    assert_eq!(retention_of(&existing).await, Some(7), "reconciled");
+}

@@ -277,6 +277,7 @@ async fn otlp_exports_and_tail_reads_follow_the_same_jwt_rules() {
     assert_eq!(app.client.get(&tail).send().await.unwrap().status(), 401);
     let token = key.sign(&claims(300));
     let page: Value = app.client.get(&tail).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
-    let messages: Vec<&str> = page["events"].as_array().unwrap().iter().filter_map(|e| e["event"]["message"].as_str()).collect();
+    let messages: Vec<&str> =
+        page["events"].as_array().unwrap().iter().filter_map(|e| e["event"]["message"].as_str()).collect();
     assert_eq!(messages, vec!["signed"], "{page}");
 }

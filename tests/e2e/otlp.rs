@@ -110,7 +110,8 @@ async fn the_otel_python_sdk_exports_to_the_embedded_store_with_mapped_fields() 
     let (status, page) = app.get_json(&format!("/v1/logs/events?log_group=/logs/{org}/edge/checkout&limit=10")).await;
     assert_eq!(status, 200);
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    let streams: Vec<&str> = page["events"].as_array().unwrap().iter().filter_map(|e| e["log_stream"].as_str()).collect();
+    let streams: Vec<&str> =
+        page["events"].as_array().unwrap().iter().filter_map(|e| e["log_stream"].as_str()).collect();
     assert!(streams.contains(&format!("db/{today}").as_str()), "{streams:?}");
 }
 

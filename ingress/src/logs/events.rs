@@ -66,6 +66,8 @@ pub async fn read_events(
             _ => return Err(ApiError::invalid_query(format!("limit must be an integer from 1 to {MAX_LIMIT}"))),
         },
     };
-    let events = state.logs.read(&group, query.log_stream.as_deref(), limit).await.map_err(ApiError::internal)?;
+    let kept = state.retention.cutoff_ms(&group, chrono::Utc::now().timestamp_millis()).unwrap_or(i64::MIN);
+    let events =
+        state.logs.read_since(&group, query.log_stream.as_deref(), kept, limit).await.map_err(ApiError::internal)?;
     Ok(Json(EventsPage { events }))
 }

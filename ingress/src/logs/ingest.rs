@@ -88,6 +88,7 @@ macro_rules! ingest_route {
                 (status = 413, description = "PAYLOAD_TOO_LARGE", body = crate::error::ApiErrorBody),
                 (status = 429, description = "RATE_LIMITED, with Retry-After", body = crate::error::ApiErrorBody),
                 (status = 500, description = "WRITE_FAILED", body = crate::error::ApiErrorBody),
+                (status = 507, description = "DISK_FULL: the embedded log's disk is below ENGAGE_LOG_MIN_FREE_BYTES; nothing was written (Retry-After)", body = crate::error::ApiErrorBody),
             ),
             security((), ("bearer" = []))
         )]
@@ -127,6 +128,7 @@ async fn ingest_inner(state: &AppState, body: Body) -> Result<Response, ApiError
     };
     let total = events.len();
     metrics::histogram!("engage_log_request_events").record(total as f64);
+    guard_disk(state)?;
     let report = state.writer.write(events).await.map_err(|error| {
         tracing::error!(%error, "log writer unavailable");
         ApiError::write_failed()
@@ -235,6 +237,14 @@ fn to_sink_events(
         Ok(out)
     } else {
         Err(ApiError::schema_violation(issues))
+    }
+}
+
+/// Refuses a write while the embedded log's disk is below its free-space threshold (507).
+pub(super) fn guard_disk(state: &AppState) -> Result<(), ApiError> {
+    match &state.disk {
+        Some(guard) => guard.check().map_err(|low| ApiError::disk_full(&low)),
+        None => Ok(()),
     }
 }
 

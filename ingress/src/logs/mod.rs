@@ -4,6 +4,7 @@
 //! - `GET /v1/logs/events`: [`events`] (reads the embedded sink back)
 //! - `POST /otlp/v1/logs`: [`otlp`] (OTLP/HTTP logs, protobuf and JSON; records mapped by
 //!   `otlp_map`)
+//! - `GET /v1/logs/usage`: [`usage`] (disk use, oldest event, retention; `engage logs usage`)
 //! - `GET /v1/logs/tail`: [`tail`] (a group as it grows, either sink; `engage logs tail`)
 //! - the request schema: [`schema`]; group/stream naming: [`naming`]; the typed reading of
 //!   requests the schema surely accepts: `typed`
@@ -17,6 +18,7 @@ pub mod otlp_openapi;
 pub mod schema;
 pub mod tail;
 mod typed;
+pub mod usage;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -32,5 +34,6 @@ pub fn router() -> Router<AppState> {
         .route("/v1/logs/events", get(events::read_events))
         .route("/v1/logs/tail", get(tail::tail_logs))
         .route("/otlp/v1/logs", post(otlp::export_logs))
+        .route("/v1/logs/usage", get(usage::log_usage))
         .layer(RequestDecompressionLayer::new().gzip(true).pass_through_unaccepted(false))
 }

@@ -117,6 +117,8 @@ async fn export_inner(
     }
     let mut accepted = 0;
     if !events.is_empty() {
+        // an exporter retries a 503, not a 507: the disk guard answers 503 here
+        super::ingest::guard_disk(state).map_err(ApiError::as_unavailable)?;
         let written = events.len();
         let report = state.writer.write(events).await.map_err(|error| {
             tracing::error!(%error, "log writer unavailable");
@@ -168,7 +170,7 @@ fn dropped_because(fate: EventFate) -> &'static str {
 fn success(encoding: Encoding, rejected: usize, message: String) -> Response {
     use opentelemetry_proto::tonic::collector::logs::v1::{ExportLogsPartialSuccess, ExportLogsServiceResponse};
     let partial = (rejected > 0)
-        .then(|| ExportLogsPartialSuccess { rejected_log_records: rejected as i64, error_message: message });
+        .then_some(ExportLogsPartialSuccess { rejected_log_records: rejected as i64, error_message: message });
     let body = match encoding {
         Encoding::Protobuf => ExportLogsServiceResponse { partial_success: partial }.encode_to_vec(),
         Encoding::Json => match partial {

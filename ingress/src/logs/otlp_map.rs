@@ -19,8 +19,9 @@ use engage_storage::logs::SinkEvent;
 use super::schema::LogSchema;
 use super::typed::{EventRules, Names};
 
-/// Attributes read into LogEvent fields (so not copied into `context`).
-const MAPPED: [&str; 19] = [
+/// The attributes looked up, each with its slot in [`Found`]; all but the last two are read into
+/// LogEvent fields (so not copied into `context`); `exception.*` are read as fallbacks only.
+const KEYS: [&str; 21] = [
     "product",
     "service",
     "service.name",
@@ -40,7 +41,21 @@ const MAPPED: [&str; 19] = [
     "error.category",
     "error.stack",
     "error.upstream",
+    "exception.type",
+    "exception.stacktrace",
 ];
+/// Keys before this index in [`KEYS`] are read into fields.
+const MAPPED: usize = 19;
+
+/// The slot of `key` in [`KEYS`].
+fn slot(key: &str) -> Option<usize> {
+    KEYS.iter().position(|k| *k == key)
+}
+
+/// Whether an attribute is read into a field (and so left out of `context`).
+fn mapped(key: &str) -> bool {
+    slot(key).is_some_and(|i| i < MAPPED)
+}
 
 /// Problems quoted in a partial-success message; the rest are counted.
 const QUOTED: usize = 10;
@@ -79,6 +94,7 @@ pub(super) fn map_request(
 ) -> Mapped {
     let mut out = Mapped::default();
     let mut names = Names::default();
+    let mut last_time = (0, String::new());
     for (r, resource_logs) in request.resource_logs.iter().enumerate() {
         let resource = resource_logs.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
         let resource_context = unmapped_resource(resource);
@@ -86,12 +102,12 @@ pub(super) fn map_request(
             let scope = scope_logs.scope.as_ref();
             let scope_attrs = scope.map_or(&[][..], |s| &s.attributes[..]);
             let scope_name = scope.map(|s| s.name.as_str()).filter(|n| !n.is_empty());
-            let lookup = Lookup { levels: [&[], scope_attrs, resource] };
+            let base = Found::new().fill(scope_attrs).fill(resource);
             for (l, record) in scope_logs.log_records.iter().enumerate() {
                 out.total += 1;
                 let origin = || format!("resourceLogs[{r}].scopeLogs[{s}].logRecords[{l}]");
-                let lookup = Lookup { levels: [&record.attributes[..], lookup.levels[1], lookup.levels[2]] };
-                let event = build(record, &lookup, scope_name, resource_context.as_deref(), now_nanos);
+                let lookup = Found::over(&record.attributes, &base);
+                let event = build(record, &lookup, scope_name, resource_context.as_deref(), now_nanos, &mut last_time);
                 let rules = event.rules();
                 if !rules.surely_valid(schema) {
                     let issues = serde_json::to_value(&event).map(|value| schema.issues(&value)).unwrap_or_default();
@@ -133,19 +149,44 @@ pub(super) fn map_request(
     out
 }
 
-/// Attribute lists searched in order: the record's, its scope's, its resource's.
-struct Lookup<'a> {
-    levels: [&'a [KeyValue]; 3],
+/// The looked-up attributes of a record: its own, then its scope's, then its resource's (the first
+/// found wins). The scope's and resource's are found once per scope, not once per record.
+#[derive(Clone, Copy)]
+struct Found<'a> {
+    slots: [Option<&'a AnyValue>; KEYS.len()],
 }
 
-impl<'a> Lookup<'a> {
-    fn value(&self, key: &str) -> Option<&'a AnyValue> {
-        self.levels.iter().flat_map(|attrs| attrs.iter()).find(|kv| kv.key == key).and_then(|kv| kv.value.as_ref())
+impl<'a> Found<'a> {
+    fn new() -> Self {
+        Self { slots: [None; KEYS.len()] }
+    }
+
+    /// Fills the slots still empty from `attributes`.
+    fn fill(mut self, attributes: &'a [KeyValue]) -> Self {
+        for kv in attributes {
+            if let Some(i) = slot(&kv.key) {
+                if self.slots[i].is_none() {
+                    self.slots[i] = kv.value.as_ref();
+                }
+            }
+        }
+        self
+    }
+
+    /// The record's attributes over `base` (its scope's and resource's).
+    fn over(attributes: &'a [KeyValue], base: &Found<'a>) -> Self {
+        let mut found = Self::new().fill(attributes);
+        for (slot, inherited) in found.slots.iter_mut().zip(base.slots) {
+            if slot.is_none() {
+                *slot = inherited;
+            }
+        }
+        found
     }
 
     /// The first of `keys` found, as text (a number or a boolean is written out).
     fn text(&self, keys: &[&str]) -> Option<Cow<'a, str>> {
-        keys.iter().find_map(|key| self.value(key)).and_then(text)
+        keys.iter().filter_map(|key| slot(key)).find_map(|i| self.slots[i]).and_then(text)
     }
 }
 
@@ -229,16 +270,22 @@ impl Event<'_> {
 
 fn build<'a>(
     record: &'a LogRecord,
-    lookup: &Lookup<'a>,
+    lookup: &Found<'a>,
     scope_name: Option<&'a str>,
     resource: Option<&'a RawValue>,
     now_nanos: u64,
+    last_time: &mut (u64, String),
 ) -> Event<'a> {
     let nanos = [record.time_unix_nano, record.observed_time_unix_nano, now_nanos].into_iter().find(|t| *t != 0);
     let nanos = nanos.unwrap_or(now_nanos);
-    let timestamp = i64::try_from(nanos)
-        .map(|n| chrono::DateTime::from_timestamp_nanos(n).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
-        .unwrap_or_else(|_| format!("{nanos} ns since the epoch (out of range)"));
+    // records of one export often share their time
+    if last_time.0 != nanos || last_time.1.is_empty() {
+        let text = i64::try_from(nanos)
+            .map(|n| chrono::DateTime::from_timestamp_nanos(n).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+            .unwrap_or_else(|_| format!("{nanos} ns since the epoch (out of range)"));
+        *last_time = (nanos, text);
+    }
+    let timestamp = last_time.1.clone();
     let trace_id = trace_id(&record.trace_id)
         .map(Cow::Owned)
         .or_else(|| lookup.text(&["trace_id"]))
@@ -257,9 +304,9 @@ fn build<'a>(
         Some(_) => record.body.as_ref().and_then(|body| serde_json::to_string(&Json(body)).ok()).map(Cow::Owned),
         None => None,
     };
-    let message = message.filter(|m| !m.is_empty()).or_else(|| {
-        Some(record.event_name.as_str()).filter(|name| !name.is_empty()).map(Cow::Borrowed)
-    });
+    let message = message
+        .filter(|m| !m.is_empty())
+        .or_else(|| Some(record.event_name.as_str()).filter(|name| !name.is_empty()).map(Cow::Borrowed));
     Event {
         timestamp,
         level: level(record.severity_number, &record.severity_text),
@@ -281,7 +328,18 @@ fn build<'a>(
 
 /// A valid trace id (16 bytes, not all zero) in hex.
 fn trace_id(bytes: &[u8]) -> Option<String> {
-    (bytes.len() == 16 && bytes.iter().any(|b| *b != 0)).then(|| hex::encode(bytes))
+    (bytes.len() == 16 && bytes.iter().any(|b| *b != 0)).then(|| lower_hex(bytes))
+}
+
+/// Bytes as lower-case hex digits.
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)] as char);
+        out.push(DIGITS[usize::from(byte & 0xf)] as char);
+    }
+    out
 }
 
 /// OTLP severity → LogEvent level: TRACE and DEBUG → DEBUG, INFO → INFO, WARN → WARN, ERROR and
@@ -311,12 +369,12 @@ struct Context<'a> {
 
 impl Context<'_> {
     fn extra(&self) -> impl Iterator<Item = &KeyValue> {
-        self.record.attributes.iter().filter(|kv| !MAPPED.contains(&kv.key.as_str()))
+        self.record.attributes.iter().filter(|kv| !mapped(&kv.key))
     }
 
     fn span_id(&self) -> Option<String> {
         let bytes = &self.record.span_id;
-        (bytes.len() == 8 && bytes.iter().any(|b| *b != 0)).then(|| hex::encode(bytes))
+        (bytes.len() == 8 && bytes.iter().any(|b| *b != 0)).then(|| lower_hex(bytes))
     }
 
     fn is_empty(&self) -> bool {
@@ -349,7 +407,7 @@ impl Serialize for Context<'_> {
 
 /// The resource's attributes not read into fields, as JSON written once per resource.
 fn unmapped_resource(attributes: &[KeyValue]) -> Option<Box<RawValue>> {
-    let extra: Vec<&KeyValue> = attributes.iter().filter(|kv| !MAPPED.contains(&kv.key.as_str())).collect();
+    let extra: Vec<&KeyValue> = attributes.iter().filter(|kv| !mapped(&kv.key)).collect();
     if extra.is_empty() {
         return None;
     }
@@ -380,7 +438,7 @@ impl Serialize for Json<'_> {
             Some(Any::IntValue(n)) => serializer.serialize_i64(*n),
             Some(Any::DoubleValue(n)) if n.is_finite() => serializer.serialize_f64(*n),
             Some(Any::DoubleValue(n)) => serializer.serialize_str(&n.to_string()),
-            Some(Any::BytesValue(bytes)) => serializer.serialize_str(&hex::encode(bytes)),
+            Some(Any::BytesValue(bytes)) => serializer.serialize_str(&lower_hex(bytes)),
             // a profiles dictionary index: no dictionary travels with logs
             Some(Any::StringValueStrindex(_)) => serializer.serialize_none(),
             Some(Any::ArrayValue(array)) => {

@@ -22,7 +22,8 @@ pub fn schemas() -> Map<String, Value> {
         }
     });
     let mut any = scalar.clone();
-    any["description"] = json!("An OTLP AnyValue (arrays and key-value lists nest deeper on the wire than spelled out here).");
+    any["description"] =
+        json!("An OTLP AnyValue (arrays and key-value lists nest deeper on the wire than spelled out here).");
     any["properties"]["arrayValue"] = json!({"type": "object", "additionalProperties": false,
         "properties": {"values": {"type": "array", "items": {"$ref": "#/components/schemas/OtlpScalarValue"}}}});
     any["properties"]["kvlistValue"] = json!({"type": "object", "additionalProperties": false,
@@ -126,10 +127,14 @@ pub fn add_protobuf_body(operation: &mut Value) {
     if let Some(responses) = operation["responses"].as_object_mut() {
         for (status, response) in responses.iter_mut() {
             if ["200", "400", "401", "413", "429"].contains(&status.as_str()) {
-                response["content"]["application/x-protobuf"] = binary("ExportLogsServiceResponse or google.rpc.Status");
+                response["content"]["application/x-protobuf"] =
+                    binary("ExportLogsServiceResponse or google.rpc.Status");
             }
         }
-        responses.insert("503".into(), json!({"description": "WRITE_FAILED for a protobuf export (Retry-After)", "content": {
-            "application/x-protobuf": binary("google.rpc.Status")}}));
+        responses.insert(
+            "503".into(),
+            json!({"description": "WRITE_FAILED for a protobuf export (Retry-After)", "content": {
+            "application/x-protobuf": binary("google.rpc.Status")}}),
+        );
     }
 }

@@ -90,6 +90,8 @@ pub async fn tail_logs(
         params.log_group.filter(|g| !g.is_empty()).ok_or_else(|| ApiError::invalid_query("log_group is required"))?;
     let now = chrono::Utc::now().timestamp_millis();
     let since = number(params.since.as_deref(), "since", 0, i64::MAX)?.unwrap_or(now - DEFAULT_SINCE_MS);
+    // what the retention dropped is not read, on a sink that keeps it a while longer
+    let since = since.max(state.retention.cutoff_ms(&group, now).unwrap_or(i64::MIN));
     let limit = number(params.limit.as_deref(), "limit", 1, MAX_LIMIT as i64)?.unwrap_or(1000) as usize;
     let wait = number(params.wait.as_deref(), "wait", 0, MAX_WAIT_SECS as i64)?.unwrap_or(0) as u64;
     let request = TailRequest {

@@ -18,6 +18,8 @@ use aws_sdk_cloudwatchlogs::error::{DisplayErrorContext, ProvideErrorMetadata, S
 use aws_sdk_cloudwatchlogs::types::InputLogEvent;
 use aws_sdk_cloudwatchlogs::Client;
 
+use engage_config::LogRetention;
+
 use super::{BackendError, Chunk, LogBackend, Rejected};
 
 /// First backoff delay; doubled per attempt up to [`MAX_BACKOFF`].
@@ -30,6 +32,12 @@ pub struct CloudWatchBackend {
     deadline: Duration,
     /// (group, stream) pairs known to exist; std `Mutex`, never held across an await.
     known: Mutex<HashSet<(String, String)>>,
+    /// The retention set on groups, and whether groups engage did not create get it too.
+    retention: Option<(LogRetention, bool)>,
+    /// Groups whose retention this process has dealt with.
+    retained: Mutex<HashSet<String>>,
+    /// Groups created here whose retention could not be set yet.
+    owed: Mutex<HashSet<String>>,
 }
 
 impl CloudWatchBackend {
@@ -47,7 +55,74 @@ impl CloudWatchBackend {
             loader = loader.endpoint_url(endpoint);
         }
         let config = loader.load().await;
-        Self { client: Client::new(&config), deadline, known: Mutex::new(HashSet::new()) }
+        Self {
+            client: Client::new(&config),
+            deadline,
+            known: Mutex::new(HashSet::new()),
+            retention: None,
+            retained: Mutex::new(HashSet::new()),
+            owed: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Sets `retention` on the groups this sink creates (PutRetentionPolicy), and on groups that
+    /// already exist when `reconcile` (else an existing group's retention is left as it is).
+    pub fn with_retention(mut self, retention: LogRetention, reconcile: bool) -> Self {
+        self.retention = Some((retention, reconcile));
+        self
+    }
+
+    /// Applies the retention to `group` once per process: always when `created`, else when
+    /// reconciling. A failure is logged and counted; the events are written all the same.
+    async fn retain(&self, group: &str, created: bool) {
+        let Some((retention, reconcile)) = &self.retention else { return };
+        let owed = self.owed.lock().is_ok_and(|owed| owed.contains(group));
+        if !(created || owed || *reconcile) || self.retained.lock().is_ok_and(|done| done.contains(group)) {
+            return;
+        }
+        let days = retention.days_for(group);
+        // (error code, cause) of a failed call
+        let call: Result<(), (Option<String>, String)> = match days {
+            0 => self
+                .client
+                .delete_retention_policy()
+                .log_group_name(group)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| (e.code().map(str::to_owned), cause(&e))),
+            days => self
+                .client
+                .put_retention_policy()
+                .log_group_name(group)
+                .retention_in_days(days as i32)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| (e.code().map(str::to_owned), cause(&e))),
+        };
+        match call {
+            Ok(()) => {
+                tracing::info!(group, days, created, "log group retention set");
+                if let Ok(mut done) = self.retained.lock() {
+                    done.insert(group.to_owned());
+                }
+                if let Ok(mut owed) = self.owed.lock() {
+                    owed.remove(group);
+                }
+            }
+            // a group that never had a policy has none to delete
+            Err((code, _)) if days == 0 && code.as_deref() == Some("ResourceNotFoundException") => {}
+            Err((_, cause)) => {
+                metrics::counter!("engage_log_retention_failures_total").increment(1);
+                tracing::warn!(group, days, %cause, "cannot set the log group's retention; retried with the group's next new stream");
+                if created {
+                    if let Ok(mut owed) = self.owed.lock() {
+                        owed.insert(group.to_owned());
+                    }
+                }
+            }
+        }
     }
 
     /// Checks that the sink is usable now (region, credentials, endpoint reachable) with one
@@ -80,11 +155,12 @@ impl CloudWatchBackend {
         if self.is_known(group, stream) {
             return Ok(());
         }
-        if let Err(error) = self.client.create_log_group().log_group_name(group).send().await {
-            if error.code() != Some("ResourceAlreadyExistsException") {
-                return Err(classify(error));
-            }
-        }
+        let created = match self.client.create_log_group().log_group_name(group).send().await {
+            Ok(_) => true,
+            Err(error) if error.code() == Some("ResourceAlreadyExistsException") => false,
+            Err(error) => return Err(classify(error)),
+        };
+        self.retain(group, created).await;
         if let Err(error) = self.client.create_log_stream().log_group_name(group).log_stream_name(stream).send().await {
             if error.code() != Some("ResourceAlreadyExistsException") {
                 return Err(classify(error));

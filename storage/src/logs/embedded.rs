@@ -112,10 +112,23 @@ pub struct EmbeddedLogs {
 impl EmbeddedLogs {
     /// Reads up to `limit` events of a group (one stream, or every stream), oldest first.
     pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> Result<Vec<StoredEvent>, StoreError> {
+        self.read_since(group, stream, i64::MIN, limit).await
+    }
+
+    /// Like [`EmbeddedLogs::read`], of the events at or after `min_ts` only (what the retention
+    /// keeps).
+    pub async fn read_since(
+        &self,
+        group: &str,
+        stream: Option<&str>,
+        min_ts: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let mut all = read_legacy(self.legacy.as_ref(), group, stream, limit).await?;
+        all.retain(|event| event.timestamp >= min_ts);
         if let Some(segments) = &self.segments {
             let events = segments
-                .read(group, stream, limit)
+                .read_since(group, stream, min_ts, limit)
                 .await
                 .map_err(|error| StoreError::Backend(format!("log segments: {error}")))?;
             all.extend(events.into_iter().map(|event| stored(event.stream, event.timestamp, &event.message)));

@@ -8,6 +8,7 @@
 
 pub mod batching;
 pub mod cloudwatch;
+pub mod disk;
 pub mod embedded;
 pub mod segments;
 pub mod tail;

@@ -170,7 +170,8 @@ async fn cloudwatch(backend: &CloudWatchBackend, request: &TailRequest) -> Resul
     let mut next = Seen { timestamp: seen.timestamp, ids: seen.ids.clone() };
     let mut events = Vec::new();
     for event in found {
-        let shown = event.timestamp < seen.timestamp || (event.timestamp == seen.timestamp && seen.ids.contains(&event.id));
+        let shown =
+            event.timestamp < seen.timestamp || (event.timestamp == seen.timestamp && seen.ids.contains(&event.id));
         let wanted = request.filter.as_deref().is_none_or(|filter| event.message.contains(filter));
         if shown || event.timestamp < request.since_ms {
             continue;

@@ -37,9 +37,11 @@
 //!   every later write (`engage_log_segment_failures_total`) until the process is restarted and
 //!   has recovered the files.
 
+mod expiry;
 mod format;
 mod tail;
 
+pub use expiry::{spawn_expiry, Expired, Usage};
 use format::*;
 pub use tail::{TailPage, TailPosition, TailQuery};
 
@@ -202,8 +204,14 @@ pub struct SegmentLog {
 }
 
 impl SegmentLog {
-    /// Opens (or creates) the log in `dir`, rebuilding the index and cutting a torn tail.
+    /// Opens (or creates) the log in `dir` with segments of [`SEGMENT_BYTES`].
     pub fn open(dir: &Path) -> io::Result<Self> {
+        Self::open_with(dir, SEGMENT_BYTES)
+    }
+
+    /// Opens (or creates) the log in `dir`, rebuilding the index and cutting a torn tail; a new
+    /// segment starts once the active one holds `segment_bytes`.
+    pub fn open_with(dir: &Path, segment_bytes: u64) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         let mut segments: Vec<u64> = std::fs::read_dir(dir)?
             .filter_map(|entry| entry.ok())
@@ -230,9 +238,9 @@ impl SegmentLog {
                     file.set_len(valid)?;
                     file.sync_all()?;
                 }
-                Active { number, file, len: valid, zeroed: valid }
+                Active { number, file, len: valid, zeroed: valid, limit: segment_bytes }
             }
-            None => Active::create(dir, 1)?,
+            None => Active::create(dir, 1, segment_bytes)?,
         };
         let index = Arc::new(RwLock::new(index));
         let failed = Arc::new(OnceLock::new());
@@ -263,18 +271,34 @@ impl SegmentLog {
     /// Up to `limit` events of `group` (of one stream, or of all), oldest first (by timestamp,
     /// then sequence).
     pub async fn read(&self, group: &str, stream: Option<&str>, limit: usize) -> io::Result<Vec<LoggedEvent>> {
+        self.read_since(group, stream, i64::MIN, limit).await
+    }
+
+    /// Like [`SegmentLog::read`], of the events at or after `min_ts` only (what the retention
+    /// keeps).
+    pub async fn read_since(
+        &self,
+        group: &str,
+        stream: Option<&str>,
+        min_ts: i64,
+        limit: usize,
+    ) -> io::Result<Vec<LoggedEvent>> {
         let (runs, names) = self.wanted_runs(group, stream)?;
+        let runs: Vec<(usize, Run)> = runs.into_iter().filter(|(_, run)| run.span.max_ts >= min_ts).collect();
         let (dir, group) = (self.dir.clone(), group.to_owned());
-        tokio::task::spawn_blocking(move || read_oldest(&dir, &group, runs, &names, limit))
+        tokio::task::spawn_blocking(move || read_oldest(&dir, &group, runs, &names, min_ts, limit))
             .await
             .map_err(io::Error::other)?
     }
 }
 
+/// Runs, each with the position of its stream's name in the names beside them.
+type WantedRuns = (Vec<(usize, Run)>, Vec<String>);
+
 impl SegmentLog {
     /// The runs of `group`'s streams (of one, or of all) in the index now, each with the position
     /// of its stream's name in the names returned.
-    fn wanted_runs(&self, group: &str, stream: Option<&str>) -> io::Result<(Vec<(usize, Run)>, Vec<String>)> {
+    fn wanted_runs(&self, group: &str, stream: Option<&str>) -> io::Result<WantedRuns> {
         let mut runs: Vec<(usize, Run)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
@@ -327,6 +351,7 @@ fn read_oldest(
     group: &str,
     runs: Vec<(usize, Run)>,
     names: &[String],
+    min_ts: i64,
     limit: usize,
 ) -> io::Result<Vec<LoggedEvent>> {
     let wanted: HashMap<&[u8], usize> = names.iter().enumerate().map(|(i, name)| (name.as_bytes(), i)).collect();
@@ -338,7 +363,8 @@ fn read_oldest(
             break;
         }
         let path = segment_path(dir, span.segment);
-        let mut reader = BufReader::with_capacity(1 << 20, File::open(&path)?);
+        let Some(file) = open_unless_expired(&path)? else { continue };
+        let mut reader = BufReader::with_capacity(1 << 20, file);
         reader.seek(io::SeekFrom::Start(span.first))?;
         let mut offset = span.first;
         while offset <= span.last {
@@ -362,6 +388,9 @@ fn read_oldest(
             }
             for _ in 0..head.count {
                 let (ts, seq, message) = cursor.event().ok_or_else(|| corrupt("a log block is cut short".into()))?;
+                if ts < min_ts {
+                    continue;
+                }
                 if kept.len() >= limit && kept.peek().is_some_and(|newest| (ts, seq) >= (newest.0, newest.1)) {
                     continue;
                 }
@@ -379,6 +408,15 @@ fn read_oldest(
         .collect())
 }
 
+/// Opens a segment file; None when the expiry deleted it after the caller read the index.
+fn open_unless_expired(path: &Path) -> io::Result<Option<File>> {
+    match File::open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Why a write is refused once an earlier one failed.
 fn refused(cause: &str) -> String {
     format!("the log segments failed earlier and take no writes until restart: {cause}")
@@ -392,16 +430,18 @@ struct Active {
     len: u64,
     /// End of the zeros written ahead of `len` (`len` when none are).
     zeroed: u64,
+    /// Bytes after which the next segment starts.
+    limit: u64,
 }
 
 impl Active {
-    fn create(dir: &Path, number: u64) -> io::Result<Self> {
+    fn create(dir: &Path, number: u64, limit: u64) -> io::Result<Self> {
         let mut file = OpenOptions::new().create_new(true).write(true).open(segment_path(dir, number))?;
         file.write_all(MAGIC)?;
         file.sync_all()?;
         File::open(dir)?.sync_all()?;
         let len = MAGIC.len() as u64;
-        Ok(Self { number, file, len, zeroed: len })
+        Ok(Self { number, file, len, zeroed: len, limit })
     }
 
     /// Writes `bytes` after the last block.
@@ -413,10 +453,11 @@ impl Active {
     }
 
     /// Tops the zeros past the last block up to [`ZERO_AHEAD`] once fewer than half of them are
-    /// left (never past [`SEGMENT_BYTES`]); the caller's sync makes them durable.
+    /// left (never past the segment's size); the caller's sync makes them durable.
     fn zero_ahead(&mut self) -> io::Result<()> {
-        let target = (self.len + ZERO_AHEAD).min(SEGMENT_BYTES);
-        if self.zeroed >= target || self.zeroed - self.len >= ZERO_AHEAD / 2 {
+        let ahead = ZERO_AHEAD.min(self.limit / 4);
+        let target = (self.len + ahead).min(self.limit);
+        if self.zeroed >= target || self.zeroed - self.len >= ahead / 2 {
             return Ok(());
         }
         let zeros = vec![0; (target - self.zeroed) as usize];
@@ -478,9 +519,9 @@ fn write_batch(dir: &Path, active: &mut Active, batch: &[Append]) -> io::Result<
     let mut placed = Vec::with_capacity(batch.len());
     for append in batch {
         let bytes = &append.blocks.bytes;
-        if active.len > MAGIC.len() as u64 && active.len + bytes.len() as u64 > SEGMENT_BYTES {
+        if active.len > MAGIC.len() as u64 && active.len + bytes.len() as u64 > active.limit {
             active.seal()?;
-            *active = Active::create(dir, active.number + 1)?;
+            *active = Active::create(dir, active.number + 1, active.limit)?;
         }
         placed
             .push(append.blocks.blocks.iter().map(|block| (active.number, active.len + block.offset as u64)).collect());

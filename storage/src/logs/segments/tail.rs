@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::format::*;
-use super::{segment_spans, LoggedEvent, Run, SegmentLog, BLOCK_HEADER, MAX_PAYLOAD};
+use super::{open_unless_expired, segment_spans, LoggedEvent, Run, SegmentLog, BLOCK_HEADER, MAX_PAYLOAD};
 
 /// A place in the log: a block and how many of its events were already read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,7 +132,7 @@ fn read_after(
         // blocks starting before `stop` are whole and indexed
         let stop = if span.segment == end.segment { end.offset } else { u64::MAX };
         let path = segment_path(dir, span.segment);
-        let file = File::open(&path)?;
+        let Some(file) = open_unless_expired(&path)? else { continue };
         let size = file.metadata()?.len();
         let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut offset = span.first;
@@ -170,7 +170,12 @@ fn read_after(
                 if i < skip || ts < query.since_ms || !matches(message, query.filter.as_deref()) {
                     continue;
                 }
-                events.push(LoggedEvent { timestamp: ts, seq, stream: names[stream].clone(), message: message.to_vec() });
+                events.push(LoggedEvent {
+                    timestamp: ts,
+                    seq,
+                    stream: names[stream].clone(),
+                    message: message.to_vec(),
+                });
                 if events.len() >= query.limit {
                     let next = if i + 1 < head.count {
                         TailPosition { segment: span.segment, offset: block, skip: i + 1 }

@@ -134,6 +134,10 @@ fn register() {
             "",
             &[""],
         ),
+        ("engage_log_segments_deleted_total", "embedded log segments deleted by the retention", "", &[""]),
+        ("engage_log_segment_bytes_deleted_total", "bytes of the log segments the retention deleted", "", &[""]),
+        ("engage_log_disk_refusals_total", "log writes refused by the disk guard (507 DISK_FULL)", "", &[""]),
+        ("engage_log_retention_failures_total", "CloudWatch retention policies that could not be set", "", &[""]),
         ("engage_sends_queued_total", "paid sends queued, by channel", "", &[]),
         ("engage_sends_delivered_total", "paid sends delivered, by channel", "", &[]),
         ("engage_sends_failed_total", "paid sends failed, by channel", "", &[]),
@@ -162,6 +166,9 @@ fn register() {
         ("engage_partitions_owned", "partitions this node holds a lease on"),
         ("engage_partitions_running", "partitions this node processes"),
         ("engage_cached_customers", "customers kept in tenant actors' caches"),
+        ("engage_log_disk_bytes", "bytes of the embedded log's segment files"),
+        ("engage_log_segments", "segment files of the embedded log"),
+        ("engage_log_oldest_event_seconds", "timestamp (unix seconds) of the oldest log event still kept"),
     ] {
         describe_gauge!(name, help);
         metrics::gauge!(name).set(0.0);

@@ -7,12 +7,11 @@
 //! 207 and the failed batch's detail `info` is `{"error": "WRITE_FAILED", ...}`: what was stored
 //! is reported as stored, so a producer that retries only the rejected events duplicates nothing.
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -22,6 +21,7 @@ use engage_storage::logs::{BatchReport, EventFate, SinkEvent, WriteReport};
 
 use super::naming::{log_group, log_stream};
 use super::otlp::{self, Encoding};
+use super::write::{count_fates, guard_disk, read_body};
 use super::schema::{LogIngestRequest, LogSchema};
 use super::typed;
 use crate::auth::LogCaller;
@@ -173,14 +173,6 @@ fn raw_events<'a>(bytes: &'a [u8], request: &Value) -> Result<Vec<&'a RawValue>,
     parsed.map_err(|e| ApiError::invalid_json(format!("the body is not JSON: {e}")))
 }
 
-/// Reads the (already decompressed) body, refusing more than `limit` bytes.
-pub(super) async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::payload_too_large(limit)),
-        Err(error) => Err(ApiError::invalid_json(format!("the body could not be read: {error}"))),
-    }
-}
 
 /// Turns validated events into sink events: group, stream, timestamp and the message. Checks what
 /// the schema cannot: timestamps within range and the per-event size limit.
@@ -237,23 +229,6 @@ fn to_sink_events(
         Ok(out)
     } else {
         Err(ApiError::schema_violation(issues))
-    }
-}
-
-/// Refuses a write while the embedded log's disk is below its free-space threshold (507).
-pub(super) fn guard_disk(state: &AppState) -> Result<(), ApiError> {
-    match &state.disk {
-        Some(guard) => guard.check().map_err(|low| ApiError::disk_full(&low)),
-        None => Ok(()),
-    }
-}
-
-/// Counts each event's fate in `engage_log_events_total`.
-pub(super) fn count_fates(report: &WriteReport) {
-    for batch in &report.batches {
-        for (_, fate) in &batch.events {
-            metrics::counter!("engage_log_events_total", "outcome" => fate.reason()).increment(1);
-        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod schema;
 pub mod tail;
 mod typed;
 pub mod usage;
+mod write;
 
 use axum::routing::{get, post};
 use axum::Router;

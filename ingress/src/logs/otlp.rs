@@ -26,7 +26,7 @@ use serde_json::json;
 
 use engage_storage::logs::EventFate;
 
-use super::ingest::{count_fates, read_body};
+use super::write::{count_fates, guard_disk, read_body};
 use super::otlp_map::{map_request, Mapped};
 use crate::auth::LogCaller;
 use crate::error::ApiError;
@@ -118,7 +118,7 @@ async fn export_inner(
     let mut accepted = 0;
     if !events.is_empty() {
         // an exporter retries a 503, not a 507: the disk guard answers 503 here
-        super::ingest::guard_disk(state).map_err(ApiError::as_unavailable)?;
+        guard_disk(state).map_err(ApiError::as_unavailable)?;
         let written = events.len();
         let report = state.writer.write(events).await.map_err(|error| {
             tracing::error!(%error, "log writer unavailable");
@@ -132,7 +132,7 @@ async fn export_inner(
         for batch in &report.batches {
             for (index, fate) in batch.events.iter().filter(|(_, fate)| *fate != EventFate::Accepted) {
                 if problems.len() < 10 {
-                    let origin = origins.get(*index).map(String::as_str).unwrap_or("a record");
+                    let origin = origins.get(*index).map_or_else(|| "a record".to_owned(), ToString::to_string);
                     problems.push(format!("{origin}: {}", dropped_because(*fate)));
                 }
             }

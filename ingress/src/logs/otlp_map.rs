@@ -6,6 +6,7 @@
 //! of JSON, so a record and a JSON event with the same fields are stored alike.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value::Value as Any, AnyValue, KeyValue};
@@ -60,13 +61,23 @@ fn mapped(key: &str) -> bool {
 /// Problems quoted in a partial-success message; the rest are counted.
 const QUOTED: usize = 10;
 
+/// Where a record is in its export: indices of its resource, scope and record.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Origin(usize, usize, usize);
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "resourceLogs[{}].scopeLogs[{}].logRecords[{}]", self.0, self.1, self.2)
+    }
+}
+
 /// What a request's records became.
 #[derive(Default)]
 pub(super) struct Mapped {
     /// The records that passed, as sink events.
     pub events: Vec<SinkEvent>,
-    /// Where each of `events` came from: `resourceLogs[r].scopeLogs[s].logRecords[l]`.
-    pub origins: Vec<String>,
+    /// Where each of `events` came from: (resource, scope, record) indices.
+    pub origins: Vec<Origin>,
     /// Records refused, with the first [`QUOTED`] problems named.
     pub invalid: usize,
     /// `<origin>: <problem>` lines.
@@ -76,10 +87,10 @@ pub(super) struct Mapped {
 }
 
 impl Mapped {
-    fn refuse(&mut self, origin: impl FnOnce() -> String, problem: impl FnOnce() -> String) {
+    fn refuse(&mut self, origin: Origin, problem: impl FnOnce() -> String) {
         self.invalid += 1;
         if self.problems.len() < QUOTED {
-            self.problems.push(format!("{}: {}", origin(), problem()));
+            self.problems.push(format!("{origin}: {}", problem()));
         }
     }
 }
@@ -94,7 +105,7 @@ pub(super) fn map_request(
 ) -> Mapped {
     let mut out = Mapped::default();
     let mut names = Names::default();
-    let mut last_time = (0, String::new());
+    let mut last_time = (0, Shared::default());
     for (r, resource_logs) in request.resource_logs.iter().enumerate() {
         let resource = resource_logs.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
         let resource_context = unmapped_resource(resource);
@@ -105,7 +116,7 @@ pub(super) fn map_request(
             let base = Found::new().fill(scope_attrs).fill(resource);
             for (l, record) in scope_logs.log_records.iter().enumerate() {
                 out.total += 1;
-                let origin = || format!("resourceLogs[{r}].scopeLogs[{s}].logRecords[{l}]");
+                let origin = Origin(r, s, l);
                 let lookup = Found::over(&record.attributes, &base);
                 let event = build(record, &lookup, scope_name, resource_context.as_deref(), now_nanos, &mut last_time);
                 let rules = event.rules();
@@ -121,8 +132,15 @@ pub(super) fn map_request(
                         continue;
                     }
                 }
-                let message = match serde_json::to_string(&event) {
-                    Ok(text) => text,
+                // one allocation for most events: the body and a few hundred bytes of fields
+                let estimate = 320 + event.message.as_ref().map_or(0, |m| m.len());
+                let mut bytes = Vec::with_capacity(estimate);
+                let message = match serde_json::to_writer(&mut bytes, &event).map(|()| String::from_utf8(bytes)) {
+                    Ok(Ok(text)) => text,
+                    Ok(Err(error)) => {
+                        out.refuse(origin, || format!("cannot be written as JSON: {error}"));
+                        continue;
+                    }
                     Err(error) => {
                         out.refuse(origin, || format!("cannot be written as JSON: {error}"));
                         continue;
@@ -142,7 +160,7 @@ pub(super) fn map_request(
                     timestamp_ms,
                     message,
                 });
-                out.origins.push(origin());
+                out.origins.push(origin);
             }
         }
     }
@@ -203,7 +221,7 @@ fn text(value: &AnyValue) -> Option<Cow<'_, str>> {
 /// The LogEvent of one record, serialised as the stored message.
 #[derive(Serialize)]
 struct Event<'a> {
-    timestamp: String,
+    timestamp: Shared,
     level: Cow<'static, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     product: Option<Cow<'a, str>>,
@@ -215,7 +233,7 @@ struct Event<'a> {
     version: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     environment: Option<Cow<'a, str>>,
-    trace_id: Cow<'a, str>,
+    trace_id: TraceId<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tenant: Option<Tenant<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,7 +270,7 @@ struct ErrorPart<'a> {
 impl Event<'_> {
     fn rules(&self) -> EventRules<'_> {
         EventRules {
-            timestamp: &self.timestamp,
+            timestamp: &self.timestamp.0,
             level: &self.level,
             product: self.product.as_deref(),
             source: &self.source,
@@ -261,7 +279,10 @@ impl Event<'_> {
             version: self.version.as_deref(),
             environment: self.environment.as_deref(),
             message: self.message.as_deref(),
-            trace_id: &self.trace_id,
+            trace_id_chars: match &self.trace_id {
+                TraceId::Bytes(bytes) => bytes.len() * 2,
+                TraceId::Text(text) => text.chars().count(),
+            },
             tenant: self.tenant.as_ref().map(|t| (t.business_id.as_deref(), t.parent_id.as_deref())),
             error: self.error.as_ref().map(|e| (e.code.as_ref(), e.category.as_ref())),
         }
@@ -274,22 +295,24 @@ fn build<'a>(
     scope_name: Option<&'a str>,
     resource: Option<&'a RawValue>,
     now_nanos: u64,
-    last_time: &mut (u64, String),
+    last_time: &mut (u64, Shared),
 ) -> Event<'a> {
     let nanos = [record.time_unix_nano, record.observed_time_unix_nano, now_nanos].into_iter().find(|t| *t != 0);
     let nanos = nanos.unwrap_or(now_nanos);
     // records of one export often share their time
-    if last_time.0 != nanos || last_time.1.is_empty() {
+    if last_time.0 != nanos || last_time.1 .0.is_empty() {
         let text = i64::try_from(nanos)
             .map(|n| chrono::DateTime::from_timestamp_nanos(n).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
             .unwrap_or_else(|_| format!("{nanos} ns since the epoch (out of range)"));
-        *last_time = (nanos, text);
+        *last_time = (nanos, Shared(Rc::from(text)));
     }
     let timestamp = last_time.1.clone();
-    let trace_id = trace_id(&record.trace_id)
-        .map(Cow::Owned)
-        .or_else(|| lookup.text(&["trace_id"]))
-        .unwrap_or_else(|| Cow::Owned(uuid::Uuid::new_v4().to_string()));
+    let trace_id = match valid_id(&record.trace_id, 16) {
+        Some(bytes) => TraceId::Bytes(bytes),
+        None => TraceId::Text(
+            lookup.text(&["trace_id"]).unwrap_or_else(|| Cow::Owned(uuid::Uuid::new_v4().to_string())),
+        ),
+    };
     let business_id = lookup.text(&["tenant.business_id"]);
     let parent_id = lookup.text(&["tenant.parent_id"]);
     let tenant = (business_id.is_some() || parent_id.is_some()).then_some(Tenant { business_id, parent_id });
@@ -326,9 +349,53 @@ fn build<'a>(
     }
 }
 
-/// A valid trace id (16 bytes, not all zero) in hex.
-fn trace_id(bytes: &[u8]) -> Option<String> {
-    (bytes.len() == 16 && bytes.iter().any(|b| *b != 0)).then(|| lower_hex(bytes))
+/// A valid trace (16 bytes) or span (8 bytes) id: that long, not all zero.
+fn valid_id(bytes: &[u8], len: usize) -> Option<&[u8]> {
+    (bytes.len() == len && bytes.iter().any(|b| *b != 0)).then_some(bytes)
+}
+
+/// Text written once and shared by the events of an export (their common timestamp).
+#[derive(Clone, Default)]
+struct Shared(Rc<str>);
+
+impl Serialize for Shared {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+/// The record's trace id (written as hex), or one from an attribute or made up.
+enum TraceId<'a> {
+    Bytes(&'a [u8]),
+    Text(Cow<'a, str>),
+}
+
+impl Serialize for TraceId<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TraceId::Bytes(bytes) => Hex(bytes).serialize(serializer),
+            TraceId::Text(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+/// An id written as lower-case hex without a heap allocation.
+struct Hex<'a>(&'a [u8]);
+
+impl Serialize for Hex<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut buffer = [0u8; 32];
+        if self.0.len() > 16 {
+            return serializer.serialize_str(&lower_hex(self.0));
+        }
+        for (i, byte) in self.0.iter().enumerate() {
+            buffer[2 * i] = DIGITS[usize::from(byte >> 4)];
+            buffer[2 * i + 1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        let text = std::str::from_utf8(&buffer[..self.0.len() * 2]).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(text)
+    }
 }
 
 /// Bytes as lower-case hex digits.
@@ -372,9 +439,8 @@ impl Context<'_> {
         self.record.attributes.iter().filter(|kv| !mapped(&kv.key))
     }
 
-    fn span_id(&self) -> Option<String> {
-        let bytes = &self.record.span_id;
-        (bytes.len() == 8 && bytes.iter().any(|b| *b != 0)).then(|| lower_hex(bytes))
+    fn span_id(&self) -> Option<Hex<'_>> {
+        valid_id(&self.record.span_id, 8).map(Hex)
     }
 
     fn is_empty(&self) -> bool {

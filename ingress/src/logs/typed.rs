@@ -137,7 +137,8 @@ pub(super) struct EventRules<'a> {
     pub version: Option<&'a str>,
     pub environment: Option<&'a str>,
     pub message: Option<&'a str>,
-    pub trace_id: &'a str,
+    /// Characters of the trace id (the only thing the rule reads).
+    pub trace_id_chars: usize,
     /// business_id (None: absent), parent_id
     pub tenant: Option<(Option<&'a str>, Option<&'a str>)>,
     /// code, category
@@ -155,7 +156,7 @@ impl EventRules<'_> {
                 .iter()
                 .all(|text| text.is_some_and(non_empty))
             // a UUID has 36 characters: "uuid or at least 8 characters" is "at least 8"
-            && self.trace_id.chars().count() >= 8
+            && self.trace_id_chars >= 8
             && self.tenant.is_none_or(|(business_id, parent_id)| {
                 business_id.is_some_and(non_empty) && parent_id.is_none_or(non_empty)
             })
@@ -176,7 +177,7 @@ impl LogEventRef<'_> {
             version: Some(&self.version),
             environment: Some(&self.environment),
             message: Some(&self.message),
-            trace_id: &self.trace_id,
+            trace_id_chars: self.trace_id.chars().count(),
             tenant: self.tenant.as_ref().map(|t| (Some(t.business_id.as_ref()), t.parent_id.as_deref())),
             error: self.error.as_ref().map(|e| (e.code.as_ref(), e.category.as_ref())),
         }

@@ -109,7 +109,6 @@ impl SegmentLog {
 /// `engage_log_disk_bytes`, `engage_log_segments`, `engage_log_oldest_event_seconds`; deletions
 /// count in `engage_log_segments_deleted_total` and `engage_log_segment_bytes_deleted_total`.
 pub fn spawn_expiry(log: Arc<SegmentLog>, retention: LogRetention, every: Duration) -> tokio::task::JoinHandle<()> {
-    metrics::counter!("engage_log_segments_deleted_total").absolute(0);
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -150,9 +149,8 @@ mod tests {
     const NOW: i64 = 100 * DAY;
 
     fn block(group: &str, events: &[(i64, &str)]) -> Blocks {
-        let mut blocks = Blocks::default();
-        blocks.push(group, "s", events.iter().enumerate().map(|(i, (ts, m))| (*ts, i as u64, m.as_bytes())));
-        blocks
+        let events: Vec<(i64, u64, &str)> = events.iter().enumerate().map(|(i, (ts, m))| (*ts, i as u64, *m)).collect();
+        Blocks::of(group, "s", &events)
     }
 
     fn files(dir: &std::path::Path) -> Vec<u64> {

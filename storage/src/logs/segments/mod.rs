@@ -417,6 +417,16 @@ fn open_unless_expired(path: &Path) -> io::Result<Option<File>> {
     }
 }
 
+#[cfg(test)]
+impl Blocks {
+    /// One block of `events` (timestamp, sequence, message): how the tests write.
+    fn of(group: &str, stream: &str, events: &[(i64, u64, &str)]) -> Self {
+        let mut blocks = Blocks::default();
+        blocks.push(group, stream, events.iter().map(|(ts, seq, m)| (*ts, *seq, m.as_bytes())));
+        blocks
+    }
+}
+
 /// Why a write is refused once an earlier one failed.
 fn refused(cause: &str) -> String {
     format!("the log segments failed earlier and take no writes until restart: {cause}")
@@ -538,9 +548,7 @@ mod tests {
     use super::*;
 
     fn block(group: &str, stream: &str, events: &[(i64, u64, &str)]) -> Blocks {
-        let mut blocks = Blocks::default();
-        blocks.push(group, stream, events.iter().map(|(ts, seq, m)| (*ts, *seq, m.as_bytes())));
-        blocks
+        Blocks::of(group, stream, events)
     }
 
     fn stamps(events: &[LoggedEvent]) -> Vec<(i64, u64)> {

@@ -255,9 +255,7 @@ mod tests {
     use super::*;
 
     fn block(group: &str, stream: &str, events: &[(i64, u64, &str)]) -> Blocks {
-        let mut blocks = Blocks::default();
-        blocks.push(group, stream, events.iter().map(|(ts, seq, m)| (*ts, *seq, m.as_bytes())));
-        blocks
+        Blocks::of(group, stream, events)
     }
 
     fn query(after: Option<TailPosition>, limit: usize) -> TailQuery {

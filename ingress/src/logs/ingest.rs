@@ -21,9 +21,9 @@ use engage_storage::logs::{BatchReport, EventFate, SinkEvent, WriteReport};
 
 use super::naming::{log_group, log_stream};
 use super::otlp::{self, Encoding};
-use super::write::{count_fates, guard_disk, read_body};
 use super::schema::{LogIngestRequest, LogSchema};
 use super::typed;
+use super::write::{count_fates, guard_disk, read_body};
 use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
 use crate::AppState;
@@ -172,7 +172,6 @@ fn raw_events<'a>(bytes: &'a [u8], request: &Value) -> Result<Vec<&'a RawValue>,
     };
     parsed.map_err(|e| ApiError::invalid_json(format!("the body is not JSON: {e}")))
 }
-
 
 /// Turns validated events into sink events: group, stream, timestamp and the message. Checks what
 /// the schema cannot: timestamps within range and the per-event size limit.

@@ -26,8 +26,8 @@ use serde_json::json;
 
 use engage_storage::logs::EventFate;
 
-use super::write::{count_fates, guard_disk, read_body};
 use super::otlp_map::{map_request, Mapped};
+use super::write::{count_fates, guard_disk, read_body};
 use crate::auth::LogCaller;
 use crate::error::ApiError;
 use crate::AppState;

@@ -309,9 +309,9 @@ fn build<'a>(
     let timestamp = last_time.1.clone();
     let trace_id = match valid_id(&record.trace_id, 16) {
         Some(bytes) => TraceId::Bytes(bytes),
-        None => TraceId::Text(
-            lookup.text(&["trace_id"]).unwrap_or_else(|| Cow::Owned(uuid::Uuid::new_v4().to_string())),
-        ),
+        None => {
+            TraceId::Text(lookup.text(&["trace_id"]).unwrap_or_else(|| Cow::Owned(uuid::Uuid::new_v4().to_string())))
+        }
     };
     let business_id = lookup.text(&["tenant.business_id"]);
     let parent_id = lookup.text(&["tenant.parent_id"]);

@@ -34,4 +34,3 @@ pub(super) fn count_fates(report: &WriteReport) {
         }
     }
 }
-

@@ -40,11 +40,19 @@ async fn metric(app: &TestApp, name: &str) -> f64 {
         .sum()
 }
 
-fn segment_files(logs: &Path) -> usize {
-    std::fs::read_dir(logs)
+/// The numbers of the segment files in `logs`, in order.
+fn segment_numbers(logs: &Path) -> Vec<u64> {
+    let mut numbers: Vec<u64> = std::fs::read_dir(logs)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "seg"))
-        .count()
+        .filter_map(|e| e.unwrap().file_name().to_string_lossy().strip_suffix(".seg")?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+/// The newest segment's number.
+fn newest(logs: &Path) -> u64 {
+    *segment_numbers(logs).last().unwrap()
 }
 
 fn messages(stored: &[Value]) -> Vec<String> {
@@ -72,19 +80,25 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
     )
     .await;
     // each request of 300 events fills a 64 KiB segment: three of old events only, one of the
-    // 7-day group, one mixed, two young
+    // 7-day group, one mixed, two young. The expiry may run between two requests: each
+    // request's segment is noted (the newest file after it) and checked by name.
+    let mut segments = Vec::new();
     for n in 0..3 {
         assert_eq!(post(&app, &events("checkout", 3, 300, &format!("old{n}"))).await.0, 200);
+        segments.push(("old", newest(&logs)));
     }
     assert_eq!(post(&app, &events("keep", 3, 300, "kept")).await.0, 200);
+    segments.push(("kept 7 days", newest(&logs)));
     // two small requests share the next segment: one old, one young
     assert_eq!(post(&app, &events("checkout", 3, 20, "mixed-old")).await.0, 200);
     assert_eq!(post(&app, &events("checkout", 0, 20, "mixed-young")).await.0, 200);
+    segments.push(("mixed", newest(&logs)));
     for n in 0..2 {
         assert_eq!(post(&app, &events("checkout", 0, 300, &format!("young{n}"))).await.0, 200);
+        segments.push(("young", newest(&logs)));
     }
-    let before = segment_files(&logs);
-    assert!(before >= 7, "{before} segments");
+    let numbers: Vec<u64> = segments.iter().map(|(_, n)| *n).collect();
+    assert_eq!(numbers, (numbers[0]..numbers[0] + 7).collect::<Vec<_>>(), "one segment per request: {segments:?}");
 
     let deadline = Instant::now() + Duration::from_secs(15);
     while metric(&app, "engage_log_segments_deleted_total").await < 3.0 {
@@ -92,12 +106,13 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(Duration::from_millis(1500)).await; // one more pass: nothing more goes
-    let left: Vec<String> =
-        std::fs::read_dir(&logs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let left = segment_numbers(&logs);
     assert_eq!(metric(&app, "engage_log_segments_deleted_total").await, 3.0, "only the three old segments: {left:?}");
-    assert_eq!(segment_files(&logs), before - 3);
+    for (what, number) in &segments {
+        assert_eq!(left.contains(number), *what != "old", "{what} segment {number}: left {left:?}");
+    }
     assert!(metric(&app, "engage_log_disk_bytes").await > 0.0);
-    assert_eq!(metric(&app, "engage_log_segments").await, (before - 3) as f64);
+    assert_eq!(metric(&app, "engage_log_segments").await, left.len() as f64);
 
     // reads: the 1-day group shows its young events only, the mixed segment's old half hidden
     let checkout = app.stored(&format!("/logs/{org}/edge/checkout")).await;
@@ -120,7 +135,7 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
     assert!(output.status.success(), "{text}");
     let three_days_ago = (chrono::Utc::now() - chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
     assert!(text.contains("sink: embedded") && text.contains("retention: 1 days"), "{text}");
-    assert!(text.contains(&format!("in {} segments", before - 3)), "{text}");
+    assert!(text.contains(&format!("in {} segments", left.len())), "{text}");
     assert!(text.contains(&format!("oldest event kept: {three_days_ago}")), "{text}");
 }
 

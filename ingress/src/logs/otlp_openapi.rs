@@ -80,7 +80,7 @@ pub fn schemas() -> Map<String, Value> {
     out.insert("OtlpLogRecord".into(), record);
     out.insert("OtlpExportLogsRequest".into(), request);
     out.insert("OtlpExportLogsResponse".into(), response);
-    out.insert("OtlpStatus".into(), status);
+    out.insert("OtlpErrorBody".into(), status);
     out
 }
 
@@ -90,7 +90,7 @@ fn binary(description: &str) -> Value {
 
 fn error(description: &str) -> Value {
     json!({"description": description, "content": {
-        "application/json": {"schema": {"$ref": "#/components/schemas/OtlpStatus"}},
+        "application/json": {"schema": {"$ref": "#/components/schemas/OtlpErrorBody"}},
         "application/x-protobuf": binary("google.rpc.Status")}})
 }
 

@@ -131,7 +131,7 @@ async fn the_tail_read_refuses_what_it_cannot_use() {
         "",
         "?log_group=",
         "?log_group=/logs/org/edge/api&cursor=nonsense",
-        "?log_group=/logs/org/edge/api&cursor=c1.2",
+        "?log_group=/logs/org/edge/api&cursor=e1.2",
         "?log_group=/logs/org/edge/api&limit=0",
         "?log_group=/logs/org/edge/api&wait=6",
         "?log_group=/logs/org/edge/api&since=-1",
@@ -139,6 +139,9 @@ async fn the_tail_read_refuses_what_it_cannot_use() {
         let (status, body) = app.get_json(&format!("/v1/logs/tail{query}")).await;
         assert_eq!((status, body["error"].as_str()), (400, Some("INVALID_QUERY")), "{query}: {body}");
     }
+    // a CloudWatch cursor on the embedded sink starts over from `since`
+    let (status, body) = app.get_json("/v1/logs/tail?log_group=/logs/org/edge/api&cursor=c1.2").await;
+    assert_eq!(status, 200, "{body}");
     // a made-up position in the log is read past, not trusted
     let (status, body) = app.get_json("/v1/logs/tail?log_group=/logs/org/edge/api&cursor=e1.3.7").await;
     assert_eq!(status, 200, "{body}");

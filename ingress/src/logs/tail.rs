@@ -37,7 +37,9 @@ pub struct TailParams {
     pub since: Option<String>,
     /// Only events whose stored JSON text contains this text (case-sensitive).
     pub filter: Option<String>,
-    /// The `cursor` of the previous answer: go on from there.
+    /// The `cursor` of the previous answer: go on from there (one of the other sink's starts
+    /// over from `since`).
+    #[param(pattern = r"^(e[0-9]{1,18}\.[0-9]{1,18}\.[0-9]{1,9}|c[0-9]{1,18}\.[0-9,]{0,2000})$")]
     pub cursor: Option<String>,
     /// Most events returned, 1–10000 (default 1000).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]

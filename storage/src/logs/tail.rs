@@ -5,6 +5,8 @@
 //!   cursor `e<segment>.<offset>.<skip>` is a place in the log, so a follower sees each event once
 //!   even when its timestamp is older than ones already shown. A read that finds nothing waits for
 //!   the next append (up to the request's `wait`).
+//! - A cursor of the other sink (the server's sink changed under a follower) starts over from
+//!   `since`; anything else that is not a cursor is refused.
 //! - **CloudWatch**: FilterLogEvents from the cursor's timestamp, oldest first; the cursor
 //!   `c<timestamp>.<id>,<id>…` names the events of that millisecond already returned, so none is
 //!   shown twice. As with `aws logs tail --follow`, an event that reaches CloudWatch later than
@@ -112,7 +114,9 @@ fn embedded_position(cursor: &str) -> Result<TailPosition, TailError> {
 }
 
 async fn embedded(log: Option<&SegmentLog>, request: &TailRequest) -> Result<TailAnswer, TailError> {
-    let after = request.cursor.as_deref().map(embedded_position).transpose()?;
+    // a CloudWatch cursor (the server's sink changed under a follower) starts over from `since`
+    let ours = request.cursor.as_deref().filter(|cursor| Seen::decode(cursor).is_none());
+    let after = ours.map(embedded_position).transpose()?;
     let Some(log) = log else {
         return Ok(TailAnswer { events: Vec::new(), cursor: "e0.0.0".to_owned() });
     };
@@ -158,7 +162,9 @@ impl Seen {
 }
 
 async fn cloudwatch(backend: &CloudWatchBackend, request: &TailRequest) -> Result<TailAnswer, TailError> {
-    let seen = match request.cursor.as_deref() {
+    // an embedded cursor (the server's sink changed under a follower) starts over from `since`
+    let ours = request.cursor.as_deref().filter(|cursor| embedded_position(cursor).is_err());
+    let seen = match ours {
         Some(cursor) => Seen::decode(cursor).ok_or_else(|| TailError::BadCursor(cursor.to_owned()))?,
         None => Seen { timestamp: request.since_ms, ids: Vec::new() },
     };

@@ -213,6 +213,8 @@ async fn the_disk_guard_refuses_before_a_small_disk_is_full_and_loses_nothing() 
     let stored = app.stored(&format!("/logs/{org}/edge/checkout")).await;
     assert_eq!(stored.len() as u64, accepted);
     assert_eq!(metric(&app, "engage_log_segment_failures_total").await, 0.0, "no write hit the full disk");
+    // the two refused writes, not /readyz's checks of the disk
+    assert_eq!(metric(&app, "engage_log_disk_refusals_total").await, 2.0);
 }
 
 /// An OTLP/JSON export of one valid record.

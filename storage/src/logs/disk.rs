@@ -52,28 +52,35 @@ impl DiskGuard {
         Ok(free)
     }
 
-    /// Err when the free space is below the threshold. A failed reading lets writes through
-    /// (they report their own failure).
+    /// Err when the free space is below the threshold: a write refused, counted in
+    /// `engage_log_disk_refusals_total`. A failed reading lets writes through (they report their
+    /// own failure).
     pub fn check(&self) -> Result<(), LowDisk> {
+        let low = self.low();
+        if low.is_err() {
+            metrics::counter!("engage_log_disk_refusals_total").increment(1);
+        }
+        low
+    }
+
+    /// What `/readyz` says while the disk is low (not a refusal: not counted).
+    pub fn problem(&self) -> Option<String> {
+        self.low().err().map(|low| format!("{low}; the log routes answer 507 DISK_FULL"))
+    }
+
+    /// The free space against the threshold.
+    fn low(&self) -> Result<(), LowDisk> {
         if self.min_free == 0 {
             return Ok(());
         }
         match self.free_bytes() {
-            Ok(free) if free < self.min_free => {
-                metrics::counter!("engage_log_disk_refusals_total").increment(1);
-                Err(LowDisk { free, min_free: self.min_free })
-            }
+            Ok(free) if free < self.min_free => Err(LowDisk { free, min_free: self.min_free }),
             Ok(_) => Ok(()),
             Err(error) => {
                 tracing::warn!(%error, dir = %self.dir.display(), "cannot read the log disk's free space");
                 Ok(())
             }
         }
-    }
-
-    /// What `/readyz` says while the disk is low.
-    pub fn problem(&self) -> Option<String> {
-        self.check().err().map(|low| format!("{low}; the log routes answer 507 DISK_FULL"))
     }
 }
 

@@ -93,7 +93,6 @@ if [ -n "${PROFILE_DIR:-}" ]; then
   done
 fi
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo
 echo "| request size | floor: bare axum JSON parse (events/s) | Node/Fastify+AJV (events/s) | engage embedded sink (events/s) | engage / floor | engage / Node |"
 echo "|---|---|---|---|---|---|"

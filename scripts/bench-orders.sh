@@ -116,7 +116,6 @@ for run in $(seq 1 "$runs"); do
   for mode in $modes; do run_engage "$mode" "$run"; done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 raw=$(median "${results[raw/rps]:-0}")
 echo
 echo "| mode | single-order POSTs/s | vs raw JetStream publish | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"

@@ -89,7 +89,6 @@ for _ in $(seq 1 "$runs"); do
   run otlp-protobuf /otlp/v1/logs thousand.pb application/x-protobuf
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 j=$(median "${results[json]}")
 o=$(median "${results[otlp-protobuf]}")
 echo

@@ -54,7 +54,6 @@ for run in $(seq 1 "$runs"); do
   kill "$pid"; wait "$pid" 2>/dev/null || true
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 o=$(median "${results[o_proc]}"); r=$(median "${results[r_proc]}"); u=$(median "${results[u_proc]}")
 echo
 echo "| phase | POSTs/s | processed/s | vs orders |"

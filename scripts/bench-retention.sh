@@ -75,7 +75,6 @@ for _ in $(seq 1 "$runs"); do
   done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo
 echo "| request size | without expiry (events/s) | with expiry every 1 s (events/s) | with / without |"
 echo "|---|---|---|---|"

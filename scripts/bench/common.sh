@@ -58,3 +58,6 @@ bound = next((le for le, n in delta if total and n >= 0.99 * total), None)
 print("n/a" if bound is None else ">10s" if bound == float("inf") else f"≤{bound * 1000:g}ms")
 PY
 }
+
+# The median of the space-separated numbers in $1 (the mean of the middle two for an even count).
+median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

@@ -295,24 +295,27 @@ async fn engage_starts_with_a_server_of_its_list_down_and_reconciles_replica_cou
     let dir = tempfile::tempdir().unwrap();
     let names = ["ENGAGE_ORDERS", "ENGAGE_CHAT", "ENGAGE_DEAD_LETTERS", "KV_engage_store", "KV_engage_leases"];
     // the first server of the list is down: engage starts on the others, one replica each
-    // (operators meet it as a server down for a while: the cluster has a leader again first)
+    // (operators meet it as a server down for a while: the cluster has a leader again first).
+    // Each probe has its own name: a stream the servers placed on the killed server before they
+    // saw it go is never answered, and asking again for the same name asks that server again.
     cluster.kill(0);
     let killed = Instant::now();
-    loop {
+    for attempt in 0.. {
         let made = js
             .create_stream(async_nats::jetstream::stream::Config {
-                name: "PROBE".to_owned(),
-                subjects: vec!["probe".to_owned()],
+                name: format!("PROBE{attempt}"),
+                subjects: vec![format!("probe{attempt}")],
                 ..Default::default()
             })
             .await;
         if made.is_ok() {
+            js.delete_stream(format!("PROBE{attempt}")).await.unwrap();
             break;
         }
-        assert!(killed.elapsed() < Duration::from_secs(60), "the cluster never took a new stream");
+        assert!(killed.elapsed() < Duration::from_secs(60), "the cluster never took a new stream: {made:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     eprintln!("FIGURES a stream could be made {:?} after the kill", killed.elapsed());
-    js.delete_stream("PROBE").await.unwrap();
     let port = free_port();
     let env = [("ENGAGE_NATS_URL", urls.as_str()), ("ENGAGE_PARTITIONS", "4")];
     let mut first = Engage::start(&dir.path().join("one"), port, &env).await;

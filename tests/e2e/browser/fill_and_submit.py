@@ -21,7 +21,10 @@ fields = None if clicks is not None else json.loads(sys.argv[3])
 browser = Browser(chromium, url)
 try:
     if clicks is not None:
-        browser.wait_for("document.readyState === 'complete'")
+        # the new tab starts on about:blank, already "complete": wait for the page itself and
+        # for every element to be clicked (a person waits for what they mean to tap to show)
+        present = " && ".join(f"!!document.querySelector({json.dumps(s)})" for s in clicks)
+        browser.wait_for(f"location.href !== 'about:blank' && document.readyState === 'complete' && {present}")
         time.sleep(0.3)
         for selector in clicks:
             browser.click(selector)

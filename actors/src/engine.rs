@@ -468,8 +468,9 @@ mod tests {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
             let query = CustomersQuery::Details { phone: "9000000001".to_owned() }.into();
-            if let Ok(view) = engine.ask_local("brand-s", query, Duration::from_secs(1)).await {
-                if view["total_orders"] == 1 {
+            let answer = engine.ask_local("brand-s", query, Duration::from_secs(1)).await;
+            if let Ok(view) = crate::query::read_reply::<crate::capabilities::customers::CustomerView>(answer) {
+                if view.total_orders == 1 {
                     break;
                 }
             }

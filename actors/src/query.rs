@@ -1,7 +1,11 @@
 //! What every capability answers with: [`QueryError`] (why a query failed) and [`QueryReply`], the
-//! reply as it crosses the mailbox and the NATS request-reply (JSON). Capabilities build typed
-//! replies (structs) and turn them into a [`QueryReply`] with [`reply`]; callers that want the
-//! type back read it with [`read_reply`].
+//! reply as it crosses the mailbox. Capabilities build typed replies (structs) and turn them into
+//! a [`QueryReply`] with [`reply`]: the [`Reply`] carries the typed value itself, and a caller in
+//! the same process takes it back as that type without encoding anything
+//! ([`Reply::into_typed`]). A reply becomes JSON only where it leaves the process (the NATS
+//! request-reply of [`crate::rpc`]), or when a caller reads it as another shape.
+
+use std::any::Any;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -65,21 +69,82 @@ impl From<StoreError> for QueryError {
     }
 }
 
-/// Answer to a query, as JSON: the form it takes over the mailbox and over NATS.
-pub type QueryReply = Result<Value, QueryError>;
+/// Answer to a query as it crosses the mailbox: the capability's typed reply.
+pub type QueryReply = Result<Reply, QueryError>;
+
+/// Answer to a query as JSON: the form it takes over NATS request-reply.
+pub type WireReply = Result<Value, QueryError>;
+
+/// A capability's typed reply, kept as its own type until a caller takes it back.
+pub struct Reply(Box<dyn Typed>);
+
+/// What [`Reply`] needs of a reply type: JSON for the wire, the value itself for a local caller.
+trait Typed: Send {
+    fn json(&self) -> Result<Value, serde_json::Error>;
+    fn as_any(&self) -> &dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<T: Serialize + Send + 'static> Typed for T {
+    fn json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+impl Reply {
+    /// `value` as a reply.
+    pub fn new<T: Serialize + Send + 'static>(value: T) -> Self {
+        Reply(Box::new(value))
+    }
+
+    /// The reply as JSON (for the wire, or a caller that wants JSON).
+    pub fn to_json(&self) -> Result<Value, QueryError> {
+        self.0.json().map_err(|e| QueryError::Failed(format!("the reply cannot be encoded: {e}")))
+    }
+
+    /// The reply as `T`: the value itself when it is a `T` (no encoding), else through JSON (a
+    /// reply that came over the wire, or a caller reading another shape of it).
+    pub fn into_typed<T: DeserializeOwned + 'static>(self) -> Result<T, QueryError> {
+        if self.0.as_any().is::<T>() {
+            if let Ok(typed) = self.0.into_any().downcast::<T>() {
+                return Ok(*typed);
+            }
+            return Err(QueryError::Failed("the reply changed type".to_owned()));
+        }
+        serde_json::from_value(self.to_json()?).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
+    }
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.json() {
+            Ok(json) => write!(f, "Reply({json})"),
+            Err(_) => f.write_str("Reply(<not encodable>)"),
+        }
+    }
+}
 
 /// A typed answer as a [`QueryReply`].
-pub fn reply<T: Serialize>(answer: Result<T, QueryError>) -> QueryReply {
-    answer.and_then(|typed| {
-        serde_json::to_value(typed).map_err(|e| QueryError::Failed(format!("the reply cannot be encoded: {e}")))
-    })
+pub fn reply<T: Serialize + Send + 'static>(answer: Result<T, QueryError>) -> QueryReply {
+    answer.map(Reply::new)
 }
 
 /// Reads a typed answer back from a [`QueryReply`].
-pub fn read_reply<T: DeserializeOwned>(answer: QueryReply) -> Result<T, QueryError> {
-    answer.and_then(|value| {
-        serde_json::from_value(value).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
-    })
+pub fn read_reply<T: DeserializeOwned + 'static>(answer: QueryReply) -> Result<T, QueryError> {
+    answer.and_then(Reply::into_typed)
+}
+
+/// A [`QueryReply`] as it goes over the wire.
+pub fn to_wire(answer: QueryReply) -> WireReply {
+    answer.and_then(|reply| reply.to_json())
 }
 
 /// Page `page` (from 1; 0 counts as 1) of `items`, `size` a page.
@@ -112,4 +177,52 @@ impl<T> Page<T> {
 /// Whether IST day `day` (`YYYY-MM-DD`) is within `start..=end` (each end open when absent).
 pub fn within(day: &str, start: Option<&str>, end: Option<&str>) -> bool {
     start.is_none_or(|s| day >= s) && end.is_none_or(|e| day <= e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reply type that cannot be encoded: taking it back proves nothing was encoded.
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Unencodable(u32);
+
+    impl Serialize for Unencodable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("never encoded"))
+        }
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Balance {
+        business_id: String,
+        balance: i64,
+    }
+
+    #[test]
+    fn a_local_caller_takes_the_typed_reply_back_without_encoding_it() {
+        let answer = reply(Ok(Unencodable(7)));
+        assert_eq!(read_reply::<Unencodable>(answer).unwrap(), Unencodable(7));
+        // the same reply cannot go over the wire, and says so
+        let wire = to_wire(reply(Ok(Unencodable(7))));
+        assert!(matches!(wire, Err(QueryError::Failed(ref m)) if m.contains("never encoded")), "{wire:?}");
+    }
+
+    #[test]
+    fn a_reply_read_as_another_shape_or_from_the_wire_goes_through_json() {
+        let typed = Balance { business_id: "outlet-1".into(), balance: 120 };
+        let json = read_reply::<Value>(reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 }))).unwrap();
+        assert_eq!(json, serde_json::json!({"business_id": "outlet-1", "balance": 120}));
+        // what a node receives over NATS is JSON: read as the type it was
+        let wire = to_wire(reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 })));
+        let received = wire.map(Reply::new);
+        assert_eq!(read_reply::<Balance>(received).unwrap(), typed);
+        let wrong = read_reply::<Balance>(reply(Ok(3u8)));
+        assert!(
+            matches!(wrong, Err(QueryError::Failed(ref m)) if m.starts_with("unexpected reply shape")),
+            "{wrong:?}"
+        );
+        let refused: QueryReply = Err(QueryError::Blocked);
+        assert_eq!(to_wire(refused), Err(QueryError::Blocked));
+    }
 }

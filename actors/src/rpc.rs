@@ -1,7 +1,8 @@
 //! Synchronous questions to the node that owns a tenant, by NATS request-reply on
 //! `engage.rpc.<partition>.<tenant token>`. Owners subscribe per owned partition (queue group
 //! `engage-rpc`, so one answers even while a partition changes hands). Requests and answers are
-//! JSON: `{"tenant", "query"}` and the [`QueryReply`].
+//! JSON: `{"tenant", "query"}` and the [`WireReply`]. A question asked on the node that owns the
+//! tenant is answered with the typed [`crate::query::Reply`], never encoded.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tokio::sync::watch;
 
 use engage_streams::subject::{partition_of, token};
 
+use crate::query::{to_wire, Reply, WireReply};
 use crate::tenant::{QueryError, QueryReply, TenantQuery};
 
 /// The tenants this node runs: what the RPC side needs of the engine (which implements it), so
@@ -62,8 +64,8 @@ pub async fn serve_partition(
         let engine = engine.clone();
         let client = client.clone();
         tokio::spawn(async move {
-            let answer: QueryReply = match serde_json::from_slice::<Request>(&message.payload) {
-                Ok(request) => engine.ask_local(&request.tenant, request.query, RPC_TIMEOUT).await,
+            let answer: WireReply = match serde_json::from_slice::<Request>(&message.payload) {
+                Ok(request) => to_wire(engine.ask_local(&request.tenant, request.query, RPC_TIMEOUT).await),
                 Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
             };
             let body = serde_json::to_vec(&answer).unwrap_or_default();
@@ -89,7 +91,7 @@ impl TenantGateway {
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type).
-    pub async fn ask_as<T: serde::de::DeserializeOwned>(
+    pub async fn ask_as<T: serde::de::DeserializeOwned + 'static>(
         &self,
         tenant: &str,
         query: impl Into<TenantQuery>,
@@ -98,6 +100,11 @@ impl TenantGateway {
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
+    pub async fn ask_json(&self, tenant: &str, query: impl Into<TenantQuery>) -> WireReply {
+        to_wire(self.ask(tenant, query).await)
+    }
+
+    /// Asks `tenant`'s actor wherever it runs; the typed answer (from another node: its JSON).
     pub async fn ask(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
         let query = query.into();
         let partition = partition_of(tenant, self.partitions);
@@ -113,8 +120,9 @@ impl TenantGateway {
             .map_err(|e| QueryError::Invalid(e.to_string()))?;
         let request = client.request(subject(partition, tenant), body.into());
         match tokio::time::timeout(RPC_TIMEOUT, request).await {
-            Ok(Ok(message)) => serde_json::from_slice(&message.payload)
-                .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}")))),
+            Ok(Ok(message)) => serde_json::from_slice::<WireReply>(&message.payload)
+                .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}"))))
+                .map(Reply::new),
             Ok(Err(error)) => {
                 Err(QueryError::Unavailable(format!("no owner answered for partition {partition}: {error}")))
             }

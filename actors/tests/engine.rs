@@ -63,7 +63,7 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>
 }
 
 async fn customer(gateway: &TenantGateway, tenant: &str, phone: &str) -> Option<Value> {
-    gateway.ask(tenant, CustomersQuery::Details { phone: phone.to_owned() }).await.ok()
+    gateway.ask_json(tenant, CustomersQuery::Details { phone: phone.to_owned() }).await.ok()
 }
 
 /// Waits (with a deadline) until the customer has `orders` orders.
@@ -174,14 +174,14 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
         reference: Some("pay-1".into()),
         refund: false,
     };
-    gateway.ask("brand-w", recharge.clone()).await.unwrap();
+    gateway.ask_json("brand-w", recharge.clone()).await.unwrap();
     // the same payment reference again changes nothing
-    assert_eq!(gateway.ask("brand-w", recharge).await.unwrap()["replayed"], true);
+    assert_eq!(gateway.ask_json("brand-w", recharge).await.unwrap()["replayed"], true);
     let sends = (0..50).map(|i| {
         let gateway = gateway.clone();
         async move {
             gateway
-                .ask(
+                .ask_json(
                     "brand-w",
                     WalletQuery::Send(SendRequest {
                         business: "outlet-1".into(),
@@ -206,10 +206,10 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     let ok = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(engage_actors::QueryError::Insufficient(_)))).count();
     assert_eq!((ok, refused), (5, 45), "1.00 pays for five SMS at 0.1711");
-    let balance = gateway.ask("brand-w", WalletQuery::Balance { business: "outlet-1".into() }).await.unwrap();
+    let balance = gateway.ask_json("brand-w", WalletQuery::Balance { business: "outlet-1".into() }).await.unwrap();
     assert_eq!(balance["balance"], "0.1445");
     let txns = gateway
-        .ask("brand-w", WalletQuery::Txns { business: "outlet-1".into(), page: 1, page_size: 100 })
+        .ask_json("brand-w", WalletQuery::Txns { business: "outlet-1".into(), page: 1, page_size: 100 })
         .await
         .unwrap();
     let data = txns["data"].as_array().unwrap();
@@ -281,7 +281,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,
         "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": "0", "max_referrals": 0}}))
     .unwrap();
-    gateway.ask(tenant, LoyaltyQuery::SetRules { rules }).await.unwrap();
+    gateway.ask_json(tenant, LoyaltyQuery::SetRules { rules }).await.unwrap();
     bus.publish(&order(tenant, "t1", referrer, 10.0)).await.unwrap();
     wait_orders(&gateway, tenant, referrer, 1).await;
     let create = Envelope::new(
@@ -292,7 +292,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "trace",
         json!({"parentBusinessId": tenant, "phone": referee, "referrer_number": referrer}),
     );
-    let view = gateway.ask(tenant, CustomersQuery::ApplyNow { envelope: create }).await.unwrap();
+    let view = gateway.ask_json(tenant, CustomersQuery::ApplyNow { envelope: create }).await.unwrap();
     assert_eq!(view["referred_by"], referrer);
 
     // the referee's first order: its first write is torn after the referrer's row landed
@@ -304,7 +304,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
     let referrer_view = customer(&gateway, tenant, referrer).await.unwrap();
     assert_eq!(referrer_view["loyalty_points"], 1 + 100, "the referrer is paid once: {referrer_view}");
     let ledger = gateway
-        .ask(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 })
+        .ask_json(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 })
         .await
         .unwrap();
     let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
@@ -396,7 +396,7 @@ async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64
     let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
     .unwrap();
-    gateway.ask("brand-r", LoyaltyQuery::SetRules { rules }).await.unwrap();
+    gateway.ask_json("brand-r", LoyaltyQuery::SetRules { rules }).await.unwrap();
     bus.publish(&order("brand-r", "seed", "9000000001", 10_000.0)).await.unwrap();
     wait_orders(gateway, "brand-r", "9000000001", 1).await;
     let before = points(&customer(gateway, "brand-r", "9000000001").await.unwrap());
@@ -416,7 +416,7 @@ async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64
                 pending_minutes: None,
                 otp: None,
             };
-            gateway.ask("brand-r", RedemptionQuery::Redeem(request)).await
+            gateway.ask_json("brand-r", RedemptionQuery::Redeem(request)).await
         }
     });
     let answers: Vec<Value> = futures::future::join_all(calls).await.into_iter().map(Result::unwrap).collect();

@@ -52,7 +52,7 @@ impl Jobs {
         if row["kind"] == "coupon" {
             let code = row["code"].as_str()?;
             let query = RewardsQuery::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
-            return match self.gateway.ask(tenant, query).await {
+            return match self.gateway.ask_json(tenant, query).await {
                 Ok(answer) => Some(outcome(&answer)),
                 Err(error) if gone(&error) => Some(Revoked::Gone),
                 Err(error) => {
@@ -68,7 +68,7 @@ impl Jobs {
             now: now.to_rfc3339(),
             force: false,
         };
-        match self.gateway.ask(tenant, query).await {
+        match self.gateway.ask_json(tenant, query).await {
             Ok(answer) => Some(outcome(&answer)),
             Err(error) if gone(&error) => Some(Revoked::Gone),
             Err(error) => {
@@ -103,7 +103,7 @@ impl Jobs {
                         continue;
                     };
                     let query = LoyaltyQuery::ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
-                    match self.gateway.ask(tenant, query).await {
+                    match self.gateway.ask_json(tenant, query).await {
                         Ok(answer) => {
                             let expired = answer["expired"].as_i64().unwrap_or(0);
                             if expired > 0 {

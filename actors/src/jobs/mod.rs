@@ -403,7 +403,7 @@ impl Jobs {
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
-    async fn each_brand<T: serde::de::DeserializeOwned, Q: Into<TenantQuery>>(
+    async fn each_brand<T: serde::de::DeserializeOwned + 'static, Q: Into<TenantQuery>>(
         &self,
         index: &'static str,
         what: &str,

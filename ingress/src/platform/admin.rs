@@ -195,7 +195,7 @@ async fn wallet(
         (true, None) => return refuse(),
         (false, _) => engage_actors::capabilities::wallet::WalletQuery::Balance { business: body.business },
     };
-    match state.platform.gateway.ask(&body.parent, query).await {
+    match state.platform.gateway.ask_json(&body.parent, query).await {
         Ok(answer) => Json(answer).into_response(),
         Err(engage_actors::QueryError::Invalid(message)) => {
             (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response()

@@ -33,8 +33,8 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
-    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RequestPage, ReviewPage,
-    Submission, Submitted,
+    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RatingPage, RequestPage,
+    ReviewPage, Submission, Submitted,
 };
 use engage_actors::signed_links::{FormClaims, LinkRefusal};
 
@@ -231,9 +231,9 @@ async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: S
         return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
     let query = FeedbackQuery::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
-    Ok(staff_answer(
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?,
-    ))
+    let ratings: RatingPage =
+        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
+    Ok(staff_answer(serde_json::to_value(ratings).unwrap_or_default()))
 }
 
 async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {

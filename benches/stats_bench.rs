@@ -22,7 +22,7 @@ use chrono::{NaiveDate, Utc};
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::capabilities::customers;
 use engage_actors::capabilities::stats::{answers, rollup::KeepRollups, Contribution, Extras, Figures, Metric, BRAND};
 use engage_actors::reaction::OrderReaction;
 use engage_actors::repo::{Repo, ORDERS};
@@ -230,7 +230,7 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     engine.set_owned(&(0..16).collect::<BTreeSet<u32>>()).await;
     for brand in &brands {
         loop {
-            let query = TenantQuery::Customers(CustomersQuery::Details { phone: "9999999999".to_owned() });
+            let query = TenantQuery::from(customers::Details { phone: "9999999999".to_owned() });
             if engine.ask_local(brand, query, Duration::from_secs(10)).await.is_ok() {
                 break;
             }

@@ -441,7 +441,6 @@ mod tests {
     /// order is processed and questions reach the new supervisor.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_partition_whose_supervisor_died_gets_a_new_one_and_goes_on() {
-        use crate::capabilities::customers::CustomersQuery;
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn engage_storage::Store> = Arc::new(engage_storage::EmbeddedStore::open(dir.path()).unwrap());
         let bus: Arc<dyn Bus> = Arc::new(engage_streams::bus::EmbeddedBus::new(store.clone(), 1));
@@ -467,7 +466,7 @@ mod tests {
         bus.publish(&Arc::new(order)).await.unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
-            let query = CustomersQuery::Details { phone: "9000000001".to_owned() }.into();
+            let query = crate::capabilities::customers::Details { phone: "9000000001".to_owned() }.into();
             let answer = engine.ask_local("brand-s", query, Duration::from_secs(1)).await;
             if let Ok(view) = crate::query::read_reply::<crate::capabilities::customers::CustomerView>(answer) {
                 if view.total_orders == 1 {

@@ -69,6 +69,14 @@ impl From<StoreError> for QueryError {
     }
 }
 
+/// A question to a tenant actor that names what it is answered with: asked through
+/// [`crate::rpc::TenantGateway::ask`], it answers `Result<Self::Reply, QueryError>` and the caller
+/// picks no type. Each capability declares its questions' replies beside them (`query.rs`).
+pub trait Question {
+    /// The answer.
+    type Reply: DeserializeOwned + Send + 'static;
+}
+
 /// Answer to a query as it crosses the mailbox: the capability's typed reply.
 pub type QueryReply = Result<Reply, QueryError>;
 

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use engage_streams::subject::{partition_of, token};
 
-use crate::query::{to_wire, Reply, WireReply};
+use crate::query::{to_wire, Question, Reply, WireReply};
 use crate::tenant::{QueryError, QueryReply, TenantQuery};
 
 /// The tenants this node runs: what the RPC side needs of the engine (which implements it), so
@@ -90,22 +90,32 @@ impl TenantGateway {
         Self { engine, nats, partitions }
     }
 
-    /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type).
+    /// Asks `tenant`'s actor `question` wherever it runs; the answer is the question's own reply type.
+    pub async fn ask<Q: Question + Into<TenantQuery>>(
+        &self,
+        tenant: &str,
+        question: Q,
+    ) -> Result<Q::Reply, QueryError> {
+        crate::query::read_reply(self.ask_reply(tenant, question).await)
+    }
+
+    /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type), for
+    /// the queries that do not name their reply type yet.
     pub async fn ask_as<T: serde::de::DeserializeOwned + 'static>(
         &self,
         tenant: &str,
         query: impl Into<TenantQuery>,
     ) -> Result<T, QueryError> {
-        crate::query::read_reply(self.ask(tenant, query).await)
+        crate::query::read_reply(self.ask_reply(tenant, query).await)
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
     pub async fn ask_json(&self, tenant: &str, query: impl Into<TenantQuery>) -> WireReply {
-        to_wire(self.ask(tenant, query).await)
+        to_wire(self.ask_reply(tenant, query).await)
     }
 
     /// Asks `tenant`'s actor wherever it runs; the typed answer (from another node: its JSON).
-    pub async fn ask(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
+    pub async fn ask_reply(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
         let query = query.into();
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {

@@ -106,6 +106,31 @@ area!(
     BusinessQuery => Business,
 );
 
+/// Each question type of an area becomes a [`TenantQuery`] (its area's variant of the same name).
+macro_rules! questions {
+    ($($module:ident :: $area:ident => $variant:ident { $($question:ident),* $(,)? }),* $(,)?) => {$($(
+        impl From<$module::$question> for TenantQuery {
+            fn from(question: $module::$question) -> Self {
+                TenantQuery::$variant($area::$question(question))
+            }
+        }
+    )*)*};
+}
+
+questions!(
+    customers::CustomersQuery => Customers { Details, Update, ApplyNow },
+    otp::OtpQuery => Otp { Generate, Verify },
+    business::BusinessQuery => Business { SaveConfig },
+    stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
+    redemption::RedemptionQuery => Redemption { Revoke },
+);
+
+impl From<redemption::RedeemRequest> for TenantQuery {
+    fn from(question: redemption::RedeemRequest) -> Self {
+        TenantQuery::Redemption(RedemptionQuery::Redeem(question))
+    }
+}
+
 /// Why a bus delivery was not applied (the engine retries it, then parks it with this text).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ApplyError {
@@ -250,7 +275,7 @@ impl Actor for TenantActor {
                 });
             }
             // so are the metrics: they read committed rollup rows
-            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::Metric { .. }), reply: port, .. } => {
+            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::ReadMetric(_)), reply: port, .. } => {
                 let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
                 tokio::spawn(async move {
                     let _ = port.send(reply(stats::read(repo, tenant, query).await));

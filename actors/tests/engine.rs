@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::customers::CustomersQuery;
+use engage_actors::capabilities::customers;
 use engage_actors::capabilities::loyalty::LoyaltyQuery;
 use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
 use engage_actors::repo::Repo;
@@ -63,7 +63,7 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>
 }
 
 async fn customer(gateway: &TenantGateway, tenant: &str, phone: &str) -> Option<Value> {
-    gateway.ask_json(tenant, CustomersQuery::Details { phone: phone.to_owned() }).await.ok()
+    gateway.ask_json(tenant, customers::Details { phone: phone.to_owned() }).await.ok()
 }
 
 /// Waits (with a deadline) until the customer has `orders` orders.
@@ -292,7 +292,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "trace",
         json!({"parentBusinessId": tenant, "phone": referee, "referrer_number": referrer}),
     );
-    let view = gateway.ask_json(tenant, CustomersQuery::ApplyNow { envelope: create }).await.unwrap();
+    let view = gateway.ask_json(tenant, customers::ApplyNow { envelope: create }).await.unwrap();
     assert_eq!(view["referred_by"], referrer);
 
     // the referee's first order: its first write is torn after the referrer's row landed
@@ -392,7 +392,7 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
 /// 300 redemptions of one customer in flight at once over 60 orders, through `gateway`: one
 /// redemption per order, each seeing the one before; returns the balance after them.
 async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64 {
-    use engage_actors::capabilities::redemption::{RedeemRequest, RedemptionQuery};
+    use engage_actors::capabilities::redemption::RedeemRequest;
     let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
     .unwrap();
@@ -416,7 +416,7 @@ async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64
                 pending_minutes: None,
                 otp: None,
             };
-            gateway.ask_json("brand-r", RedemptionQuery::Redeem(request)).await
+            gateway.ask_json("brand-r", request).await
         }
     });
     let answers: Vec<Value> = futures::future::join_all(calls).await.into_iter().map(Result::unwrap).collect();
@@ -520,4 +520,46 @@ async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
     assert!(customer(&gateway, "brand-x", "9000000011").await.is_none(), "the refused order's customer landed");
     engine.shutdown().await;
     let _ = jetstream.delete_key_value(&bucket).await;
+}
+
+/// Questions that are their own types cross NATS in the form they had as enum variants: nodes of
+/// the previous build and this one answer each other.
+#[test]
+fn typed_questions_keep_their_wire_form() {
+    use engage_actors::capabilities::{otp, redemption, stats};
+    use engage_actors::TenantQuery;
+    let wire = |q: TenantQuery| serde_json::to_value(q).unwrap();
+    assert_eq!(
+        wire(customers::Details { phone: "9000000001".into() }.into()),
+        serde_json::json!({"area": "customers", "query": {"query": "details", "phone": "9000000001"}})
+    );
+    assert_eq!(
+        wire(otp::Verify { phone: "9".into(), otp: "123456".into() }.into()),
+        serde_json::json!({"area": "otp", "query": {"query": "verify", "phone": "9", "otp": "123456"}})
+    );
+    let revoke = redemption::Revoke { phone: "9".into(), order_id: "o".into(), now: "t".into(), force: true };
+    assert_eq!(
+        wire(revoke.into()),
+        serde_json::json!({"area": "redemption", "query": {"query": "revoke", "phone": "9", "order_id": "o", "now": "t", "force": true}})
+    );
+    let days = stats::MarkSpecialDays { dates: vec!["2026-11-27".into()], label: None, remove: false };
+    assert_eq!(
+        wire(days.into()),
+        serde_json::json!({"area": "stats", "query": {"op": "mark_special_days", "dates": ["2026-11-27"], "label": null, "remove": false}})
+    );
+    let metric: serde_json::Value = wire(
+        stats::ReadMetric {
+            metric: stats::Metric::Summary,
+            business_id: None,
+            start: "a".into(),
+            end: "b".into(),
+            limit: 1,
+        }
+        .into(),
+    );
+    assert_eq!(metric["query"]["op"], "metric", "{metric}");
+    // and what an older node sends is read as the typed question
+    let old = serde_json::json!({"area": "customers", "query": {"query": "details", "phone": "9000000001"}});
+    let read: TenantQuery = serde_json::from_value(old).unwrap();
+    assert_eq!(wire(read)["query"]["phone"], "9000000001");
 }

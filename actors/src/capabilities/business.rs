@@ -11,7 +11,7 @@ use engage_storage::{StoreError, WriteOp};
 
 use crate::brand::Brand;
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 
 /// A business's configuration record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -59,21 +59,31 @@ pub fn put(brand: &Brand, config: &BusinessConfig) -> WriteOp {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BusinessQuery {
-    /// Merges `fields` into the record of `business_id`: [`BusinessConfig`].
-    SaveConfig {
-        /// The outlet, or `0`.
-        business_id: String,
-        /// The fields to set (`null` removes one).
-        fields: Map<String, Value>,
-        /// The clock.
-        now: DateTime<Utc>,
-    },
+    /// See [`SaveConfig`].
+    SaveConfig(SaveConfig),
+}
+
+/// Merges `fields` into the record of `business_id`: [`BusinessConfig`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SaveConfig {
+    /// The outlet, or `0`.
+    pub business_id: String,
+    /// The fields to set (`null` removes one).
+    pub fields: Map<String, Value>,
+    /// The clock.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for SaveConfig {
+    type Reply = BusinessConfig;
 }
 
 /// Answers a query.
 pub async fn handle(brand: &mut Brand, query: BusinessQuery) -> QueryReply {
     match query {
-        BusinessQuery::SaveConfig { business_id, fields, now } => reply(save(brand, business_id, fields, now).await),
+        BusinessQuery::SaveConfig(SaveConfig { business_id, fields, now }) => {
+            reply(save(brand, business_id, fields, now).await)
+        }
     }
 }
 

@@ -10,39 +10,63 @@ use super::loyalty::number;
 use super::orders::apply;
 use crate::brand::Brand;
 use crate::domain::customer::Customer;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 
-/// Customer queries.
+/// Customer questions (each its own type, answered with a [`CustomerView`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum CustomersQuery {
-    /// `get/customer/details`: a [`CustomerView`].
-    Details {
-        /// Customer phone.
-        phone: String,
-    },
-    /// `update/customer/details`: the [`CustomerView`] after it.
-    Update {
-        /// Customer phone.
-        phone: String,
-        /// New name.
-        name: Option<String>,
-        /// New email.
-        email: Option<String>,
-        /// New gender.
-        gender: Option<String>,
-        /// New date of birth.
-        dob: Option<String>,
-        /// New anniversary (`YYYY-MM-DD`).
-        #[serde(default)]
-        anniversary: Option<String>,
-    },
-    /// Process an envelope now and answer with the customer (instant orders): a [`CustomerView`].
-    /// Idempotent with the bus delivery of the same envelope.
-    ApplyNow {
-        /// The envelope, already published.
-        envelope: Envelope,
-    },
+    /// `get/customer/details`.
+    Details(Details),
+    /// `update/customer/details`.
+    Update(Update),
+    /// An instant order.
+    ApplyNow(ApplyNow),
+}
+
+/// `get/customer/details`: the customer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Details {
+    /// Customer phone.
+    pub phone: String,
+}
+
+/// `update/customer/details`: the customer after it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Update {
+    /// Customer phone.
+    pub phone: String,
+    /// New name.
+    pub name: Option<String>,
+    /// New email.
+    pub email: Option<String>,
+    /// New gender.
+    pub gender: Option<String>,
+    /// New date of birth.
+    pub dob: Option<String>,
+    /// New anniversary (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub anniversary: Option<String>,
+}
+
+/// Process an envelope now and answer with the customer (instant orders). Idempotent with the bus
+/// delivery of the same envelope.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ApplyNow {
+    /// The envelope, already published.
+    pub envelope: Envelope,
+}
+
+impl Question for Details {
+    type Reply = CustomerView;
+}
+
+impl Question for Update {
+    type Reply = CustomerView;
+}
+
+impl Question for ApplyNow {
+    type Reply = CustomerView;
 }
 
 /// The customer as `get/customer/details` shows it.
@@ -87,8 +111,8 @@ pub fn view(customer: &Customer, now: DateTime<Utc>) -> CustomerView {
 pub async fn handle(brand: &mut Brand, reactions: &crate::reaction::Reactions, query: CustomersQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        CustomersQuery::Details { phone } => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
-        CustomersQuery::Update { phone, name, email, gender, dob, anniversary } => {
+        CustomersQuery::Details(Details { phone }) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
+        CustomersQuery::Update(Update { phone, name, email, gender, dob, anniversary }) => {
             let mut customer = brand.known_customer(&phone).await?;
             for (value, slot) in [
                 (name, &mut customer.name),
@@ -105,7 +129,7 @@ pub async fn handle(brand: &mut Brand, reactions: &crate::reaction::Reactions, q
             brand.commit_customer(Vec::new(), customer).await?;
             reply(Ok(answer))
         }
-        CustomersQuery::ApplyNow { envelope } => match apply(brand, reactions, &envelope).await? {
+        CustomersQuery::ApplyNow(ApplyNow { envelope }) => match apply(brand, reactions, &envelope).await? {
             Some(phone) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
             None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
         },

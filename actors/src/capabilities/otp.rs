@@ -11,7 +11,7 @@ use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 
 /// Most verification attempts per password.
 const MAX_ATTEMPTS: u32 = 5;
@@ -22,21 +22,37 @@ const VALIDITY_MINUTES: i64 = 5;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum OtpQuery {
-    /// Create a one-time password and queue it by SMS, paid by `business`'s wallet: [`Generated`].
-    Generate {
-        /// Customer phone.
-        phone: String,
-        /// The outlet whose wallet pays for the SMS.
-        business: String,
-    },
-    /// Check a one-time password; a correct one opens a 5-minute window for one POS redemption:
-    /// [`Verified`].
-    Verify {
-        /// Customer phone.
-        phone: String,
-        /// The password.
-        otp: String,
-    },
+    /// See [`Generate`].
+    Generate(Generate),
+    /// See [`Verify`].
+    Verify(Verify),
+}
+
+/// Create a one-time password and queue it by SMS, paid by `business`'s wallet: [`Generated`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Generate {
+    /// Customer phone.
+    pub phone: String,
+    /// The outlet whose wallet pays for the SMS.
+    pub business: String,
+}
+
+impl Question for Generate {
+    type Reply = Generated;
+}
+
+/// Check a one-time password; a correct one opens a 5-minute window for one POS redemption:
+/// [`Verified`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Verify {
+    /// Customer phone.
+    pub phone: String,
+    /// The password.
+    pub otp: String,
+}
+
+impl Question for Verify {
+    type Reply = Verified;
 }
 
 /// The row of a customer's current password (table `loyalty_otps`).
@@ -113,7 +129,7 @@ pub async fn consume(brand: &Brand, phone: &str, otp: Option<&str>, now: DateTim
 pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        OtpQuery::Generate { phone, business } => {
+        OtpQuery::Generate(Generate { phone, business }) => {
             brand.known_customer(&phone).await?;
             let otp = format!("{:06}", uuid::Uuid::new_v4().as_u128() % 1_000_000);
             let expires_at = now + Duration::minutes(VALIDITY_MINUTES);
@@ -137,7 +153,7 @@ pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
             send_now(brand, &send, vec![keys::otp(&brand.tenant, &phone).put(&row)], now).await?;
             reply(Ok(Generated { expires_at: expires_at.to_rfc3339() }))
         }
-        OtpQuery::Verify { phone, otp } => {
+        OtpQuery::Verify(Verify { phone, otp }) => {
             let mut row = row(brand, &phone).await?;
             let checked = check(brand, &phone, &otp, &mut row, now);
             if checked.is_ok() {

@@ -19,7 +19,7 @@ use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUEN
 use crate::domain::order::OrderFacts;
 use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
 
 /// Redemption queries.
@@ -29,18 +29,30 @@ pub enum RedemptionQuery {
     /// Redeem points for an order (once per order: a retry answers the first redemption):
     /// [`Redeemed`].
     Redeem(RedeemRequest),
-    /// Revert a pending POS redemption whose order never arrived (the revoke job, with its
-    /// clock), or any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
-    Revoke {
-        /// Customer phone.
-        phone: String,
-        /// The order.
-        order_id: String,
-        /// The clock to judge expiry by (RFC 3339).
-        now: String,
-        /// Revoke even if not expired / not pending.
-        force: bool,
-    },
+    /// See [`Revoke`].
+    Revoke(Revoke),
+}
+
+/// Revert a pending POS redemption whose order never arrived (the revoke job, with its clock), or
+/// any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Revoke {
+    /// Customer phone.
+    pub phone: String,
+    /// The order.
+    pub order_id: String,
+    /// The clock to judge expiry by (RFC 3339).
+    pub now: String,
+    /// Revoke even if not expired / not pending.
+    pub force: bool,
+}
+
+impl Question for RedeemRequest {
+    type Reply = Redeemed;
+}
+
+impl Question for Revoke {
+    type Reply = Revoked;
 }
 
 impl RedemptionQuery {
@@ -54,7 +66,7 @@ impl RedemptionQuery {
                     keys::blocklist(tenant, &request.phone),
                 ]
             }
-            RedemptionQuery::Revoke { .. } => Vec::new(),
+            RedemptionQuery::Revoke(_) => Vec::new(),
         }
     }
 }
@@ -116,7 +128,7 @@ pub async fn handle(brand: &mut Brand, query: RedemptionQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         RedemptionQuery::Redeem(request) => reply(redeem(brand, request, now).await),
-        RedemptionQuery::Revoke { phone, order_id, now: clock, force } => {
+        RedemptionQuery::Revoke(Revoke { phone, order_id, now: clock, force }) => {
             reply(revoke(brand, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
         }
     }

@@ -62,7 +62,7 @@ impl Jobs {
             };
         }
         let (phone, order_id) = (row["phone"].as_str()?, row["order_id"].as_str()?);
-        let query = RedemptionQuery::Revoke {
+        let query = redemption::Revoke {
             phone: phone.to_owned(),
             order_id: order_id.to_owned(),
             now: now.to_rfc3339(),

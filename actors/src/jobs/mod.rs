@@ -62,7 +62,7 @@ use crate::capabilities::journeys::{
     Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
 };
 use crate::capabilities::loyalty::LoyaltyQuery;
-use crate::capabilities::redemption::RedemptionQuery;
+use crate::capabilities::redemption;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery, WalletTxn};
 use crate::domain::time::{ist, ist_day, reached};

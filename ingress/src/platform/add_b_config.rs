@@ -10,7 +10,7 @@ use axum::Json;
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::business::{BusinessConfig, BusinessQuery};
+use engage_actors::capabilities::business::{BusinessConfig, SaveConfig};
 
 use super::edge::{answer, open_rate_limit, Answer, Open, Staff};
 use super::errors::{IntegrationError, StaffError};
@@ -33,9 +33,9 @@ pub fn routes() -> Routes {
         )
 }
 
-fn query(body: BusinessConfigRequest) -> BusinessQuery {
+fn query(body: BusinessConfigRequest) -> SaveConfig {
     let business_id = body.business_id.clone();
-    BusinessQuery::SaveConfig { business_id, fields: body.fields(), now: Utc::now() }
+    SaveConfig { business_id, fields: body.fields(), now: Utc::now() }
 }
 
 fn saved(config: BusinessConfig) -> Json<Answer<Value>> {
@@ -47,7 +47,7 @@ async fn add_staff(
     Staff { brand, body, .. }: Staff<BusinessConfigRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let config =
-        state.platform.gateway.ask_as(&brand, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
+        state.platform.gateway.ask(&brand, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
     Ok(saved(config))
 }
 
@@ -57,5 +57,5 @@ async fn add_open(
     Open { brand, body }: Open<BusinessConfigRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     open_rate_limit(&state, "add_b_config", peer)?;
-    Ok(saved(state.platform.gateway.ask_as(&brand, query(body)).await?))
+    Ok(saved(state.platform.gateway.ask(&brand, query(body)).await?))
 }

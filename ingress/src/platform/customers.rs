@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
-use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
+use engage_actors::capabilities::customers::{self, CustomerView};
 
 use super::edge::{answer, Answer, Open, Staff};
 use super::errors::{IntegrationError, StaffError};
@@ -62,8 +62,8 @@ pub async fn get_customer_details(
     State(state): State<AppState>,
     Open { brand, body }: Open<CustomerDetailsRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let query = CustomersQuery::Details { phone: body.customer_number };
-    Ok(answer(CustomerAnswer { customer: state.platform.gateway.ask_as(&brand, query).await? }))
+    let query = customers::Details { phone: body.customer_number };
+    Ok(answer(CustomerAnswer { customer: state.platform.gateway.ask(&brand, query).await? }))
 }
 
 /// Updates name, email, gender or dob; answers `{status: 1, message, customer}`. A token limited
@@ -72,7 +72,7 @@ pub async fn update_customer_details(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<UpdateCustomerRequest>,
 ) -> Result<Json<Answer<Updated>>, StaffError> {
-    let query = CustomersQuery::Update {
+    let query = customers::Update {
         phone: body.customer_number,
         name: body.name,
         email: body.email,
@@ -80,6 +80,6 @@ pub async fn update_customer_details(
         dob: body.dob,
         anniversary: body.anniversary,
     };
-    let customer = state.platform.gateway.ask_as(&brand, query).await?;
+    let customer = state.platform.gateway.ask(&brand, query).await?;
     Ok(answer(Updated { message: "customer updated", customer }))
 }

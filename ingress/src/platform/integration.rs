@@ -23,9 +23,11 @@ use axum::{Extension, Json};
 use serde::Serialize;
 use serde_json::json;
 
-use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
+use engage_actors::capabilities::customers::{self, CustomerView};
 use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::redemption::Redeemed;
+use engage_actors::query::Question;
+use engage_actors::TenantQuery;
 use engage_streams::{Envelope, EventKind};
 
 use super::customers::CustomerAnswer;
@@ -60,7 +62,13 @@ pub fn routes() -> Routes {
 }
 
 /// Applies a customer event at once through the actor (no bus: the answer carries the result).
-fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &IntegrationUserRequest) -> CustomersQuery {
+fn apply_now(
+    kind: EventKind,
+    source: &str,
+    brand: &str,
+    trace: &str,
+    body: &IntegrationUserRequest,
+) -> customers::ApplyNow {
     let mut payload = json!({"parentBusinessId": brand, "phone": body.customer_number});
     let fields = [
         ("name", &body.name),
@@ -78,15 +86,15 @@ fn apply_now(kind: EventKind, source: &str, brand: &str, trace: &str, body: &Int
             payload[field] = json!(value);
         }
     }
-    CustomersQuery::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
+    customers::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
 }
 
 async fn ask_customer(
     state: &AppState,
     brand: &str,
-    query: CustomersQuery,
+    query: impl Question<Reply = CustomerView> + Into<TenantQuery>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let customer: CustomerView = state.platform.gateway.ask_as(brand, query).await?;
+    let customer = state.platform.gateway.ask(brand, query).await?;
     Ok(answer(CustomerAnswer::from(customer)))
 }
 
@@ -115,7 +123,7 @@ async fn get_user_profile(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    ask_customer(&state, &brand, CustomersQuery::Details { phone: body.customer_number }).await
+    ask_customer(&state, &brand, customers::Details { phone: body.customer_number }).await
 }
 
 /// `/integration/v1/update_user_profile`: `{status: 1, customer}`; 404 `xE_404`.
@@ -123,7 +131,7 @@ async fn update_user_profile(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let query = CustomersQuery::Update {
+    let query = customers::Update {
         phone: body.customer_number,
         name: body.name,
         email: body.email,

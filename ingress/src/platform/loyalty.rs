@@ -26,8 +26,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::loyalty::{DayWise, LedgerPage, LoyaltyQuery, PointsBalance};
-use engage_actors::capabilities::otp::{Generated, OtpQuery, Verified};
-use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, RedemptionQuery, Revoked};
+use engage_actors::capabilities::otp::{self, Verified};
+use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, Revoke, Revoked};
 use engage_actors::capabilities::rewards::{Catalogue, RewardsQuery};
 use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, ReferralRules};
 
@@ -166,8 +166,8 @@ async fn generate_otp(
             "business_id (the outlet paying for the SMS) is required",
         ));
     };
-    let query = OtpQuery::Generate { phone: body.customer_number, business };
-    let generated: Generated = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = otp::Generate { phone: body.customer_number, business };
+    let generated = state.platform.gateway.ask(&brand, query).await?;
     Ok(answer(json!({"message": "one-time password sent by SMS", "expires_at": generated.expires_at})))
 }
 
@@ -180,8 +180,8 @@ async fn authenticate_points_redemption(
     let Some(otp) = body.otp else {
         return Err(IntegrationError::invalid_message("/otp", "\"otp\" is a required property"));
     };
-    let query = OtpQuery::Verify { phone: body.customer_number, otp };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    let query = otp::Verify { phone: body.customer_number, otp };
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// Current rules with the body's fields applied.
@@ -266,8 +266,8 @@ impl From<Redeemed> for Redemption {
 }
 
 /// The redemption a body asks for (`pending_minutes`: a POS redemption waiting for its order).
-pub(super) fn redeem_query(body: RedeemPointsRequest, pending_minutes: Option<u64>) -> RedemptionQuery {
-    RedemptionQuery::Redeem(RedeemRequest {
+pub(super) fn redeem_query(body: RedeemPointsRequest, pending_minutes: Option<u64>) -> RedeemRequest {
+    RedeemRequest {
         phone: body.customer_number,
         points: body.points,
         order_id: body.order_id,
@@ -275,12 +275,12 @@ pub(super) fn redeem_query(body: RedeemPointsRequest, pending_minutes: Option<u6
         bill: body.bill_amount.map(|n| n.to_string()),
         pending_minutes,
         otp: body.otp,
-    })
+    }
 }
 
 /// A final redemption of `points` for `order_id` (or a deduction's reference) by a customer body.
-pub(super) fn user_redemption(body: IntegrationUserRequest, points: i64, order_id: String) -> RedemptionQuery {
-    RedemptionQuery::Redeem(RedeemRequest {
+pub(super) fn user_redemption(body: IntegrationUserRequest, points: i64, order_id: String) -> RedeemRequest {
+    RedeemRequest {
         phone: body.customer_number,
         points,
         order_id,
@@ -288,7 +288,7 @@ pub(super) fn user_redemption(body: IntegrationUserRequest, points: i64, order_i
         bill: body.bill_amount.map(|n| n.to_string()),
         pending_minutes: None,
         otp: body.otp,
-    })
+    }
 }
 
 /// `/integration/v1/redeem_points`: `{status: 1, redeemed, wallet_balance, txn_id}`.
@@ -296,7 +296,7 @@ async fn redeem_points(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<RedeemPointsRequest>,
 ) -> Result<Json<Answer<Redemption>>, IntegrationError> {
-    let redeemed: Redeemed = state.platform.gateway.ask_as(&brand, redeem_query(body, None)).await?;
+    let redeemed = state.platform.gateway.ask(&brand, redeem_query(body, None)).await?;
     Ok(answer(Redemption::from(redeemed)))
 }
 
@@ -309,7 +309,7 @@ async fn pos_redemption(
     body: RedeemPointsRequest,
 ) -> Result<Redemption, engage_actors::QueryError> {
     let ttl = state.settings.pos_redemption_ttl_minutes;
-    let redeemed: Redeemed = state.platform.gateway.ask_as(brand, redeem_query(body, Some(ttl))).await?;
+    let redeemed = state.platform.gateway.ask(brand, redeem_query(body, Some(ttl))).await?;
     let expires_at = redeemed.pending_until;
     Ok(Redemption { expires_at, ..Redemption::from(redeemed) })
 }
@@ -335,13 +335,8 @@ async fn revoke(state: &AppState, brand: &str, body: CustomerLoyaltyRequest) -> 
     let Some(order_id) = body.order_id else {
         return Err(IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property"));
     };
-    let query = RedemptionQuery::Revoke {
-        phone: body.customer_number,
-        order_id,
-        now: chrono::Utc::now().to_rfc3339(),
-        force: true,
-    };
-    Ok(state.platform.gateway.ask_as(brand, query).await?)
+    let query = Revoke { phone: body.customer_number, order_id, now: chrono::Utc::now().to_rfc3339(), force: true };
+    Ok(state.platform.gateway.ask(brand, query).await?)
 }
 
 /// `/api/revokeLoyalty`: `{status: 1, reverted, restored, wallet_balance}`.

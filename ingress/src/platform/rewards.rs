@@ -20,7 +20,7 @@ use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::customers::{CustomerView, CustomersQuery};
+use engage_actors::capabilities::customers::{self, CustomerView};
 use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::rewards::{
     Catalogue, Coupon, CouponStatus, Coupons, Purchased, Reward, RewardDraft, RewardsQuery,
@@ -74,7 +74,7 @@ async fn app_loyalty(
     AppCustomer { brand, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
-    let customer: CustomerView = gateway.ask_as(&brand, CustomersQuery::Details { phone: phone.clone() }).await?;
+    let customer: CustomerView = gateway.ask(&brand, customers::Details { phone: phone.clone() }).await?;
     let loyalty: PointsBalance = gateway.ask_as(&brand, LoyaltyQuery::Balance { phone, bill: None }).await?;
     Ok(staff_answer(json!({"customer": customer, "loyalty": loyalty})))
 }

@@ -22,7 +22,7 @@ use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::stats::{Metric, SpecialDays, StatsQuery};
+use engage_actors::capabilities::stats::{MarkSpecialDays, Metric, ReadMetric};
 
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
@@ -83,9 +83,8 @@ async fn metric_answer(
     let limit = body.limit.map_or(10, |l| l.clamp(1, 100) as usize);
     // an outlet-limited token asks for its outlet (the same answer as naming it)
     let business_id = body.business_id.or_else(|| grant.business.clone());
-    let query = StatsQuery::Metric { metric, business_id, start, end, limit };
-    let mut data: Value =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
+    let query = ReadMetric { metric, business_id, start, end, limit };
+    let mut data = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
     // it sees its own outlet's place in the ranking, not the other outlets' figures
     if let (Some(own), Some(outlets)) = (&grant.business, data.get_mut("outlets").and_then(Value::as_array_mut)) {
         outlets.retain(|entry| entry["business_id"] == own.as_str());
@@ -98,9 +97,8 @@ async fn mark_special_days(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<SpecialDaysRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let query =
-        StatsQuery::MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
-    let days: SpecialDays =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
+    let query = MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
+    let days =
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
     Ok(staff_answer(json!({"data": days})))
 }

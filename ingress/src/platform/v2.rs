@@ -17,7 +17,7 @@ use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::business::BusinessConfig;
-use engage_actors::capabilities::stats::{Metric, StatsQuery};
+use engage_actors::capabilities::stats::{Metric, ReadMetric};
 use engage_actors::keys;
 use engage_actors::signed_links::ChatClaims;
 
@@ -82,8 +82,8 @@ async fn dashboard_data(
         },
     };
     let (start, end) = super::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
-    let query = StatsQuery::Metric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
-    let summary: Value = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = ReadMetric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
+    let summary = state.platform.gateway.ask(&brand, query).await?;
     if signed_in {
         return Ok(answer(json!({"data": summary})));
     }

@@ -3,7 +3,7 @@
 //! an answer over a year reads about 365 rows. What each route answers is in
 //! `docs/dashboard-metrics.md`; the arithmetic is in [`answers`].
 //!
-//! Metric queries ([`StatsQuery::Metric`]) are read beside the actor ([`read`]): they see
+//! Metric queries ([`ReadMetric`]) are read beside the actor ([`read`]): they see
 //! committed rows and never hold up the brand's writes. Marking special days goes through the
 //! actor.
 
@@ -18,7 +18,7 @@ use engage_storage::StoreError;
 
 use crate::brand::Brand;
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
 
 pub mod answers;
@@ -61,28 +61,45 @@ pub enum Metric {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum StatsQuery {
-    /// One metric over the IST days `start..=end`, for one outlet or (`None`) the brand.
-    Metric {
-        /// Which.
-        metric: Metric,
-        /// The outlet, or the whole brand.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day.
-        end: String,
-        /// Entries of a top list.
-        limit: usize,
-    },
-    /// Marks (or, with `remove`, unmarks) days as special: [`SpecialDays`].
-    MarkSpecialDays {
-        /// IST days.
-        dates: Vec<String>,
-        /// What the days are (`Special day` when absent).
-        label: Option<String>,
-        /// Unmark them instead.
-        remove: bool,
-    },
+    /// See [`ReadMetric`].
+    #[serde(rename = "metric")]
+    ReadMetric(ReadMetric),
+    /// See [`MarkSpecialDays`].
+    MarkSpecialDays(MarkSpecialDays),
+}
+
+/// One metric over the IST days `start..=end`, for one outlet or (`None`) the brand.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReadMetric {
+    /// Which.
+    pub metric: Metric,
+    /// The outlet, or the whole brand.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day.
+    pub end: String,
+    /// Entries of a top list.
+    pub limit: usize,
+}
+
+impl Question for ReadMetric {
+    type Reply = Value;
+}
+
+/// Marks (or, with `remove`, unmarks) days as special: [`SpecialDays`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MarkSpecialDays {
+    /// IST days.
+    pub dates: Vec<String>,
+    /// What the days are (`Special day` when absent).
+    pub label: Option<String>,
+    /// Unmark them instead.
+    pub remove: bool,
+}
+
+impl Question for MarkSpecialDays {
+    type Reply = SpecialDays;
 }
 
 /// A day the brand marked special.
@@ -104,8 +121,8 @@ pub struct SpecialDays {
 /// Answers a query that goes through the actor.
 pub async fn handle(brand: &mut Brand, query: StatsQuery) -> QueryReply {
     match query {
-        StatsQuery::Metric { .. } => reply(read(brand.repo().clone(), brand.tenant.clone(), query).await),
-        StatsQuery::MarkSpecialDays { dates, label, remove } => {
+        StatsQuery::ReadMetric(_) => reply(read(brand.repo().clone(), brand.tenant.clone(), query).await),
+        StatsQuery::MarkSpecialDays(MarkSpecialDays { dates, label, remove }) => {
             let label = label.unwrap_or_else(|| "Special day".to_owned());
             let ops = dates
                 .iter()
@@ -199,9 +216,9 @@ pub struct Extras {
     pub journeys: Vec<(String, crate::capabilities::journeys::RoiRow)>,
 }
 
-/// Answers a [`StatsQuery::Metric`] from the store.
+/// Answers a [`ReadMetric`] from the store.
 pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value, QueryError> {
-    let StatsQuery::Metric { metric, business_id, start, end, limit } = query else {
+    let StatsQuery::ReadMetric(ReadMetric { metric, business_id, start, end, limit }) = query else {
         return Err(QueryError::Invalid("not a metric".to_owned()));
     };
     let period = answers::Period::of(&start, &end).ok_or_else(|| QueryError::Invalid("/start: not a day".into()))?;

@@ -8,7 +8,8 @@
 //! - [`repo`]: the tables over the Store and typed reads ([`repo::Repo::get`]); [`keys`]: one key
 //!   builder per table.
 //! - [`brand`]: a tenant actor's state as capabilities see it; [`query`]: errors and replies
-//!   (a [`query::Reply`] keeps the typed value; JSON only on the NATS path);
+//!   (a [`query::Reply`] keeps the typed value; JSON only on the NATS path; a
+//!   [`query::Question`] names its reply type);
 //!   [`reaction`]: the order-reaction seam; [`read_ahead`]: rows a query reads, read before it
 //!   reaches its actor, and the write stamps that say whether they are still current.
 //! - [`capabilities`]: orders, customers, loyalty, redemption, rewards, referral, OTP, fraud,

@@ -123,6 +123,16 @@ questions!(
     business::BusinessQuery => Business { SaveConfig },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Revoke },
+    rewards::RewardsQuery => Rewards {
+        UpsertReward,
+        ListRewards,
+        PurchaseReward,
+        CustomerCoupons,
+        GetCoupon,
+        UseCoupon,
+        RevokePendingCoupon,
+        RevokeCoupon,
+    },
 );
 
 impl From<redemption::RedeemRequest> for TenantQuery {

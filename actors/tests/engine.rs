@@ -558,6 +558,15 @@ fn typed_questions_keep_their_wire_form() {
         .into(),
     );
     assert_eq!(metric["query"]["op"], "metric", "{metric}");
+    let used = engage_actors::capabilities::rewards::UseCoupon {
+        code: "C1".into(),
+        order_id: "o".into(),
+        pending_minutes: None,
+    };
+    assert_eq!(
+        wire(used.into()),
+        serde_json::json!({"area": "rewards", "query": {"query": "use_coupon", "code": "C1", "order_id": "o", "pending_minutes": null}})
+    );
     // and what an older node sends is read as the typed question
     let old = serde_json::json!({"area": "customers", "query": {"query": "details", "phone": "9000000001"}});
     let read: TenantQuery = serde_json::from_value(old).unwrap();

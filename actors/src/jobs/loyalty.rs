@@ -51,7 +51,7 @@ impl Jobs {
         let tenant = row["tenant"].as_str()?;
         if row["kind"] == "coupon" {
             let code = row["code"].as_str()?;
-            let query = RewardsQuery::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
+            let query = rewards::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
             return match self.gateway.ask_json(tenant, query).await {
                 Ok(answer) => Some(outcome(&answer)),
                 Err(error) if gone(&error) => Some(Revoked::Gone),

@@ -63,7 +63,7 @@ use crate::capabilities::journeys::{
 };
 use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::redemption;
-use crate::capabilities::rewards::RewardsQuery;
+use crate::capabilities::rewards;
 use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery, WalletTxn};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};

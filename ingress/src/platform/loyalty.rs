@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::loyalty::{DayWise, LedgerPage, LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::otp::{self, Verified};
 use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, Revoke, Revoked};
-use engage_actors::capabilities::rewards::{Catalogue, RewardsQuery};
+use engage_actors::capabilities::rewards::{self, Catalogue};
 use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, ReferralRules};
 
 use super::edge::{answer, decimal_or, staff_answer, Answer, Integration, Open, Staff, StaffAnswer};
@@ -98,7 +98,7 @@ async fn fetch_loyalty_details(
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
     let rules: LoyaltyRules = gateway.ask_as(&brand, LoyaltyQuery::GetRules).await?;
-    let catalogue: Catalogue = gateway.ask_as(&brand, RewardsQuery::ListRewards { phone: None }).await?;
+    let catalogue: Catalogue = gateway.ask(&brand, rewards::ListRewards { phone: None }).await?;
     Ok(staff_answer(json!({"rules": rules, "rewards": catalogue.rewards})))
 }
 

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::customers::{self, CustomerView};
 use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
 use engage_actors::capabilities::rewards::{
-    Catalogue, Coupon, CouponStatus, Coupons, Purchased, Reward, RewardDraft, RewardsQuery,
+    self, Catalogue, Coupon, CouponStatus, Coupons, Purchased, Reward, RewardDraft,
 };
 
 use super::edge::{answer, staff_answer, Answer, AppCustomer, Integration, Open, Staff, StaffAnswer};
@@ -84,7 +84,7 @@ async fn app_rewards(
     State(state): State<AppState>,
     AppCustomer { brand, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Catalogue>>, StaffError> {
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, RewardsQuery::ListRewards { phone: Some(phone) }).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&brand, rewards::ListRewards { phone: Some(phone) }).await?))
 }
 
 /// `/crm_api/view/expired/redeemed/rewards` (app token): `{status: true, coupons}` no longer
@@ -93,7 +93,7 @@ async fn app_used_coupons(
     State(state): State<AppState>,
     AppCustomer { brand, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Coupons>>, StaffError> {
-    let mut all: Coupons = state.platform.gateway.ask_as(&brand, RewardsQuery::CustomerCoupons { phone }).await?;
+    let mut all: Coupons = state.platform.gateway.ask(&brand, rewards::CustomerCoupons { phone }).await?;
     all.coupons.retain(|c| c.status != CouponStatus::Issued);
     Ok(staff_answer(all))
 }
@@ -117,7 +117,7 @@ async fn add_edit_reward(
         valid_days: body.valid_days,
         active: body.active,
     };
-    let reward = state.platform.gateway.ask_as(&brand, RewardsQuery::UpsertReward { reward }).await?;
+    let reward = state.platform.gateway.ask(&brand, rewards::UpsertReward { reward }).await?;
     Ok(staff_answer(RewardAnswer { reward }))
 }
 
@@ -133,8 +133,8 @@ async fn get_rewards(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Catalogue>>, IntegrationError> {
-    let query = RewardsQuery::ListRewards { phone: body.customer_number };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    let query = rewards::ListRewards { phone: body.customer_number };
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `/integration/v1/purchase_rewards`: `{status: 1, coupon, loyalty_points}`.
@@ -142,12 +142,12 @@ async fn purchase_rewards(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Purchased>>, IntegrationError> {
-    let query = RewardsQuery::PurchaseReward {
+    let query = rewards::PurchaseReward {
         phone: required(body.customer_number, "customer_number")?,
         reward_id: required(body.reward_id, "reward_id")?,
         reference: body.reference,
     };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `{coupon}`.
@@ -164,12 +164,12 @@ async fn use_coupon(
     body: CouponRequest,
     pending_minutes: Option<u64>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
-    let query = RewardsQuery::UseCoupon {
+    let query = rewards::UseCoupon {
         code: required(body.coupon_code, "coupon_code")?,
         order_id: required(body.order_id, "order_id")?,
         pending_minutes,
     };
-    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask_as(brand, query).await? }))
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(brand, query).await? }))
 }
 
 /// `/integration/v1/redeem_rewards`: `{status: 1, coupon}`, final at once.
@@ -194,11 +194,11 @@ async fn revoke_reward(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Purchased>>, IntegrationError> {
-    let query = RewardsQuery::RevokeCoupon {
+    let query = rewards::RevokeCoupon {
         phone: required(body.customer_number, "customer_number")?,
         code: required(body.coupon_code, "coupon_code")?,
     };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `/pos_e/v1/get_coupon_details` (open): `{status: 1, coupon}`.
@@ -206,6 +206,6 @@ async fn get_coupon_details(
     State(state): State<AppState>,
     Open { brand, body }: Open<CouponRequest>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
-    let query = RewardsQuery::GetCoupon { code: required(body.coupon_code, "coupon_code")? };
-    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask_as(&brand, query).await? }))
+    let query = rewards::GetCoupon { code: required(body.coupon_code, "coupon_code")? };
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(&brand, query).await? }))
 }

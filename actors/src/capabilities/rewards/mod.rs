@@ -26,7 +26,7 @@ use crate::repo::{COUPONS, REWARDS};
 pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        RewardsQuery::UpsertReward { reward } => {
+        RewardsQuery::UpsertReward(UpsertReward { reward }) => {
             let reward = Reward {
                 reward_id: reward.reward_id.unwrap_or_else(|| format!("RW-{}", &short_id()[..10])),
                 name: reward.name,
@@ -38,7 +38,7 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
             brand.batch(vec![keys::reward(&brand.tenant, &reward.reward_id).put(&reward)]).await?;
             reply(Ok(reward))
         }
-        RewardsQuery::ListRewards { phone } => {
+        RewardsQuery::ListRewards(ListRewards { phone }) => {
             let balance = match &phone {
                 Some(phone) => Some(brand.known_customer(phone).await?.loyalty_points),
                 None => None,
@@ -53,10 +53,10 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
                 .collect();
             reply(Ok(Catalogue { rewards, loyalty_points: balance }))
         }
-        RewardsQuery::PurchaseReward { phone, reward_id, reference } => {
+        RewardsQuery::PurchaseReward(PurchaseReward { phone, reward_id, reference }) => {
             reply(purchase(brand, &phone, &reward_id, reference, now).await)
         }
-        RewardsQuery::CustomerCoupons { phone } => {
+        RewardsQuery::CustomerCoupons(CustomerCoupons { phone }) => {
             let coupons = brand
                 .repo()
                 .all::<Coupon>(COUPONS, &brand.tenant)
@@ -72,15 +72,15 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
                 .collect();
             reply(Ok(Coupons { coupons }))
         }
-        RewardsQuery::GetCoupon { code } => reply(coupon(brand, &code).await?.ok_or(QueryError::NotFound)),
-        RewardsQuery::UseCoupon { code, order_id, pending_minutes } => {
+        RewardsQuery::GetCoupon(GetCoupon { code }) => reply(coupon(brand, &code).await?.ok_or(QueryError::NotFound)),
+        RewardsQuery::UseCoupon(UseCoupon { code, order_id, pending_minutes }) => {
             reply(use_coupon(brand, &code, &order_id, pending_minutes, now).await)
         }
-        RewardsQuery::RevokePendingCoupon { code, now: clock } => {
+        RewardsQuery::RevokePendingCoupon(RevokePendingCoupon { code, now: clock }) => {
             let clock = crate::domain::time::parse_instant(&clock).unwrap_or(now);
             reply(revert_pending(brand, &code, clock).await)
         }
-        RewardsQuery::RevokeCoupon { phone, code } => reply(revoke(brand, &phone, &code, now).await),
+        RewardsQuery::RevokeCoupon(RevokeCoupon { phone, code }) => reply(revoke(brand, &phone, &code, now).await),
     }
 }
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::query::Question;
+
 #[allow(unused_imports)]
 use super::*;
 
@@ -9,61 +11,125 @@ use super::*;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum RewardsQuery {
-    /// Add or edit a reward of the brand's catalogue: the [`Reward`] stored.
-    UpsertReward {
-        /// The reward.
-        reward: RewardDraft,
-    },
-    /// The active rewards, with `affordable` for `phone` when given: [`Catalogue`].
-    ListRewards {
-        /// Customer phone, optional.
-        phone: Option<String>,
-    },
-    /// Buy a reward with points: a coupon is issued (once per `reference` when given): [`Purchased`].
-    PurchaseReward {
-        /// Customer phone.
-        phone: String,
-        /// The reward.
-        reward_id: String,
-        /// Caller's reference for retries.
-        reference: Option<String>,
-    },
-    /// A customer's coupons: [`Coupons`].
-    CustomerCoupons {
-        /// Customer phone.
-        phone: String,
-    },
-    /// A [`Coupon`].
-    GetCoupon {
-        /// Its code.
-        code: String,
-    },
-    /// Use an issued coupon on an order: the [`Coupon`].
-    UseCoupon {
-        /// Its code.
-        code: String,
-        /// The order.
-        order_id: String,
-        /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
-        /// back to `issued` after this many minutes otherwise. `None`: final at once.
-        #[serde(default)]
-        pending_minutes: Option<u64>,
-    },
-    /// Put a pending coupon back to `issued` when its order never arrived (the revoke job):
-    /// [`CouponReverted`].
-    RevokePendingCoupon {
-        /// Its code.
-        code: String,
-        /// The job's clock (RFC 3339).
-        now: String,
-    },
-    /// Revoke an issued (unused) coupon: its points come back: [`Purchased`].
-    RevokeCoupon {
-        /// Customer phone (must own the coupon).
-        phone: String,
-        /// Its code.
-        code: String,
-    },
+    /// See [`UpsertReward`].
+    UpsertReward(UpsertReward),
+    /// See [`ListRewards`].
+    ListRewards(ListRewards),
+    /// See [`PurchaseReward`].
+    PurchaseReward(PurchaseReward),
+    /// See [`CustomerCoupons`].
+    CustomerCoupons(CustomerCoupons),
+    /// See [`GetCoupon`].
+    GetCoupon(GetCoupon),
+    /// See [`UseCoupon`].
+    UseCoupon(UseCoupon),
+    /// See [`RevokePendingCoupon`].
+    RevokePendingCoupon(RevokePendingCoupon),
+    /// See [`RevokeCoupon`].
+    RevokeCoupon(RevokeCoupon),
+}
+
+/// Add or edit a reward of the brand's catalogue: the [`Reward`] stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UpsertReward {
+    /// The reward.
+    pub reward: RewardDraft,
+}
+
+impl Question for UpsertReward {
+    type Reply = Reward;
+}
+
+/// The active rewards, with `affordable` for `phone` when given: [`Catalogue`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ListRewards {
+    /// Customer phone, optional.
+    pub phone: Option<String>,
+}
+
+impl Question for ListRewards {
+    type Reply = Catalogue;
+}
+
+/// Buy a reward with points: a coupon is issued (once per `reference` when given): [`Purchased`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PurchaseReward {
+    /// Customer phone.
+    pub phone: String,
+    /// The reward.
+    pub reward_id: String,
+    /// Caller's reference for retries.
+    pub reference: Option<String>,
+}
+
+impl Question for PurchaseReward {
+    type Reply = Purchased;
+}
+
+/// A customer's coupons: [`Coupons`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CustomerCoupons {
+    /// Customer phone.
+    pub phone: String,
+}
+
+impl Question for CustomerCoupons {
+    type Reply = Coupons;
+}
+
+/// A [`Coupon`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetCoupon {
+    /// Its code.
+    pub code: String,
+}
+
+impl Question for GetCoupon {
+    type Reply = Coupon;
+}
+
+/// Use an issued coupon on an order: the [`Coupon`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UseCoupon {
+    /// Its code.
+    pub code: String,
+    /// The order.
+    pub order_id: String,
+    /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
+    /// back to `issued` after this many minutes otherwise. `None`: final at once.
+    #[serde(default)]
+    pub pending_minutes: Option<u64>,
+}
+
+impl Question for UseCoupon {
+    type Reply = Coupon;
+}
+
+/// Put a pending coupon back to `issued` when its order never arrived (the revoke job):
+/// [`CouponReverted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RevokePendingCoupon {
+    /// Its code.
+    pub code: String,
+    /// The job's clock (RFC 3339).
+    pub now: String,
+}
+
+impl Question for RevokePendingCoupon {
+    type Reply = CouponReverted;
+}
+
+/// Revoke an issued (unused) coupon: its points come back: [`Purchased`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RevokeCoupon {
+    /// Customer phone (must own the coupon).
+    pub phone: String,
+    /// Its code.
+    pub code: String,
+}
+
+impl Question for RevokeCoupon {
+    type Reply = Purchased;
 }
 
 /// A reward with whether the customer asked about can afford it.

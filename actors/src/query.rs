@@ -127,7 +127,20 @@ impl Reply {
             }
             return Err(QueryError::Failed("the reply changed type".to_owned()));
         }
-        serde_json::from_value(self.to_json()?).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
+        serde_json::from_value(self.into_json()?)
+            .map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
+    }
+
+    /// The reply as JSON, taken: a reply that came over the wire is JSON already and is moved out,
+    /// not copied.
+    pub fn into_json(self) -> Result<Value, QueryError> {
+        if self.0.as_any().is::<Value>() {
+            if let Ok(json) = self.0.into_any().downcast::<Value>() {
+                return Ok(*json);
+            }
+            return Err(QueryError::Failed("the reply changed type".to_owned()));
+        }
+        self.to_json()
     }
 }
 
@@ -152,7 +165,7 @@ pub fn read_reply<T: DeserializeOwned + 'static>(answer: QueryReply) -> Result<T
 
 /// A [`QueryReply`] as it goes over the wire.
 pub fn to_wire(answer: QueryReply) -> WireReply {
-    answer.and_then(|reply| reply.to_json())
+    answer.and_then(Reply::into_json)
 }
 
 /// Page `page` (from 1; 0 counts as 1) of `items`, `size` a page.

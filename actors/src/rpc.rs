@@ -96,7 +96,7 @@ impl TenantGateway {
         tenant: &str,
         question: Q,
     ) -> Result<Q::Reply, QueryError> {
-        crate::query::read_reply(self.ask_reply(tenant, question).await)
+        self.ask_as::<Q::Reply>(tenant, question).await
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type), for

@@ -89,6 +89,7 @@ pub struct Reply(Box<dyn Typed>);
 /// What [`Reply`] needs of a reply type: JSON for the wire, the value itself for a local caller.
 trait Typed: Send {
     fn json(&self) -> Result<Value, serde_json::Error>;
+    fn type_name(&self) -> &'static str;
     fn as_any(&self) -> &dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
@@ -96,6 +97,10 @@ trait Typed: Send {
 impl<T: Serialize + Send + 'static> Typed for T {
     fn json(&self) -> Result<Value, serde_json::Error> {
         serde_json::to_value(self)
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<T>()
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -116,6 +121,21 @@ impl Reply {
     /// The reply as JSON (for the wire, or a caller that wants JSON).
     pub fn to_json(&self) -> Result<Value, QueryError> {
         self.0.json().map_err(|e| QueryError::Failed(format!("the reply cannot be encoded: {e}")))
+    }
+
+    /// The answer to question `Q`: its reply type, taken back without encoding (from another
+    /// node: decoded from JSON). A local reply of another type is a capability answering with the
+    /// wrong type: debug builds (every test) stop on it, naming both types; a release build reads it
+    /// through JSON, as [`Reply::into_typed`] does.
+    pub fn answer_to<Q: Question>(self) -> Result<Q::Reply, QueryError> {
+        debug_assert!(
+            self.0.as_any().is::<Q::Reply>() || self.0.as_any().is::<Value>(),
+            "{} was answered with a {}, not its reply type {}",
+            std::any::type_name::<Q>(),
+            self.0.type_name(),
+            std::any::type_name::<Q::Reply>(),
+        );
+        self.into_typed()
     }
 
     /// The reply as `T`: the value itself when it is a `T` (no encoding), else through JSON (a
@@ -227,6 +247,29 @@ mod tests {
         // the same reply cannot go over the wire, and says so
         let wire = to_wire(reply(Ok(Unencodable(7))));
         assert!(matches!(wire, Err(QueryError::Failed(ref m)) if m.contains("never encoded")), "{wire:?}");
+    }
+
+    /// A question whose capability is wrongly made to answer a `u8`.
+    struct AskBalance;
+
+    impl Question for AskBalance {
+        type Reply = Balance;
+    }
+
+    #[test]
+    fn a_question_takes_its_own_reply_type_back_and_a_wire_reply_through_json() {
+        let typed = Balance { business_id: "outlet-1".into(), balance: 120 };
+        let local = reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 })).unwrap();
+        assert_eq!(local.answer_to::<AskBalance>().unwrap(), typed);
+        let remote = Reply::new(serde_json::json!({"business_id": "outlet-1", "balance": 120}));
+        assert_eq!(remote.answer_to::<AskBalance>().unwrap(), typed);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not its reply type")]
+    fn a_capability_answering_another_type_stops_a_debug_build() {
+        let _ = reply(Ok(3u8)).unwrap().answer_to::<AskBalance>();
     }
 
     #[test]

@@ -90,23 +90,15 @@ impl TenantGateway {
         Self { engine, nats, partitions }
     }
 
-    /// Asks `tenant`'s actor `question` wherever it runs; the answer is the question's own reply type.
+    /// Asks `tenant`'s actor `question` wherever it runs; the answer is the question's own reply
+    /// type ([`Question::Reply`]): taken back as it is from an actor of this node, decoded from
+    /// JSON when another node answered.
     pub async fn ask<Q: Question + Into<TenantQuery>>(
         &self,
         tenant: &str,
         question: Q,
     ) -> Result<Q::Reply, QueryError> {
-        self.ask_as::<Q::Reply>(tenant, question).await
-    }
-
-    /// Asks `tenant`'s actor wherever it runs; the answer as `T` (a capability's reply type), for
-    /// the queries that do not name their reply type yet.
-    pub async fn ask_as<T: serde::de::DeserializeOwned + 'static>(
-        &self,
-        tenant: &str,
-        query: impl Into<TenantQuery>,
-    ) -> Result<T, QueryError> {
-        crate::query::read_reply(self.ask_reply(tenant, query).await)
+        self.ask_reply(tenant, question).await?.answer_to::<Q>()
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as JSON.

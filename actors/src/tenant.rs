@@ -25,7 +25,7 @@ use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::fraud::FraudQuery;
 use crate::capabilities::journeys::JourneysQuery;
-use crate::capabilities::loyalty::LoyaltyQuery;
+use crate::capabilities::loyalty::{GetDayWise, LoyaltyQuery};
 use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
@@ -106,14 +106,21 @@ area!(
     BusinessQuery => Business,
 );
 
-/// Each question type of an area becomes a [`TenantQuery`] (its area's variant of the same name).
+/// Each question type of an area becomes a [`TenantQuery`]: its area's variant of the same name,
+/// or, written `Variant(Type)`, of another name (the variant's name is the question's wire tag).
 macro_rules! questions {
-    ($($module:ident :: $area:ident => $variant:ident { $($question:ident),* $(,)? }),* $(,)?) => {$($(
-        impl From<$module::$question> for TenantQuery {
-            fn from(question: $module::$question) -> Self {
+    (@one $module:ident $area:ident $variant:ident $question:ident) => {
+        questions!(@one $module $area $variant $question $question);
+    };
+    (@one $module:ident $area:ident $variant:ident $question:ident $ty:ident) => {
+        impl From<$module::$ty> for TenantQuery {
+            fn from(question: $module::$ty) -> Self {
                 TenantQuery::$variant($area::$question(question))
             }
         }
+    };
+    ($($module:ident :: $area:ident => $variant:ident { $($question:ident $(($ty:ident))?),* $(,)? }),* $(,)?) => {$($(
+        questions!(@one $module $area $variant $question $($ty)?);
     )*)*};
 }
 
@@ -123,6 +130,81 @@ questions!(
     business::BusinessQuery => Business { SaveConfig },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Revoke },
+    loyalty::LoyaltyQuery => Loyalty {
+        SetRules,
+        SetMilestones,
+        GetRules,
+        Balance,
+        ExpirePoints,
+        DayWise(GetDayWise),
+        Ledger,
+    },
+    fraud::FraudQuery => Fraud {
+        SetVelocity,
+        GetVelocity,
+        Flag,
+        Evaluate,
+        SaveAlerts,
+        Alerts,
+        Blocklist,
+        Unblocklist,
+        SendAlert,
+    },
+    wallet::WalletQuery => Wallet { Recharge, Balance(GetBalance), Txns, Send(SendRequest), GetPricing, SetPricing },
+    journeys::JourneysQuery => Journeys {
+        Save,
+        Enable,
+        View,
+        List,
+        Settings,
+        RunPage(GetRunPage),
+        Attribute,
+        Runs(GetRuns),
+        Audience(GetAudience),
+        Roi,
+        Carts,
+        CreateTag,
+        Tags(GetTags),
+        Report(GetReport),
+        BulkCreate,
+        BulkQueue,
+        Click,
+        SyncFlags,
+        Health(GetHealth),
+    },
+    bills::BillsQuery => Bills {
+        SaveConfig,
+        SetStatus,
+        Config,
+        AddWidget,
+        EditWidget,
+        Customers,
+        Mis(GetMis),
+        Open,
+        FeedbackOpen,
+        Download,
+        Insight,
+        Generate,
+        Report,
+    },
+    feedback::FeedbackQuery => Feedback {
+        SaveConfig,
+        Config,
+        Open,
+        Submit,
+        Requests,
+        Ratings,
+        RatingDays(GetRatingDays),
+        NpsRecord,
+        NpsList,
+        NpsReport(GetNpsReport),
+        NpsExport,
+        NpsConvert,
+        StoreReviews,
+        SyncConfigs,
+        OrdersSummary(GetOrdersSummary),
+        Mis,
+    },
     rewards::RewardsQuery => Rewards {
         UpsertReward,
         ListRewards,
@@ -277,7 +359,9 @@ impl Actor for TenantActor {
             }
             // a long report is read beside the actor, never holding up the brand's writes
             TenantMsg::Query {
-                query: TenantQuery::Loyalty(LoyaltyQuery::DayWise { from, to }), reply: port, ..
+                query: TenantQuery::Loyalty(LoyaltyQuery::DayWise(GetDayWise { from, to })),
+                reply: port,
+                ..
             } => {
                 let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
                 tokio::spawn(async move {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers;
-use engage_actors::capabilities::loyalty::LoyaltyQuery;
-use engage_actors::capabilities::wallet::{SendRequest, WalletQuery};
+use engage_actors::capabilities::loyalty;
+use engage_actors::capabilities::wallet::{self, SendRequest, WalletQuery};
 use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, NatsKvStore, Store};
@@ -168,7 +168,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     use engage_actors::domain::wallet::{Channel, Purpose, TemplateType};
     let dir = tempfile::tempdir().unwrap();
     let (_bus, engine, gateway) = start(dir.path(), None).await;
-    let recharge = WalletQuery::Recharge {
+    let recharge = wallet::Recharge {
         business: "outlet-1".into(),
         amount: "1.00".into(),
         reference: Some("pay-1".into()),
@@ -206,10 +206,10 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
     let ok = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(engage_actors::QueryError::Insufficient(_)))).count();
     assert_eq!((ok, refused), (5, 45), "1.00 pays for five SMS at 0.1711");
-    let balance = gateway.ask_json("brand-w", WalletQuery::Balance { business: "outlet-1".into() }).await.unwrap();
+    let balance = gateway.ask_json("brand-w", wallet::GetBalance { business: "outlet-1".into() }).await.unwrap();
     assert_eq!(balance["balance"], "0.1445");
     let txns = gateway
-        .ask_json("brand-w", WalletQuery::Txns { business: "outlet-1".into(), page: 1, page_size: 100 })
+        .ask_json("brand-w", wallet::Txns { business: "outlet-1".into(), page: 1, page_size: 100 })
         .await
         .unwrap();
     let data = txns["data"].as_array().unwrap();
@@ -281,7 +281,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,
         "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": "0", "max_referrals": 0}}))
     .unwrap();
-    gateway.ask_json(tenant, LoyaltyQuery::SetRules { rules }).await.unwrap();
+    gateway.ask_json(tenant, loyalty::SetRules { rules }).await.unwrap();
     bus.publish(&order(tenant, "t1", referrer, 10.0)).await.unwrap();
     wait_orders(&gateway, tenant, referrer, 1).await;
     let create = Envelope::new(
@@ -304,7 +304,7 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
     let referrer_view = customer(&gateway, tenant, referrer).await.unwrap();
     assert_eq!(referrer_view["loyalty_points"], 1 + 100, "the referrer is paid once: {referrer_view}");
     let ledger = gateway
-        .ask_json(tenant, LoyaltyQuery::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 })
+        .ask_json(tenant, loyalty::Ledger { phone: referrer.to_owned(), page: 1, page_size: 100 })
         .await
         .unwrap();
     let sum: i64 = ledger["data"].as_array().unwrap().iter().map(|e| e["points"].as_i64().unwrap()).sum();
@@ -396,7 +396,7 @@ async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64
     let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
     .unwrap();
-    gateway.ask_json("brand-r", LoyaltyQuery::SetRules { rules }).await.unwrap();
+    gateway.ask_json("brand-r", loyalty::SetRules { rules }).await.unwrap();
     bus.publish(&order("brand-r", "seed", "9000000001", 10_000.0)).await.unwrap();
     wait_orders(gateway, "brand-r", "9000000001", 1).await;
     let before = points(&customer(gateway, "brand-r", "9000000001").await.unwrap());
@@ -567,8 +567,36 @@ fn typed_questions_keep_their_wire_form() {
         wire(used.into()),
         serde_json::json!({"area": "rewards", "query": {"query": "use_coupon", "code": "C1", "order_id": "o", "pending_minutes": null}})
     );
+    // a question without fields is its tag alone; a struct named apart from its variant keeps the
+    // variant's tag
+    assert_eq!(
+        wire(loyalty::GetRules {}.into()),
+        serde_json::json!({"area": "loyalty", "query": {"query": "get_rules"}})
+    );
+    assert_eq!(
+        wire(loyalty::GetDayWise { from: "2026-11-01".into(), to: "2026-11-27".into() }.into()),
+        serde_json::json!({"area": "loyalty", "query": {"query": "day_wise", "from": "2026-11-01", "to": "2026-11-27"}})
+    );
+    assert_eq!(
+        wire(wallet::GetBalance { business: "outlet-1".into() }.into()),
+        serde_json::json!({"area": "wallet", "query": {"query": "balance", "business": "outlet-1"}})
+    );
+    let health = engage_actors::capabilities::journeys::GetHealth { from: "a".into(), to: "b".into() };
+    assert_eq!(
+        wire(health.into()),
+        serde_json::json!({"area": "journeys", "query": {"query": "health", "from": "a", "to": "b"}})
+    );
     // and what an older node sends is read as the typed question
     let old = serde_json::json!({"area": "customers", "query": {"query": "details", "phone": "9000000001"}});
     let read: TenantQuery = serde_json::from_value(old).unwrap();
     assert_eq!(wire(read)["query"]["phone"], "9000000001");
+    for old in [
+        serde_json::json!({"area": "loyalty", "query": {"query": "get_rules"}}),
+        serde_json::json!({"area": "wallet", "query": {"query": "get_pricing"}}),
+        serde_json::json!({"area": "journeys", "query": {"query": "tags"}}),
+        serde_json::json!({"area": "bills", "query": {"query": "mis", "business_id": null, "start": "2026-11-01", "end": "2026-11-27"}}),
+    ] {
+        let read: TenantQuery = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(wire(read), old);
+    }
 }

@@ -19,66 +19,138 @@ use crate::domain::fraud::{
 };
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 
 /// Fraud queries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum FraudQuery {
-    /// Replace the brand's velocity limits; answers them.
-    SetVelocity {
-        /// The limits.
-        rules: VelocityRules,
-    },
-    /// The brand's velocity limits.
-    GetVelocity,
-    /// Staff act on a contact's open fraud flags (block, unblock, resolve): [`FlagOutcome`].
-    Flag {
-        /// Customer phone.
-        contact: String,
-        /// What to do.
-        action: FlagAction,
-        /// Staff comment.
-        comment: Option<String>,
-        /// Who acts.
-        submitted_by: String,
-    },
-    /// Blocked state, open flags and velocity counts of a contact: [`Evaluation`].
-    Evaluate {
-        /// Customer phone.
-        contact: String,
-    },
-    /// Replace the brand's alert settings: [`AlertSettings`].
-    SaveAlerts {
-        /// The settings.
-        settings: AlertSettings,
-    },
-    /// The brand's alert settings: `Option<AlertSettings>`.
-    Alerts,
-    /// Put contacts on the blocklist (each valid, each once): [`Blocklisted`].
-    Blocklist {
-        /// The numbers.
-        contacts: Vec<String>,
-        /// Where they came from (`csv`).
-        source: String,
-        /// The clock.
-        now: DateTime<Utc>,
-    },
-    /// Take contacts off the blocklist: [`Unblocklisted`].
-    Unblocklist {
-        /// The numbers.
-        contacts: Vec<String>,
-    },
-    /// Queue the alert about `contact` to every alert recipient, each paid from `business`'s
-    /// wallet: [`AlertSent`].
-    SendAlert {
-        /// The contact the alert is about.
-        contact: String,
-        /// The outlet whose wallet pays.
-        business: String,
-        /// The clock.
-        now: DateTime<Utc>,
-    },
+    /// See [`SetVelocity`].
+    SetVelocity(SetVelocity),
+    /// See [`GetVelocity`].
+    GetVelocity(GetVelocity),
+    /// See [`Flag`].
+    Flag(Flag),
+    /// See [`Evaluate`].
+    Evaluate(Evaluate),
+    /// See [`SaveAlerts`].
+    SaveAlerts(SaveAlerts),
+    /// See [`Alerts`].
+    Alerts(Alerts),
+    /// See [`Blocklist`].
+    Blocklist(Blocklist),
+    /// See [`Unblocklist`].
+    Unblocklist(Unblocklist),
+    /// See [`SendAlert`].
+    SendAlert(SendAlert),
+}
+
+/// Replace the brand's velocity limits; answers them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SetVelocity {
+    /// The limits.
+    pub rules: VelocityRules,
+}
+
+impl Question for SetVelocity {
+    type Reply = VelocityRules;
+}
+
+/// The brand's velocity limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetVelocity {}
+
+impl Question for GetVelocity {
+    type Reply = VelocityRules;
+}
+
+/// Staff act on a contact's open fraud flags (block, unblock, resolve): [`FlagOutcome`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Flag {
+    /// Customer phone.
+    pub contact: String,
+    /// What to do.
+    pub action: FlagAction,
+    /// Staff comment.
+    pub comment: Option<String>,
+    /// Who acts.
+    pub submitted_by: String,
+}
+
+impl Question for Flag {
+    type Reply = FlagOutcome;
+}
+
+/// Blocked state, open flags and velocity counts of a contact: [`Evaluation`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Evaluate {
+    /// Customer phone.
+    pub contact: String,
+}
+
+impl Question for Evaluate {
+    type Reply = Evaluation;
+}
+
+/// Replace the brand's alert settings: [`AlertSettings`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SaveAlerts {
+    /// The settings.
+    pub settings: AlertSettings,
+}
+
+impl Question for SaveAlerts {
+    type Reply = AlertSettings;
+}
+
+/// The brand's alert settings: `Option<AlertSettings>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Alerts {}
+
+impl Question for Alerts {
+    type Reply = Option<AlertSettings>;
+}
+
+/// Put contacts on the blocklist (each valid, each once): [`Blocklisted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Blocklist {
+    /// The numbers.
+    pub contacts: Vec<String>,
+    /// Where they came from (`csv`).
+    pub source: String,
+    /// The clock.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for Blocklist {
+    type Reply = Blocklisted;
+}
+
+/// Take contacts off the blocklist: [`Unblocklisted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Unblocklist {
+    /// The numbers.
+    pub contacts: Vec<String>,
+}
+
+impl Question for Unblocklist {
+    type Reply = Unblocklisted;
+}
+
+/// Queue the alert about `contact` to every alert recipient, each paid from `business`'s
+/// wallet: [`AlertSent`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SendAlert {
+    /// The contact the alert is about.
+    pub contact: String,
+    /// The outlet whose wallet pays.
+    pub business: String,
+    /// The clock.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for SendAlert {
+    type Reply = AlertSent;
 }
 
 /// The brand's fraud alert settings (table `fraud_config`, row `alerts`).
@@ -242,16 +314,16 @@ pub fn raise_flag(
 pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        FraudQuery::SetVelocity { rules } => {
+        FraudQuery::SetVelocity(SetVelocity { rules }) => {
             brand.batch(vec![keys::fraud_config(&brand.tenant, "velocity").put(&rules)]).await?;
             brand.velocity = Some(rules.clone());
             reply(Ok(rules))
         }
-        FraudQuery::GetVelocity => reply(Ok(velocity(brand).await?)),
-        FraudQuery::Flag { contact, action, comment, submitted_by } => {
+        FraudQuery::GetVelocity(_) => reply(Ok(velocity(brand).await?)),
+        FraudQuery::Flag(Flag { contact, action, comment, submitted_by }) => {
             reply(flag(brand, &contact, action, comment, submitted_by, now).await)
         }
-        FraudQuery::Evaluate { contact } => {
+        FraudQuery::Evaluate(Evaluate { contact }) => {
             let customer = brand.customer(&contact).await?;
             let limits = velocity(brand).await?;
             let blocklisted = blocklisted(brand, &contact).await?;
@@ -270,14 +342,16 @@ pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
                 contact,
             }))
         }
-        FraudQuery::SaveAlerts { mut settings } => {
+        FraudQuery::SaveAlerts(SaveAlerts { mut settings }) => {
             settings.parent_business_id = brand.tenant.clone();
             brand.batch(vec![keys::fraud_config(&brand.tenant, "alerts").put(&settings)]).await?;
             reply(Ok(settings))
         }
-        FraudQuery::Alerts => reply(Ok(alerts(brand).await?)),
-        FraudQuery::Blocklist { contacts, source, now } => reply(add_to_blocklist(brand, contacts, &source, now).await),
-        FraudQuery::Unblocklist { contacts } => {
+        FraudQuery::Alerts(_) => reply(Ok(alerts(brand).await?)),
+        FraudQuery::Blocklist(Blocklist { contacts, source, now }) => {
+            reply(add_to_blocklist(brand, contacts, &source, now).await)
+        }
+        FraudQuery::Unblocklist(Unblocklist { contacts }) => {
             let mut ops = Vec::new();
             let contacts: std::collections::BTreeSet<String> = contacts.into_iter().collect();
             for contact in contacts {
@@ -290,7 +364,9 @@ pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
             brand.batch(ops).await?;
             reply(Ok(Unblocklisted { deleted }))
         }
-        FraudQuery::SendAlert { contact, business, now } => reply(send_alert(brand, &contact, &business, now).await),
+        FraudQuery::SendAlert(SendAlert { contact, business, now }) => {
+            reply(send_alert(brand, &contact, &business, now).await)
+        }
     }
 }
 

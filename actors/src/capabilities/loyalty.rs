@@ -20,7 +20,7 @@ use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{Repo, LOYALTY_DAILY, LOYALTY_LEDGER};
 
@@ -28,50 +28,106 @@ use crate::repo::{Repo, LOYALTY_DAILY, LOYALTY_LEDGER};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum LoyaltyQuery {
-    /// Replace the brand's loyalty rules (milestones are kept); answers the rules.
-    SetRules {
-        /// The new rules.
-        rules: LoyaltyRules,
-    },
-    /// Replace the brand's milestones; answers the rules.
-    SetMilestones {
-        /// The milestones.
-        milestones: Vec<Milestone>,
-    },
-    /// The brand's rules.
-    GetRules,
-    /// A customer's points, and how many are redeemable on `bill` (decimal text) when given:
-    /// [`PointsBalance`].
-    Balance {
-        /// Customer phone.
-        phone: String,
-        /// Bill amount, when known.
-        bill: Option<String>,
-    },
-    /// Expire the customer's points whose expiry is at or before `now` (the expiry job): [`Expired`].
-    ExpirePoints {
-        /// Customer phone.
-        phone: String,
-        /// The job's clock (RFC 3339).
-        now: String,
-    },
-    /// Day-wise loyalty figures of the IST days `from..=to` (`YYYY-MM-DD`): [`DayWise`]. Read
-    /// beside the actor ([`day_wise`]), never holding up the brand's writes.
-    DayWise {
-        /// First day.
-        from: String,
-        /// Last day.
-        to: String,
-    },
-    /// A page of a customer's points ledger: [`LedgerPage`].
-    Ledger {
-        /// Customer phone.
-        phone: String,
-        /// Page number, from 1.
-        page: u64,
-        /// Entries per page.
-        page_size: u64,
-    },
+    /// See [`SetRules`].
+    SetRules(SetRules),
+    /// See [`SetMilestones`].
+    SetMilestones(SetMilestones),
+    /// See [`GetRules`].
+    GetRules(GetRules),
+    /// See [`Balance`].
+    Balance(Balance),
+    /// See [`ExpirePoints`].
+    ExpirePoints(ExpirePoints),
+    /// See [`GetDayWise`].
+    DayWise(GetDayWise),
+    /// See [`Ledger`].
+    Ledger(Ledger),
+}
+
+/// Replace the brand's loyalty rules (milestones are kept); answers the rules.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SetRules {
+    /// The new rules.
+    pub rules: LoyaltyRules,
+}
+
+impl Question for SetRules {
+    type Reply = LoyaltyRules;
+}
+
+/// Replace the brand's milestones; answers the rules.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SetMilestones {
+    /// The milestones.
+    pub milestones: Vec<Milestone>,
+}
+
+impl Question for SetMilestones {
+    type Reply = LoyaltyRules;
+}
+
+/// The brand's rules.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetRules {}
+
+impl Question for GetRules {
+    type Reply = LoyaltyRules;
+}
+
+/// A customer's points, and how many are redeemable on `bill` (decimal text) when given:
+/// [`PointsBalance`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Balance {
+    /// Customer phone.
+    pub phone: String,
+    /// Bill amount, when known.
+    pub bill: Option<String>,
+}
+
+impl Question for Balance {
+    type Reply = PointsBalance;
+}
+
+/// Expire the customer's points whose expiry is at or before `now` (the expiry job): [`Expired`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExpirePoints {
+    /// Customer phone.
+    pub phone: String,
+    /// The job's clock (RFC 3339).
+    pub now: String,
+}
+
+impl Question for ExpirePoints {
+    type Reply = Expired;
+}
+
+/// Day-wise loyalty figures of the IST days `from..=to` (`YYYY-MM-DD`): [`DayWise`]. Read
+/// beside the actor ([`day_wise`]), never holding up the brand's writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetDayWise {
+    /// First day.
+    pub from: String,
+    /// Last day.
+    pub to: String,
+}
+
+impl Question for GetDayWise {
+    type Reply = DayWise;
+}
+
+/// A page of a customer's points ledger: [`LedgerPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Customer phone.
+    pub phone: String,
+    /// Page number, from 1.
+    pub page: u64,
+    /// Entries per page.
+    pub page_size: u64,
+}
+
+impl Question for Ledger {
+    type Reply = LedgerPage;
 }
 
 /// A customer's points.
@@ -167,18 +223,18 @@ async fn save_rules(brand: &mut Brand, rules: LoyaltyRules) -> Result<LoyaltyRul
 pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        LoyaltyQuery::SetRules { rules: new } => {
+        LoyaltyQuery::SetRules(SetRules { rules: new }) => {
             let milestones = rules(brand).await?.milestones;
             reply(Ok(save_rules(brand, LoyaltyRules { milestones, ..new }).await?))
         }
-        LoyaltyQuery::SetMilestones { mut milestones } => {
+        LoyaltyQuery::SetMilestones(SetMilestones { mut milestones }) => {
             milestones.sort_by_key(|m| m.orders);
             milestones.dedup_by_key(|m| m.orders);
             let current = rules(brand).await?;
             reply(Ok(save_rules(brand, LoyaltyRules { milestones, ..current }).await?))
         }
-        LoyaltyQuery::GetRules => reply(Ok(rules(brand).await?)),
-        LoyaltyQuery::Balance { phone, bill } => {
+        LoyaltyQuery::GetRules(_) => reply(Ok(rules(brand).await?)),
+        LoyaltyQuery::Balance(Balance { phone, bill }) => {
             let rules = rules(brand).await?;
             let customer = brand.known_customer(&phone).await?;
             let bill = parse_bill(bill.as_deref())?;
@@ -192,13 +248,13 @@ pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
                 customer_number: customer.phone,
             }))
         }
-        LoyaltyQuery::ExpirePoints { phone, now: clock } => {
+        LoyaltyQuery::ExpirePoints(ExpirePoints { phone, now: clock }) => {
             reply(expire(brand, &phone, parse_instant(&clock).unwrap_or(now)).await)
         }
-        LoyaltyQuery::DayWise { from, to } => {
+        LoyaltyQuery::DayWise(GetDayWise { from, to }) => {
             reply(day_wise(brand.repo().clone(), brand.tenant.clone(), from, to).await)
         }
-        LoyaltyQuery::Ledger { phone, page, page_size } => {
+        LoyaltyQuery::Ledger(Ledger { phone, page, page_size }) => {
             let customer = brand.known_customer(&phone).await?;
             let page = page.max(1);
             let page_size = page_size.clamp(1, 100);

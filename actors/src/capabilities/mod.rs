@@ -25,6 +25,18 @@
 //! journeys, stats): `mod.rs` (the module list and `handle`), `rows.rs` (what the brand keeps),
 //! `query.rs` (the questions and their reply types), `reaction.rs` (what it does on an order),
 //! `answers.rs` (the answers), `tests.rs`, plus a file per larger piece (`runs.rs`, `roi.rs`, …).
+//!
+//! Every question is a struct that names its reply ([`crate::query::Question`]), wrapped by its
+//! area enum's variant (the variant's name is the wire tag), and listed in `tenant.rs`'s
+//! `questions!` so that [`crate::rpc::TenantGateway::ask`] takes it and answers the reply type:
+//!
+//! ```ignore
+//! /// A customer's points: [`PointsBalance`].
+//! pub struct Balance { pub phone: String, pub bill: Option<String> }
+//! impl Question for Balance { type Reply = PointsBalance; }
+//! // LoyaltyQuery::Balance(Balance), and `Balance` in `questions!`
+//! let points = gateway.ask(&tenant, loyalty::Balance { phone, bill: None }).await?;
+//! ```
 
 use std::sync::Arc;
 

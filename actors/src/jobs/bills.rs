@@ -1,6 +1,7 @@
 //! The digital-bill jobs: `bill_generation` and `bill_report`.
 
 use super::*;
+use crate::capabilities::bills::{Generate, Report};
 
 impl Jobs {
     /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
@@ -15,8 +16,8 @@ impl Jobs {
             'days: for day in &days {
                 let mut after = None;
                 loop {
-                    let query = BillsQuery::Generate { now, day: day.clone(), after: after.take() };
-                    match self.gateway.ask_as::<Generated>(&tenant, query).await {
+                    let query = Generate { now, day: day.clone(), after: after.take() };
+                    match self.gateway.ask(&tenant, query).await {
                         Ok(page) => {
                             records += page.records;
                             generated += page.generated;
@@ -47,7 +48,7 @@ impl Jobs {
     pub(super) async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let mut figures = Vec::new();
-        let query = || BillsQuery::Report { day: day.clone() };
+        let query = || Report { day: day.clone() };
         let failed =
             self.each_brand(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
         let dir = self.providers.reports_dir.join(format!("bills-{day}"));

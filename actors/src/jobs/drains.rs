@@ -1,6 +1,7 @@
 //! The channel drains (`sms_drain`, `chat_drain`, `push_drain`) with the provider HTTP adapter, and `chat_refund` (failed chat sends refunded to the paying wallet).
 
 use super::*;
+use crate::capabilities::wallet::Recharge;
 use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
@@ -190,13 +191,13 @@ impl Jobs {
             let rows = self.open_sends(&partition).await?;
             let mut ops: Vec<WriteOp> = Vec::new();
             for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
-                let query = WalletQuery::Recharge {
+                let query = Recharge {
                     business: row.business_id.clone(),
                     amount: row.total.to_string(),
                     reference: Some(format!("refund-{}", row.send_id)),
                     refund: true,
                 };
-                match self.gateway.ask_as::<Recharged>(&row.parent_business_id, query).await {
+                match self.gateway.ask(&row.parent_business_id, query).await {
                     Ok(recharged) => {
                         refunded += 1;
                         amount += row.total;

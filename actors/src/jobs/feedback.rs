@@ -1,6 +1,7 @@
 //! The feedback jobs: `legacy_feedback_drain`, `feedback_config_sync`, `nps_conversion`.
 
 use super::*;
+use crate::capabilities::feedback::{NpsConvert, SyncConfigs};
 use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
@@ -89,7 +90,7 @@ impl Jobs {
     /// The 12:06 feedback config sync, brand by brand.
     pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (mut brands, mut copied, mut own) = (0, 0, 0);
-        let query = || FeedbackQuery::SyncConfigs { now };
+        let query = || SyncConfigs { now };
         let failed = self
             .each_brand(FEEDBACK_BRANDS, "feedback config sync", query, |_, done: ConfigsSynced| {
                 brands += 1;
@@ -104,7 +105,7 @@ impl Jobs {
     pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let (mut brands, mut ratings, mut responses) = (0, 0, 0);
-        let query = || FeedbackQuery::NpsConvert { day: day.clone() };
+        let query = || NpsConvert { day: day.clone() };
         let failed = self
             .each_brand(FEEDBACK_BRANDS, "NPS conversion", query, |_, done: Converted| {
                 brands += 1;

@@ -1,6 +1,7 @@
 //! The journey jobs: the nightly run (`journeys`, 22:00 IST), `abandoned_cart`, the `roi_*` attributions, `auto_campaign_sync`, `health_reports`.
 
 use super::*;
+use crate::capabilities::journeys::{Attribute, Carts, GetHealth, GetRunPage, SyncFlags};
 
 impl Jobs {
     /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
@@ -12,8 +13,8 @@ impl Jobs {
         for tenant in self.brands(JOURNEY_BRANDS).await? {
             let mut after = None;
             let outcome = loop {
-                let query = JourneysQuery::RunPage { now, after: after.clone() };
-                match self.gateway.ask_as::<RunPage>(&tenant, query).await {
+                let query = GetRunPage { now, after: after.clone() };
+                match self.gateway.ask(&tenant, query).await {
                     Ok(page) => {
                         scanned += page.scanned;
                         sent += u64::from(page.sent);
@@ -51,7 +52,7 @@ impl Jobs {
             if carts.is_empty() {
                 continue;
             }
-            match self.gateway.ask_as::<CartsHandled>(&tenant, JourneysQuery::Carts { now, carts }).await {
+            match self.gateway.ask(&tenant, Carts { now, carts }).await {
                 Ok(done) => {
                     sent += done.sent;
                     waiting += done.waiting;
@@ -89,7 +90,7 @@ impl Jobs {
     pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, JobError> {
         let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
         let (mut journeys, mut measured, mut rows) = (0, 0, 0);
-        let query = || JourneysQuery::Attribute { now, campaign_types: campaign_types.clone() };
+        let query = || Attribute { now, campaign_types: campaign_types.clone() };
         let failed = self
             .each_brand(JOURNEY_BRANDS, "ROI attribution", query, |_, done: Attributed| {
                 journeys += done.journeys;
@@ -108,7 +109,7 @@ impl Jobs {
             .each_brand(
                 JOURNEY_BRANDS,
                 "auto_campaign flag sync",
-                || JourneysQuery::SyncFlags { now },
+                || SyncFlags { now },
                 |_, done: FlagsSynced| {
                     brands += 1;
                     records += done.records;
@@ -124,7 +125,7 @@ impl Jobs {
     pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
         let mut rows = Vec::new();
-        let query = || JourneysQuery::Health { from: from.clone(), to: to.clone() };
+        let query = || GetHealth { from: from.clone(), to: to.clone() };
         let failed = self
             .each_brand(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
             .await?;

@@ -41,7 +41,7 @@ impl Jobs {
     /// Asks the row's tenant actor to revoke a due pending redemption or coupon use; `None` when
     /// the row is unreadable or the actor could not answer (the row stays for the next run).
     async fn revoke_one(&self, row: &Value, now: DateTime<Utc>) -> Option<Revoked> {
-        let outcome = |answer: &Value| match (answer["reverted"] == true, answer["confirmed"] == true) {
+        let outcome = |reverted: bool, confirmed: bool| match (reverted, confirmed) {
             (true, _) => Revoked::Reverted,
             (_, true) => Revoked::Confirmed,
             _ => Revoked::Waiting,
@@ -52,8 +52,8 @@ impl Jobs {
         if row["kind"] == "coupon" {
             let code = row["code"].as_str()?;
             let query = rewards::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
-            return match self.gateway.ask_json(tenant, query).await {
-                Ok(answer) => Some(outcome(&answer)),
+            return match self.gateway.ask(tenant, query).await {
+                Ok(answer) => Some(outcome(answer.reverted, false)),
                 Err(error) if gone(&error) => Some(Revoked::Gone),
                 Err(error) => {
                     tracing::warn!(tenant, code, %error, "coupon revoke postponed");
@@ -68,8 +68,8 @@ impl Jobs {
             now: now.to_rfc3339(),
             force: false,
         };
-        match self.gateway.ask_json(tenant, query).await {
-            Ok(answer) => Some(outcome(&answer)),
+        match self.gateway.ask(tenant, query).await {
+            Ok(answer) => Some(outcome(answer.reverted, answer.confirmed == Some(true))),
             Err(error) if gone(&error) => Some(Revoked::Gone),
             Err(error) => {
                 tracing::warn!(tenant, order_id, %error, "revoke postponed");
@@ -102,10 +102,10 @@ impl Jobs {
                     let (Some(tenant), Some(phone)) = (entry["tenant"].as_str(), entry["phone"].as_str()) else {
                         continue;
                     };
-                    let query = LoyaltyQuery::ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
-                    match self.gateway.ask_json(tenant, query).await {
+                    let query = ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
+                    match self.gateway.ask(tenant, query).await {
                         Ok(answer) => {
-                            let expired = answer["expired"].as_i64().unwrap_or(0);
+                            let expired = answer.expired;
                             if expired > 0 {
                                 customers += 1;
                                 points += expired;

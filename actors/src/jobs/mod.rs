@@ -55,19 +55,18 @@ use tokio::task::JoinHandle;
 
 use engage_storage::WriteOp;
 
-use crate::capabilities::bills::{BillReport, BillsQuery, Generated};
+use crate::capabilities::bills::BillReport;
 use crate::capabilities::feedback::nps::Converted;
-use crate::capabilities::feedback::{ConfigsSynced, FeedbackQuery};
-use crate::capabilities::journeys::{
-    Attributed, CartsHandled, FlagsSynced, Health, JourneySettings, JourneysQuery, OpenCart, QuietHours, RunPage,
-};
-use crate::capabilities::loyalty::LoyaltyQuery;
+use crate::capabilities::feedback::ConfigsSynced;
+use crate::capabilities::journeys::{Attributed, FlagsSynced, Health, JourneySettings, OpenCart, QuietHours};
+use crate::capabilities::loyalty::ExpirePoints;
 use crate::capabilities::redemption;
 use crate::capabilities::rewards;
-use crate::capabilities::wallet::{ChatButton, QueuedSend, Recharged, WalletQuery, WalletTxn};
+use crate::capabilities::wallet::{ChatButton, QueuedSend, WalletTxn};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
+use crate::query::Question;
 use crate::repo::{
     Repo, BILL_BRANDS, CART_BRANDS, CHANNEL_QUEUE, CHANNEL_WORK, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS,
     PENDING_REDEMPTIONS, POINTS_EXPIRY,
@@ -403,16 +402,16 @@ impl Jobs {
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
-    async fn each_brand<T: serde::de::DeserializeOwned + 'static, Q: Into<TenantQuery>>(
+    async fn each_brand<Q: Question + Into<TenantQuery>>(
         &self,
         index: &'static str,
         what: &str,
         query: impl Fn() -> Q,
-        mut take: impl FnMut(&str, T),
+        mut take: impl FnMut(&str, Q::Reply),
     ) -> Result<Vec<String>, JobError> {
         let mut failed = Vec::new();
         for tenant in self.brands(index).await? {
-            match self.gateway.ask_as::<T>(&tenant, query()).await {
+            match self.gateway.ask(&tenant, query()).await {
                 Ok(answer) => take(&tenant, answer),
                 Err(error) => {
                     tracing::error!(tenant, %error, "{what} failed for a brand");

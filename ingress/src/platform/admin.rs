@@ -25,6 +25,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
+use engage_actors::capabilities::wallet::GetBalance;
+
 use super::errors::StaffError;
 use super::routes::Routes;
 use super::tokens::TokenKind;
@@ -190,12 +192,15 @@ async fn wallet(
     if body.parent.is_empty() {
         return refuse();
     }
-    let query = match (recharge, &body.amount) {
-        (true, Some(amount)) => super::wallet::recharge_query(body.business, amount, body.reference),
+    let gateway = &state.platform.gateway;
+    let answer = match (recharge, &body.amount) {
+        (true, Some(amount)) => {
+            gateway.ask_json(&body.parent, super::wallet::recharge_query(body.business, amount, body.reference)).await
+        }
         (true, None) => return refuse(),
-        (false, _) => engage_actors::capabilities::wallet::WalletQuery::Balance { business: body.business },
+        (false, _) => gateway.ask_json(&body.parent, GetBalance { business: body.business }).await,
     };
-    match state.platform.gateway.ask_json(&body.parent, query).await {
+    match answer {
         Ok(answer) => Json(answer).into_response(),
         Err(engage_actors::QueryError::Invalid(message)) => {
             (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response()

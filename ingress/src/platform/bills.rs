@@ -27,10 +27,12 @@ use chrono::Utc;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::bills::{
-    BillPage, BillsQuery, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
+    self as bills, BillPage, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
 };
 use engage_actors::keys;
+use engage_actors::query::Question;
 use engage_actors::signed_links::BillPageClaims;
+use engage_actors::TenantQuery;
 
 use super::auth::token;
 use super::bill_page;
@@ -133,9 +135,9 @@ async fn add_business_config(
         inserted_at: now,
         updated_at: now,
     };
-    let query = BillsQuery::SaveConfig { config: Box::new(config) };
+    let query = bills::SaveConfig { config: Box::new(config) };
     let saved: LinkConfig =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(answer(json!({"message": "Digital bill configuration saved", "data": saved})))
 }
 
@@ -147,11 +149,11 @@ async fn update_bill_status(
     let Some(status) = body.status else {
         return Err(StaffError::invalid_message("/status", "status (0 or 1) is required"));
     };
-    let query = BillsQuery::SetStatus { business_id: business(&brand, body.business_id), status, now: Utc::now() };
+    let query = bills::SetStatus { business_id: business(&brand, body.business_id), status, now: Utc::now() };
     let config: LinkConfig = state
         .platform
         .gateway
-        .ask_as(&brand, query)
+        .ask(&brand, query)
         .await
         .map_err(|e| StaffError::from_query(e, "digital bill configuration of this business"))?;
     let message = if status == 1 { "Digital bill turned on" } else { "Digital bill turned off" };
@@ -163,9 +165,9 @@ async fn get_business_config(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let query = BillsQuery::Config { business_id: business(&brand, body.business_id) };
+    let query = bills::Config { business_id: business(&brand, body.business_id) };
     let view: ConfigView =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(staff_answer(json!({"data": view})))
 }
 
@@ -189,9 +191,9 @@ async fn add_widget(
     };
     let fields = widget_fields(&body);
     let query =
-        BillsQuery::AddWidget { business_id: business(&brand, body.business_id), widget_id, fields, now: Utc::now() };
+        bills::AddWidget { business_id: business(&brand, body.business_id), widget_id, fields, now: Utc::now() };
     let widget: WidgetMapping =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget added", "data": widget})))
 }
 
@@ -203,9 +205,9 @@ async fn edit_widget(
     let Some(id) = body.id else {
         return Err(StaffError::invalid_message("/id", "id (the widget mapping's id) is required"));
     };
-    let query = BillsQuery::EditWidget { id, fields: widget_fields(&body) };
+    let query = bills::EditWidget { id, fields: widget_fields(&body) };
     let widget: WidgetMapping =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget updated", "data": widget})))
 }
 
@@ -215,9 +217,8 @@ async fn bill_customers(
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<BillPage>>, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
-    let query =
-        BillsQuery::Customers { business_id: body.business_id.clone(), page: body.page.unwrap_or(1), start, end };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
+    let query = bills::Customers { business_id: body.business_id.clone(), page: body.page.unwrap_or(1), start, end };
+    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
 }
 
 /// `/crm_api/get_digital_bill_mis`.
@@ -226,8 +227,8 @@ async fn bill_mis(
     Staff { brand, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
-    let query = BillsQuery::Mis { business_id: body.business_id, start, end };
-    let mis: Mis = state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+    let query = bills::GetMis { business_id: body.business_id, start, end };
+    let mis: Mis = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
@@ -235,11 +236,11 @@ async fn bill_mis(
 async fn count(
     state: &AppState,
     brand: &str,
-    query: BillsQuery,
+    query: impl Question<Reply = Counted> + Into<TenantQuery>,
     figure: &str,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let counted: Counted =
-        state.platform.gateway.ask_as(brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+        state.platform.gateway.ask(brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     let mut body = json!({"counted": counted.counted});
     if let Some(bill) = &counted.bill {
         body[figure] = serde_json::to_value(bill).ok().map(|b| b[figure].clone()).unwrap_or(Value::Null);
@@ -253,7 +254,7 @@ async fn invoice_open(
     Ingested { brand, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, BillsQuery::Open { bill_id, now: Utc::now() }, "clicked").await
+    count(&state, &brand, bills::Open { bill_id, now: Utc::now() }, "clicked").await
 }
 
 /// `/crm_api/feedback_invoice/open`.
@@ -262,7 +263,7 @@ async fn feedback_invoice_open(
     Ingested { brand, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, BillsQuery::FeedbackOpen { bill_id }, "feedback_opens").await
+    count(&state, &brand, bills::FeedbackOpen { bill_id }, "feedback_opens").await
 }
 
 /// `/crm_api/invoice/download`.
@@ -271,7 +272,7 @@ async fn invoice_download(
     Ingested { brand, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, BillsQuery::Download { bill_id }, "download_flag").await
+    count(&state, &brand, bills::Download { bill_id }, "download_flag").await
 }
 
 /// A bill id as sent: engage's own, or the link service's (its alias).
@@ -304,10 +305,9 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
     }
     let event = if body.event_type == "watch" { InsightEvent::Watch } else { InsightEvent::Click };
     let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    let query =
-        BillsQuery::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
+    let query = bills::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
     let counted: Counted =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(answer(json!({"counted": counted.counted})))
 }
 
@@ -349,7 +349,7 @@ async fn bill_page_route(State(state): State<AppState>, Path(bill_id): Path<Stri
         Err(error) => return unavailable(error),
     };
     let Some(tenant) = owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)) else { return not_found() };
-    let counted: Counted = match state.platform.gateway.ask_as(&tenant, BillsQuery::Open { bill_id, now }).await {
+    let counted: Counted = match state.platform.gateway.ask(&tenant, bills::Open { bill_id, now }).await {
         Ok(counted) => counted,
         Err(error) => return unavailable(error),
     };

@@ -9,7 +9,7 @@
 //!     State(state): State<AppState>,
 //!     Integration { brand, body }: Integration<RedeemPointsRequest>,
 //! ) -> Result<Json<Answer<Redeemed>>, IntegrationError> {
-//!     let redeemed = state.platform.gateway.ask_as(&brand, redeem_query(body, None)).await?;
+//!     let redeemed = state.platform.gateway.ask(&brand, redeem_query(body, None)).await?;
 //!     Ok(answer(redeemed))
 //! }
 //! ```

@@ -33,8 +33,8 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
-    FeedbackConfig, FeedbackMis, FeedbackQuery, FormView, OrdersSummary, RatingDays, RatingPage, RequestPage,
-    ReviewPage, Submission, Submitted,
+    self as feedback, FeedbackConfig, FeedbackMis, OrdersSummary, RatingDays, RatingPage, RequestPage, ReviewPage,
+    Submission,
 };
 use engage_actors::signed_links::{FormClaims, LinkRefusal};
 
@@ -137,20 +137,20 @@ async fn save_config(
         store_a_app_id: body.store_a_app_id,
         store_b_app_id: body.store_b_app_id,
     };
-    let query = FeedbackQuery::SaveConfig { config: Box::new(config) };
+    let query = feedback::SaveConfig { config: Box::new(config) };
     let saved: FeedbackConfig =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
     Ok(answer(json!({"message": "Feedback configuration saved", "data": saved})))
 }
 
 /// `/crm_api/get/feedback/config`.
 async fn get_config(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
     let child = body.child_business_id.or(body.business_id).filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned());
-    let query = FeedbackQuery::Config { child_business_id: child };
+    let query = feedback::Config { child_business_id: child };
     let config: FeedbackConfig = state
         .platform
         .gateway
-        .ask_as(&brand, query)
+        .ask(&brand, query)
         .await
         .map_err(|e| StaffError::from_query(e, "feedback configuration"))?;
     Ok(staff_answer(json!({"data": config})))
@@ -162,9 +162,9 @@ async fn feedback_customers(
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<RequestPage>>, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
-    let query = FeedbackQuery::Requests { business_id: body.business_id, page: body.page.unwrap_or(1), start, end };
+    let query = feedback::Requests { business_id: body.business_id, page: body.page.unwrap_or(1), start, end };
     Ok(staff_answer(
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
     ))
 }
 
@@ -174,9 +174,9 @@ async fn interaction_mis(
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
-    let query = FeedbackQuery::Mis { business_id: body.business_id, start, end };
+    let query = feedback::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
@@ -211,10 +211,8 @@ async fn orders_summary(
     Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<OrdersSummary>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
-    let query =
-        FeedbackQuery::OrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
-    let summary =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "orders"))?;
+    let query = feedback::GetOrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
+    let summary = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "orders"))?;
     Ok(staff_answer(summary))
 }
 
@@ -225,21 +223,21 @@ async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: S
     let page = body.page.unwrap_or(1);
     if let Some(source @ (3 | 4)) = body.source {
         let store = if source == 3 { "a" } else { "b" };
-        let query = FeedbackQuery::StoreReviews { store: store.to_owned(), page };
+        let query = feedback::StoreReviews { store: store.to_owned(), page };
         let reviews: ReviewPage =
-            state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
+            state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
         return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
-    let query = FeedbackQuery::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
+    let query = feedback::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
     let ratings: RatingPage =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
     Ok(staff_answer(serde_json::to_value(ratings).unwrap_or_default()))
 }
 
 async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
-    let query = FeedbackQuery::RatingDays { business_id: body.business_id, start, end };
-    state.platform.gateway.ask_as(brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))
+    let query = feedback::GetRatingDays { business_id: body.business_id, start, end };
+    state.platform.gateway.ask(brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))
 }
 
 /// `/crm_api/get/rating_count_datewise`.
@@ -285,8 +283,8 @@ async fn nps_data(
         order_id: body.order_id.unwrap_or_default(),
         questions: body.questions.unwrap_or_default().into_iter().map(Value::Object).collect(),
     };
-    let query = FeedbackQuery::NpsRecord { answer: given, now: Utc::now() };
-    let stored: NpsResponse = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = feedback::NpsRecord { answer: given, now: Utc::now() };
+    let stored: NpsResponse = state.platform.gateway.ask(&brand, query).await?;
     Ok(answer(json!({"nps_id": stored.nps_id})))
 }
 
@@ -295,13 +293,13 @@ async fn nps_list(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<NpsRequest>,
 ) -> Result<Json<Answer<NpsPage>>, StaffError> {
-    let query = FeedbackQuery::NpsList {
+    let query = feedback::NpsList {
         business_id: body.business_id,
         rating: body.rating,
         mobile_number: body.mobile_number,
         page: body.page.unwrap_or(1),
     };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?))
+    Ok(answer(state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?))
 }
 
 /// `/crm_api/npsData`.
@@ -313,9 +311,9 @@ async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: St
     // the two thresholds in either order: the higher one starts the promoters
     let buckets =
         Buckets { promoter_from: promoter_from.max(passive_from), passive_from: promoter_from.min(passive_from) };
-    let query = FeedbackQuery::NpsReport { business_id: body.business_id, start, end, buckets };
+    let query = feedback::GetNpsReport { business_id: body.business_id, start, end, buckets };
     let report: NpsReport =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     Ok(staff_answer(json!({"data": report})))
 }
 
@@ -325,9 +323,9 @@ async fn nps_download(
     Staff { brand, body, .. }: Staff<NpsRequest>,
 ) -> Result<Response, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
-    let query = FeedbackQuery::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
+    let query = feedback::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
     let page: NpsPage =
-        state.platform.gateway.ask_as(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
+        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     let bytes = engage_actors::reports::nps_workbook(&page.data).map_err(StaffError::unavailable)?;
     let name = format!("attachment; filename=\"nps-{start}_{end}.xlsx\"");
     Ok((
@@ -374,7 +372,7 @@ async fn form(State(state): State<AppState>, Path(token): Path<String>) -> Respo
         Err(page) => return page,
     };
     let tenant = claims.tenant.clone();
-    match state.platform.gateway.ask_as::<FormView>(&tenant, FeedbackQuery::Open { claims }).await {
+    match state.platform.gateway.ask(&tenant, feedback::Open { claims }).await {
         Ok(view) => Html(feedback_page::form(&view, &token)).into_response(),
         Err(error) => unavailable(error),
     }
@@ -406,8 +404,8 @@ async fn submit(State(state): State<AppState>, Path(token): Path<String>, body: 
         hear_about_us: field("hear_about_us").map(|h| h.chars().take(100).collect()),
     };
     let tenant = claims.tenant.clone();
-    let query = FeedbackQuery::Submit { claims, token: token.clone(), submission, now: Utc::now() };
-    match state.platform.gateway.ask_as::<Submitted>(&tenant, query).await {
+    let query = feedback::Submit { claims, token: token.clone(), submission, now: Utc::now() };
+    match state.platform.gateway.ask(&tenant, query).await {
         Ok(submitted) => Html(feedback_page::thanks(&submitted, &token)).into_response(),
         Err(error) => unavailable(error),
     }

@@ -43,7 +43,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::fraud::{
-    AlertSent, AlertSettings, Blocklisted, Evaluation, FlagOutcome, FraudQuery, Unblocklisted,
+    self as fraud, AlertSent, AlertSettings, Blocklisted, Evaluation, Unblocklisted,
 };
 use engage_actors::domain::fraud::{FlagAction, VelocityRules};
 use engage_actors::repo::{BLOCKLIST, FRAUD_FLAGS};
@@ -144,7 +144,7 @@ async fn configure_wallet_rules(State(state): State<AppState>, request: Staff<Fr
         points_earning_limit_value: limit(body.points_earning_limit_value),
         points_earning_limit_period: body.points_earning_limit_period.unwrap_or_default(),
     };
-    let rules: VelocityRules = state.platform.gateway.ask_as(&brand, FraudQuery::SetVelocity { rules }).await?;
+    let rules: VelocityRules = state.platform.gateway.ask(&brand, fraud::SetVelocity { rules }).await?;
     Ok(staff_answer(json!({"message": "fraud wallet rules saved", "rules": rules})))
 }
 
@@ -161,7 +161,7 @@ async fn configure_alert_settings(
         sender_id: body.sender_id,
         template_type: read("template_type", body.template_type.as_deref().unwrap_or("UTILITY"))?,
     };
-    let settings: AlertSettings = state.platform.gateway.ask_as(&brand, FraudQuery::SaveAlerts { settings }).await?;
+    let settings: AlertSettings = state.platform.gateway.ask(&brand, fraud::SaveAlerts { settings }).await?;
     Ok(staff_answer(json!({"message": "fraud alert settings saved", "settings": settings})))
 }
 
@@ -174,8 +174,8 @@ fn read<T: serde::de::DeserializeOwned>(field: &str, value: &str) -> Result<T, S
 
 async fn get_configuration(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     let brand = request.brand;
-    let rules: VelocityRules = state.platform.gateway.ask_as(&brand, FraudQuery::GetVelocity).await?;
-    let alerts: Option<AlertSettings> = state.platform.gateway.ask_as(&brand, FraudQuery::Alerts).await?;
+    let rules: VelocityRules = state.platform.gateway.ask(&brand, fraud::GetVelocity {}).await?;
+    let alerts: Option<AlertSettings> = state.platform.gateway.ask(&brand, fraud::Alerts {}).await?;
     Ok(staff_answer(json!({"data": {"wallet_rules": rules, "alert_settings": alerts}})))
 }
 
@@ -208,8 +208,8 @@ async fn upload_blocklist(
     }
     // the brand's actor adds them: a number on the list already, or given twice, is a duplicate
     let contacts = candidates.iter().map(|(_, value)| value.clone()).collect();
-    let query = FraudQuery::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
-    let done: Blocklisted = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = fraud::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
+    let done: Blocklisted = state.platform.gateway.ask(&brand, query).await?;
     let duplicates: Vec<Value> = done
         .duplicates
         .iter()
@@ -230,8 +230,8 @@ fn contacts(body: &FraudQueryRequest) -> Vec<String> {
 
 async fn delete_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     let Staff { brand, body, .. } = request;
-    let query = FraudQuery::Unblocklist { contacts: contacts(&body) };
-    let done: Unblocklisted = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = fraud::Unblocklist { contacts: contacts(&body) };
+    let done: Unblocklisted = state.platform.gateway.ask(&brand, query).await?;
     Ok(staff_answer(json!({"deleted": done.deleted})))
 }
 
@@ -251,13 +251,9 @@ async fn flag_actions(
     let mut results = Vec::new();
     let mut ok = 0;
     for contact in list {
-        let query = FraudQuery::Flag {
-            contact: contact.clone(),
-            action,
-            comment: comment.clone(),
-            submitted_by: grant.id.clone(),
-        };
-        match state.platform.gateway.ask_as::<FlagOutcome>(&brand, query).await {
+        let query =
+            fraud::Flag { contact: contact.clone(), action, comment: comment.clone(), submitted_by: grant.id.clone() };
+        match state.platform.gateway.ask(&brand, query).await {
             Ok(outcome) => {
                 ok += 1;
                 results.push(
@@ -321,8 +317,7 @@ async fn check_blocked(
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
         return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };
-    let data: Evaluation =
-        state.platform.gateway.ask_as(&brand, FraudQuery::Evaluate { contact: contact.clone() }).await?;
+    let data: Evaluation = state.platform.gateway.ask(&brand, fraud::Evaluate { contact: contact.clone() }).await?;
     Ok(staff_answer(
         json!({"contact": contact, "blocked": data.blocked, "blocklisted": data.blocklisted, "is_blocked": data.is_blocked}),
     ))
@@ -333,7 +328,7 @@ async fn evaluate_customer(State(state): State<AppState>, request: Staff<FraudQu
     let Some(contact) = body.contact else {
         return Err(StaffError::invalid_message("/contact", "contact is required"));
     };
-    let data: Evaluation = state.platform.gateway.ask_as(&brand, FraudQuery::Evaluate { contact }).await?;
+    let data: Evaluation = state.platform.gateway.ask(&brand, fraud::Evaluate { contact }).await?;
     Ok(staff_answer(json!({"data": data})))
 }
 
@@ -395,8 +390,8 @@ async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQue
     let (Some(contact), Some(business)) = (body.contact, body.business_id) else {
         return Err(StaffError::invalid_message("/contact", "contact and business_id are required"));
     };
-    let query = FraudQuery::SendAlert { contact, business, now: chrono::Utc::now() };
-    let sent: AlertSent = match state.platform.gateway.ask_as(&brand, query).await {
+    let query = fraud::SendAlert { contact, business, now: chrono::Utc::now() };
+    let sent: AlertSent = match state.platform.gateway.ask(&brand, query).await {
         Ok(sent) => sent,
         Err(QueryError::Invalid(message)) => return Err(StaffError::invalid_message("", &message)),
         Err(error) => return Err(error.into()),

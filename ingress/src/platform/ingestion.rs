@@ -310,7 +310,7 @@ pub async fn instant_order(
     };
     let tenant = envelope.tenant.clone();
     let envelope = std::sync::Arc::unwrap_or_clone(envelope);
-    match state.platform.gateway.ask_json(&tenant, customers::ApplyNow { envelope }).await {
+    match state.platform.gateway.ask(&tenant, customers::ApplyNow { envelope }).await {
         Ok(customer) => Json(json!({"status": 1, "processed": true, "customer": customer})).into_response(),
         // Enqueued durably: it will be processed; say so instead of failing the producer.
         Err(error) => {

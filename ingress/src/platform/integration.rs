@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use engage_actors::capabilities::customers::{self, CustomerView};
-use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
+use engage_actors::capabilities::loyalty::{self, PointsBalance};
 use engage_actors::capabilities::redemption::Redeemed;
 use engage_actors::query::Question;
 use engage_actors::TenantQuery;
@@ -171,7 +171,7 @@ async fn deduct_wallet_points(
     let (Some(points), Some(reference)) = (body.points, body.reference.clone()) else {
         return Err(IntegrationError::invalid_message("/reference", "points and reference are required"));
     };
-    let done: Redeemed = state.platform.gateway.ask_as(&brand, user_redemption(body, points, reference)).await?;
+    let done: Redeemed = state.platform.gateway.ask(&brand, user_redemption(body, points, reference)).await?;
     Ok(answer(Deducted { deducted: done.redeemed, wallet_balance: done.wallet_balance, txn_id: done.txn_id }))
 }
 
@@ -180,6 +180,6 @@ async fn pos_loyalty_details(
     State(state): State<AppState>,
     Open { brand, body }: Open<IntegrationUserRequest>,
 ) -> Result<Json<Answer<PointsBalance>>, IntegrationError> {
-    let query = LoyaltyQuery::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    let query = loyalty::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }

@@ -40,8 +40,8 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    builtin_types, check, common_fields, Audience, BulkCampaign, BulkRecipient, BulkSpec, BusinessConfig, CampaignData,
-    CampaignTag, Clicked, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys, JourneysQuery,
+    self as journeys, builtin_types, check, common_fields, Audience, BulkCampaign, BulkRecipient, BulkSpec,
+    BusinessConfig, CampaignData, CampaignTag, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys,
     QuietHours, Report, RoiSummary, Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
 };
 use engage_actors::domain::wallet::Channel;
@@ -171,8 +171,7 @@ async fn brand_journeys(
     brand: &str,
     child: Option<String>,
 ) -> Result<Vec<JourneyConfig>, StaffError> {
-    let journeys: Journeys =
-        state.platform.gateway.ask_as(brand, JourneysQuery::List { child_business_id: child }).await?;
+    let journeys: Journeys = state.platform.gateway.ask(brand, journeys::List { child_business_id: child }).await?;
     Ok(journeys.data)
 }
 
@@ -282,13 +281,13 @@ async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyR
     let data = campaign_data(body.campaign_data)?;
     check(&t, &data)
         .map_err(|(field, reason)| StaffError::invalid_message(&format!("/campaign_data/{field}"), reason))?;
-    let query = JourneysQuery::Save {
+    let query = journeys::Save {
         child_business_id: body.child_business_id,
         campaign_type_id: t.id,
         campaign_type: t.campaign_type,
         campaign_data: Box::new(data),
     };
-    let saved: Saved = state.platform.gateway.ask_as(&brand, query).await?;
+    let saved: Saved = state.platform.gateway.ask(&brand, query).await?;
     let message = if saved.created { "journey saved" } else { "journey updated" };
     Ok(staff_answer(json!({"message": message, "campaign_journey_id": saved.campaign_journey_id})))
 }
@@ -305,8 +304,8 @@ async fn enable_journey(State(state): State<AppState>, request: Staff<JourneyReq
     let Some(enabled) = request.body.campaign_enabled else {
         return Err(StaffError::invalid_message("/campaign_enabled", "campaign_enabled (0 or 1) is required"));
     };
-    let query = JourneysQuery::Enable { campaign_journey_id: id, enabled: enabled == 1 };
-    let row: JourneyConfig = state.platform.gateway.ask_as(&request.brand, query).await.map_err(journey_refusal)?;
+    let query = journeys::Enable { campaign_journey_id: id, enabled: enabled == 1 };
+    let row: JourneyConfig = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"campaign_journey_id": row.campaign_journey_id, "campaign_enabled": row.campaign_enabled})))
 }
 
@@ -320,8 +319,8 @@ fn journey_refusal(error: engage_actors::QueryError) -> StaffError {
 
 /// `/crm_api/view/campaign/journey`.
 async fn view_journey(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
-    let query = JourneysQuery::View { campaign_journey_id: journey_id(&request.body)? };
-    let row: JourneyConfig = state.platform.gateway.ask_as(&request.brand, query).await.map_err(journey_refusal)?;
+    let query = journeys::View { campaign_journey_id: journey_id(&request.body)? };
+    let row: JourneyConfig = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"data": row})))
 }
 
@@ -330,8 +329,8 @@ async fn view_journey(State(state): State<AppState>, request: Staff<JourneyReque
 async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
     let mut by_outlet: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for journey in brand_journeys(&state, &request.brand, request.body.child_business_id).await? {
-        let query = JourneysQuery::Roi { campaign_journey_id: journey.campaign_journey_id.clone() };
-        let roi: RoiSummary = state.platform.gateway.ask_as(&request.brand, query).await?;
+        let query = journeys::Roi { campaign_journey_id: journey.campaign_journey_id.clone() };
+        let roi: RoiSummary = state.platform.gateway.ask(&request.brand, query).await?;
         let mut entry = json!(journey);
         entry["roi"] = json!(roi);
         by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
@@ -356,15 +355,15 @@ async fn auto_campaign_users(State(state): State<AppState>, request: Staff<Journ
     };
     let page = request.body.page.unwrap_or(1).max(1) as usize;
     let page_size = request.body.page_size.unwrap_or(20).clamp(1, 100) as usize;
-    let query = JourneysQuery::Audience { campaign_journey_id: id, offset: (page - 1) * page_size, limit: page_size };
-    let audience: Audience = state.platform.gateway.ask_as(&request.brand, query).await.map_err(journey_refusal)?;
+    let query = journeys::GetAudience { campaign_journey_id: id, offset: (page - 1) * page_size, limit: page_size };
+    let audience: Audience = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"data": audience.data, "total": audience.total, "page": page, "page_size": page_size})))
 }
 
 /// `/crm_api/view/sent/automated/campaigns`: the send history.
 async fn sent_campaigns(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
-    let query = JourneysQuery::Runs { campaign_journey_id: request.body.campaign_journey_id.clone() };
-    let runs: Runs = state.platform.gateway.ask_as(&request.brand, query).await?;
+    let query = journeys::GetRuns { campaign_journey_id: request.body.campaign_journey_id.clone() };
+    let runs: Runs = state.platform.gateway.ask(&request.brand, query).await?;
     Ok(staff_answer(json!({"data": runs.data})))
 }
 
@@ -373,8 +372,8 @@ async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyR
     let Some(auto_id) = request.body.auto_id.clone() else {
         return Err(StaffError::invalid_message("/auto_id", "auto_id is required"));
     };
-    let query = JourneysQuery::Report { auto_id, business_id: request.body.business_id.clone() };
-    let report: Report = state.platform.gateway.ask_as(&request.brand, query).await?;
+    let query = journeys::GetReport { auto_id, business_id: request.body.business_id.clone() };
+    let report: Report = state.platform.gateway.ask(&request.brand, query).await?;
     Ok(staff_answer(json!(report)))
 }
 
@@ -382,8 +381,8 @@ async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyR
 async fn journey_settings(State(state): State<AppState>, request: Staff<JourneySettingsRequest>) -> Answered {
     let body = request.body;
     let set = if body.quiet_hours.is_some() || body.frequency_cap.is_some() {
-        let query = JourneysQuery::Settings { set: None };
-        let mut settings: JourneySettings = state.platform.gateway.ask_as(&request.brand, query).await?;
+        let query = journeys::Settings { set: None };
+        let mut settings: JourneySettings = state.platform.gateway.ask(&request.brand, query).await?;
         if let Some(hours) = body.quiet_hours {
             let hours = QuietHours { start: hours.start, end: hours.end };
             if !hours.valid() {
@@ -398,8 +397,7 @@ async fn journey_settings(State(state): State<AppState>, request: Staff<JourneyS
     } else {
         None
     };
-    let settings: JourneySettings =
-        state.platform.gateway.ask_as(&request.brand, JourneysQuery::Settings { set }).await?;
+    let settings: JourneySettings = state.platform.gateway.ask(&request.brand, journeys::Settings { set }).await?;
     Ok(staff_answer(json!({"data": settings})))
 }
 
@@ -408,8 +406,8 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
     let Some(tag_name) = request.body.tag_name.clone().filter(|n| !n.trim().is_empty()) else {
         return Err(StaffError::invalid_message("/tag_name", "tag_name is required"));
     };
-    let query = JourneysQuery::CreateTag { tag_name, color: request.body.color.clone() };
-    let tag: CampaignTag = state.platform.gateway.ask_as(&request.brand, query).await.map_err(|error| match error {
+    let query = journeys::CreateTag { tag_name, color: request.body.color.clone() };
+    let tag: CampaignTag = state.platform.gateway.ask(&request.brand, query).await.map_err(|error| match error {
         engage_actors::QueryError::Invalid(message) => StaffError::invalid_message("/tag_name", message),
         other => StaffError::from(other),
     })?;
@@ -418,7 +416,7 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
 
 /// `/crm_api/get/campaign_tags`.
 async fn campaign_tags(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
-    let tags: Tags = state.platform.gateway.ask_as(&request.brand, JourneysQuery::Tags).await?;
+    let tags: Tags = state.platform.gateway.ask(&request.brand, journeys::GetTags {}).await?;
     Ok(staff_answer(json!({"data": tags.data})))
 }
 
@@ -517,11 +515,10 @@ async fn create_bulk_campaign(
     }
     let now = chrono::Utc::now();
     let spec = BulkSpec { campaign_name, business_id, channel, template_id, message };
-    let mut campaign: BulkCampaign =
-        state.platform.gateway.ask_as(&brand, JourneysQuery::BulkCreate { spec, now }).await?;
+    let mut campaign: BulkCampaign = state.platform.gateway.ask(&brand, journeys::BulkCreate { spec, now }).await?;
     for chunk in recipients.chunks(BULK_CHUNK) {
-        let query = JourneysQuery::BulkQueue { campaign_id: campaign.campaign_id, recipients: chunk.to_vec(), now };
-        campaign = state.platform.gateway.ask_as(&brand, query).await?;
+        let query = journeys::BulkQueue { campaign_id: campaign.campaign_id, recipients: chunk.to_vec(), now };
+        campaign = state.platform.gateway.ask(&brand, query).await?;
     }
     tracing::info!(
         brand,
@@ -546,14 +543,14 @@ async fn track_chat_link(State(state): State<AppState>, Path(token): Path<String
         Err(LinkRefusal::Expired) => return StaffError::gone("this link has expired").into_response(),
         Err(LinkRefusal::Invalid) => return StaffError::not_found("tracking link").into_response(),
     };
-    let query = JourneysQuery::Click {
+    let query = journeys::Click {
         campaign_journey_id: claims.journey.clone(),
         phone: claims.phone.clone(),
         occasion: claims.occasion.clone(),
         now: chrono::Utc::now(),
     };
     // the customer is sent on even when the count fails: the click is logged, not lost silently
-    match state.platform.gateway.ask_as::<Clicked>(&claims.tenant, query).await {
+    match state.platform.gateway.ask(&claims.tenant, query).await {
         Ok(clicked) => tracing::info!(
             tenant = claims.tenant,
             journey = claims.journey,

@@ -25,7 +25,7 @@ use axum::Json;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::loyalty::{DayWise, LedgerPage, LoyaltyQuery, PointsBalance};
+use engage_actors::capabilities::loyalty::{self, DayWise, LedgerPage, PointsBalance};
 use engage_actors::capabilities::otp::{self, Verified};
 use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, Revoke, Revoked};
 use engage_actors::capabilities::rewards::{self, Catalogue};
@@ -73,7 +73,7 @@ pub fn routes() -> Routes {
 const DAY_WISE_MAX_DAYS: i64 = 92;
 
 /// The day-wise query of a body: `start_date..=end_date` (default the 7 IST days up to today).
-fn day_wise_query(body: &DayWiseRequest) -> Result<LoyaltyQuery, StaffError> {
+fn day_wise_query(body: &DayWiseRequest) -> Result<loyalty::GetDayWise, StaffError> {
     let parse = |given: &Option<String>, pointer: &str| {
         given
             .as_deref()
@@ -88,7 +88,7 @@ fn day_wise_query(body: &DayWiseRequest) -> Result<LoyaltyQuery, StaffError> {
     let (from, to) = (from.min(to), from.max(to));
     // a longer range keeps its last DAY_WISE_MAX_DAYS days (the answer's days say which)
     let from = from.max(to - chrono::Days::new(DAY_WISE_MAX_DAYS as u64 - 1));
-    Ok(LoyaltyQuery::DayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
+    Ok(loyalty::GetDayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
 }
 
 /// `/crm_api/fetch_loyalty_details`: `{status: true, rules, rewards}`.
@@ -97,7 +97,7 @@ async fn fetch_loyalty_details(
     Staff { brand, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
-    let rules: LoyaltyRules = gateway.ask_as(&brand, LoyaltyQuery::GetRules).await?;
+    let rules: LoyaltyRules = gateway.ask(&brand, loyalty::GetRules {}).await?;
     let catalogue: Catalogue = gateway.ask(&brand, rewards::ListRewards { phone: None }).await?;
     Ok(staff_answer(json!({"rules": rules, "rewards": catalogue.rewards})))
 }
@@ -107,12 +107,12 @@ async fn staff_ledger(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<IntegrationUserRequest>,
 ) -> Result<Json<StaffAnswer<LedgerPage>>, StaffError> {
-    let query = LoyaltyQuery::Ledger {
+    let query = loyalty::Ledger {
         phone: body.customer_number,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `/crm_api/redeem_points`: a final redemption by staff, `{status: true, redeemed,
@@ -124,7 +124,7 @@ async fn staff_redeem(
     let (Some(points), Some(order_id)) = (body.points, body.order_id.clone()) else {
         return Err(StaffError::invalid_message("/order_id", "points and order_id are required"));
     };
-    let redeemed: Redeemed = state.platform.gateway.ask_as(&brand, user_redemption(body, points, order_id)).await?;
+    let redeemed: Redeemed = state.platform.gateway.ask(&brand, user_redemption(body, points, order_id)).await?;
     Ok(staff_answer(Redemption::from(redeemed)))
 }
 
@@ -133,7 +133,7 @@ async fn day_wise(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<DayWiseRequest>,
 ) -> Result<Json<StaffAnswer<DayWise>>, StaffError> {
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, day_wise_query(&body)?).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&brand, day_wise_query(&body)?).await?))
 }
 
 /// `/crm_api/get/referal/rules`: `{status: true, referral}`.
@@ -141,7 +141,7 @@ async fn referral_rules(
     State(state): State<AppState>,
     Staff { brand, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let rules: LoyaltyRules = state.platform.gateway.ask_as(&brand, LoyaltyQuery::GetRules).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::GetRules {}).await?;
     Ok(staff_answer(json!({"referral": rules.referral})))
 }
 
@@ -150,7 +150,7 @@ async fn rules_details(
     State(state): State<AppState>,
     Integration { brand, .. }: Integration<LoyaltyRulesRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
-    let rules: LoyaltyRules = state.platform.gateway.ask_as(&brand, LoyaltyQuery::GetRules).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::GetRules {}).await?;
     Ok(answer(json!({"rules": rules})))
 }
 
@@ -190,7 +190,7 @@ async fn merged_rules(
     brand: &str,
     body: &LoyaltyRulesRequest,
 ) -> Result<LoyaltyRules, engage_actors::QueryError> {
-    let current: LoyaltyRules = state.platform.gateway.ask_as(brand, LoyaltyQuery::GetRules).await?;
+    let current: LoyaltyRules = state.platform.gateway.ask(brand, loyalty::GetRules {}).await?;
     Ok(LoyaltyRules {
         earn_percent: decimal_or(&body.earn_percent, current.earn_percent),
         min_bill: decimal_or(&body.min_bill, current.min_bill),
@@ -222,7 +222,7 @@ async fn add_edit_rules(
     Staff { brand, body, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let rules = merged_rules(&state, &brand, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask_as(&brand, LoyaltyQuery::SetRules { rules }).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::SetRules { rules }).await?;
     Ok(staff_answer(json!({"message": "loyalty rules saved", "rules": rules})))
 }
 
@@ -232,8 +232,8 @@ async fn add_edit_milestone(
     Staff { brand, body, .. }: Staff<MilestonesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let milestones = body.milestones.into_iter().map(|m| Milestone { orders: m.orders, bonus_points: m.bonus_points });
-    let query = LoyaltyQuery::SetMilestones { milestones: milestones.collect() };
-    let rules: LoyaltyRules = state.platform.gateway.ask_as(&brand, query).await?;
+    let query = loyalty::SetMilestones { milestones: milestones.collect() };
+    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, query).await?;
     Ok(staff_answer(json!({"message": "milestones saved", "rules": rules})))
 }
 
@@ -243,7 +243,7 @@ async fn configure_points(
     Integration { brand, body }: Integration<LoyaltyRulesRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     let rules = merged_rules(&state, &brand, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask_as(&brand, LoyaltyQuery::SetRules { rules }).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::SetRules { rules }).await?;
     Ok(answer(json!({"rules": rules})))
 }
 
@@ -361,8 +361,8 @@ async fn get_user_loyalty(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<PointsBalance>>, IntegrationError> {
-    let query = LoyaltyQuery::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    let query = loyalty::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `{status: 1, data: [ledger entries, oldest first], page, page_size, total, loyalty_points}`.
@@ -370,10 +370,10 @@ async fn get_wallet_ledger(
     State(state): State<AppState>,
     Integration { brand, body }: Integration<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<LedgerPage>>, IntegrationError> {
-    let query = LoyaltyQuery::Ledger {
+    let query = loyalty::Ledger {
         phone: body.customer_number,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(answer(state.platform.gateway.ask_as(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
 }

@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers::{self, CustomerView};
-use engage_actors::capabilities::loyalty::{LoyaltyQuery, PointsBalance};
+use engage_actors::capabilities::loyalty::{self, PointsBalance};
 use engage_actors::capabilities::rewards::{
     self, Catalogue, Coupon, CouponStatus, Coupons, Purchased, Reward, RewardDraft,
 };
@@ -75,7 +75,7 @@ async fn app_loyalty(
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
     let customer: CustomerView = gateway.ask(&brand, customers::Details { phone: phone.clone() }).await?;
-    let loyalty: PointsBalance = gateway.ask_as(&brand, LoyaltyQuery::Balance { phone, bill: None }).await?;
+    let loyalty: PointsBalance = gateway.ask(&brand, loyalty::Balance { phone, bill: None }).await?;
     Ok(staff_answer(json!({"customer": customer, "loyalty": loyalty})))
 }
 

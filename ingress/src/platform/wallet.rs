@@ -10,7 +10,7 @@ use axum::Json;
 use serde::Serialize;
 use serde_json::Number;
 
-use engage_actors::capabilities::wallet::{Balance, Recharged, TxnPage, WalletQuery};
+use engage_actors::capabilities::wallet::{self, Balance, Recharged, TxnPage};
 use engage_actors::domain::wallet::{ChannelPrices, Pricing};
 use engage_actors::QueryError;
 
@@ -41,8 +41,8 @@ pub fn routes() -> Routes {
 }
 
 /// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.
-pub fn recharge_query(business: String, amount: &Number, reference: Option<String>) -> WalletQuery {
-    WalletQuery::Recharge { business, amount: amount.to_string(), reference, refund: false }
+pub fn recharge_query(business: String, amount: &Number, reference: Option<String>) -> wallet::Recharge {
+    wallet::Recharge { business, amount: amount.to_string(), reference, refund: false }
 }
 
 /// `/crm_api/wallet/recharge`: `{status: true, txn_id, balance[, replayed]}`.
@@ -54,7 +54,7 @@ async fn recharge(
         return Err(StaffError::invalid_message("/amount", "amount is required"));
     };
     let query = recharge_query(body.business_id, amount, body.reference);
-    let recharged = state.platform.gateway.ask_as(&brand, query).await.map_err(|error| match error {
+    let recharged = state.platform.gateway.ask(&brand, query).await.map_err(|error| match error {
         QueryError::Invalid(message) => StaffError::invalid_message("/amount", message),
         other => StaffError::from(other),
     })?;
@@ -66,8 +66,8 @@ async fn balance(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<WalletRequest>,
 ) -> Result<Json<StaffAnswer<Balance>>, StaffError> {
-    let query = WalletQuery::Balance { business: body.business_id };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
+    let query = wallet::GetBalance { business: body.business_id };
+    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `/crm_api/wallet/transactions`: `{status: true, data, page, page_size, total, balance}`.
@@ -75,12 +75,12 @@ async fn transactions(
     State(state): State<AppState>,
     Staff { brand, body, .. }: Staff<WalletRequest>,
 ) -> Result<Json<StaffAnswer<TxnPage>>, StaffError> {
-    let query = WalletQuery::Txns {
+    let query = wallet::Txns {
         business: body.business_id,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(staff_answer(state.platform.gateway.ask_as(&brand, query).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
 }
 
 /// `{pricing}`.
@@ -95,7 +95,7 @@ async fn get_pricing(
     State(state): State<AppState>,
     Staff { brand, .. }: Staff<WalletPricingRequest>,
 ) -> Result<Json<StaffAnswer<PricingAnswer>>, StaffError> {
-    let pricing = state.platform.gateway.ask_as(&brand, WalletQuery::GetPricing).await?;
+    let pricing = state.platform.gateway.ask(&brand, wallet::GetPricing {}).await?;
     Ok(staff_answer(PricingAnswer { pricing }))
 }
 
@@ -119,7 +119,7 @@ async fn set_pricing(
     let Some(patch) = body.pricing else {
         return Err(StaffError::invalid_message("/pricing", "pricing is required"));
     };
-    let current: Pricing = state.platform.gateway.ask_as(&brand, WalletQuery::GetPricing).await?;
+    let current: Pricing = state.platform.gateway.ask(&brand, wallet::GetPricing {}).await?;
     let pricing = Pricing {
         digital_bill_sms: decimal_or(&patch.digital_bill_sms, current.digital_bill_sms),
         digital_chat_cost: decimal_or(&patch.digital_chat_cost, current.digital_chat_cost),
@@ -131,6 +131,6 @@ async fn set_pricing(
         campaign: channel_prices(&patch.campaign, current.campaign),
         otp: channel_prices(&patch.otp, current.otp),
     };
-    let pricing: Pricing = state.platform.gateway.ask_as(&brand, WalletQuery::SetPricing { pricing }).await?;
+    let pricing: Pricing = state.platform.gateway.ask(&brand, wallet::SetPricing { pricing }).await?;
     Ok(staff_answer(serde_json::json!({"message": "pricing saved", "pricing": pricing})))
 }

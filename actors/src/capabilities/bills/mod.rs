@@ -45,33 +45,35 @@ pub const GENERATION_SLICE: std::time::Duration = std::time::Duration::from_secs
 /// Answers a bills query.
 pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
     match query {
-        BillsQuery::SaveConfig { config } => reply(save_config(brand, *config).await),
-        BillsQuery::SetStatus { business_id, status, now } => reply(set_status(brand, business_id, status, now).await),
-        BillsQuery::Config { business_id } => reply(config_view(brand, business_id).await),
-        BillsQuery::AddWidget { business_id, widget_id, fields, now } => {
+        BillsQuery::SaveConfig(SaveConfig { config }) => reply(save_config(brand, *config).await),
+        BillsQuery::SetStatus(SetStatus { business_id, status, now }) => {
+            reply(set_status(brand, business_id, status, now).await)
+        }
+        BillsQuery::Config(Config { business_id }) => reply(config_view(brand, business_id).await),
+        BillsQuery::AddWidget(AddWidget { business_id, widget_id, fields, now }) => {
             reply(add_widget(brand, business_id, widget_id, fields, now).await)
         }
-        BillsQuery::EditWidget { id, fields } => reply(edit_widget(brand, id, fields).await),
-        BillsQuery::Customers { business_id, page, start, end } => {
+        BillsQuery::EditWidget(EditWidget { id, fields }) => reply(edit_widget(brand, id, fields).await),
+        BillsQuery::Customers(Customers { business_id, page, start, end }) => {
             reply(customers(brand, business_id, page, start, end).await)
         }
-        BillsQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
-        BillsQuery::Open { bill_id, now } => reply(open(brand, &bill_id, now).await),
-        BillsQuery::FeedbackOpen { bill_id } => reply(
+        BillsQuery::Mis(GetMis { business_id, start, end }) => reply(mis(brand, business_id, start, end).await),
+        BillsQuery::Open(Open { bill_id, now }) => reply(open(brand, &bill_id, now).await),
+        BillsQuery::FeedbackOpen(FeedbackOpen { bill_id }) => reply(
             touch(brand, &bill_id, |bill| {
                 bill.feedback_opens += 1;
                 Some(Vec::new())
             })
             .await,
         ),
-        BillsQuery::Download { bill_id } => reply(
+        BillsQuery::Download(Download { bill_id }) => reply(
             touch(brand, &bill_id, |bill| {
                 bill.download_flag += 1;
                 Some(Vec::new())
             })
             .await,
         ),
-        BillsQuery::Insight { bill_id, widget_id, event, watch_time } => {
+        BillsQuery::Insight(Insight { bill_id, widget_id, event, watch_time }) => {
             reply(
                 touch(brand, &bill_id, |bill| {
                     // a widget the bill does not show is not counted
@@ -85,7 +87,7 @@ pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
                 .await,
             )
         }
-        BillsQuery::Generate { now, day, after } => reply(generate::page(brand, now, &day, after).await),
-        BillsQuery::Report { day } => reply(report::figures(brand, &day).await),
+        BillsQuery::Generate(Generate { now, day, after }) => reply(generate::page(brand, now, &day, after).await),
+        BillsQuery::Report(Report { day }) => reply(report::figures(brand, &day).await),
     }
 }

@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::query::Question;
+
 #[allow(unused_imports)]
 use super::*;
 
@@ -35,107 +37,211 @@ pub enum InsightEvent {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum BillsQuery {
-    /// Create or replace a business's configuration (its `insertedAt` is kept): [`LinkConfig`].
-    SaveConfig {
-        /// The configuration.
-        config: Box<LinkConfig>,
-    },
-    /// Turn a business's bills on or off (also `business_configs.digital_bill`): [`LinkConfig`];
-    /// not found when it has no configuration.
-    SetStatus {
-        /// The outlet, or the brand.
-        business_id: String,
-        /// 0/1.
-        status: u8,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// A business's configuration and widgets, and the brand's when the business has none:
-    /// [`ConfigView`].
-    Config {
-        /// The outlet, or the brand.
-        business_id: String,
-    },
-    /// Map a widget kind for a business: [`WidgetMapping`].
-    AddWidget {
-        /// The outlet, or the brand.
-        business_id: String,
-        /// Catalogue id.
-        widget_id: u32,
-        /// Its fields.
-        fields: WidgetFields,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// Change a widget: [`WidgetMapping`]; not found when unknown.
-    EditWidget {
-        /// The mapping's id.
-        id: u64,
-        /// The fields to change.
-        fields: WidgetFields,
-    },
-    /// A page of sent bills, newest first: [`BillPage`].
-    Customers {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// From 1.
-        page: u64,
-        /// First IST day, when given.
-        start: Option<String>,
-        /// Last IST day, when given.
-        end: Option<String>,
-    },
-    /// The funnel between two IST days: [`Mis`].
-    Mis {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day.
-        end: String,
-    },
-    /// An open of the bill (`/invoice/open`, `GET /b/<code>`): [`Counted`].
-    Open {
-        /// The bill.
-        bill_id: String,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// An open of the bill's feedback link: [`Counted`].
-    FeedbackOpen {
-        /// The bill.
-        bill_id: String,
-    },
-    /// A download of the bill: [`Counted`].
-    Download {
-        /// The bill.
-        bill_id: String,
-    },
-    /// A widget click or watch time: [`Counted`].
-    Insight {
-        /// The bill.
-        bill_id: String,
-        /// Catalogue id.
-        widget_id: u32,
-        /// Click or watch.
-        event: InsightEvent,
-        /// Seconds (watch).
-        watch_time: u64,
-    },
-    /// One page of the generation job over the queue records of one IST day: [`Generated`].
-    Generate {
-        /// Now.
-        now: DateTime<Utc>,
-        /// The IST day.
-        day: String,
-        /// The clustering key after which to read.
-        after: Option<String>,
-    },
-    /// The daily report's figures for IST day `day`: [`BillReport`].
-    Report {
-        /// The day reported (yesterday, for the 11:32 job).
-        day: String,
-    },
+    /// See [`SaveConfig`].
+    SaveConfig(SaveConfig),
+    /// See [`SetStatus`].
+    SetStatus(SetStatus),
+    /// See [`Config`].
+    Config(Config),
+    /// See [`AddWidget`].
+    AddWidget(AddWidget),
+    /// See [`EditWidget`].
+    EditWidget(EditWidget),
+    /// See [`Customers`].
+    Customers(Customers),
+    /// See [`GetMis`].
+    Mis(GetMis),
+    /// See [`Open`].
+    Open(Open),
+    /// See [`FeedbackOpen`].
+    FeedbackOpen(FeedbackOpen),
+    /// See [`Download`].
+    Download(Download),
+    /// See [`Insight`].
+    Insight(Insight),
+    /// See [`Generate`].
+    Generate(Generate),
+    /// See [`Report`].
+    Report(Report),
+}
+
+/// Create or replace a business's configuration (its `insertedAt` is kept): [`LinkConfig`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SaveConfig {
+    /// The configuration.
+    pub config: Box<LinkConfig>,
+}
+
+impl Question for SaveConfig {
+    type Reply = LinkConfig;
+}
+
+/// Turn a business's bills on or off (also `business_configs.digital_bill`): [`LinkConfig`];
+/// not found when it has no configuration.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SetStatus {
+    /// The outlet, or the brand.
+    pub business_id: String,
+    /// 0/1.
+    pub status: u8,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for SetStatus {
+    type Reply = LinkConfig;
+}
+
+/// A business's configuration and widgets, and the brand's when the business has none:
+/// [`ConfigView`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Config {
+    /// The outlet, or the brand.
+    pub business_id: String,
+}
+
+impl Question for Config {
+    type Reply = ConfigView;
+}
+
+/// Map a widget kind for a business: [`WidgetMapping`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AddWidget {
+    /// The outlet, or the brand.
+    pub business_id: String,
+    /// Catalogue id.
+    pub widget_id: u32,
+    /// Its fields.
+    pub fields: WidgetFields,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for AddWidget {
+    type Reply = WidgetMapping;
+}
+
+/// Change a widget: [`WidgetMapping`]; not found when unknown.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EditWidget {
+    /// The mapping's id.
+    pub id: u64,
+    /// The fields to change.
+    pub fields: WidgetFields,
+}
+
+impl Question for EditWidget {
+    type Reply = WidgetMapping;
+}
+
+/// A page of sent bills, newest first: [`BillPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Customers {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// From 1.
+    pub page: u64,
+    /// First IST day, when given.
+    pub start: Option<String>,
+    /// Last IST day, when given.
+    pub end: Option<String>,
+}
+
+impl Question for Customers {
+    type Reply = BillPage;
+}
+
+/// The funnel between two IST days: [`Mis`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetMis {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day.
+    pub end: String,
+}
+
+impl Question for GetMis {
+    type Reply = Mis;
+}
+
+/// An open of the bill (`/invoice/open`, `GET /b/<code>`): [`Counted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Open {
+    /// The bill.
+    pub bill_id: String,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for Open {
+    type Reply = Counted;
+}
+
+/// An open of the bill's feedback link: [`Counted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FeedbackOpen {
+    /// The bill.
+    pub bill_id: String,
+}
+
+impl Question for FeedbackOpen {
+    type Reply = Counted;
+}
+
+/// A download of the bill: [`Counted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Download {
+    /// The bill.
+    pub bill_id: String,
+}
+
+impl Question for Download {
+    type Reply = Counted;
+}
+
+/// A widget click or watch time: [`Counted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Insight {
+    /// The bill.
+    pub bill_id: String,
+    /// Catalogue id.
+    pub widget_id: u32,
+    /// Click or watch.
+    pub event: InsightEvent,
+    /// Seconds (watch).
+    pub watch_time: u64,
+}
+
+impl Question for Insight {
+    type Reply = Counted;
+}
+
+/// One page of the generation job over the queue records of one IST day: [`Generated`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Generate {
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// The IST day.
+    pub day: String,
+    /// The clustering key after which to read.
+    pub after: Option<String>,
+}
+
+impl Question for Generate {
+    type Reply = Generated;
+}
+
+/// The daily report's figures for IST day `day`: [`BillReport`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// The day reported (yesterday, for the 11:32 job).
+    pub day: String,
+}
+
+impl Question for Report {
+    type Reply = BillReport;
 }
 
 /// A configuration, its widgets, and the brand's record when the business has none.

@@ -37,20 +37,20 @@ pub const FORM_VALIDITY_DAYS: i64 = 30;
 /// Answers a feedback query.
 pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
     match query {
-        FeedbackQuery::SaveConfig { config } => reply(save_config(brand, *config).await),
-        FeedbackQuery::Config { child_business_id } => {
+        FeedbackQuery::SaveConfig(SaveConfig { config }) => reply(save_config(brand, *config).await),
+        FeedbackQuery::Config(Config { child_business_id }) => {
             let found = configs(brand).await.map_err(QueryError::from).map(|c| c.get(&child_business_id).cloned());
             reply(found.and_then(|c| c.ok_or(QueryError::NotFound)))
         }
-        FeedbackQuery::Open { claims } => reply(open(brand, claims).await),
-        FeedbackQuery::Submit { claims, token, submission, now } => {
+        FeedbackQuery::Open(Open { claims }) => reply(open(brand, claims).await),
+        FeedbackQuery::Submit(Submit { claims, token, submission, now }) => {
             reply(submit(brand, claims, token, submission, now).await)
         }
-        FeedbackQuery::Requests { business_id, page, start, end } => {
+        FeedbackQuery::Requests(Requests { business_id, page, start, end }) => {
             reply(requests(brand, business_id, page, start, end).await)
         }
-        FeedbackQuery::Mis { business_id, start, end } => reply(mis(brand, business_id, start, end).await),
-        FeedbackQuery::StoreReviews { store, page } => {
+        FeedbackQuery::Mis(Mis { business_id, start, end }) => reply(mis(brand, business_id, start, end).await),
+        FeedbackQuery::StoreReviews(StoreReviews { store, page }) => {
             let mut all: Vec<crate::reviews::StoreReview> = match brand
                 .repo()
                 .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&brand.tenant, &store))
@@ -63,18 +63,18 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             let records = all.into_iter().map(|r| r.record).collect();
             reply(Ok(ReviewPage::of(records, page, FEEDBACK_PAGE)))
         }
-        FeedbackQuery::SyncConfigs { now } => reply(sync_configs(brand, now).await),
-        FeedbackQuery::OrdersSummary { business_id, start, end, page } => {
+        FeedbackQuery::SyncConfigs(SyncConfigs { now }) => reply(sync_configs(brand, now).await),
+        FeedbackQuery::OrdersSummary(GetOrdersSummary { business_id, start, end, page }) => {
             reply(orders_summary(brand, business_id, &start, &end, page).await)
         }
-        FeedbackQuery::NpsRecord { answer, now } => reply(nps::record(brand, answer, now).await),
-        FeedbackQuery::NpsList { business_id, rating, mobile_number, page } => {
+        FeedbackQuery::NpsRecord(NpsRecord { answer, now }) => reply(nps::record(brand, answer, now).await),
+        FeedbackQuery::NpsList(NpsList { business_id, rating, mobile_number, page }) => {
             reply(nps::list(brand, business_id, rating, mobile_number, page).await)
         }
-        FeedbackQuery::NpsReport { business_id, start, end, buckets } => {
+        FeedbackQuery::NpsReport(GetNpsReport { business_id, start, end, buckets }) => {
             reply(nps::report(brand, business_id, &start, &end, buckets).await)
         }
-        FeedbackQuery::NpsExport { business_id, start, end } => reply(
+        FeedbackQuery::NpsExport(NpsExport { business_id, start, end }) => reply(
             nps::responses(brand, |r| {
                 let day = ist_day(r.insertedAt);
                 business_id.as_ref().is_none_or(|b| *b == r.businessId) && day >= start && day <= end
@@ -82,15 +82,15 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             .await
             .map(|data| nps::NpsPage { total: data.len() as u64, data }),
         ),
-        FeedbackQuery::NpsConvert { day } => reply(nps::convert(brand, &day).await),
-        FeedbackQuery::Ratings { business_id, sources, page, start, end } => {
+        FeedbackQuery::NpsConvert(NpsConvert { day }) => reply(nps::convert(brand, &day).await),
+        FeedbackQuery::Ratings(Ratings { business_id, sources, page, start, end }) => {
             reply(ratings_in(brand, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
                 let matching: Vec<Rating> =
                     all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
                 RatingPage::of(matching, page, FEEDBACK_PAGE)
             }))
         }
-        FeedbackQuery::RatingDays { business_id, start, end } => {
+        FeedbackQuery::RatingDays(GetRatingDays { business_id, start, end }) => {
             reply(rating_days(brand, business_id, start, end).await)
         }
     }

@@ -3,6 +3,8 @@
 use crate::signed_links::FormClaims;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::query::Question;
 use std::collections::BTreeMap;
 
 #[allow(unused_imports)]
@@ -12,141 +14,269 @@ use super::*;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum FeedbackQuery {
-    /// Create or replace a configuration: [`FeedbackConfig`].
-    SaveConfig {
-        /// The configuration.
-        config: Box<FeedbackConfig>,
-    },
-    /// A business's configuration: [`FeedbackConfig`]; not found when it has none.
-    Config {
-        /// The outlet, or `"0"`.
-        child_business_id: String,
-    },
-    /// The form of a link was opened: [`FormView`].
-    Open {
-        /// The link's claims.
-        claims: FormClaims,
-    },
-    /// The form was submitted: [`Submitted`].
-    Submit {
-        /// The link's claims.
-        claims: FormClaims,
-        /// The link's token (`x_jwt_token` of a recovery message).
-        token: String,
-        /// What was submitted.
-        submission: Submission,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// Feedback requests, newest first, 20 a page: [`RequestPage`].
-    Requests {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// From 1.
-        page: u64,
-        /// First IST day.
-        start: Option<String>,
-        /// Last IST day.
-        end: Option<String>,
-    },
-    /// Ratings of the sources, newest first, 20 a page: [`RatingPage`].
-    Ratings {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// Only these sources (`'1'`, `'2'` internal, `'3'` form; empty: all).
-        sources: Vec<String>,
-        /// From 1.
-        page: u64,
-        /// First IST day.
-        start: Option<String>,
-        /// Last IST day.
-        end: Option<String>,
-    },
-    /// Ratings per IST day: [`RatingDays`].
-    RatingDays {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: Option<String>,
-        /// Last IST day.
-        end: Option<String>,
-    },
-    /// Store an answer of `/nps/data`: [`nps::NpsResponse`].
-    NpsRecord {
-        /// The answer.
-        answer: nps::NpsAnswer,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// A page of NPS responses, newest first: [`nps::NpsPage`].
-    NpsList {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// Only this answer.
-        rating: Option<u8>,
-        /// Only this customer's.
-        mobile_number: Option<String>,
-        /// From 1.
-        page: u64,
-    },
-    /// The NPS of a period: [`nps::NpsReport`].
-    NpsReport {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day.
-        end: String,
-        /// The buckets.
-        buckets: nps::Buckets,
-    },
-    /// Every response of a period, newest first (the export): [`nps::NpsPage`].
-    NpsExport {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day.
-        end: String,
-    },
-    /// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
-    NpsConvert {
-        /// The IST day.
-        day: String,
-    },
-    /// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
-    StoreReviews {
-        /// `a` or `b`.
-        store: String,
-        /// From 1.
-        page: u64,
-    },
-    /// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
-    /// the brand knows that has no record of its own: [`ConfigsSynced`].
-    SyncConfigs {
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
-    OrdersSummary {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day (a longer period keeps the 32 days up to it).
-        end: String,
-        /// From 1.
-        page: u64,
-    },
-    /// The funnel between two IST days: [`FeedbackMis`].
-    Mis {
-        /// Only this outlet's.
-        business_id: Option<String>,
-        /// First IST day.
-        start: String,
-        /// Last IST day.
-        end: String,
-    },
+    /// See [`SaveConfig`].
+    SaveConfig(SaveConfig),
+    /// See [`Config`].
+    Config(Config),
+    /// See [`Open`].
+    Open(Open),
+    /// See [`Submit`].
+    Submit(Submit),
+    /// See [`Requests`].
+    Requests(Requests),
+    /// See [`Ratings`].
+    Ratings(Ratings),
+    /// See [`GetRatingDays`].
+    RatingDays(GetRatingDays),
+    /// See [`NpsRecord`].
+    NpsRecord(NpsRecord),
+    /// See [`NpsList`].
+    NpsList(NpsList),
+    /// See [`GetNpsReport`].
+    NpsReport(GetNpsReport),
+    /// See [`NpsExport`].
+    NpsExport(NpsExport),
+    /// See [`NpsConvert`].
+    NpsConvert(NpsConvert),
+    /// See [`StoreReviews`].
+    StoreReviews(StoreReviews),
+    /// See [`SyncConfigs`].
+    SyncConfigs(SyncConfigs),
+    /// See [`GetOrdersSummary`].
+    OrdersSummary(GetOrdersSummary),
+    /// See [`Mis`].
+    Mis(Mis),
+}
+
+/// Create or replace a configuration: [`FeedbackConfig`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SaveConfig {
+    /// The configuration.
+    pub config: Box<FeedbackConfig>,
+}
+
+impl Question for SaveConfig {
+    type Reply = FeedbackConfig;
+}
+
+/// A business's configuration: [`FeedbackConfig`]; not found when it has none.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Config {
+    /// The outlet, or `"0"`.
+    pub child_business_id: String,
+}
+
+impl Question for Config {
+    type Reply = FeedbackConfig;
+}
+
+/// The form of a link was opened: [`FormView`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Open {
+    /// The link's claims.
+    pub claims: FormClaims,
+}
+
+impl Question for Open {
+    type Reply = FormView;
+}
+
+/// The form was submitted: [`Submitted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Submit {
+    /// The link's claims.
+    pub claims: FormClaims,
+    /// The link's token (`x_jwt_token` of a recovery message).
+    pub token: String,
+    /// What was submitted.
+    pub submission: Submission,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for Submit {
+    type Reply = Submitted;
+}
+
+/// Feedback requests, newest first, 20 a page: [`RequestPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Requests {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// From 1.
+    pub page: u64,
+    /// First IST day.
+    pub start: Option<String>,
+    /// Last IST day.
+    pub end: Option<String>,
+}
+
+impl Question for Requests {
+    type Reply = RequestPage;
+}
+
+/// Ratings of the sources, newest first, 20 a page: [`RatingPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ratings {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// Only these sources (`'1'`, `'2'` internal, `'3'` form; empty: all).
+    pub sources: Vec<String>,
+    /// From 1.
+    pub page: u64,
+    /// First IST day.
+    pub start: Option<String>,
+    /// Last IST day.
+    pub end: Option<String>,
+}
+
+impl Question for Ratings {
+    type Reply = RatingPage;
+}
+
+/// Ratings per IST day: [`RatingDays`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetRatingDays {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: Option<String>,
+    /// Last IST day.
+    pub end: Option<String>,
+}
+
+impl Question for GetRatingDays {
+    type Reply = RatingDays;
+}
+
+/// Store an answer of `/nps/data`: [`nps::NpsResponse`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NpsRecord {
+    /// The answer.
+    pub answer: nps::NpsAnswer,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for NpsRecord {
+    type Reply = nps::NpsResponse;
+}
+
+/// A page of NPS responses, newest first: [`nps::NpsPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NpsList {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// Only this answer.
+    pub rating: Option<u8>,
+    /// Only this customer's.
+    pub mobile_number: Option<String>,
+    /// From 1.
+    pub page: u64,
+}
+
+impl Question for NpsList {
+    type Reply = nps::NpsPage;
+}
+
+/// The NPS of a period: [`nps::NpsReport`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetNpsReport {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day.
+    pub end: String,
+    /// The buckets.
+    pub buckets: nps::Buckets,
+}
+
+impl Question for GetNpsReport {
+    type Reply = nps::NpsReport;
+}
+
+/// Every response of a period, newest first (the export): [`nps::NpsPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NpsExport {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day.
+    pub end: String,
+}
+
+impl Question for NpsExport {
+    type Reply = nps::NpsPage;
+}
+
+/// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NpsConvert {
+    /// The IST day.
+    pub day: String,
+}
+
+impl Question for NpsConvert {
+    type Reply = nps::Converted;
+}
+
+/// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StoreReviews {
+    /// `a` or `b`.
+    pub store: String,
+    /// From 1.
+    pub page: u64,
+}
+
+impl Question for StoreReviews {
+    type Reply = ReviewPage;
+}
+
+/// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
+/// the brand knows that has no record of its own: [`ConfigsSynced`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SyncConfigs {
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for SyncConfigs {
+    type Reply = ConfigsSynced;
+}
+
+/// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetOrdersSummary {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day (a longer period keeps the 32 days up to it).
+    pub end: String,
+    /// From 1.
+    pub page: u64,
+}
+
+impl Question for GetOrdersSummary {
+    type Reply = OrdersSummary;
+}
+
+/// The funnel between two IST days: [`FeedbackMis`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Mis {
+    /// Only this outlet's.
+    pub business_id: Option<String>,
+    /// First IST day.
+    pub start: String,
+    /// Last IST day.
+    pub end: String,
+}
+
+impl Question for Mis {
+    type Reply = FeedbackMis;
 }
 
 /// A page of app-store reviews, each the store's own record.

@@ -48,7 +48,7 @@ pub use runs::{
 pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        JourneysQuery::Save { child_business_id, campaign_type_id, campaign_type, campaign_data } => {
+        JourneysQuery::Save(Save { child_business_id, campaign_type_id, campaign_type, campaign_data }) => {
             let id = journey_id(&brand.tenant, &child_business_id, &campaign_type_id);
             let existing: Option<JourneyConfig> = brand.repo().get(&keys::campaign_journey(&brand.tenant, &id)).await?;
             let created = existing.is_none();
@@ -70,7 +70,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             brand.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(Saved { campaign_journey_id: id, created }))
         }
-        JourneysQuery::Enable { campaign_journey_id, enabled } => {
+        JourneysQuery::Enable(Enable { campaign_journey_id, enabled }) => {
             let mut row = config(brand, &campaign_journey_id).await?;
             if enabled && row.campaign_enabled == 0 {
                 row.activated_at = Some(now);
@@ -81,24 +81,26 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             brand.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(row))
         }
-        JourneysQuery::View { campaign_journey_id } => reply(config(brand, &campaign_journey_id).await),
-        JourneysQuery::List { child_business_id } => {
+        JourneysQuery::View(View { campaign_journey_id }) => reply(config(brand, &campaign_journey_id).await),
+        JourneysQuery::List(List { child_business_id }) => {
             let mut data = journeys(brand).await?;
             if let Some(child) = child_business_id {
                 data.retain(|c| c.child_business_id == child);
             }
             reply(Ok(Journeys { data }))
         }
-        JourneysQuery::Settings { set } => {
+        JourneysQuery::Settings(Settings { set }) => {
             if let Some(set) = set {
                 brand.batch(vec![keys::journey_settings(&brand.tenant).put(&set)]).await?;
                 brand.cache.set::<JourneySettings>(set);
             }
             reply(settings(brand).await.map_err(QueryError::from))
         }
-        JourneysQuery::RunPage { now, after } => reply(run_page(brand, now, after).await),
-        JourneysQuery::Attribute { now, campaign_types } => reply(attribute(brand, now, &campaign_types).await),
-        JourneysQuery::Runs { campaign_journey_id } => {
+        JourneysQuery::RunPage(GetRunPage { now, after }) => reply(run_page(brand, now, after).await),
+        JourneysQuery::Attribute(Attribute { now, campaign_types }) => {
+            reply(attribute(brand, now, &campaign_types).await)
+        }
+        JourneysQuery::Runs(GetRuns { campaign_journey_id }) => {
             let mut data: Vec<JourneyRun> = brand.repo().all(JOURNEY_RUNS, &brand.tenant).await?;
             if let Some(id) = campaign_journey_id {
                 data.retain(|run| run.campaign_journey_id == id);
@@ -106,7 +108,7 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             data.sort_by(|a, b| b.run_day.cmp(&a.run_day).then(a.campaign_journey_id.cmp(&b.campaign_journey_id)));
             reply(Ok(Runs { data }))
         }
-        JourneysQuery::Audience { campaign_journey_id, offset, limit } => {
+        JourneysQuery::Audience(GetAudience { campaign_journey_id, offset, limit }) => {
             config(brand, &campaign_journey_id).await?;
             let partition = keys::journey_sends_partition(&brand.tenant, &campaign_journey_id);
             let (mut data, mut total) = (Vec::new(), 0usize);
@@ -121,8 +123,8 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 .await?;
             reply(Ok(Audience { data, total }))
         }
-        JourneysQuery::Carts { now, carts } => reply(abandoned(brand, now, carts).await),
-        JourneysQuery::CreateTag { tag_name, color } => {
+        JourneysQuery::Carts(Carts { now, carts }) => reply(abandoned(brand, now, carts).await),
+        JourneysQuery::CreateTag(CreateTag { tag_name, color }) => {
             let tag_id = digest(&["campaign-tag", &brand.tenant, &tag_name.trim().to_lowercase()]);
             let key = keys::campaign_tag(&brand.tenant, &tag_id);
             if brand.repo().get::<CampaignTag>(&key).await?.is_some() {
@@ -134,22 +136,22 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             brand.batch(vec![key.put(&tag)]).await?;
             reply(Ok(tag))
         }
-        JourneysQuery::Tags => {
+        JourneysQuery::Tags(_) => {
             let mut data: Vec<CampaignTag> = brand.repo().all(CAMPAIGN_TAGS, &brand.tenant).await?;
             data.sort_by_key(|tag| tag.tag_name.to_lowercase());
             reply(Ok(Tags { data }))
         }
-        JourneysQuery::Report { auto_id, business_id } => reply(report(brand, &auto_id, business_id).await),
-        JourneysQuery::BulkCreate { spec, now } => reply(bulk::create(brand, spec, now).await),
-        JourneysQuery::BulkQueue { campaign_id, recipients, now } => {
+        JourneysQuery::Report(GetReport { auto_id, business_id }) => reply(report(brand, &auto_id, business_id).await),
+        JourneysQuery::BulkCreate(BulkCreate { spec, now }) => reply(bulk::create(brand, spec, now).await),
+        JourneysQuery::BulkQueue(BulkQueue { campaign_id, recipients, now }) => {
             reply(bulk::queue(brand, campaign_id, recipients, now).await)
         }
-        JourneysQuery::Click { campaign_journey_id, phone, occasion, now } => {
+        JourneysQuery::Click(Click { campaign_journey_id, phone, occasion, now }) => {
             reply(click(brand, &campaign_journey_id, &phone, &occasion, now).await)
         }
-        JourneysQuery::SyncFlags { now } => reply(health::sync_flags(brand, now).await),
-        JourneysQuery::Health { from, to } => reply(health::health(brand, &from, &to).await),
-        JourneysQuery::Roi { campaign_journey_id } => {
+        JourneysQuery::SyncFlags(SyncFlags { now }) => reply(health::sync_flags(brand, now).await),
+        JourneysQuery::Health(GetHealth { from, to }) => reply(health::health(brand, &from, &to).await),
+        JourneysQuery::Roi(Roi { campaign_journey_id }) => {
             let journey = config(brand, &campaign_journey_id).await?;
             let first = journey.campaign_data.channels.first().copied();
             reply(roi::summary(brand, &campaign_journey_id, first).await)

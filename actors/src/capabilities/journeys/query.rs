@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::query::Question;
 use serde_json::Value;
 
 #[allow(unused_imports)]
@@ -11,136 +13,288 @@ use super::*;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum JourneysQuery {
-    /// Create or update the configuration of (brand, `child_business_id`, type): [`Saved`].
-    Save {
-        /// The outlet (`"0"` or the brand's id for a brand-wide journey, as the caller sends it).
-        child_business_id: String,
-        /// The journey type.
-        campaign_type_id: String,
-        /// The type's `campaign_type` (denormalised for the builders).
-        campaign_type: String,
-        /// Channels, templates, thresholds.
-        campaign_data: Box<CampaignData>,
-    },
-    /// Turn a configuration on or off: the [`JourneyConfig`] after it.
-    Enable {
-        /// Its id.
-        campaign_journey_id: String,
-        /// On (1) or off (0).
-        enabled: bool,
-    },
-    /// One configuration: [`JourneyConfig`].
-    View {
-        /// Its id.
-        campaign_journey_id: String,
-    },
-    /// The brand's configurations, optionally of one outlet: [`Journeys`].
-    List {
-        /// Only this outlet's.
-        child_business_id: Option<String>,
-    },
-    /// The brand's journey settings, after replacing them with `set` when given:
-    /// [`JourneySettings`].
-    Settings {
-        /// The new settings.
-        set: Option<JourneySettings>,
-    },
-    /// One page of the nightly run as at `now`: [`RunPage`].
-    RunPage {
-        /// The run's time.
-        now: DateTime<Utc>,
-        /// The last customer of the previous page.
-        after: Option<String>,
-    },
-    /// Re-attribute the orders after the sends of the journeys of these types: [`Attributed`].
-    Attribute {
-        /// The run's time.
-        now: DateTime<Utc>,
-        /// Journey types.
-        campaign_types: Vec<String>,
-    },
-    /// The send history (newest day first), optionally of one journey: [`Runs`].
-    Runs {
-        /// Only this journey's.
-        campaign_journey_id: Option<String>,
-    },
-    /// A page of one journey's audience (its decisions, with attributed orders): [`Audience`].
-    Audience {
-        /// The journey.
-        campaign_journey_id: String,
-        /// Decisions to pass over.
-        offset: usize,
-        /// Page size.
-        limit: usize,
-    },
-    /// A journey's ROI: [`RoiSummary`].
-    Roi {
-        /// The journey.
-        campaign_journey_id: String,
-    },
-    /// Remind the customers of the brand's abandoned `carts` as at `now`: [`CartsHandled`].
-    Carts {
-        /// The run's time.
-        now: DateTime<Utc>,
-        /// The brand's open carts.
-        carts: Vec<OpenCart>,
-    },
-    /// Add a campaign tag: the [`CampaignTag`]; a name the brand has already (letter case
-    /// aside) is [`QueryError::Invalid`].
-    CreateTag {
-        /// The tag's name.
-        tag_name: String,
-        /// Its colour, when given.
-        color: Option<String>,
-    },
-    /// The brand's campaign tags, by name: [`Tags`].
-    Tags,
-    /// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
-    Report {
-        /// The campaign (a journey id).
-        auto_id: String,
-        /// Only this outlet's wallet.
-        business_id: Option<String>,
-    },
-    /// Create a bulk campaign: the [`BulkCampaign`] with the brand's next id.
-    BulkCreate {
-        /// What it is.
-        spec: BulkSpec,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// Pay for and queue a chunk of a bulk campaign's recipients: the [`BulkCampaign`] after it.
-    BulkQueue {
-        /// The campaign.
-        campaign_id: u64,
-        /// At most [`BULK_CHUNK`] recipients.
-        recipients: Vec<BulkRecipient>,
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// Count a click on a chat tracking link against the journey send: [`Clicked`].
-    Click {
-        /// The journey.
-        campaign_journey_id: String,
-        /// The customer.
-        phone: String,
-        /// The send's occasion.
-        occasion: String,
-        /// When.
-        now: DateTime<Utc>,
-    },
-    /// Set the brand's `business_configs.auto_campaign` flags: [`FlagsSynced`].
-    SyncFlags {
-        /// Now.
-        now: DateTime<Utc>,
-    },
-    /// The brand's journey figures of the IST days `from..=to`: [`Health`].
-    Health {
-        /// First day, `YYYY-MM-DD`.
-        from: String,
-        /// Last day, `YYYY-MM-DD`.
-        to: String,
-    },
+    /// See [`Save`].
+    Save(Save),
+    /// See [`Enable`].
+    Enable(Enable),
+    /// See [`View`].
+    View(View),
+    /// See [`List`].
+    List(List),
+    /// See [`Settings`].
+    Settings(Settings),
+    /// See [`GetRunPage`].
+    RunPage(GetRunPage),
+    /// See [`Attribute`].
+    Attribute(Attribute),
+    /// See [`GetRuns`].
+    Runs(GetRuns),
+    /// See [`GetAudience`].
+    Audience(GetAudience),
+    /// See [`Roi`].
+    Roi(Roi),
+    /// See [`Carts`].
+    Carts(Carts),
+    /// See [`CreateTag`].
+    CreateTag(CreateTag),
+    /// See [`GetTags`].
+    Tags(GetTags),
+    /// See [`GetReport`].
+    Report(GetReport),
+    /// See [`BulkCreate`].
+    BulkCreate(BulkCreate),
+    /// See [`BulkQueue`].
+    BulkQueue(BulkQueue),
+    /// See [`Click`].
+    Click(Click),
+    /// See [`SyncFlags`].
+    SyncFlags(SyncFlags),
+    /// See [`GetHealth`].
+    Health(GetHealth),
+}
+
+/// Create or update the configuration of (brand, `child_business_id`, type): [`Saved`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Save {
+    /// The outlet (`"0"` or the brand's id for a brand-wide journey, as the caller sends it).
+    pub child_business_id: String,
+    /// The journey type.
+    pub campaign_type_id: String,
+    /// The type's `campaign_type` (denormalised for the builders).
+    pub campaign_type: String,
+    /// Channels, templates, thresholds.
+    pub campaign_data: Box<CampaignData>,
+}
+
+impl Question for Save {
+    type Reply = Saved;
+}
+
+/// Turn a configuration on or off: the [`JourneyConfig`] after it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Enable {
+    /// Its id.
+    pub campaign_journey_id: String,
+    /// On (1) or off (0).
+    pub enabled: bool,
+}
+
+impl Question for Enable {
+    type Reply = JourneyConfig;
+}
+
+/// One configuration: [`JourneyConfig`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct View {
+    /// Its id.
+    pub campaign_journey_id: String,
+}
+
+impl Question for View {
+    type Reply = JourneyConfig;
+}
+
+/// The brand's configurations, optionally of one outlet: [`Journeys`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct List {
+    /// Only this outlet's.
+    pub child_business_id: Option<String>,
+}
+
+impl Question for List {
+    type Reply = Journeys;
+}
+
+/// The brand's journey settings, after replacing them with `set` when given:
+/// [`JourneySettings`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Settings {
+    /// The new settings.
+    pub set: Option<JourneySettings>,
+}
+
+impl Question for Settings {
+    type Reply = JourneySettings;
+}
+
+/// One page of the nightly run as at `now`: [`RunPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetRunPage {
+    /// The run's time.
+    pub now: DateTime<Utc>,
+    /// The last customer of the previous page.
+    pub after: Option<String>,
+}
+
+impl Question for GetRunPage {
+    type Reply = RunPage;
+}
+
+/// Re-attribute the orders after the sends of the journeys of these types: [`Attributed`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Attribute {
+    /// The run's time.
+    pub now: DateTime<Utc>,
+    /// Journey types.
+    pub campaign_types: Vec<String>,
+}
+
+impl Question for Attribute {
+    type Reply = Attributed;
+}
+
+/// The send history (newest day first), optionally of one journey: [`Runs`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetRuns {
+    /// Only this journey's.
+    pub campaign_journey_id: Option<String>,
+}
+
+impl Question for GetRuns {
+    type Reply = Runs;
+}
+
+/// A page of one journey's audience (its decisions, with attributed orders): [`Audience`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetAudience {
+    /// The journey.
+    pub campaign_journey_id: String,
+    /// Decisions to pass over.
+    pub offset: usize,
+    /// Page size.
+    pub limit: usize,
+}
+
+impl Question for GetAudience {
+    type Reply = Audience;
+}
+
+/// A journey's ROI: [`RoiSummary`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Roi {
+    /// The journey.
+    pub campaign_journey_id: String,
+}
+
+impl Question for Roi {
+    type Reply = RoiSummary;
+}
+
+/// Remind the customers of the brand's abandoned `carts` as at `now`: [`CartsHandled`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Carts {
+    /// The run's time.
+    pub now: DateTime<Utc>,
+    /// The brand's open carts.
+    pub carts: Vec<OpenCart>,
+}
+
+impl Question for Carts {
+    type Reply = CartsHandled;
+}
+
+/// Add a campaign tag: the [`CampaignTag`]; a name the brand has already (letter case
+/// aside) is [`QueryError::Invalid`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CreateTag {
+    /// The tag's name.
+    pub tag_name: String,
+    /// Its colour, when given.
+    pub color: Option<String>,
+}
+
+impl Question for CreateTag {
+    type Reply = CampaignTag;
+}
+
+/// The brand's campaign tags, by name: [`Tags`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetTags {}
+
+impl Question for GetTags {
+    type Reply = Tags;
+}
+
+/// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetReport {
+    /// The campaign (a journey id).
+    pub auto_id: String,
+    /// Only this outlet's wallet.
+    pub business_id: Option<String>,
+}
+
+impl Question for GetReport {
+    type Reply = Report;
+}
+
+/// Create a bulk campaign: the [`BulkCampaign`] with the brand's next id.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BulkCreate {
+    /// What it is.
+    pub spec: BulkSpec,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for BulkCreate {
+    type Reply = BulkCampaign;
+}
+
+/// Pay for and queue a chunk of a bulk campaign's recipients: the [`BulkCampaign`] after it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BulkQueue {
+    /// The campaign.
+    pub campaign_id: u64,
+    /// At most [`BULK_CHUNK`] recipients.
+    pub recipients: Vec<BulkRecipient>,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for BulkQueue {
+    type Reply = BulkCampaign;
+}
+
+/// Count a click on a chat tracking link against the journey send: [`Clicked`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Click {
+    /// The journey.
+    pub campaign_journey_id: String,
+    /// The customer.
+    pub phone: String,
+    /// The send's occasion.
+    pub occasion: String,
+    /// When.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for Click {
+    type Reply = Clicked;
+}
+
+/// Set the brand's `business_configs.auto_campaign` flags: [`FlagsSynced`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SyncFlags {
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+impl Question for SyncFlags {
+    type Reply = FlagsSynced;
+}
+
+/// The brand's journey figures of the IST days `from..=to`: [`Health`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetHealth {
+    /// First day, `YYYY-MM-DD`.
+    pub from: String,
+    /// Last day, `YYYY-MM-DD`.
+    pub to: String,
+}
+
+impl Question for GetHealth {
+    type Reply = Health;
 }
 
 /// A click's answer.

@@ -131,14 +131,14 @@ pub async fn send_now(
 pub async fn handle(brand: &mut Brand, query: WalletQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        WalletQuery::Recharge { business, amount, reference, refund } => {
+        WalletQuery::Recharge(Recharge { business, amount, reference, refund }) => {
             reply(recharge(brand, &business, &amount, reference, refund, now).await)
         }
-        WalletQuery::Balance { business } => {
+        WalletQuery::Balance(GetBalance { business }) => {
             let wallet = wallet(brand, &business).await?;
             reply(Ok(Balance { business_id: business, balance: text(wallet.balance), transactions: wallet.txn_seq }))
         }
-        WalletQuery::Txns { business, page, page_size } => {
+        WalletQuery::Txns(Txns { business, page, page_size }) => {
             let wallet = wallet(brand, &business).await?;
             let page = page.max(1);
             let page_size = page_size.clamp(1, 100);
@@ -150,8 +150,8 @@ pub async fn handle(brand: &mut Brand, query: WalletQuery) -> QueryReply {
             reply(Ok(TxnPage { data, page, page_size, total: wallet.txn_seq, balance: text(wallet.balance) }))
         }
         WalletQuery::Send(send) => reply(send_now(brand, &send, Vec::new(), now).await),
-        WalletQuery::GetPricing => reply(Ok(pricing(brand).await?)),
-        WalletQuery::SetPricing { pricing } => {
+        WalletQuery::GetPricing(_) => reply(Ok(pricing(brand).await?)),
+        WalletQuery::SetPricing(SetPricing { pricing }) => {
             pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
             brand.batch(vec![keys::pricing(&brand.tenant).put(&pricing)]).await?;
             brand.pricing = Some(pricing.clone());

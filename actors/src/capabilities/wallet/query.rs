@@ -2,6 +2,8 @@
 
 use crate::domain::wallet::Pricing;
 use serde::{Deserialize, Serialize};
+
+use crate::query::Question;
 use serde_json::Value;
 
 #[allow(unused_imports)]
@@ -11,41 +13,85 @@ use super::*;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
 pub enum WalletQuery {
-    /// Credit a business wallet (idempotent per `reference`): [`Recharged`].
-    Recharge {
-        /// The outlet.
-        business: String,
-        /// Amount, decimal text, positive.
-        amount: String,
-        /// Payment reference; a recharge with a reference already applied changes nothing.
-        reference: Option<String>,
-        /// `recharge` (default) or `refund` (the failed-chat refund job).
-        #[serde(default)]
-        refund: bool,
-    },
-    /// A business wallet's balance: [`Balance`].
-    Balance {
-        /// The outlet.
-        business: String,
-    },
-    /// A page of a business wallet's transactions: [`TxnPage`].
-    Txns {
-        /// The outlet.
-        business: String,
-        /// Page, from 1.
-        page: u64,
-        /// Per page.
-        page_size: u64,
-    },
-    /// Debit the wallet for one send and queue it for delivery (idempotent per `send_id`): [`Queued`].
+    /// See [`Recharge`].
+    Recharge(Recharge),
+    /// See [`GetBalance`].
+    Balance(GetBalance),
+    /// See [`Txns`].
+    Txns(Txns),
+    /// See [`SendRequest`].
     Send(SendRequest),
-    /// The brand's price table: [`Pricing`].
-    GetPricing,
-    /// Replace the brand's price table; answers it.
-    SetPricing {
-        /// The new table.
-        pricing: Pricing,
-    },
+    /// See [`GetPricing`].
+    GetPricing(GetPricing),
+    /// See [`SetPricing`].
+    SetPricing(SetPricing),
+}
+
+/// Credit a business wallet (idempotent per `reference`): [`Recharged`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Recharge {
+    /// The outlet.
+    pub business: String,
+    /// Amount, decimal text, positive.
+    pub amount: String,
+    /// Payment reference; a recharge with a reference already applied changes nothing.
+    pub reference: Option<String>,
+    /// `recharge` (default) or `refund` (the failed-chat refund job).
+    #[serde(default)]
+    pub refund: bool,
+}
+
+impl Question for Recharge {
+    type Reply = Recharged;
+}
+
+/// A business wallet's balance: [`Balance`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetBalance {
+    /// The outlet.
+    pub business: String,
+}
+
+impl Question for GetBalance {
+    type Reply = Balance;
+}
+
+/// A page of a business wallet's transactions: [`TxnPage`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Txns {
+    /// The outlet.
+    pub business: String,
+    /// Page, from 1.
+    pub page: u64,
+    /// Per page.
+    pub page_size: u64,
+}
+
+impl Question for Txns {
+    type Reply = TxnPage;
+}
+
+impl Question for SendRequest {
+    type Reply = Queued;
+}
+
+/// The brand's price table: [`Pricing`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GetPricing {}
+
+impl Question for GetPricing {
+    type Reply = Pricing;
+}
+
+/// Replace the brand's price table; answers it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SetPricing {
+    /// The new table.
+    pub pricing: Pricing,
+}
+
+impl Question for SetPricing {
+    type Reply = Pricing;
 }
 
 /// A recharge's answer.

@@ -94,7 +94,7 @@ impl Rng {
 
 /// Order `i` of `count`, of `outlets` outlets, spread evenly over the `days` days up to
 /// 2026-11-22.
-fn order(rng: &mut Rng, brand: &str, i: u64, count: u64, outlets: u64, days: u64) -> (String, Value) {
+fn order(rng: &mut Rng, tenant: &str, i: u64, count: u64, outlets: u64, days: u64) -> (String, Value) {
     let last = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap_or_default();
     let day = last - chrono::Duration::days((days - 1 - i * days / count.max(1)) as i64);
     let hour = [8, 9, 12, 13, 13, 14, 17, 19, 20, 20, 21, 22][rng.below(12) as usize];
@@ -108,7 +108,7 @@ fn order(rng: &mut Rng, brand: &str, i: u64, count: u64, outlets: u64, days: u64
         .collect();
     let amount: u64 = items.iter().map(|l| l["qty"].as_u64().unwrap_or(0) * l["price"].as_u64().unwrap_or(0)).sum();
     let payload = json!({
-        "parentBusinessId": brand, "businessId": outlet, "orderId": format!("B{i}"),
+        "parentBusinessId": tenant, "businessId": outlet, "orderId": format!("B{i}"),
         "customer": {"name": "Guest", "phone": format!("9{:09}", rng.below(200_000)), "city": CITIES[rng.below(8) as usize]},
         "items": items, "amount": amount, "channel": CHANNELS[rng.below(3) as usize],
         "orderTime": format!("{} {hour:02}:{:02}:00", day, rng.below(60)),
@@ -122,7 +122,7 @@ fn contribution(payload: &Value, outlet: &str) -> Contribution {
     Contribution::of(payload, outlet, time, Utc::now(), amount)
 }
 
-async fn seed(dir: &str, brand: &str, count: u64, outlets: u64) -> anyhow::Result<()> {
+async fn seed(dir: &str, tenant: &str, count: u64, outlets: u64) -> anyhow::Result<()> {
     let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(std::path::Path::new(dir))?);
     let started = Instant::now();
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
@@ -130,7 +130,7 @@ async fn seed(dir: &str, brand: &str, count: u64, outlets: u64) -> anyhow::Resul
     let mut seen = HashSet::new();
     let mut ops: Vec<WriteOp> = Vec::new();
     for i in 0..count {
-        let (outlet, payload) = order(&mut rng, brand, i, count, outlets, 365);
+        let (outlet, payload) = order(&mut rng, tenant, i, count, outlets, 365);
         let mut c = contribution(&payload, &outlet);
         c.new_customer = seen.insert(payload["customer"]["phone"].as_str().unwrap_or_default().to_owned());
         for scope in [outlet.as_str(), BRAND] {
@@ -138,7 +138,7 @@ async fn seed(dir: &str, brand: &str, count: u64, outlets: u64) -> anyhow::Resul
         }
         let id = format!("B{i}");
         let row = json!({"payload": payload, "version": "seed", "amount": c.amount, "source": 1, "stats": c});
-        ops.push(keys::order(brand, &outlet, &id).put(&row));
+        ops.push(keys::order(tenant, &outlet, &id).put(&row));
         if ops.len() >= 10_000 {
             store.batch(std::mem::take(&mut ops)).await?;
         }
@@ -147,19 +147,19 @@ async fn seed(dir: &str, brand: &str, count: u64, outlets: u64) -> anyhow::Resul
     ops.extend(
         rollups
             .into_iter()
-            .map(|((scope, day), f)| engage_actors::capabilities::stats::rollup::put_row(brand, &scope, &day, &f)),
+            .map(|((scope, day), f)| engage_actors::capabilities::stats::rollup::put_row(tenant, &scope, &day, &f)),
     );
     for chunk in ops.chunks(10_000) {
         store.batch(chunk.to_vec()).await?;
     }
     println!(
-        "seeded {count} orders of {outlets} outlets and {rows} rollup rows for {brand} in {:.1} s",
+        "seeded {count} orders of {outlets} outlets and {rows} rollup rows for {tenant} in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-async fn recompute(dir: &str, brand: &str, outlets: u64, start: &str, end: &str, runs: usize) -> anyhow::Result<()> {
+async fn recompute(dir: &str, tenant: &str, outlets: u64, start: &str, end: &str, runs: usize) -> anyhow::Result<()> {
     let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(std::path::Path::new(dir))?);
     let repo = Repo::new(store);
     let period = answers::Period::of(start, end).context("a period")?;
@@ -169,7 +169,7 @@ async fn recompute(dir: &str, brand: &str, outlets: u64, start: &str, end: &str,
         let mut scanned = 0u64;
         for outlet in 0..outlets {
             let outlet = format!("outlet-{outlet:02}");
-            repo.visit_json(ORDERS, &format!("{brand}|{outlet}"), |row| {
+            repo.visit_json(ORDERS, &format!("{tenant}|{outlet}"), |row| {
                 scanned += 1;
                 let c = contribution(&row["payload"], &outlet);
                 if c.day.as_str() >= period.previous_start.as_str() && c.day.as_str() <= end {
@@ -202,16 +202,16 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
         fault_panic_order_id: None,
         fault_poison_order_id: None,
         max_deliveries: 5,
-        services: engage_actors::brand::Services::default(),
+        services: engage_actors::tenant_core::Services::default(),
     };
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
     let brands: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();
     let mut rng = Rng(0xfeed_0000_1111_2222);
     let envelopes: Vec<Arc<Envelope>> = (0..count)
         .map(|i| {
-            let brand = &brands[(i % 20) as usize];
-            let (_, payload) = order(&mut rng, brand, i, count, 50, days);
-            Arc::new(Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload))
+            let tenant = &brands[(i % 20) as usize];
+            let (_, payload) = order(&mut rng, tenant, i, count, 50, days);
+            Arc::new(Envelope::new(EventKind::Order, "platform", 1, tenant, "bench", payload))
         })
         .collect();
     let published = futures::stream::iter(envelopes.iter().map(|e| bus.publish(e))).buffer_unordered(64);
@@ -221,17 +221,17 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     }
     // one last order per brand: once each is applied, every order before it is (a tenant's orders
     // are applied in publish order)
-    for brand in &brands {
-        let payload = json!({"parentBusinessId": brand, "businessId": "outlet-00", "orderId": "last",
+    for tenant in &brands {
+        let payload = json!({"parentBusinessId": tenant, "businessId": "outlet-00", "orderId": "last",
             "customer": {"phone": "9999999999"}, "amount": 1, "orderTime": "2026-11-22 10:00:00"});
-        bus.publish(&Arc::new(Envelope::new(EventKind::Order, "platform", 1, brand, "bench", payload))).await?;
+        bus.publish(&Arc::new(Envelope::new(EventKind::Order, "platform", 1, tenant, "bench", payload))).await?;
     }
     let started = Instant::now();
     engine.set_owned(&(0..16).collect::<BTreeSet<u32>>()).await;
-    for brand in &brands {
+    for tenant in &brands {
         loop {
             let query = TenantQuery::from(customers::Details { phone: "9999999999".to_owned() });
-            if engine.ask_local(brand, query, Duration::from_secs(10)).await.is_ok() {
+            if engine.ask_local(tenant, query, Duration::from_secs(10)).await.is_ok() {
                 break;
             }
             if started.elapsed() > Duration::from_secs(600) {

@@ -285,9 +285,12 @@ impl Application {
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
                     fault_poison_order_id: settings.fault_poison_order_id.clone(),
                     max_deliveries: settings.max_deliveries,
-                    services: engage_actors::brand::Services::new(links.clone(), settings.link_service_url.clone())
-                        .with_feedback_service(settings.feedback_service_url.clone())
-                        .with_mail_service(settings.mail_service_url.clone()),
+                    services: engage_actors::tenant_core::Services::new(
+                        links.clone(),
+                        settings.link_service_url.clone(),
+                    )
+                    .with_feedback_service(settings.feedback_service_url.clone())
+                    .with_mail_service(settings.mail_service_url.clone()),
                 },
             )
         });

@@ -49,7 +49,7 @@ pub struct EngineConfig {
     /// Deliveries of an event that fail before it is parked ([`engage_streams::Bus::park`]).
     pub max_deliveries: u32,
     /// Links and the link service (digital bills).
-    pub services: crate::brand::Services,
+    pub services: crate::tenant_core::Services,
 }
 
 struct Runner {

@@ -1,13 +1,13 @@
 //! Domain logic and the ractor actors that own it.
 //!
 //! # Layout
-//! Imports run one way: [`tenant`] → [`capabilities`] → the shared pieces ([`brand`], [`query`],
+//! Imports run one way: [`tenant`] → [`capabilities`] → the shared pieces ([`tenant_core`], [`query`],
 //! [`reaction`], [`keys`], [`repo`], [`domain`]).
 //! - [`domain`]: pure functions over plain data: the customer aggregate (LTV, LTO, AOV, segment),
 //!   order facts, loyalty arithmetic, fraud velocity, wallet prices, IST time.
 //! - [`repo`]: the tables over the Store and typed reads ([`repo::Repo::get`]); [`keys`]: one key
 //!   builder per table.
-//! - [`brand`]: a tenant actor's state as capabilities see it; [`query`]: errors and replies
+//! - [`tenant_core`]: a tenant actor's state as capabilities see it; [`query`]: errors and replies
 //!   (a [`query::Reply`] keeps the typed value; JSON only on the NATS path; a
 //!   [`query::Question`] names its reply type);
 //!   [`reaction`]: the order-reaction seam; [`read_ahead`]: rows a query reads, read before it
@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use async_trait::async_trait;
-//! use engage_actors::brand::Brand;
+//! use engage_actors::tenant_core::Tenant;
 //! use engage_actors::domain::customer::Customer;
 //! use engage_actors::reaction::{OrderEvent, OrderReaction};
 //! use engage_storage::{StoreError, WriteOp};
@@ -45,7 +45,7 @@
 //!
 //!     async fn react(
 //!         &self,
-//!         brand: &mut Brand,
+//!         tenant: &mut Tenant,
 //!         order: &OrderEvent<'_>,
 //!         _customer: &mut Customer,
 //!         ops: &mut Vec<WriteOp>,
@@ -53,7 +53,7 @@
 //!         if order.changed() {
 //!             ops.push(WriteOp::Put {
 //!                 table: "last_orders",
-//!                 partition: brand.tenant.clone(),
+//!                 partition: tenant.id.clone(),
 //!                 clustering: order.facts.business_id.as_bytes().to_vec(),
 //!                 value: order.facts.order_id.as_bytes().to_vec(),
 //!             });
@@ -65,7 +65,6 @@
 //!
 //! and in `capabilities/mod.rs`: `Arc::new(last_order::LastOrder),` in `order_reactions()`.
 
-pub mod brand;
 pub mod capabilities;
 pub mod domain;
 pub mod engine;
@@ -82,6 +81,7 @@ pub mod signed_links;
 pub mod supervisor;
 pub mod tables;
 pub mod tenant;
+pub mod tenant_core;
 
 pub use engine::{Engine, EngineConfig};
 pub use rpc::TenantGateway;

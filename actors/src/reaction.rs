@@ -1,5 +1,5 @@
 //! The order-reaction seam. When the tenant actor applies an order it runs
-//! [`EngineContext::reactions`](crate::brand::EngineContext::reactions) in order; each
+//! [`EngineContext::reactions`](crate::tenant_core::EngineContext::reactions) in order; each
 //! [`OrderReaction`] gets the order's facts and the customer and adds write operations to the
 //! one atomic batch of that order (written with the customer row last). The default list is
 //! [`crate::capabilities::order_reactions`].
@@ -14,10 +14,10 @@ use chrono::{DateTime, Utc};
 use engage_storage::{StoreError, WriteOp};
 use engage_streams::Envelope;
 
-use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::order::OrderFacts;
 use crate::keys::Key;
+use crate::tenant_core::Tenant;
 
 /// The reactions a tenant actor runs on every applied order, in order; the engine hands them to
 /// its actors ([`crate::capabilities::order_reactions`] unless a test chooses others).
@@ -65,7 +65,7 @@ pub trait OrderReaction: Send + Sync {
     /// The rows this reaction will read for the order `facts` of `tenant`. The order path reads
     /// every reaction's rows (and the customer's) together before the reactions run, so a
     /// networked store answers them in one round trip instead of one each (issue 13); the
-    /// reaction then reads them through [`Brand::get`] / [`Brand::row`] as usual.
+    /// reaction then reads them through [`Tenant::get`] / [`Tenant::row`] as usual.
     fn reads(&self, _tenant: &str, _facts: &OrderFacts) -> Vec<Key> {
         Vec::new()
     }
@@ -73,7 +73,7 @@ pub trait OrderReaction: Send + Sync {
     /// Adds this reaction's writes for `order` to `ops`; may change `customer` (written last).
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,

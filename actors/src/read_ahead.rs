@@ -5,7 +5,7 @@
 //! The actor is the only writer of the rows read this way besides uploads (the blocklist), and an
 //! upload answered before a query arrived is seen by its read ahead as by a read in the actor
 //! (one still in flight races with either read alike). Every write the actor makes goes through
-//! [`crate::brand::Brand`], which stamps each written row's slot *after* the write is staged (so a
+//! [`crate::tenant_core::Tenant`], which stamps each written row's slot *after* the write is staged (so a
 //! read that starts after the stamp sees the staged row). A read ahead notes its rows' stamps
 //! before it reads; the actor uses a row only if its stamp is unchanged when the query is handled,
 //! and reads the store itself otherwise. Stamps are kept by slot (a hash of the key), a fixed

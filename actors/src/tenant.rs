@@ -3,7 +3,7 @@
 //!
 //! Messages ([`TenantMsg`]): `Apply` an envelope from the bus (answers after its effects are
 //! stored: the engine acks only then), or a synchronous [`TenantQuery`], which names a capability
-//! and that capability's typed query. The actor keeps the brand's [`Brand`] state (cached
+//! and that capability's typed query. The actor keeps the brand's [`Tenant`] state (cached
 //! customers and configurations); a restarted actor starts empty and reloads rows from the store.
 //! What a query does lives in its capability ([`crate::capabilities`]); this module only
 //! dispatches.
@@ -17,8 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use engage_streams::Envelope;
 
-use crate::brand::Brand;
-pub use crate::brand::EngineContext;
 use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::business::BusinessQuery;
 use crate::capabilities::customers::CustomersQuery;
@@ -38,6 +36,8 @@ use crate::keys::Key;
 use crate::query::reply;
 pub use crate::query::{QueryError, QueryReply};
 use crate::read_ahead::ReadAhead;
+pub use crate::tenant_core::EngineContext;
+use crate::tenant_core::Tenant;
 
 /// A synchronous question or command for a tenant: a capability's query.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -297,7 +297,7 @@ pub struct TenantArgs {
 
 /// State of one tenant actor.
 pub struct TenantState {
-    brand: Brand,
+    tenant: Tenant,
     reactions: crate::reaction::Reactions,
 }
 
@@ -312,7 +312,7 @@ impl Actor for TenantActor {
         args: TenantArgs,
     ) -> Result<TenantState, ActorProcessingErr> {
         metrics::gauge!("engage_tenant_actors").increment(1.0);
-        Ok(TenantState { brand: Brand::new(args.tenant, args.ctx), reactions: args.reactions })
+        Ok(TenantState { tenant: Tenant::new(args.tenant, args.ctx), reactions: args.reactions })
     }
 
     async fn post_stop(
@@ -330,30 +330,30 @@ impl Actor for TenantActor {
         message: TenantMsg,
         state: &mut TenantState,
     ) -> Result<(), ActorProcessingErr> {
-        let (brand, reactions) = (&mut state.brand, &state.reactions);
+        let (tenant, reactions) = (&mut state.tenant, &state.reactions);
         // a store that failed for good may hold in memory what is not on disk: nothing cached is
         // trusted, and nothing is answered from it
-        if let Err(error) = brand.repo().store().healthy() {
-            brand.forget_all();
+        if let Err(error) = tenant.repo().store().healthy() {
+            tenant.forget_all();
             message.refuse(&error.to_string());
             return Ok(());
         }
-        brand.follow_store_generation();
-        brand.begin_message();
+        tenant.follow_store_generation();
+        tenant.begin_message();
         match message {
             TenantMsg::Apply { envelope, reply } => {
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
-                let outcome = match AssertUnwindSafe(orders::apply(brand, reactions, &envelope)).catch_unwind().await {
+                let outcome = match AssertUnwindSafe(orders::apply(tenant, reactions, &envelope)).catch_unwind().await {
                     Ok(applied) => applied.map(|_| ()).map_err(|e| ApplyError::Failed(e.to_string())),
-                    Err(panic) => Err(ApplyError::Panicked(panicked(brand, &*panic))),
+                    Err(panic) => Err(ApplyError::Panicked(panicked(tenant, &*panic))),
                 };
                 if let Err(error) = &outcome {
-                    tracing::error!(tenant = %brand.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
+                    tracing::error!(tenant = %tenant.id, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
                 }
-                let (tenant, id, trace_id) = (brand.tenant.clone(), envelope.id.clone(), envelope.trace_id.clone());
-                answer_when_durable(brand, reply, outcome, move |outcome, error| {
-                    tracing::error!(%tenant, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
+                let (tenant_id, id, trace_id) = (tenant.id.clone(), envelope.id.clone(), envelope.trace_id.clone());
+                answer_when_durable(tenant, reply, outcome, move |outcome, error| {
+                    tracing::error!(tenant = %tenant_id, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
                     *outcome = Err(ApplyError::NotDurable(error.to_string()));
                 });
             }
@@ -363,48 +363,48 @@ impl Actor for TenantActor {
                 reply: port,
                 ..
             } => {
-                let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
+                let (repo, id) = (tenant.repo().clone(), tenant.id.clone());
                 tokio::spawn(async move {
-                    let _ = port.send(reply(loyalty::day_wise(repo, tenant, from, to).await));
+                    let _ = port.send(reply(loyalty::day_wise(repo, id, from, to).await));
                 });
             }
             // so are the metrics: they read committed rollup rows
             TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::ReadMetric(_)), reply: port, .. } => {
-                let (repo, tenant) = (brand.repo().clone(), brand.tenant.clone());
+                let (repo, id) = (tenant.repo().clone(), tenant.id.clone());
                 tokio::spawn(async move {
-                    let _ = port.send(reply(stats::read(repo, tenant, query).await));
+                    let _ = port.send(reply(stats::read(repo, id, query).await));
                 });
             }
             TenantMsg::Query { query, read_ahead, reply } => {
                 if let Some(ahead) = read_ahead {
-                    brand.accept_read_ahead(ahead);
+                    tenant.accept_read_ahead(ahead);
                 }
                 let answer = AssertUnwindSafe(async {
                     match query {
-                        TenantQuery::Customers(query) => customers::handle(brand, reactions, query).await,
-                        TenantQuery::Loyalty(query) => loyalty::handle(brand, query).await,
-                        TenantQuery::Redemption(query) => redemption::handle(brand, query).await,
-                        TenantQuery::Rewards(query) => rewards::handle(brand, query).await,
-                        TenantQuery::Otp(query) => otp::handle(brand, query).await,
-                        TenantQuery::Fraud(query) => fraud::handle(brand, query).await,
-                        TenantQuery::Wallet(query) => wallet::handle(brand, query).await,
-                        TenantQuery::Journeys(query) => journeys::handle(brand, query).await,
-                        TenantQuery::Bills(query) => bills::handle(brand, query).await,
-                        TenantQuery::Feedback(query) => feedback::handle(brand, query).await,
-                        TenantQuery::Stats(query) => stats::handle(brand, query).await,
-                        TenantQuery::Business(query) => business::handle(brand, query).await,
+                        TenantQuery::Customers(query) => customers::handle(tenant, reactions, query).await,
+                        TenantQuery::Loyalty(query) => loyalty::handle(tenant, query).await,
+                        TenantQuery::Redemption(query) => redemption::handle(tenant, query).await,
+                        TenantQuery::Rewards(query) => rewards::handle(tenant, query).await,
+                        TenantQuery::Otp(query) => otp::handle(tenant, query).await,
+                        TenantQuery::Fraud(query) => fraud::handle(tenant, query).await,
+                        TenantQuery::Wallet(query) => wallet::handle(tenant, query).await,
+                        TenantQuery::Journeys(query) => journeys::handle(tenant, query).await,
+                        TenantQuery::Bills(query) => bills::handle(tenant, query).await,
+                        TenantQuery::Feedback(query) => feedback::handle(tenant, query).await,
+                        TenantQuery::Stats(query) => stats::handle(tenant, query).await,
+                        TenantQuery::Business(query) => business::handle(tenant, query).await,
                     }
                 })
                 .catch_unwind()
                 .await;
                 let answer = match answer {
                     Ok(answer) => answer,
-                    Err(panic) => Err(QueryError::Failed(format!("panicked: {}", panicked(brand, &*panic)))),
+                    Err(panic) => Err(QueryError::Failed(format!("panicked: {}", panicked(tenant, &*panic)))),
                 };
-                brand.end_read_ahead();
-                let tenant = brand.tenant.clone();
-                answer_when_durable(brand, reply, answer, move |answer, error| {
-                    tracing::error!(%tenant, %error, "query failed: its writes did not reach the disk");
+                tenant.end_read_ahead();
+                let tenant_id = tenant.id.clone();
+                answer_when_durable(tenant, reply, answer, move |answer, error| {
+                    tracing::error!(tenant = %tenant_id, %error, "query failed: its writes did not reach the disk");
                     *answer = Err(QueryError::Failed(error.to_string()));
                 });
             }
@@ -417,8 +417,8 @@ impl Actor for TenantActor {
 /// forgotten (rows are read again from the store); the panic is counted like an actor failure
 /// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
 /// The panic's message (counted and logged).
-fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
-    brand.forget_all();
+fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
+    tenant.forget_all();
     metrics::counter!("engage_actor_failures_total").increment(1);
     metrics::counter!("engage_actor_panics_total").increment(1);
     let text = panic
@@ -426,7 +426,7 @@ fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned());
-    tracing::error!(tenant = %brand.tenant, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
+    tracing::error!(tenant = %tenant.id, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
     text
 }
 
@@ -434,12 +434,12 @@ fn panicked(brand: &mut Brand, panic: &(dyn std::any::Any + Send)) -> String {
 /// staged none); if one fails, `failed` turns the answer into the failure first. The actor does not
 /// wait: it goes on to its next message.
 fn answer_when_durable<T: Send + 'static>(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reply: RpcReplyPort<T>,
     mut answer: T,
     failed: impl FnOnce(&mut T, &engage_storage::StoreError) + Send + 'static,
 ) {
-    let staged = brand.take_staged();
+    let staged = tenant.take_staged();
     if staged.is_empty() {
         let _ = reply.send(answer);
         return;

@@ -326,7 +326,7 @@ impl engage_actors::reaction::OrderReaction for RecordOrders {
 
     async fn react(
         &self,
-        brand: &mut engage_actors::brand::Brand,
+        tenant: &mut engage_actors::tenant_core::Tenant,
         order: &engage_actors::reaction::OrderEvent<'_>,
         customer: &mut engage_actors::domain::customer::Customer,
         ops: &mut Vec<engage_storage::WriteOp>,
@@ -335,7 +335,7 @@ impl engage_actors::reaction::OrderReaction for RecordOrders {
         if order.changed() {
             ops.push(engage_storage::WriteOp::Put {
                 table: "test_reactions",
-                partition: brand.tenant.clone(),
+                partition: tenant.id.clone(),
                 clustering: order.facts.order_id.as_bytes().to_vec(),
                 value: serde_json::to_vec(&json!({"orders_before": customer.total_orders() - 1})).unwrap(),
             });

@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::brand::Brand;
 use crate::capabilities::business;
 use crate::query::QueryError;
+use crate::tenant_core::Tenant;
 
 /// A brand as its pages show it; each part absent when not configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,13 +26,13 @@ pub struct Branding {
 
 /// The branding of `outlet`'s pages; `color` is the `brandColor` of the bill configuration that
 /// applies to the outlet (the bills capability knows it: [`crate::capabilities::bills::branding`] calls this).
-pub async fn of(brand: &mut Brand, outlet: &str, color: Option<String>) -> Result<Branding, QueryError> {
+pub async fn of(tenant: &mut Tenant, outlet: &str, color: Option<String>) -> Result<Branding, QueryError> {
     let name = |config: business::BusinessConfig| config.name().map(str::to_owned);
-    let brand_name = name(business::config(brand, "0").await?);
+    let brand_name = name(business::config(tenant, "0").await?);
     let outlet_name = if outlet.is_empty() || outlet == "0" {
         None
     } else {
-        name(business::config(brand, outlet).await?).filter(|n| Some(n) != brand_name.as_ref())
+        name(business::config(tenant, outlet).await?).filter(|n| Some(n) != brand_name.as_ref())
     };
     Ok(Branding { brand_name, outlet_name, color: color.filter(|c| hex_color(c)) })
 }

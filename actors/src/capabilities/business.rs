@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use engage_storage::{StoreError, WriteOp};
 
-use crate::brand::Brand;
 use crate::keys;
 use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::tenant_core::Tenant;
 
 /// A business's configuration record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -45,14 +45,14 @@ impl BusinessConfig {
 }
 
 /// A business's record, or an empty one.
-pub async fn config(brand: &Brand, business_id: &str) -> Result<BusinessConfig, StoreError> {
-    let stored: Option<BusinessConfig> = brand.repo().get(&keys::business_config(&brand.tenant, business_id)).await?;
+pub async fn config(tenant: &Tenant, business_id: &str) -> Result<BusinessConfig, StoreError> {
+    let stored: Option<BusinessConfig> = tenant.repo().get(&keys::business_config(&tenant.id, business_id)).await?;
     Ok(BusinessConfig { business_id: business_id.to_owned(), ..stored.unwrap_or_default() })
 }
 
 /// The write of a record.
-pub fn put(brand: &Brand, config: &BusinessConfig) -> WriteOp {
-    keys::business_config(&brand.tenant, &config.business_id).put(config)
+pub fn put(tenant: &Tenant, config: &BusinessConfig) -> WriteOp {
+    keys::business_config(&tenant.id, &config.business_id).put(config)
 }
 
 /// Questions about business configuration records.
@@ -79,21 +79,21 @@ impl Question for SaveConfig {
 }
 
 /// Answers a query.
-pub async fn handle(brand: &mut Brand, query: BusinessQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: BusinessQuery) -> QueryReply {
     match query {
         BusinessQuery::SaveConfig(SaveConfig { business_id, fields, now }) => {
-            reply(save(brand, business_id, fields, now).await)
+            reply(save(tenant, business_id, fields, now).await)
         }
     }
 }
 
 async fn save(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     business_id: String,
     fields: Map<String, Value>,
     now: DateTime<Utc>,
 ) -> Result<BusinessConfig, QueryError> {
-    let current = config(brand, &business_id).await?;
+    let current = config(tenant, &business_id).await?;
     let mut merged = match serde_json::to_value(&current) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
@@ -109,6 +109,6 @@ async fn save(
         .map_err(|e| QueryError::Invalid(format!("/: not a business configuration: {e}")))?;
     saved.business_id = business_id;
     saved.updated_at = Some(now);
-    brand.batch(vec![put(brand, &saved)]).await?;
+    tenant.batch(vec![put(tenant, &saved)]).await?;
     Ok(saved)
 }

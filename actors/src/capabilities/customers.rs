@@ -8,9 +8,9 @@ use engage_streams::Envelope;
 
 use super::loyalty::number;
 use super::orders::apply;
-use crate::brand::Brand;
 use crate::domain::customer::Customer;
 use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::tenant_core::Tenant;
 
 /// Customer questions (each its own type, answered with a [`CustomerView`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -108,12 +108,12 @@ pub fn view(customer: &Customer, now: DateTime<Utc>) -> CustomerView {
 }
 
 /// Answers a customer query.
-pub async fn handle(brand: &mut Brand, reactions: &crate::reaction::Reactions, query: CustomersQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, reactions: &crate::reaction::Reactions, query: CustomersQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        CustomersQuery::Details(Details { phone }) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
+        CustomersQuery::Details(Details { phone }) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
         CustomersQuery::Update(Update { phone, name, email, gender, dob, anniversary }) => {
-            let mut customer = brand.known_customer(&phone).await?;
+            let mut customer = tenant.known_customer(&phone).await?;
             for (value, slot) in [
                 (name, &mut customer.name),
                 (email, &mut customer.email),
@@ -126,11 +126,11 @@ pub async fn handle(brand: &mut Brand, reactions: &crate::reaction::Reactions, q
                 }
             }
             let answer = view(&customer, now);
-            brand.commit_customer(Vec::new(), customer).await?;
+            tenant.commit_customer(Vec::new(), customer).await?;
             reply(Ok(answer))
         }
-        CustomersQuery::ApplyNow(ApplyNow { envelope }) => match apply(brand, reactions, &envelope).await? {
-            Some(phone) => reply(Ok(view(&brand.known_customer(&phone).await?, now))),
+        CustomersQuery::ApplyNow(ApplyNow { envelope }) => match apply(tenant, reactions, &envelope).await? {
+            Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
             None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
         },
     }

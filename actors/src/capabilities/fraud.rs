@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use engage_storage::{StoreError, WriteOp};
 
-use crate::brand::Brand;
 use crate::capabilities::wallet::{self, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::fraud::{
@@ -20,6 +19,7 @@ use crate::domain::fraud::{
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::tenant_core::Tenant;
 
 /// Fraud queries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -252,30 +252,30 @@ pub struct Evaluation {
 }
 
 /// The brand's velocity limits (cached).
-pub async fn velocity(brand: &mut Brand) -> Result<VelocityRules, StoreError> {
-    if let Some(rules) = &brand.velocity {
+pub async fn velocity(tenant: &mut Tenant) -> Result<VelocityRules, StoreError> {
+    if let Some(rules) = &tenant.velocity {
         return Ok(rules.clone());
     }
-    let rules = brand.repo().get(&keys::fraud_config(&brand.tenant, "velocity")).await?.unwrap_or_default();
-    brand.velocity = Some(rules);
-    Ok(brand.velocity.clone().unwrap_or_default())
+    let rules = tenant.repo().get(&keys::fraud_config(&tenant.id, "velocity")).await?.unwrap_or_default();
+    tenant.velocity = Some(rules);
+    Ok(tenant.velocity.clone().unwrap_or_default())
 }
 
 /// Whether the brand's blocklist holds `phone`.
-async fn blocklisted(brand: &Brand, phone: &str) -> Result<bool, StoreError> {
-    let key = keys::blocklist(&brand.tenant, phone);
-    Ok(brand.row(&key).await?.is_some())
+async fn blocklisted(tenant: &Tenant, phone: &str) -> Result<bool, StoreError> {
+    let key = keys::blocklist(&tenant.id, phone);
+    Ok(tenant.row(&key).await?.is_some())
 }
 
 /// Blocked: by staff (a flag), or on the brand's blocklist.
-pub async fn is_blocked(brand: &Brand, customer: &Customer) -> Result<bool, StoreError> {
-    Ok(customer.is_blocked || blocklisted(brand, &customer.phone).await?)
+pub async fn is_blocked(tenant: &Tenant, customer: &Customer) -> Result<bool, StoreError> {
+    Ok(customer.is_blocked || blocklisted(tenant, &customer.phone).await?)
 }
 
 /// Raises a flag for a breach unless one of that type is already open; returns its id and the
 /// write of the new flag (if any).
 pub fn raise_flag(
-    brand: &Brand,
+    tenant: &Tenant,
     customer: &mut Customer,
     fraud_type: &str,
     outlet: Option<String>,
@@ -291,7 +291,7 @@ pub fn raise_flag(
         contact: customer.phone.clone(),
         name: customer.name.clone(),
         fraud_type: fraud_type.to_owned(),
-        parent_business_id: brand.tenant.clone(),
+        parent_business_id: tenant.id.clone(),
         child_business_id: outlet,
         block_reason: format!("{fraud_type} exceeded"),
         blocked_by: "System".to_owned(),
@@ -305,28 +305,28 @@ pub fn raise_flag(
     };
     customer.flags.insert(flag_id.clone(), FlagState::Flagged);
     metrics::counter!("engage_fraud_flags_total", "fraud_type" => fraud_type.to_owned()).increment(1);
-    tracing::warn!(tenant = %brand.tenant, fraud_type, flag_id, "velocity limit breached: flag raised");
-    let op = keys::fraud_flag(&brand.tenant, &flag_id).put(&flag);
+    tracing::warn!(tenant = %tenant.id, fraud_type, flag_id, "velocity limit breached: flag raised");
+    let op = keys::fraud_flag(&tenant.id, &flag_id).put(&flag);
     (flag_id, Some(op))
 }
 
 /// Answers a fraud query.
-pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: FraudQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         FraudQuery::SetVelocity(SetVelocity { rules }) => {
-            brand.batch(vec![keys::fraud_config(&brand.tenant, "velocity").put(&rules)]).await?;
-            brand.velocity = Some(rules.clone());
+            tenant.batch(vec![keys::fraud_config(&tenant.id, "velocity").put(&rules)]).await?;
+            tenant.velocity = Some(rules.clone());
             reply(Ok(rules))
         }
-        FraudQuery::GetVelocity(_) => reply(Ok(velocity(brand).await?)),
+        FraudQuery::GetVelocity(_) => reply(Ok(velocity(tenant).await?)),
         FraudQuery::Flag(Flag { contact, action, comment, submitted_by }) => {
-            reply(flag(brand, &contact, action, comment, submitted_by, now).await)
+            reply(flag(tenant, &contact, action, comment, submitted_by, now).await)
         }
         FraudQuery::Evaluate(Evaluate { contact }) => {
-            let customer = brand.customer(&contact).await?;
-            let limits = velocity(brand).await?;
-            let blocklisted = blocklisted(brand, &contact).await?;
+            let customer = tenant.customer(&contact).await?;
+            let limits = velocity(tenant).await?;
+            let blocklisted = blocklisted(tenant, &contact).await?;
             let counters = customer.as_ref().map(|c| c.velocity.clone()).unwrap_or_default();
             let count = |txn, period| count_in_period(&counters, txn, period, now);
             let is_blocked = customer.as_ref().is_some_and(|c| c.is_blocked);
@@ -343,39 +343,39 @@ pub async fn handle(brand: &mut Brand, query: FraudQuery) -> QueryReply {
             }))
         }
         FraudQuery::SaveAlerts(SaveAlerts { mut settings }) => {
-            settings.parent_business_id = brand.tenant.clone();
-            brand.batch(vec![keys::fraud_config(&brand.tenant, "alerts").put(&settings)]).await?;
+            settings.parent_business_id = tenant.id.clone();
+            tenant.batch(vec![keys::fraud_config(&tenant.id, "alerts").put(&settings)]).await?;
             reply(Ok(settings))
         }
-        FraudQuery::Alerts(_) => reply(Ok(alerts(brand).await?)),
+        FraudQuery::Alerts(_) => reply(Ok(alerts(tenant).await?)),
         FraudQuery::Blocklist(Blocklist { contacts, source, now }) => {
-            reply(add_to_blocklist(brand, contacts, &source, now).await)
+            reply(add_to_blocklist(tenant, contacts, &source, now).await)
         }
         FraudQuery::Unblocklist(Unblocklist { contacts }) => {
             let mut ops = Vec::new();
             let contacts: std::collections::BTreeSet<String> = contacts.into_iter().collect();
             for contact in contacts {
-                let key = keys::blocklist(&brand.tenant, &contact);
-                if brand.row(&key).await?.is_some() {
+                let key = keys::blocklist(&tenant.id, &contact);
+                if tenant.row(&key).await?.is_some() {
                     ops.push(key.delete());
                 }
             }
             let deleted = ops.len();
-            brand.batch(ops).await?;
+            tenant.batch(ops).await?;
             reply(Ok(Unblocklisted { deleted }))
         }
         FraudQuery::SendAlert(SendAlert { contact, business, now }) => {
-            reply(send_alert(brand, &contact, &business, now).await)
+            reply(send_alert(tenant, &contact, &business, now).await)
         }
     }
 }
 
-async fn alerts(brand: &Brand) -> Result<Option<AlertSettings>, StoreError> {
-    brand.get(&keys::fraud_config(&brand.tenant, "alerts")).await
+async fn alerts(tenant: &Tenant) -> Result<Option<AlertSettings>, StoreError> {
+    tenant.get(&keys::fraud_config(&tenant.id, "alerts")).await
 }
 
 async fn add_to_blocklist(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     contacts: Vec<String>,
     source: &str,
     now: DateTime<Utc>,
@@ -383,7 +383,7 @@ async fn add_to_blocklist(
     let mut done = Blocklisted::default();
     let mut seen = std::collections::HashSet::with_capacity(contacts.len());
     for (position, contact) in contacts.into_iter().enumerate() {
-        if !seen.insert(contact.clone()) || brand.row(&keys::blocklist(&brand.tenant, &contact)).await?.is_some() {
+        if !seen.insert(contact.clone()) || tenant.row(&keys::blocklist(&tenant.id, &contact)).await?.is_some() {
             done.duplicates.push(position);
         } else {
             done.inserted.push(contact);
@@ -395,16 +395,16 @@ async fn add_to_blocklist(
             .iter()
             .map(|contact| {
                 let entry = BlocklistEntry {
-                    parent_business_id: brand.tenant.clone(),
+                    parent_business_id: tenant.id.clone(),
                     contact_number: contact.clone(),
                     source: source.to_owned(),
                     created_at: at.clone(),
                     updated_at: at.clone(),
                 };
-                keys::blocklist(&brand.tenant, contact).put(&entry)
+                keys::blocklist(&tenant.id, contact).put(&entry)
             })
             .collect();
-        brand.batch(ops).await?;
+        tenant.batch(ops).await?;
         done.batches += 1;
     }
     metrics::counter!("engage_blocklist_uploaded_total").increment(done.inserted.len() as u64);
@@ -414,12 +414,12 @@ async fn add_to_blocklist(
 /// One message per alert recipient into today's (IST) channel queue, each paid from `business`'s
 /// wallet (one alert per contact, recipient and day: a second send the same day charges nothing).
 async fn send_alert(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     contact: &str,
     business: &str,
     now: DateTime<Utc>,
 ) -> Result<AlertSent, QueryError> {
-    let Some(settings) = alerts(brand).await? else {
+    let Some(settings) = alerts(tenant).await? else {
         return Err(QueryError::Invalid("no fraud alert settings: configure them first".to_owned()));
     };
     let message = settings.template.replace("{contact}", contact);
@@ -441,7 +441,7 @@ async fn send_alert(
             sender_id: None,
             not_before: None,
         };
-        match wallet::send_now(brand, &send, Vec::new(), now).await {
+        match wallet::send_now(tenant, &send, Vec::new(), now).await {
             Ok(queued) => {
                 sent.queued += 1;
                 sent.charged +=
@@ -455,14 +455,14 @@ async fn send_alert(
 }
 
 async fn flag(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     contact: &str,
     action: FlagAction,
     comment: Option<String>,
     submitted_by: String,
     now: DateTime<Utc>,
 ) -> Result<FlagOutcome, QueryError> {
-    let mut customer = brand.known_customer(contact).await?;
+    let mut customer = tenant.known_customer(contact).await?;
     let wanted = if action == FlagAction::Unblock { FlagState::Blocked } else { FlagState::Flagged };
     let targets: Vec<String> = customer.flags.iter().filter(|(_, s)| **s == wanted).map(|(id, _)| id.clone()).collect();
     if targets.is_empty() {
@@ -475,7 +475,7 @@ async fn flag(
     for id in targets {
         let Some(state) = customer.flags.get(&id).copied() else { continue };
         let next = transition(state, action).map_err(QueryError::Transition)?;
-        let Some(mut flag) = brand.repo().get::<FraudFlag>(&keys::fraud_flag(&brand.tenant, &id)).await? else {
+        let Some(mut flag) = tenant.repo().get::<FraudFlag>(&keys::fraud_flag(&tenant.id, &id)).await? else {
             continue;
         };
         flag.state = next;
@@ -491,11 +491,11 @@ async fn flag(
         } else {
             customer.flags.remove(&id);
         }
-        ops.push(keys::fraud_flag(&brand.tenant, &id).put(&flag));
+        ops.push(keys::fraud_flag(&tenant.id, &id).put(&flag));
         changed.push(flag);
     }
     customer.is_blocked = customer.flags.values().any(|s| *s == FlagState::Blocked);
     let is_blocked = customer.is_blocked;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     Ok(FlagOutcome { flags: changed, is_blocked })
 }

@@ -6,11 +6,11 @@ use serde_json::json;
 
 use engage_storage::{StoreError, WriteOp};
 
-use crate::brand::Brand;
 use crate::domain::customer::Customer;
 use crate::domain::loyalty::{LedgerEntry, Lot};
 use crate::domain::time::ist_day;
 use crate::keys;
+use crate::tenant_core::Tenant;
 
 /// What a ledger row says, before it gets its balance and key.
 pub struct Draft {
@@ -92,11 +92,11 @@ pub fn entry(tenant: &str, customer: &mut Customer, draft: Draft) -> Vec<WriteOp
 }
 
 /// A customer's ledger row `seq`.
-pub async fn row(brand: &Brand, phone: &str, seq: u64) -> Result<Option<LedgerEntry>, StoreError> {
-    brand.repo().get(&keys::ledger(&brand.tenant, phone, seq)).await
+pub async fn row(tenant: &Tenant, phone: &str, seq: u64) -> Result<Option<LedgerEntry>, StoreError> {
+    tenant.repo().get(&keys::ledger(&tenant.id, phone, seq)).await
 }
 
 /// The lots a ledger row took points from (to give them back).
-pub async fn lots_of(brand: &Brand, phone: &str, seq: u64) -> Result<Vec<Lot>, StoreError> {
-    Ok(row(brand, phone, seq).await?.map(|row| row.lots).unwrap_or_default())
+pub async fn lots_of(tenant: &Tenant, phone: &str, seq: u64) -> Result<Vec<Lot>, StoreError> {
+    Ok(row(tenant, phone, seq).await?.map(|row| row.lots).unwrap_or_default())
 }

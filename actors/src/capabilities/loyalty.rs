@@ -13,7 +13,6 @@ use engage_storage::{StoreError, WriteOp};
 
 use super::fraud::{is_blocked, raise_flag, velocity};
 use super::ledger::{self, Draft, LotEffect};
-use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::fraud::{breaches, count_in_period, record, POINTS_EARNING, TXN_EARN};
 use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
@@ -23,6 +22,7 @@ use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{Repo, LOYALTY_DAILY, LOYALTY_LEDGER};
+use crate::tenant_core::Tenant;
 
 /// Loyalty queries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -204,39 +204,39 @@ pub fn parse_bill(bill: Option<&str>) -> Result<Option<Decimal>, QueryError> {
 }
 
 /// The brand's rules (cached; no points are earned without configured rules).
-pub async fn rules(brand: &mut Brand) -> Result<LoyaltyRules, StoreError> {
-    if let Some(rules) = &brand.rules {
+pub async fn rules(tenant: &mut Tenant) -> Result<LoyaltyRules, StoreError> {
+    if let Some(rules) = &tenant.rules {
         return Ok(rules.clone());
     }
-    let rules: LoyaltyRules = brand.repo().get(&keys::loyalty_rules(&brand.tenant)).await?.unwrap_or_default();
-    brand.rules = Some(rules.clone());
+    let rules: LoyaltyRules = tenant.repo().get(&keys::loyalty_rules(&tenant.id)).await?.unwrap_or_default();
+    tenant.rules = Some(rules.clone());
     Ok(rules)
 }
 
-async fn save_rules(brand: &mut Brand, rules: LoyaltyRules) -> Result<LoyaltyRules, StoreError> {
-    brand.batch(vec![keys::loyalty_rules(&brand.tenant).put(&rules)]).await?;
-    brand.rules = Some(rules.clone());
+async fn save_rules(tenant: &mut Tenant, rules: LoyaltyRules) -> Result<LoyaltyRules, StoreError> {
+    tenant.batch(vec![keys::loyalty_rules(&tenant.id).put(&rules)]).await?;
+    tenant.rules = Some(rules.clone());
     Ok(rules)
 }
 
 /// Answers a loyalty query.
-pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: LoyaltyQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         LoyaltyQuery::SetRules(SetRules { rules: new }) => {
-            let milestones = rules(brand).await?.milestones;
-            reply(Ok(save_rules(brand, LoyaltyRules { milestones, ..new }).await?))
+            let milestones = rules(tenant).await?.milestones;
+            reply(Ok(save_rules(tenant, LoyaltyRules { milestones, ..new }).await?))
         }
         LoyaltyQuery::SetMilestones(SetMilestones { mut milestones }) => {
             milestones.sort_by_key(|m| m.orders);
             milestones.dedup_by_key(|m| m.orders);
-            let current = rules(brand).await?;
-            reply(Ok(save_rules(brand, LoyaltyRules { milestones, ..current }).await?))
+            let current = rules(tenant).await?;
+            reply(Ok(save_rules(tenant, LoyaltyRules { milestones, ..current }).await?))
         }
-        LoyaltyQuery::GetRules(_) => reply(Ok(rules(brand).await?)),
+        LoyaltyQuery::GetRules(_) => reply(Ok(rules(tenant).await?)),
         LoyaltyQuery::Balance(Balance { phone, bill }) => {
-            let rules = rules(brand).await?;
-            let customer = brand.known_customer(&phone).await?;
+            let rules = rules(tenant).await?;
+            let customer = tenant.known_customer(&phone).await?;
             let bill = parse_bill(bill.as_deref())?;
             reply(Ok(PointsBalance {
                 redeemable_points: rules.redeemable(customer.loyalty_points, bill),
@@ -249,18 +249,18 @@ pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
             }))
         }
         LoyaltyQuery::ExpirePoints(ExpirePoints { phone, now: clock }) => {
-            reply(expire(brand, &phone, parse_instant(&clock).unwrap_or(now)).await)
+            reply(expire(tenant, &phone, parse_instant(&clock).unwrap_or(now)).await)
         }
         LoyaltyQuery::DayWise(GetDayWise { from, to }) => {
-            reply(day_wise(brand.repo().clone(), brand.tenant.clone(), from, to).await)
+            reply(day_wise(tenant.repo().clone(), tenant.id.clone(), from, to).await)
         }
         LoyaltyQuery::Ledger(Ledger { phone, page, page_size }) => {
-            let customer = brand.known_customer(&phone).await?;
+            let customer = tenant.known_customer(&phone).await?;
             let page = page.max(1);
             let page_size = page_size.clamp(1, 100);
-            let partition = keys::ledger_partition(&brand.tenant, &phone);
+            let partition = keys::ledger_partition(&tenant.id, &phone);
             let data =
-                brand.repo().seq_page(LOYALTY_LEDGER, &partition, (page - 1) * page_size, page_size as usize).await?;
+                tenant.repo().seq_page(LOYALTY_LEDGER, &partition, (page - 1) * page_size, page_size as usize).await?;
             reply(Ok(LedgerPage {
                 data,
                 page,
@@ -272,8 +272,8 @@ pub async fn handle(brand: &mut Brand, query: LoyaltyQuery) -> QueryReply {
     }
 }
 
-async fn expire(brand: &mut Brand, phone: &str, clock: DateTime<Utc>) -> Result<Expired, QueryError> {
-    let Some(mut customer) = brand.customer(phone).await? else {
+async fn expire(tenant: &mut Tenant, phone: &str, clock: DateTime<Utc>) -> Result<Expired, QueryError> {
+    let Some(mut customer) = tenant.customer(phone).await? else {
         return Ok(Expired { expired: 0, loyalty_points: None });
     };
     let lots = customer.point_lots.expire(clock);
@@ -284,10 +284,10 @@ async fn expire(brand: &mut Brand, phone: &str, clock: DateTime<Utc>) -> Result<
     }
     let last = lots.last().map(|lot| instant_key(lot.expires_at)).unwrap_or_default();
     let ops = ledger::entry(
-        &brand.tenant,
+        &tenant.id,
         &mut customer,
         Draft {
-            txn_id: format!("X-{}", digest(&[&brand.tenant, phone, &last])),
+            txn_id: format!("X-{}", digest(&[&tenant.id, phone, &last])),
             kind: "expire",
             points: -points,
             order_id: None,
@@ -297,7 +297,7 @@ async fn expire(brand: &mut Brand, phone: &str, clock: DateTime<Utc>) -> Result<
         },
     );
     let balance = customer.loyalty_points;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     metrics::counter!("engage_points_expired_total").increment(points.unsigned_abs());
     Ok(Expired { expired: points, loyalty_points: Some(balance) })
 }
@@ -345,15 +345,15 @@ impl OrderReaction for EarnPoints {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
-        let rules = rules(brand).await?;
+        let rules = rules(tenant).await?;
         let (facts, envelope, received) = (order.facts, order.envelope, order.received);
         let expires = end_of_ist_day_after(received, rules.points_expiry_days);
-        if is_blocked(brand, customer).await? {
+        if is_blocked(tenant, customer).await? {
             return Ok(());
         }
         if order.changed() {
@@ -370,12 +370,12 @@ impl OrderReaction for EarnPoints {
                 }
             }
             if order.applied == Applied::New && after > 0 {
-                let limits = velocity(brand).await?;
+                let limits = velocity(tenant).await?;
                 let already =
                     count_in_period(&customer.velocity, TXN_EARN, limits.points_earning_limit_period, received);
                 if breaches(limits.points_earning_limit_value, already) {
                     let (_, flag) =
-                        raise_flag(brand, customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
+                        raise_flag(tenant, customer, POINTS_EARNING, Some(facts.business_id.clone()), received);
                     ops.extend(flag);
                     after = 0;
                 } else {
@@ -389,7 +389,7 @@ impl OrderReaction for EarnPoints {
             }
             if delta != 0 {
                 ops.extend(ledger::entry(
-                    &brand.tenant,
+                    &tenant.id,
                     customer,
                     Draft {
                         txn_id: format!("E-{}", &envelope.id[..envelope.id.len().min(16)]),
@@ -422,10 +422,10 @@ impl OrderReaction for EarnPoints {
             if points > 0 {
                 let txn_id = format!(
                     "BC-{}",
-                    digest(&[&brand.tenant, &customer.phone, &milestone.orders.to_string(), &envelope.id])
+                    digest(&[&tenant.id, &customer.phone, &milestone.orders.to_string(), &envelope.id])
                 );
                 ops.extend(ledger::entry(
-                    &brand.tenant,
+                    &tenant.id,
                     customer,
                     Draft {
                         txn_id,
@@ -443,10 +443,9 @@ impl OrderReaction for EarnPoints {
             customer.milestones_awarded.insert(milestone.orders);
             // reached again after a refund took it back: a new entry
             let again = customer.ledger_seq.to_string();
-            let txn_id =
-                format!("B-{}", digest(&[&brand.tenant, &customer.phone, &milestone.orders.to_string(), &again]));
+            let txn_id = format!("B-{}", digest(&[&tenant.id, &customer.phone, &milestone.orders.to_string(), &again]));
             ops.extend(ledger::entry(
-                &brand.tenant,
+                &tenant.id,
                 customer,
                 Draft {
                     txn_id,

@@ -1,6 +1,6 @@
 //! The capabilities of a tenant actor, one module each: its typed queries and replies, its rows
 //! (through [`crate::keys`]), its order reactions, and its tests. They work on a
-//! [`crate::brand::Brand`]; `tenant.rs` only dispatches to them.
+//! [`crate::tenant_core::Tenant`]; `tenant.rs` only dispatches to them.
 //!
 //! | capability | queries | order reaction |
 //! |---|---|---|

@@ -1,7 +1,7 @@
 //! Orders and the other bus events: [`apply`] writes the queue record, upserts the customer and the
 //! order, runs the order reactions, and commits it all in one batch (customer row last). Before
 //! the reactions run, the customer's row and every row they name ([`crate::reaction::OrderReaction::reads`])
-//! are read together ([`Brand::read_ahead`]): one round trip on NATS KV instead of one per row.
+//! are read together ([`Tenant::read_ahead`]): one round trip on NATS KV instead of one per row.
 
 use chrono::Utc;
 use serde_json::{json, Value};
@@ -10,7 +10,6 @@ use engage_storage::{StoreError, WriteOp};
 use engage_streams::{Envelope, EventKind};
 
 use super::referral::refer;
-use crate::brand::Brand;
 use crate::capabilities::journeys::{OpenCart, CART_SOURCES};
 use crate::domain::customer::Customer;
 use crate::domain::order::{OrderFacts, RefundRequest};
@@ -18,10 +17,11 @@ use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
 use crate::keys;
 use crate::reaction::{OrderEvent, Reactions};
 use crate::repo::{QueueRecord, STATUS_PROCESSED, STATUS_UNPROCESSABLE};
+use crate::tenant_core::Tenant;
 
-async fn merge_business(brand: &Brand, business_id: &str, patch: Value) -> Result<WriteOp, StoreError> {
-    let key = keys::business(&brand.tenant, business_id);
-    let mut row: Value = brand.repo().get(&key).await?.unwrap_or_else(|| json!({}));
+async fn merge_business(tenant: &Tenant, business_id: &str, patch: Value) -> Result<WriteOp, StoreError> {
+    let key = keys::business(&tenant.id, business_id);
+    let mut row: Value = tenant.repo().get(&key).await?.unwrap_or_else(|| json!({}));
     if let (Some(row), Value::Object(patch)) = (row.as_object_mut(), patch) {
         row.extend(patch);
     }
@@ -30,7 +30,7 @@ async fn merge_business(brand: &Brand, business_id: &str, patch: Value) -> Resul
 
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
 async fn apply_order(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reactions: &Reactions,
     envelope: &Envelope,
     facts: &OrderFacts,
@@ -39,7 +39,7 @@ async fn apply_order(
     status: &mut u8,
 ) -> Result<Customer, StoreError> {
     #[cfg(feature = "fault-injection")]
-    let ctx = brand.ctx.clone();
+    let ctx = tenant.ctx.clone();
     #[cfg(feature = "fault-injection")]
     if ctx.fault_panic_order_id.as_deref() == Some(facts.order_id.as_str())
         && !ctx.fault_fired.swap(true, std::sync::atomic::Ordering::SeqCst)
@@ -54,14 +54,14 @@ async fn apply_order(
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     // the customer's row (unless cached), the order's refunds sent on their own, and every row a
     // reaction will read, in one go
-    let refunds_key = keys::order_refunds(&brand.tenant, &facts.business_id, &facts.order_id);
-    let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(&brand.tenant, facts)).collect();
+    let refunds_key = keys::order_refunds(&tenant.id, &facts.business_id, &facts.order_id);
+    let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(&tenant.id, facts)).collect();
     reads.push(refunds_key.clone());
-    if !brand.has_cached_customer(&facts.phone) {
-        reads.push(keys::customer(&brand.tenant, &facts.phone));
+    if !tenant.has_cached_customer(&facts.phone) {
+        reads.push(keys::customer(&tenant.id, &facts.phone));
     }
-    brand.read_ahead(reads).await?;
-    let recorded: Option<serde_json::Map<String, Value>> = brand.get(&refunds_key).await?;
+    tenant.read_ahead(reads).await?;
+    let recorded: Option<serde_json::Map<String, Value>> = tenant.get(&refunds_key).await?;
     let merged = recorded.filter(|r| !r.is_empty()).and_then(|recorded| {
         let mut payload = envelope.payload.clone();
         let fields = payload.as_object_mut()?;
@@ -74,7 +74,7 @@ async fn apply_order(
         OrderFacts::from_payload(&payload).ok()
     });
     let facts = merged.as_ref().unwrap_or(facts);
-    let mut customer = brand.customer_or_new(&facts.phone, now).await?;
+    let mut customer = tenant.customer_or_new(&facts.phone, now).await?;
     let before = customer.orders.get(&facts.key()).cloned();
     let applied = customer.apply_order(facts, version);
     let event = OrderEvent {
@@ -87,7 +87,7 @@ async fn apply_order(
         order_row: Default::default(),
     };
     for reaction in reactions.iter() {
-        reaction.react(brand, &event, &mut customer, ops).await?;
+        reaction.react(tenant, &event, &mut customer, ops).await?;
     }
     if event.changed() {
         let mut row = event.order_row.lock().map(|mut fields| std::mem::take(&mut *fields)).unwrap_or_default();
@@ -95,12 +95,12 @@ async fn apply_order(
         row.insert("version".to_owned(), json!(version));
         row.insert("amount".to_owned(), json!(facts.amount));
         row.insert("source".to_owned(), json!(envelope.source_id));
-        ops.push(keys::order(&brand.tenant, &facts.business_id, &facts.order_id).put(&row));
+        ops.push(keys::order(&tenant.id, &facts.business_id, &facts.order_id).put(&row));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => applied.label()).increment(1);
     *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);
     if envelope.api_source.as_deref() == Some("lambda") {
-        ops.push(merge_business(brand, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);
+        ops.push(merge_business(tenant, &facts.business_id, json!({"last_order_hit": envelope.received_at})).await?);
     }
     Ok(customer)
 }
@@ -109,7 +109,7 @@ async fn apply_order(
 /// the order again with it when the order is known (its stored payload, as a newer version); an
 /// order not seen yet takes it when it arrives.
 async fn apply_refund(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reactions: &Reactions,
     envelope: &Envelope,
     request: &RefundRequest,
@@ -117,14 +117,14 @@ async fn apply_refund(
     ops: &mut Vec<WriteOp>,
     status: &mut u8,
 ) -> Result<Option<Customer>, StoreError> {
-    let key = keys::order_refunds(&brand.tenant, &request.business_id, &request.order_id);
-    let mut refunds: serde_json::Map<String, Value> = brand.get(&key).await?.unwrap_or_default();
+    let key = keys::order_refunds(&tenant.id, &request.business_id, &request.order_id);
+    let mut refunds: serde_json::Map<String, Value> = tenant.get(&key).await?.unwrap_or_default();
     if refunds.contains_key(&request.refund_id) {
         return Ok(None);
     }
     refunds.insert(request.refund_id.clone(), request.amount.clone());
     ops.push(key.put(&refunds));
-    let row: Option<Value> = brand.get(&keys::order(&brand.tenant, &request.business_id, &request.order_id)).await?;
+    let row: Option<Value> = tenant.get(&keys::order(&tenant.id, &request.business_id, &request.order_id)).await?;
     let row_source = row.as_ref().and_then(|r| r["source"].as_u64()).and_then(|s| u8::try_from(s).ok());
     let Some(mut order_payload) = row.and_then(|mut row| row.get_mut("payload").map(Value::take)) else {
         return Ok(None);
@@ -136,7 +136,7 @@ async fn apply_refund(
     // the order keeps its own source (a bill, the stats' source figures)
     let source_id = row_source.unwrap_or(envelope.source_id);
     let order = Envelope { kind: EventKind::Order, payload: order_payload, source_id, ..envelope.clone() };
-    apply_order(brand, reactions, &order, &facts, version, ops, status).await.map(Some)
+    apply_order(tenant, reactions, &order, &facts, version, ops, status).await.map(Some)
 }
 
 /// A cart (`status` 0): the customer is known (a new one is created) but nothing is counted; a
@@ -144,12 +144,12 @@ async fn apply_refund(
 /// the `abandoned_cart` job, keyed by brand and order, so a later copy of the cart replaces its
 /// time. A cart whose order was paid already is ignored.
 async fn open_cart(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     facts: &OrderFacts,
     received: chrono::DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Customer, StoreError> {
-    let mut customer = brand.customer_or_new(&facts.phone, received).await?;
+    let mut customer = tenant.customer_or_new(&facts.phone, received).await?;
     if let Some(name) = &facts.name {
         customer.name = Some(name.clone());
     }
@@ -158,7 +158,7 @@ async fn open_cart(
         && customer.orders.get(&facts.key()).is_none_or(|c| c.void);
     if abandonable {
         let cart = OpenCart {
-            tenant: brand.tenant.clone(),
+            tenant: tenant.id.clone(),
             phone: facts.phone.clone(),
             business_id: facts.business_id.clone(),
             order_id: facts.order_id.clone(),
@@ -166,7 +166,7 @@ async fn open_cart(
             updated_at: received,
         };
         ops.push(cart.key().put(&cart));
-        ops.push(keys::cart_brand(&brand.tenant).put(&serde_json::json!({})));
+        ops.push(keys::cart_brand(&tenant.id).put(&serde_json::json!({})));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => "cart").increment(1);
     Ok(customer)
@@ -176,7 +176,7 @@ async fn open_cart(
 /// then in the brand's cache. An event that cannot be processed is kept as a queue record with
 /// status 2 (not retried).
 pub async fn apply(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reactions: &Reactions,
     envelope: &Envelope,
 ) -> Result<Option<String>, StoreError> {
@@ -193,26 +193,27 @@ pub async fn apply(
 
     match envelope.kind {
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
-            Ok(facts) if facts.is_cart() => touched = Some(open_cart(brand, &facts, received, &mut ops).await?),
+            Ok(facts) if facts.is_cart() => touched = Some(open_cart(tenant, &facts, received, &mut ops).await?),
             Ok(facts) => {
-                let applied = apply_order(brand, reactions, envelope, &facts, &version, &mut ops, &mut status).await;
+                let applied = apply_order(tenant, reactions, envelope, &facts, &version, &mut ops, &mut status).await;
                 // the rows read ahead serve this order only, applied or not
-                brand.end_read_ahead();
+                tenant.end_read_ahead();
                 touched = Some(applied?);
             }
             Err(not_an_order) => error = Some(not_an_order.to_string()),
         },
         EventKind::Refund => match RefundRequest::from_payload(&envelope.payload) {
             Ok(request) => {
-                let applied = apply_refund(brand, reactions, envelope, &request, &version, &mut ops, &mut status).await;
-                brand.end_read_ahead();
+                let applied =
+                    apply_refund(tenant, reactions, envelope, &request, &version, &mut ops, &mut status).await;
+                tenant.end_read_ahead();
                 touched = applied?;
             }
             Err(not_a_refund) => error = Some(not_a_refund.to_string()),
         },
         EventKind::Customer => match text("phone") {
             Some(phone) => {
-                let mut customer = brand.customer_or_new(&phone, now).await?;
+                let mut customer = tenant.customer_or_new(&phone, now).await?;
                 for (field, slot) in [
                     ("name", &mut customer.name),
                     ("email", &mut customer.email),
@@ -225,7 +226,7 @@ pub async fn apply(
                     }
                 }
                 if let Some(referrer) = text("referrer_number") {
-                    refer(brand, &mut customer, &referrer).await?;
+                    refer(tenant, &mut customer, &referrer).await?;
                 }
                 // the outlet that first created them is theirs until they order
                 if customer.created_at_outlet.is_none() {
@@ -237,7 +238,7 @@ pub async fn apply(
         },
         EventKind::PushToken => match (text("phone"), text("fcm_token")) {
             (Some(phone), Some(token)) => {
-                let mut customer = brand.customer_or_new(&phone, now).await?;
+                let mut customer = tenant.customer_or_new(&phone, now).await?;
                 if !customer.push_tokens.contains(&token) {
                     customer.push_tokens.push(token);
                 }
@@ -247,8 +248,8 @@ pub async fn apply(
         },
         EventKind::Checkin => match text("phone") {
             Some(phone) => {
-                ops.push(keys::checkin(&brand.tenant, &phone, &envelope.id).put(&envelope.payload));
-                let mut customer = brand.customer_or_new(&phone, now).await?;
+                ops.push(keys::checkin(&tenant.id, &phone, &envelope.id).put(&envelope.payload));
+                let mut customer = tenant.customer_or_new(&phone, now).await?;
                 customer.last_checkin = parse_instant(&envelope.received_at).or(Some(now));
                 touched = Some(customer);
             }
@@ -267,7 +268,7 @@ pub async fn apply(
                         json!({"crm_token": envelope.payload.get("token"), "crm_token_updated_at": envelope.received_at})
                     }
                 };
-                ops.push(merge_business(brand, &business_id, patch).await?);
+                ops.push(merge_business(tenant, &business_id, patch).await?);
             }
             None => error = Some("businessId missing".to_owned()),
         },
@@ -284,20 +285,20 @@ pub async fn apply(
         error: error.clone(),
     };
     if let Some(error) = &error {
-        tracing::warn!(tenant = %brand.tenant, id = %envelope.id, trace_id = %envelope.trace_id, error, "unprocessable event kept with status 2");
+        tracing::warn!(tenant = %tenant.id, id = %envelope.id, trace_id = %envelope.trace_id, error, "unprocessable event kept with status 2");
     }
-    ops.push(keys::queue_record(&brand.tenant, &ist_day(received), &envelope.received_at, &envelope.id).put(&record));
+    ops.push(keys::queue_record(&tenant.id, &ist_day(received), &envelope.received_at, &envelope.id).put(&record));
     // The customer row last: it holds the totals, and on a store without multi-row atomicity a
     // crash before it leaves the event to be applied again on redelivery.
     // (moved, not copied: the bus path never looks at it again; issue 13)
     match touched {
         Some(customer) => {
             let phone = customer.phone.clone();
-            brand.commit_customer(ops, customer).await?;
+            tenant.commit_customer(ops, customer).await?;
             Ok(Some(phone))
         }
         None => {
-            brand.batch(ops).await?;
+            tenant.batch(ops).await?;
             Ok(None)
         }
     }

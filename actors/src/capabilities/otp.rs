@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use engage_storage::WriteOp;
 
 use super::wallet::{send_now, SendRequest};
-use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::tenant_core::Tenant;
 
 /// Most verification attempts per password.
 const MAX_ATTEMPTS: u32 = 5;
@@ -84,20 +84,20 @@ pub struct Verified {
     pub valid_until: Option<String>,
 }
 
-fn hash(brand: &Brand, phone: &str, otp: &str) -> String {
-    digest(&[&brand.tenant, phone, "otp", otp])
+fn hash(tenant: &Tenant, phone: &str, otp: &str) -> String {
+    digest(&[&tenant.id, phone, "otp", otp])
 }
 
-async fn row(brand: &Brand, phone: &str) -> Result<OtpRow, QueryError> {
-    brand
+async fn row(tenant: &Tenant, phone: &str) -> Result<OtpRow, QueryError> {
+    tenant
         .repo()
-        .get(&keys::otp(&brand.tenant, phone))
+        .get(&keys::otp(&tenant.id, phone))
         .await?
         .ok_or_else(|| QueryError::Otp("no one-time password was generated".into()))
 }
 
 /// Verifies `otp` against `row` (counting the attempt).
-fn check(brand: &Brand, phone: &str, otp: &str, row: &mut OtpRow, now: DateTime<Utc>) -> Result<(), QueryError> {
+fn check(tenant: &Tenant, phone: &str, otp: &str, row: &mut OtpRow, now: DateTime<Utc>) -> Result<(), QueryError> {
     if row.hash.is_none() || row.expires_at <= now {
         return Err(QueryError::Otp("expired or already used; generate a new one".into()));
     }
@@ -105,7 +105,7 @@ fn check(brand: &Brand, phone: &str, otp: &str, row: &mut OtpRow, now: DateTime<
         return Err(QueryError::Otp("too many attempts; generate a new one".into()));
     }
     row.attempts += 1;
-    if row.hash.as_deref() != Some(hash(brand, phone, otp).as_str()) {
+    if row.hash.as_deref() != Some(hash(tenant, phone, otp).as_str()) {
         return Err(QueryError::Otp("incorrect".into()));
     }
     Ok(())
@@ -113,27 +113,32 @@ fn check(brand: &Brand, phone: &str, otp: &str, row: &mut OtpRow, now: DateTime<
 
 /// Checks `otp` (or an open verification window) for a redemption and returns the write that
 /// uses it up.
-pub async fn consume(brand: &Brand, phone: &str, otp: Option<&str>, now: DateTime<Utc>) -> Result<WriteOp, QueryError> {
-    let mut row = row(brand, phone).await?;
+pub async fn consume(
+    tenant: &Tenant,
+    phone: &str,
+    otp: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<WriteOp, QueryError> {
+    let mut row = row(tenant, phone).await?;
     if row.verified_until.is_some_and(|until| until > now) {
         row.verified_until = None;
-        return Ok(keys::otp(&brand.tenant, phone).put(&row));
+        return Ok(keys::otp(&tenant.id, phone).put(&row));
     }
     let otp = otp.ok_or_else(|| QueryError::Otp("required for this brand's POS redemptions".into()))?;
-    check(brand, phone, otp, &mut row, now)?;
+    check(tenant, phone, otp, &mut row, now)?;
     row.hash = None;
-    Ok(keys::otp(&brand.tenant, phone).put(&row))
+    Ok(keys::otp(&tenant.id, phone).put(&row))
 }
 
 /// Answers a one-time password query.
-pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: OtpQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         OtpQuery::Generate(Generate { phone, business }) => {
-            brand.known_customer(&phone).await?;
+            tenant.known_customer(&phone).await?;
             let otp = format!("{:06}", uuid::Uuid::new_v4().as_u128() % 1_000_000);
             let expires_at = now + Duration::minutes(VALIDITY_MINUTES);
-            let row = OtpRow { hash: Some(hash(brand, &phone, &otp)), expires_at, attempts: 0, verified_until: None };
+            let row = OtpRow { hash: Some(hash(tenant, &phone, &otp)), expires_at, attempts: 0, verified_until: None };
             // the SMS is a paid send: the wallet debit, the queue row and the OTP row in one batch
             let send = SendRequest {
                 business,
@@ -150,17 +155,17 @@ pub async fn handle(brand: &mut Brand, query: OtpQuery) -> QueryReply {
                 sender_id: None,
                 not_before: None,
             };
-            send_now(brand, &send, vec![keys::otp(&brand.tenant, &phone).put(&row)], now).await?;
+            send_now(tenant, &send, vec![keys::otp(&tenant.id, &phone).put(&row)], now).await?;
             reply(Ok(Generated { expires_at: expires_at.to_rfc3339() }))
         }
         OtpQuery::Verify(Verify { phone, otp }) => {
-            let mut row = row(brand, &phone).await?;
-            let checked = check(brand, &phone, &otp, &mut row, now);
+            let mut row = row(tenant, &phone).await?;
+            let checked = check(tenant, &phone, &otp, &mut row, now);
             if checked.is_ok() {
                 row.hash = None;
                 row.verified_until = Some(now + Duration::minutes(VALIDITY_MINUTES));
             }
-            brand.batch(vec![keys::otp(&brand.tenant, &phone).put(&row)]).await?;
+            tenant.batch(vec![keys::otp(&tenant.id, &phone).put(&row)]).await?;
             checked?;
             reply(Ok(Verified { verified: true, valid_until: row.verified_until.map(|t| t.to_rfc3339()) }))
         }

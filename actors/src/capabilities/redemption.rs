@@ -12,7 +12,6 @@ use super::fraud::{is_blocked, raise_flag, velocity};
 use super::ledger::{self, Draft, LotEffect};
 use super::loyalty::{parse_bill, rules};
 use super::otp;
-use crate::brand::Brand;
 use crate::capabilities::stats::count_redeemed;
 use crate::domain::customer::{Customer, Redemption};
 use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUENCY, TXN_REDEEM};
@@ -21,6 +20,7 @@ use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
+use crate::tenant_core::Tenant;
 
 /// Redemption queries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -113,23 +113,23 @@ impl Revoked {
 }
 
 /// The redemption of `order_id`, if the customer row committed it.
-pub async fn committed(brand: &Brand, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
-    let row: Option<Redemption> = brand.get(&keys::redemption(&brand.tenant, &customer.phone, order_id)).await?;
+pub async fn committed(tenant: &Tenant, customer: &Customer, order_id: &str) -> Result<Option<Redemption>, StoreError> {
+    let row: Option<Redemption> = tenant.get(&keys::redemption(&tenant.id, &customer.phone, order_id)).await?;
     Ok(row.filter(|r| r.ledger_seq < customer.ledger_seq))
 }
 
 /// The write of a redemption row.
-pub fn put(brand: &Brand, phone: &str, order_id: &str, redemption: &Redemption) -> WriteOp {
-    keys::redemption(&brand.tenant, phone, order_id).put(redemption)
+pub fn put(tenant: &Tenant, phone: &str, order_id: &str, redemption: &Redemption) -> WriteOp {
+    keys::redemption(&tenant.id, phone, order_id).put(redemption)
 }
 
 /// Answers a redemption query.
-pub async fn handle(brand: &mut Brand, query: RedemptionQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: RedemptionQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        RedemptionQuery::Redeem(request) => reply(redeem(brand, request, now).await),
+        RedemptionQuery::Redeem(request) => reply(redeem(tenant, request, now).await),
         RedemptionQuery::Revoke(Revoke { phone, order_id, now: clock, force }) => {
-            reply(revoke(brand, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
+            reply(revoke(tenant, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
         }
     }
 }
@@ -155,12 +155,12 @@ pub struct RedeemRequest {
     pub otp: Option<String>,
 }
 
-async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -> Result<Redeemed, QueryError> {
+async fn redeem(tenant: &mut Tenant, request: RedeemRequest, now: DateTime<Utc>) -> Result<Redeemed, QueryError> {
     let RedeemRequest { phone, points, order_id, outlet_id: outlet, bill, pending_minutes, otp } = request;
-    let rules = rules(brand).await?;
-    let mut customer = brand.known_customer(&phone).await?;
+    let rules = rules(tenant).await?;
+    let mut customer = tenant.known_customer(&phone).await?;
     // both reads at once: on a networked store they are one round trip instead of two
-    let (done, blocked) = futures::try_join!(committed(brand, &customer, &order_id), is_blocked(brand, &customer))?;
+    let (done, blocked) = futures::try_join!(committed(tenant, &customer, &order_id), is_blocked(tenant, &customer))?;
     if let Some(done) = done {
         // a retry: answer what was done, change nothing
         return Ok(Redeemed {
@@ -179,22 +179,22 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     rules.check_redeem(customer.loyalty_points, points, bill).map_err(QueryError::Redeem)?;
     let mut ops = Vec::new();
     if rules.otp_required && pending_minutes.is_some() {
-        ops.push(otp::consume(brand, &phone, otp.as_deref(), now).await?);
+        ops.push(otp::consume(tenant, &phone, otp.as_deref(), now).await?);
     }
-    let limits = velocity(brand).await?;
+    let limits = velocity(tenant).await?;
     let already = count_in_period(&customer.velocity, TXN_REDEEM, limits.redemption_limit_period, now);
     if breaches(limits.redemption_limit_value, already) {
-        let (flag_id, flag) = raise_flag(brand, &mut customer, REDEMPTION_FREQUENCY, outlet.clone(), now);
-        brand.commit_customer(flag.into_iter().collect(), customer).await?;
+        let (flag_id, flag) = raise_flag(tenant, &mut customer, REDEMPTION_FREQUENCY, outlet.clone(), now);
+        tenant.commit_customer(flag.into_iter().collect(), customer).await?;
         metrics::counter!("engage_fraud_denials_total", "reason" => "velocity").increment(1);
         return Err(QueryError::Fraud { fraud_type: REDEMPTION_FREQUENCY.to_owned(), flag_id });
     }
     record(&mut customer.velocity, TXN_REDEEM, now);
-    let txn_id = format!("R-{}", digest(&[&brand.tenant, &phone, &order_id]));
+    let txn_id = format!("R-{}", digest(&[&tenant.id, &phone, &order_id]));
     let ledger_seq = customer.ledger_seq;
     let pending_until = pending_minutes.map(|m| now + Duration::minutes(m as i64));
     let mut entry = ledger::entry(
-        &brand.tenant,
+        &tenant.id,
         &mut customer,
         Draft {
             txn_id: txn_id.clone(),
@@ -209,33 +209,35 @@ async fn redeem(brand: &mut Brand, request: RedeemRequest, now: DateTime<Utc>) -
     entry.append(&mut ops);
     let mut ops = entry;
     if let Some(until) = pending_until {
-        ops.push(keys::pending_redemption(until, &brand.tenant, &order_id).put(
-            &serde_json::json!({"tenant": brand.tenant, "phone": phone, "order_id": order_id, "expires_at": until}),
-        ));
+        ops.push(
+            keys::pending_redemption(until, &tenant.id, &order_id).put(
+                &serde_json::json!({"tenant": tenant.id, "phone": phone, "order_id": order_id, "expires_at": until}),
+            ),
+        );
     }
     let redemption = Redemption { txn_id: txn_id.clone(), points, pending_until, ledger_seq };
-    ops.push(put(brand, &phone, &order_id, &redemption));
+    ops.push(put(tenant, &phone, &order_id, &redemption));
     if pending_until.is_none() {
-        count_redeemed(brand, outlet.as_deref(), now, points, &mut ops).await?;
+        count_redeemed(tenant, outlet.as_deref(), now, points, &mut ops).await?;
     }
     metrics::counter!("engage_points_redeemed_total").increment(points.unsigned_abs());
     let balance = customer.loyalty_points;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     Ok(Redeemed { redeemed: points, wallet_balance: balance, txn_id, pending_until, replayed: false })
 }
 
 async fn revoke(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     phone: &str,
     order_id: &str,
     clock: DateTime<Utc>,
     force: bool,
 ) -> Result<Revoked, QueryError> {
-    let mut customer = brand.known_customer(phone).await?;
-    let Some(redemption) = committed(brand, &customer, order_id).await? else {
+    let mut customer = tenant.known_customer(phone).await?;
+    let Some(redemption) = committed(tenant, &customer, order_id).await? else {
         return Ok(Revoked::not("no redemption for this order"));
     };
-    let index = redemption.pending_until.map(|until| keys::pending_redemption(until, &brand.tenant, order_id));
+    let index = redemption.pending_until.map(|until| keys::pending_redemption(until, &tenant.id, order_id));
     let mut ops = Vec::new();
     let arrived = customer.orders.keys().any(|key| key.rsplit_once('/').is_some_and(|(_, id)| id == order_id));
     let due = redemption.pending_until.is_some_and(|until| until <= clock);
@@ -243,20 +245,20 @@ async fn revoke(
         if arrived && redemption.pending_until.is_some() {
             // the POS order came: the redemption is final
             let confirmed = Redemption { pending_until: None, ..redemption.clone() };
-            ops.push(put(brand, phone, order_id, &confirmed));
+            ops.push(put(tenant, phone, order_id, &confirmed));
             let outlet = customer.orders.keys().find_map(|key| {
                 key.rsplit_once('/').filter(|(_, id)| *id == order_id).map(|(outlet, _)| outlet.to_owned())
             });
-            count_redeemed(brand, outlet.as_deref(), clock, redemption.points, &mut ops).await?;
+            count_redeemed(tenant, outlet.as_deref(), clock, redemption.points, &mut ops).await?;
             ops.extend(index.map(keys::Key::delete));
-            brand.commit_customer(ops, customer).await?;
+            tenant.commit_customer(ops, customer).await?;
             return Ok(Revoked { confirmed: Some(true), ..Revoked::default() });
         }
         return Ok(Revoked::not(if due { "final" } else { "not due" }));
     }
-    revert(brand, &mut customer, order_id, &redemption, clock, &mut ops).await?;
+    revert(tenant, &mut customer, order_id, &redemption, clock, &mut ops).await?;
     let balance = customer.loyalty_points;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     metrics::counter!("engage_redemptions_reverted_total").increment(1);
     Ok(Revoked {
         reverted: true,
@@ -270,7 +272,7 @@ async fn revoke(
 /// from, the redemption's ledger row is marked status 2, the redemption and its revoke-job index
 /// row go.
 async fn revert(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     customer: &mut Customer,
     order_id: &str,
     redemption: &Redemption,
@@ -279,16 +281,16 @@ async fn revert(
 ) -> Result<(), StoreError> {
     let phone = customer.phone.clone();
     let mut restore = Vec::new();
-    if let Some(mut row) = ledger::row(brand, &phone, redemption.ledger_seq).await? {
+    if let Some(mut row) = ledger::row(tenant, &phone, redemption.ledger_seq).await? {
         row.status = 2;
         restore = row.lots.clone();
-        ops.push(keys::ledger(&brand.tenant, &phone, redemption.ledger_seq).put(&row));
+        ops.push(keys::ledger(&tenant.id, &phone, redemption.ledger_seq).put(&row));
     }
     ops.extend(ledger::entry(
-        &brand.tenant,
+        &tenant.id,
         customer,
         Draft {
-            txn_id: format!("V-{}", digest(&[&brand.tenant, &phone, order_id])),
+            txn_id: format!("V-{}", digest(&[&tenant.id, &phone, order_id])),
             kind: "revoke",
             points: redemption.points,
             order_id: Some(order_id.to_owned()),
@@ -297,9 +299,9 @@ async fn revert(
             lots: LotEffect::Restore(restore),
         },
     ));
-    ops.push(keys::redemption(&brand.tenant, &phone, order_id).delete());
+    ops.push(keys::redemption(&tenant.id, &phone, order_id).delete());
     if let Some(until) = redemption.pending_until {
-        ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
+        ops.push(keys::pending_redemption(until, &tenant.id, order_id).delete());
     }
     Ok(())
 }
@@ -320,23 +322,23 @@ impl OrderReaction for ConfirmPendingRedemption {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
         let order_id = &order.facts.order_id;
-        if let Some(mut redemption) = committed(brand, customer, order_id).await? {
+        if let Some(mut redemption) = committed(tenant, customer, order_id).await? {
             if redemption.pending_until.is_some() && order.voids() {
-                revert(brand, customer, order_id, &redemption, order.received, ops).await?;
+                revert(tenant, customer, order_id, &redemption, order.received, ops).await?;
                 metrics::counter!("engage_redemptions_reverted_total").increment(1);
                 return Ok(());
             }
             if let Some(until) = redemption.pending_until.take() {
-                ops.push(keys::pending_redemption(until, &brand.tenant, order_id).delete());
-                ops.push(put(brand, &customer.phone, order_id, &redemption));
+                ops.push(keys::pending_redemption(until, &tenant.id, order_id).delete());
+                ops.push(put(tenant, &customer.phone, order_id, &redemption));
                 let outlet = order.facts.business_id.as_str();
-                count_redeemed(brand, Some(outlet), order.received, redemption.points, ops).await?;
+                count_redeemed(tenant, Some(outlet), order.received, redemption.points, ops).await?;
             }
         }
         Ok(())

@@ -194,7 +194,7 @@ pub struct FraudFlag {
     pub name: Option<String>,
     /// `Redemption Frequency Limit` or `Points Earning Limit`.
     pub fraud_type: String,
-    /// Brand.
+    /// Tenant.
     pub parent_business_id: String,
     /// Outlet.
     pub child_business_id: Option<String>,

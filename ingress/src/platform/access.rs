@@ -3,7 +3,7 @@
 //! [`super::ingestion`] and the hand-written multipart routes call these functions, so a route
 //! cannot forget the check.
 //!
-//! - **Brand.** A stored token (staff, integration, ingestion, app) acts for its own brand only. A
+//! - **Tenant.** A stored token (staff, integration, ingestion, app) acts for its own brand only. A
 //!   body naming another brand (`parentBusinessId` or `parent_business_id`, string or number) is
 //!   refused with 403 in the route's family *before* the body is validated or anything is read:
 //!   staff family `{message}`, integration family `xE_103`.
@@ -37,7 +37,7 @@ use crate::AppState;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     /// The whole brand: an outlet-limited token may not use the route.
-    Brand,
+    Tenant,
     /// One outlet, which the request names: an outlet-limited token may use it for its outlet.
     Outlet,
     /// One customer of the brand (customers are the brand's, not an outlet's): any token of the
@@ -49,7 +49,7 @@ impl Scope {
     /// `brand` or `outlet` (`x-engage-scope` in `/openapi.json`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Scope::Brand => "brand",
+            Scope::Tenant => "brand",
             Scope::Outlet => "outlet",
             Scope::Customer => "customer",
         }
@@ -149,7 +149,7 @@ pub fn admit_brand(grant: &TokenGrant, body: &Value) -> Result<(), Denied> {
 pub fn admit_outlet(grant: &TokenGrant, scope: Scope, named: Option<&str>) -> Result<(), Denied> {
     let Some(outlet) = bound_outlet(grant) else { return Ok(()) };
     match (scope, named) {
-        (Scope::Brand, _) => Err(Denied::BrandLevel { outlet: outlet.to_owned() }),
+        (Scope::Tenant, _) => Err(Denied::BrandLevel { outlet: outlet.to_owned() }),
         (Scope::Outlet | Scope::Customer, Some(named)) if named == outlet => Ok(()),
         (Scope::Customer, None) => Ok(()),
         (Scope::Outlet | Scope::Customer, _) => Err(Denied::OtherOutlet { outlet: outlet.to_owned() }),
@@ -339,14 +339,14 @@ mod tests {
         assert_eq!(admit_outlet(&outlet, Scope::Outlet, Some("o1")), Ok(()));
         assert!(matches!(admit_outlet(&outlet, Scope::Outlet, Some("o2")), Err(Denied::OtherOutlet { .. })));
         assert!(matches!(admit_outlet(&outlet, Scope::Outlet, None), Err(Denied::OtherOutlet { .. })));
-        assert!(matches!(admit_outlet(&outlet, Scope::Brand, Some("o1")), Err(Denied::BrandLevel { .. })));
+        assert!(matches!(admit_outlet(&outlet, Scope::Tenant, Some("o1")), Err(Denied::BrandLevel { .. })));
         assert_eq!(admit_outlet(&outlet, Scope::Customer, None), Ok(()));
         assert_eq!(admit_outlet(&outlet, Scope::Customer, Some("o1")), Ok(()));
         assert!(matches!(admit_outlet(&outlet, Scope::Customer, Some("o2")), Err(Denied::OtherOutlet { .. })));
         let whole = grant(TokenKind::Staff, "b", None);
-        assert_eq!(admit_outlet(&whole, Scope::Brand, None), Ok(()));
+        assert_eq!(admit_outlet(&whole, Scope::Tenant, None), Ok(()));
         // an app token's `business` is its customer, not an outlet
         let app = grant(TokenKind::App, "b", Some("9876543210"));
-        assert_eq!(admit_outlet(&app, Scope::Brand, None), Ok(()));
+        assert_eq!(admit_outlet(&app, Scope::Tenant, None), Ok(()));
     }
 }

@@ -113,7 +113,7 @@ fn upload_operation() -> Value {
         "properties": {"parent_business_id": {"type": "string", "minLength": 1, "maxLength": 128},
             "file": {"type": "string", "format": "binary"}}}}}});
     upload["responses"]["413"] = super::upload::limit_answer();
-    upload["x-engage-scope"] = json!(Scope::Brand.as_str());
+    upload["x-engage-scope"] = json!(Scope::Tenant.as_str());
     upload
 }
 
@@ -128,7 +128,7 @@ fn check_blocked_operation() -> Value {
     blocked["parameters"] = json!([
         {"name": "contact", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
         {"name": "parent_business_id", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 128}}]);
-    blocked["x-engage-scope"] = json!(Scope::Brand.as_str());
+    blocked["x-engage-scope"] = json!(Scope::Tenant.as_str());
     blocked
 }
 
@@ -193,7 +193,7 @@ async fn upload_blocklist(
     let limit = state.settings.max_upload_bytes;
     let form = Form::read(&headers, multipart, "parent_business_id and file", limit).await?;
     let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
-    access::admit_outlet(&grant, Scope::Brand, None)?;
+    access::admit_outlet(&grant, Scope::Tenant, None)?;
     let csv_rows = form.phone_rows()?;
     let (mut invalid, mut candidates) = (Vec::new(), Vec::new());
     for row in csv_rows {
@@ -313,7 +313,7 @@ async fn check_blocked(
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let brand = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
     let brand = staff_brand(&grant, brand)?;
-    access::admit_outlet(&grant, Scope::Brand, None)?;
+    access::admit_outlet(&grant, Scope::Tenant, None)?;
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
         return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };

@@ -20,7 +20,7 @@ macro_rules! scope {
 }
 
 scope!(
-    Brand: LoyaltyRulesRequest, MilestonesRequest, FraudWalletRulesRequest, FraudAlertSettingsRequest,
+    Tenant: LoyaltyRulesRequest, MilestonesRequest, FraudWalletRulesRequest, FraudAlertSettingsRequest,
         FraudQueryRequest => [business_id], RewardRequest, DayWiseRequest, WalletPricingRequest,
         JourneyCatalogueRequest, AutoCampaignRequest, JourneySettingsRequest, CampaignTagRequest,
         SpecialDaysRequest;

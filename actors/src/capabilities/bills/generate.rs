@@ -21,7 +21,6 @@ use engage_storage::{StoreError, WriteOp};
 
 use super::{applicable, configs, funnel, put_funnel, widget_kind, widgets_for, Bill, BillItem, BillOrder, BillWidget};
 use super::{LinkConfig, GENERATION_BATCH, GENERATION_SLICE};
-use crate::brand::Brand;
 use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::delivery::DeliveryError;
@@ -33,6 +32,7 @@ use crate::query::QueryError;
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{QueueRecord, CRM_QUEUE, STATUS_BILL_GENERATED, STATUS_PROCESSED};
 use crate::signed_links::FormClaims;
+use crate::tenant_core::Tenant;
 
 /// The queue source whose orders get bills (spec: the job polls source 2).
 pub const BILL_SOURCE: u8 = 2;
@@ -185,12 +185,12 @@ pub enum Outcome {
 }
 
 /// The short link: the link service's when `ENGAGE_LINK_SERVICE_URL` is set, else engage's own.
-async fn short_link(brand: &Brand, bill: &Bill, own: String) -> Result<(String, Option<String>), DeliveryError> {
+async fn short_link(tenant: &Tenant, bill: &Bill, own: String) -> Result<(String, Option<String>), DeliveryError> {
     const WHAT: &str = "link service";
-    let Some(url) = &brand.ctx.services.link_service_url else { return Ok((own, None)) };
+    let Some(url) = &tenant.ctx.services.link_service_url else { return Ok((own, None)) };
     let body = json!({"parent_business_id": bill.parent_business_id, "business_id": bill.child_business_id,
                       "order_id": bill.order_id, "bill_id": bill.bill_id, "long_url": own, "bill": bill});
-    let response = brand.ctx.services.http.post(url).json(&body).send().await;
+    let response = tenant.ctx.services.http.post(url).json(&body).send().await;
     let response = response.map_err(|e| DeliveryError::Unreachable { what: WHAT, error: e.to_string() })?;
     if !response.status().is_success() {
         return Err(DeliveryError::Refused { what: WHAT, status: response.status().to_string() });
@@ -209,7 +209,13 @@ async fn short_link(brand: &Brand, bill: &Bill, own: String) -> Result<(String, 
     Ok((short.to_owned(), id))
 }
 
-fn skip(brand: &Brand, candidate: &Candidate<'_>, reason: Skip, now: DateTime<Utc>, ops: &mut Vec<WriteOp>) -> Outcome {
+fn skip(
+    tenant: &Tenant,
+    candidate: &Candidate<'_>,
+    reason: Skip,
+    now: DateTime<Utc>,
+    ops: &mut Vec<WriteOp>,
+) -> Outcome {
     metrics::counter!("engage_bills_skipped_total", "reason" => reason.as_str()).increment(1);
     let row = Skipped {
         child_business_id: candidate.facts.business_id.clone(),
@@ -217,14 +223,14 @@ fn skip(brand: &Brand, candidate: &Candidate<'_>, reason: Skip, now: DateTime<Ut
         reason,
         at: now,
     };
-    ops.push(keys::bill_skip(&brand.tenant, &candidate.day, &row.child_business_id, &row.order_id).put(&row));
+    ops.push(keys::bill_skip(&tenant.id, &candidate.day, &row.child_business_id, &row.order_id).put(&row));
     Outcome::Skipped(reason)
 }
 
 /// Decides and, when it may, makes the bill of `candidate`: its writes, wallet row last, go into
 /// `ops`.
 pub async fn generate(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     candidate: &Candidate<'_>,
     customer: Option<&Customer>,
     now: DateTime<Utc>,
@@ -232,37 +238,37 @@ pub async fn generate(
 ) -> Result<Outcome, StoreError> {
     let facts = candidate.facts;
     if facts.void {
-        return Ok(skip(brand, candidate, Skip::Refunded, now, ops));
+        return Ok(skip(tenant, candidate, Skip::Refunded, now, ops));
     }
-    let all = configs(brand).await?;
-    let Some(config) = applicable(&all, &brand.tenant, &facts.business_id).cloned() else {
-        return Ok(skip(brand, candidate, Skip::NoConfig, now, ops));
+    let all = configs(tenant).await?;
+    let Some(config) = applicable(&all, &tenant.id, &facts.business_id).cloned() else {
+        return Ok(skip(tenant, candidate, Skip::NoConfig, now, ops));
     };
     if config.status != 1 {
-        return Ok(skip(brand, candidate, Skip::Disabled, now, ops));
+        return Ok(skip(tenant, candidate, Skip::Disabled, now, ops));
     }
     if !mobile_ok(&facts.phone) {
-        return Ok(skip(brand, candidate, Skip::InvalidMobile, now, ops));
+        return Ok(skip(tenant, candidate, Skip::InvalidMobile, now, ops));
     }
     if aggregator(candidate.payload) {
-        return Ok(skip(brand, candidate, Skip::Aggregator, now, ops));
+        return Ok(skip(tenant, candidate, Skip::Aggregator, now, ops));
     }
     let platform = order_platform(candidate.payload);
     if !config.bill_platform.is_empty() && !config.bill_platform.contains(&platform) {
-        return Ok(skip(brand, candidate, Skip::Platform, now, ops));
+        return Ok(skip(tenant, candidate, Skip::Platform, now, ops));
     }
-    let services = brand.ctx.services.clone();
-    let bill_id = keys::digest(&[services.links.salt(), &brand.tenant, &facts.business_id, &facts.order_id]);
+    let services = tenant.ctx.services.clone();
+    let bill_id = keys::digest(&[services.links.salt(), &tenant.id, &facts.business_id, &facts.order_id]);
     let send_id = format!("bill-{bill_id}");
-    if committed(brand, &facts.business_id, &send_id).await?.is_some() {
-        return Ok(skip(brand, candidate, Skip::Exists, now, ops));
+    if committed(tenant, &facts.business_id, &send_id).await?.is_some() {
+        return Ok(skip(tenant, candidate, Skip::Exists, now, ops));
     }
-    let bill = make_bill(brand, candidate, customer, &config, bill_id, send_id, platform, now).await?;
-    let (short_url, link_id) = match short_link(brand, &bill, services.links.page_url(&bill.bill_id)).await {
+    let bill = make_bill(tenant, candidate, customer, &config, bill_id, send_id, platform, now).await?;
+    let (short_url, link_id) = match short_link(tenant, &bill, services.links.page_url(&bill.bill_id)).await {
         Ok(link) => link,
         Err(error) => {
-            tracing::warn!(tenant = %brand.tenant, order_id = %facts.order_id, %error, "bill link not made; retried by the next generation run");
-            return Ok(skip(brand, candidate, Skip::LinkService, now, ops));
+            tracing::warn!(tenant = %tenant.id, order_id = %facts.order_id, %error, "bill link not made; retried by the next generation run");
+            return Ok(skip(tenant, candidate, Skip::LinkService, now, ops));
         }
     };
     let mut bill = bill;
@@ -287,35 +293,35 @@ pub async fn generate(
         sender_id: config.sender_id.clone(),
         not_before: (bill.scheduled_at > now).then_some(bill.scheduled_at),
     };
-    let mut purse = wallet(brand, &facts.business_id).await?;
+    let mut purse = wallet(tenant, &facts.business_id).await?;
     let mut sends = Vec::new();
-    match queue_send(brand, &mut purse, &send, now, &mut sends).await {
+    match queue_send(tenant, &mut purse, &send, now, &mut sends).await {
         Ok(_) => {}
-        Err(QueryError::Insufficient(_)) => return Ok(skip(brand, candidate, Skip::Wallet, now, ops)),
+        Err(QueryError::Insufficient(_)) => return Ok(skip(tenant, candidate, Skip::Wallet, now, ops)),
         Err(error) => return Err(StoreError::Backend(error.to_string())),
     }
-    let mut row = funnel(brand, &ist_day(now), &facts.business_id).await?;
+    let mut row = funnel(tenant, &ist_day(now), &facts.business_id).await?;
     row.total_bill_sent += 1;
     match channel {
         Channel::Chat => row.total_chat_sent += 1,
         _ => row.total_sms_sent += 1,
     }
-    ops.push(keys::digital_bill(&brand.tenant, &bill.bill_id).put(&bill));
-    ops.push(keys::bill_code(&bill.bill_id).put(&json!({"tenant": brand.tenant})));
+    ops.push(keys::digital_bill(&tenant.id, &bill.bill_id).put(&bill));
+    ops.push(keys::bill_code(&bill.bill_id).put(&json!({"tenant": tenant.id})));
     if let Some(alias) = &bill.link_service_bill_id {
-        ops.push(keys::bill_alias(&brand.tenant, alias).put(&json!({"bill_id": bill.bill_id})));
+        ops.push(keys::bill_alias(&tenant.id, alias).put(&json!({"bill_id": bill.bill_id})));
     }
-    ops.push(put_funnel(brand, row, now));
-    ops.push(keys::bill_skip(&brand.tenant, &candidate.day, &facts.business_id, &facts.order_id).delete());
+    ops.push(put_funnel(tenant, row, now));
+    ops.push(keys::bill_skip(&tenant.id, &candidate.day, &facts.business_id, &facts.order_id).delete());
     ops.extend(sends);
-    ops.push(put_wallet(brand, &facts.business_id, &purse));
+    ops.push(put_wallet(tenant, &facts.business_id, &purse));
     metrics::counter!("engage_bills_generated_total", "channel" => channel.queue()).increment(1);
     Ok(Outcome::Generated(Box::new(bill)))
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn make_bill(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     candidate: &Candidate<'_>,
     customer: Option<&Customer>,
     config: &LinkConfig,
@@ -334,15 +340,15 @@ async fn make_bill(
     let form_expiry = expires_at.unwrap_or(scheduled_at + Duration::days(crate::signed_links::LINK_VALIDITY_DAYS));
     let form = FormClaims {
         scope: "feedback_form".to_owned(),
-        tenant: brand.tenant.clone(),
+        tenant: tenant.id.clone(),
         business_id: facts.business_id.clone(),
         phone: facts.phone.clone(),
         order_id: facts.order_id.clone(),
         bill_id: bill_id.clone(),
         exp: form_expiry.timestamp(),
     };
-    let feedback_url = brand.ctx.services.links.form_url(&form).map_err(|e| StoreError::Backend(e.to_string()))?;
-    let widgets = widgets_for(brand, &facts.business_id)
+    let feedback_url = tenant.ctx.services.links.form_url(&form).map_err(|e| StoreError::Backend(e.to_string()))?;
+    let widgets = widgets_for(tenant, &facts.business_id)
         .await
         .map_err(|e| StoreError::Backend(e.to_string()))?
         .into_iter()
@@ -375,7 +381,7 @@ async fn make_bill(
         widgets,
         roi_calculated: 0,
         order_source: platform,
-        parent_business_id: brand.tenant.clone(),
+        parent_business_id: tenant.id.clone(),
         child_business_id: facts.business_id.clone(),
         order: BillOrder {
             subtotal: subtotal.normalize(),
@@ -411,7 +417,7 @@ impl OrderReaction for GenerateBill {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
@@ -419,17 +425,17 @@ impl OrderReaction for GenerateBill {
         if order.envelope.source_id != BILL_SOURCE || !matches!(order.applied, Applied::New | Applied::Updated) {
             return Ok(());
         }
-        if configs(brand).await?.is_empty() {
+        if configs(tenant).await?.is_empty() {
             return Ok(());
         }
         // a refund of a billed order: no new bill; a bill sent before shows what was given back
         // (an order that arrives with part of it returned is still a sale, and billed)
         if order.facts.void || (order.facts.has_refund() && order.applied == Applied::Updated) {
-            return mark_refunded(brand, order.facts, ops).await;
+            return mark_refunded(tenant, order.facts, ops).await;
         }
         let candidate =
             Candidate { facts: order.facts, payload: &order.envelope.payload, day: ist_day(order.received) };
-        if let Outcome::Generated(_) = generate(brand, &candidate, Some(customer), Utc::now(), ops).await? {
+        if let Outcome::Generated(_) = generate(tenant, &candidate, Some(customer), Utc::now(), ops).await? {
             order.queue_status.store(STATUS_BILL_GENERATED, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
@@ -438,14 +444,14 @@ impl OrderReaction for GenerateBill {
 
 /// The bill of a refunded order, when one was sent, records the refund: its page says so.
 async fn mark_refunded(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     facts: &crate::domain::order::OrderFacts,
     ops: &mut Vec<WriteOp>,
 ) -> Result<(), StoreError> {
-    let salt = brand.ctx.services.links.salt().to_owned();
-    let bill_id = keys::digest(&[&salt, &brand.tenant, &facts.business_id, &facts.order_id]);
-    let key = keys::digital_bill(&brand.tenant, &bill_id);
-    if let Some(mut bill) = brand.repo().get::<Bill>(&key).await? {
+    let salt = tenant.ctx.services.links.salt().to_owned();
+    let bill_id = keys::digest(&[&salt, &tenant.id, &facts.business_id, &facts.order_id]);
+    let key = keys::digital_bill(&tenant.id, &bill_id);
+    if let Some(mut bill) = tenant.repo().get::<Bill>(&key).await? {
         bill.refund = Some(super::rows::BillRefund { amount: facts.refunded, whole: facts.void });
         ops.push(key.put(&bill));
     }
@@ -458,13 +464,13 @@ async fn mark_refunded(
 /// after [`GENERATION_SLICE`] and answers `next` at the last record it handled (`records` counts
 /// the records handled), so the job's next question goes on from there.
 pub async fn page(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     now: DateTime<Utc>,
     day: &str,
     after: Option<String>,
 ) -> Result<Generated, QueryError> {
-    let partition = crate::keys::queue_partition(&brand.tenant, day);
-    let rows = brand
+    let partition = crate::keys::queue_partition(&tenant.id, day);
+    let rows = tenant
         .repo()
         .store()
         .scan(CRM_QUEUE, &partition, after.as_ref().map(|a| a.as_bytes()), GENERATION_BATCH)
@@ -473,7 +479,7 @@ pub async fn page(
     if rows.len() == GENERATION_BATCH {
         done.next = rows.last().map(|r| String::from_utf8_lossy(&r.clustering).into_owned());
     }
-    if configs(brand).await?.is_empty() {
+    if configs(tenant).await?.is_empty() {
         return Ok(done);
     }
     let started = std::time::Instant::now();
@@ -491,10 +497,10 @@ pub async fn page(
         if facts.is_cart() {
             continue;
         }
-        let customer = brand.customer(&facts.phone).await?;
+        let customer = tenant.customer(&facts.phone).await?;
         let candidate = Candidate { facts: &facts, payload: &record.data, day: day.to_owned() };
         let mut ops = Vec::new();
-        let outcome = generate(brand, &candidate, customer.as_ref(), now, &mut ops).await?;
+        let outcome = generate(tenant, &candidate, customer.as_ref(), now, &mut ops).await?;
         match outcome {
             Outcome::Generated(_) | Outcome::Skipped(super::Skip::Exists) => {
                 if matches!(outcome, Outcome::Generated(_)) {
@@ -508,7 +514,7 @@ pub async fn page(
             }
             Outcome::Skipped(reason) => *done.skipped.entry(reason.as_str().to_owned()).or_default() += 1,
         }
-        brand.batch(ops).await?;
+        tenant.batch(ops).await?;
     }
     Ok(done)
 }

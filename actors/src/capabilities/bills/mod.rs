@@ -23,8 +23,8 @@ use answers::*;
 pub use query::*;
 pub use rows::*;
 
-use crate::brand::Brand;
 use crate::query::{reply, QueryReply};
+use crate::tenant_core::Tenant;
 
 pub mod generate;
 pub mod report;
@@ -43,31 +43,31 @@ pub const GENERATION_BATCH: usize = 10_000;
 pub const GENERATION_SLICE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Answers a bills query.
-pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: BillsQuery) -> QueryReply {
     match query {
-        BillsQuery::SaveConfig(SaveConfig { config }) => reply(save_config(brand, *config).await),
+        BillsQuery::SaveConfig(SaveConfig { config }) => reply(save_config(tenant, *config).await),
         BillsQuery::SetStatus(SetStatus { business_id, status, now }) => {
-            reply(set_status(brand, business_id, status, now).await)
+            reply(set_status(tenant, business_id, status, now).await)
         }
-        BillsQuery::Config(Config { business_id }) => reply(config_view(brand, business_id).await),
+        BillsQuery::Config(Config { business_id }) => reply(config_view(tenant, business_id).await),
         BillsQuery::AddWidget(AddWidget { business_id, widget_id, fields, now }) => {
-            reply(add_widget(brand, business_id, widget_id, fields, now).await)
+            reply(add_widget(tenant, business_id, widget_id, fields, now).await)
         }
-        BillsQuery::EditWidget(EditWidget { id, fields }) => reply(edit_widget(brand, id, fields).await),
+        BillsQuery::EditWidget(EditWidget { id, fields }) => reply(edit_widget(tenant, id, fields).await),
         BillsQuery::Customers(Customers { business_id, page, start, end }) => {
-            reply(customers(brand, business_id, page, start, end).await)
+            reply(customers(tenant, business_id, page, start, end).await)
         }
-        BillsQuery::Mis(GetMis { business_id, start, end }) => reply(mis(brand, business_id, start, end).await),
-        BillsQuery::Open(Open { bill_id, now }) => reply(open(brand, &bill_id, now).await),
+        BillsQuery::Mis(GetMis { business_id, start, end }) => reply(mis(tenant, business_id, start, end).await),
+        BillsQuery::Open(Open { bill_id, now }) => reply(open(tenant, &bill_id, now).await),
         BillsQuery::FeedbackOpen(FeedbackOpen { bill_id }) => reply(
-            touch(brand, &bill_id, |bill| {
+            touch(tenant, &bill_id, |bill| {
                 bill.feedback_opens += 1;
                 Some(Vec::new())
             })
             .await,
         ),
         BillsQuery::Download(Download { bill_id }) => reply(
-            touch(brand, &bill_id, |bill| {
+            touch(tenant, &bill_id, |bill| {
                 bill.download_flag += 1;
                 Some(Vec::new())
             })
@@ -75,7 +75,7 @@ pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
         ),
         BillsQuery::Insight(Insight { bill_id, widget_id, event, watch_time }) => {
             reply(
-                touch(brand, &bill_id, |bill| {
+                touch(tenant, &bill_id, |bill| {
                     // a widget the bill does not show is not counted
                     let widget = bill.widgets.iter_mut().find(|w| w.widget_id == widget_id)?;
                     match event {
@@ -87,7 +87,7 @@ pub async fn handle(brand: &mut Brand, query: BillsQuery) -> QueryReply {
                 .await,
             )
         }
-        BillsQuery::Generate(Generate { now, day, after }) => reply(generate::page(brand, now, &day, after).await),
-        BillsQuery::Report(Report { day }) => reply(report::figures(brand, &day).await),
+        BillsQuery::Generate(Generate { now, day, after }) => reply(generate::page(tenant, now, &day, after).await),
+        BillsQuery::Report(Report { day }) => reply(report::figures(tenant, &day).await),
     }
 }

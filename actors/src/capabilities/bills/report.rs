@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::generate::{Skip, Skipped};
 use super::{configs, funnel_rows, Funnel};
-use crate::brand::Brand;
 use crate::capabilities::wallet::wallet;
 use crate::query::QueryError;
 use crate::repo::BILL_SKIPS;
+use crate::tenant_core::Tenant;
 
 /// The wallet balance under which a business cannot be sent bills (spec Limits).
 pub const UNSENT_BALANCE: Decimal = Decimal::from_parts(30, 0, 0, false, 2);
@@ -90,18 +90,18 @@ fn describe(reason: &str) -> String {
 }
 
 /// The figures of `day`.
-pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryError> {
+pub async fn figures(tenant: &mut Tenant, day: &str) -> Result<BillReport, QueryError> {
     let dates = [day.to_owned(), shifted(day, 7)?, shifted(day, 14)?];
     let mut by_outlet: BTreeMap<String, [Funnel; 3]> = BTreeMap::new();
     for (slot, date) in dates.iter().enumerate() {
-        for row in funnel_rows(brand, None, date, date).await? {
+        for row in funnel_rows(tenant, None, date, date).await? {
             let outlet = row.child_business_id.clone();
             by_outlet.entry(outlet).or_default()[slot] = row;
         }
     }
     let sent_on_day = |outlet: &str| by_outlet.get(outlet).map_or(0, |rows: &[Funnel; 3]| rows[0].total_bill_sent);
     let skipped: Vec<Skipped> =
-        brand.repo().all(BILL_SKIPS, &crate::keys::bill_skips_partition(&brand.tenant, day)).await?;
+        tenant.repo().all(BILL_SKIPS, &crate::keys::bill_skips_partition(&tenant.id, day)).await?;
     let mut counts: BTreeMap<(String, Skip), u64> = BTreeMap::new();
     for row in &skipped {
         *counts.entry((row.child_business_id.clone(), row.reason)).or_default() += 1;
@@ -109,7 +109,7 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
     let skips = counts
         .iter()
         .map(|((outlet, reason), count)| SkipCount {
-            parent_business_id: brand.tenant.clone(),
+            parent_business_id: tenant.id.clone(),
             child_business_id: outlet.clone(),
             reason: reason.as_str().to_owned(),
             count: *count,
@@ -117,7 +117,7 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
         .collect();
 
     // who should have sent: every business with bills on, and every outlet with skipped orders
-    let all = configs(brand).await?;
+    let all = configs(tenant).await?;
     let mut candidates: BTreeSet<String> =
         all.values().filter(|c| c.status == 1).map(|c| c.business_id.clone()).collect();
     candidates.extend(skipped.iter().map(|s| s.child_business_id.clone()));
@@ -140,17 +140,17 @@ pub async fn figures(brand: &mut Brand, day: &str) -> Result<BillReport, QueryEr
         // what happened to its orders says most; without any, a wallet too low to pay one bill
         let reason = if let Some(top) = top {
             describe(top)
-        } else if !brand_level && wallet(brand, &business).await?.balance < UNSENT_BALANCE {
+        } else if !brand_level && wallet(tenant, &business).await?.balance < UNSENT_BALANCE {
             describe("wallet")
         } else {
             "no eligible orders".to_owned()
         };
-        unsent.push(Unsent { parent_business_id: brand.tenant.clone(), business_id: business, reason });
+        unsent.push(Unsent { parent_business_id: tenant.id.clone(), business_id: business, reason });
     }
     let funnel = by_outlet
         .into_iter()
         .map(|(outlet, [day, week_before, two_weeks_before])| FunnelFigures {
-            parent_business_id: brand.tenant.clone(),
+            parent_business_id: tenant.id.clone(),
             child_business_id: outlet,
             day,
             week_before,

@@ -1,9 +1,9 @@
 //! The digital-bill rows a brand keeps: the widget catalogue, link configurations, widget mappings, bills and the day's funnel.
 
-use crate::brand::Brand;
 use crate::keys;
 use crate::query::QueryError;
 use crate::repo::{BILL_CONFIGS, BILL_FUNNEL, BILL_WIDGETS};
+use crate::tenant_core::Tenant;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -303,26 +303,26 @@ impl Funnel {
     }
 }
 
-/// The brand's configurations, by business (cached in [`Brand::bill_configs`]).
-pub async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, LinkConfig>, engage_storage::StoreError> {
-    if let Some(configs) = brand.cache.get::<BillConfigs>() {
+/// The brand's configurations, by business (cached in [`Tenant::bill_configs`]).
+pub async fn configs(tenant: &mut Tenant) -> Result<BTreeMap<String, LinkConfig>, engage_storage::StoreError> {
+    if let Some(configs) = tenant.cache.get::<BillConfigs>() {
         return Ok(configs.clone());
     }
-    let rows: Vec<LinkConfig> = brand.repo().all(BILL_CONFIGS, &brand.tenant).await?;
+    let rows: Vec<LinkConfig> = tenant.repo().all(BILL_CONFIGS, &tenant.id).await?;
     let configs: BTreeMap<String, LinkConfig> = rows.into_iter().map(|c| (c.business_id.clone(), c)).collect();
-    brand.cache.set::<BillConfigs>(configs.clone());
+    tenant.cache.set::<BillConfigs>(configs.clone());
     Ok(configs)
 }
 
 /// How `business`'s customer pages present the brand: the names of
 /// [`crate::capabilities::branding`] with the `brandColor` of the configuration that applies to it.
 pub async fn branding(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     business: &str,
 ) -> Result<crate::capabilities::branding::Branding, QueryError> {
-    let configs = configs(brand).await?;
-    let color = applicable(&configs, &brand.tenant, business).map(|c| c.brand_color.clone());
-    crate::capabilities::branding::of(brand, business, color).await
+    let configs = configs(tenant).await?;
+    let color = applicable(&configs, &tenant.id, business).map(|c| c.brand_color.clone());
+    crate::capabilities::branding::of(tenant, business, color).await
 }
 
 /// The configuration that applies to outlet `business`: its own, else the brand's.
@@ -334,60 +334,60 @@ pub fn applicable<'a>(
     configs.get(business).or_else(|| configs.get(tenant).filter(|c| c.brand_level()))
 }
 
-/// The brand's widget mappings in `sequence` (cached in [`Brand::bill_widgets`]: generation reads
+/// The brand's widget mappings in `sequence` (cached in [`Tenant::bill_widgets`]: generation reads
 /// them for every bill).
-pub(super) async fn widgets(brand: &mut Brand) -> Result<Vec<WidgetMapping>, QueryError> {
-    if let Some(all) = brand.cache.get::<BillWidgets>() {
+pub(super) async fn widgets(tenant: &mut Tenant) -> Result<Vec<WidgetMapping>, QueryError> {
+    if let Some(all) = tenant.cache.get::<BillWidgets>() {
         return Ok(all.clone());
     }
-    let mut all: Vec<WidgetMapping> = brand.repo().all(BILL_WIDGETS, &brand.tenant).await?;
+    let mut all: Vec<WidgetMapping> = tenant.repo().all(BILL_WIDGETS, &tenant.id).await?;
     all.sort_by_key(|w| (w.sequence, w.id));
-    brand.cache.set::<BillWidgets>(all.clone());
+    tenant.cache.set::<BillWidgets>(all.clone());
     Ok(all)
 }
 
 /// The active widgets a bill of outlet `business` shows: the outlet's when it maps any, else the
 /// brand's; in `sequence`.
-pub async fn widgets_for(brand: &mut Brand, business: &str) -> Result<Vec<WidgetMapping>, QueryError> {
-    let all = widgets(brand).await?;
+pub async fn widgets_for(tenant: &mut Tenant, business: &str) -> Result<Vec<WidgetMapping>, QueryError> {
+    let all = widgets(tenant).await?;
     let own: Vec<WidgetMapping> = all.iter().filter(|w| w.business_id == business).cloned().collect();
-    let chosen = if own.is_empty() { all.into_iter().filter(|w| w.business_id == brand.tenant).collect() } else { own };
+    let chosen = if own.is_empty() { all.into_iter().filter(|w| w.business_id == tenant.id).collect() } else { own };
     Ok(chosen.into_iter().filter(|w| w.status == 1).collect())
 }
 
-pub(super) async fn load_bill(brand: &Brand, bill_id: &str) -> Result<Option<Bill>, QueryError> {
-    Ok(brand.repo().get(&keys::digital_bill(&brand.tenant, bill_id)).await?)
+pub(super) async fn load_bill(tenant: &Tenant, bill_id: &str) -> Result<Option<Bill>, QueryError> {
+    Ok(tenant.repo().get(&keys::digital_bill(&tenant.id, bill_id)).await?)
 }
 
 /// The funnel row of (`day`, `business`), zero when there is none.
-pub async fn funnel(brand: &Brand, day: &str, business: &str) -> Result<Funnel, engage_storage::StoreError> {
-    let stored: Option<Funnel> = brand.repo().get(&keys::bill_funnel(&brand.tenant, day, business)).await?;
+pub async fn funnel(tenant: &Tenant, day: &str, business: &str) -> Result<Funnel, engage_storage::StoreError> {
+    let stored: Option<Funnel> = tenant.repo().get(&keys::bill_funnel(&tenant.id, day, business)).await?;
     Ok(stored.unwrap_or_else(|| Funnel {
         date: day.to_owned(),
-        parent_business_id: brand.tenant.clone(),
+        parent_business_id: tenant.id.clone(),
         child_business_id: business.to_owned(),
         ..Funnel::default()
     }))
 }
 
 /// The write of a funnel row changed at `now`.
-pub fn put_funnel(brand: &Brand, mut row: Funnel, now: DateTime<Utc>) -> engage_storage::WriteOp {
+pub fn put_funnel(tenant: &Tenant, mut row: Funnel, now: DateTime<Utc>) -> engage_storage::WriteOp {
     row.created_at.get_or_insert(now);
     row.updated_at = Some(now);
-    keys::bill_funnel(&brand.tenant, &row.date, &row.child_business_id).put(&row)
+    keys::bill_funnel(&tenant.id, &row.date, &row.child_business_id).put(&row)
 }
 
 /// The funnel rows between two IST days, of one outlet or all.
 pub async fn funnel_rows(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<&str>,
     start: &str,
     end: &str,
 ) -> Result<Vec<Funnel>, engage_storage::StoreError> {
     let mut rows = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(BILL_FUNNEL, &brand.tenant, |row: Funnel| {
+        .visit(BILL_FUNNEL, &tenant.id, |row: Funnel| {
             if business.is_none_or(|b| b == row.child_business_id)
                 && row.date.as_str() >= start
                 && row.date.as_str() <= end
@@ -399,7 +399,7 @@ pub async fn funnel_rows(
     Ok(rows)
 }
 
-/// The brand's bill configurations by business, as the brand caches them ([`Brand::cache`]).
+/// The brand's bill configurations by business, as the brand caches them ([`Tenant::cache`]).
 pub type BillConfigs = BTreeMap<String, LinkConfig>;
 
 /// The brand's widget mappings, as the brand caches them.

@@ -1,12 +1,12 @@
 //! The answers to the feedback questions: the form (open, submit), the lists, the MIS, ratings per day, the configuration sync and the orders summary.
 
-use crate::brand::Brand;
 use crate::capabilities::bills::generate::mobile_ok;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::{page_of, within, QueryError};
 use crate::repo::{FEEDBACK_FUNNEL, FEEDBACK_REQUESTS, RATINGS};
 use crate::signed_links::FormClaims;
+use crate::tenant_core::Tenant;
 use chrono::{DateTime, Duration, Utc};
 use engage_storage::StoreError;
 use std::collections::BTreeMap;
@@ -15,18 +15,18 @@ use std::collections::BTreeMap;
 use super::*;
 
 /// The request a link's claims name, or one made for a bill's link (which has no request).
-pub(super) async fn request_of(brand: &Brand, claims: &FormClaims) -> Result<Option<FeedbackRequest>, StoreError> {
-    brand.repo().get(&keys::feedback_request(&brand.tenant, &claims.business_id, &claims.order_id)).await
+pub(super) async fn request_of(tenant: &Tenant, claims: &FormClaims) -> Result<Option<FeedbackRequest>, StoreError> {
+    tenant.repo().get(&keys::feedback_request(&tenant.id, &claims.business_id, &claims.order_id)).await
 }
 
-pub(super) async fn open(brand: &mut Brand, claims: FormClaims) -> Result<FormView, QueryError> {
+pub(super) async fn open(tenant: &mut Tenant, claims: FormClaims) -> Result<FormView, QueryError> {
     let now = Utc::now();
-    let questions = applicable(&configs(brand).await?, &claims.business_id).map(|c| c.questions.clone());
-    let branding = crate::capabilities::bills::branding(brand, &claims.business_id).await?;
+    let questions = applicable(&configs(tenant).await?, &claims.business_id).map(|c| c.questions.clone());
+    let branding = crate::capabilities::bills::branding(tenant, &claims.business_id).await?;
     let mut view =
         FormView { questions: questions.unwrap_or_default(), name: String::new(), is_submitted: false, branding };
-    if let Some(mut request) = request_of(brand, &claims).await? {
-        let mut row = funnel(brand, &ist_day(now), &claims.business_id).await?;
+    if let Some(mut request) = request_of(tenant, &claims).await? {
+        let mut row = funnel(tenant, &ist_day(now), &claims.business_id).await?;
         row.total_clicks += 1;
         if request.clicks == 0 {
             row.unique_clicks += 1;
@@ -34,14 +34,14 @@ pub(super) async fn open(brand: &mut Brand, claims: FormClaims) -> Result<FormVi
         request.clicks += 1;
         view.name = request.name.clone();
         view.is_submitted = request.is_submitted;
-        let key = keys::feedback_request(&brand.tenant, &claims.business_id, &claims.order_id);
-        brand.batch(vec![key.put(&request), put_funnel(brand, &row)]).await?;
+        let key = keys::feedback_request(&tenant.id, &claims.business_id, &claims.order_id);
+        tenant.batch(vec![key.put(&request), put_funnel(tenant, &row)]).await?;
     }
     Ok(view)
 }
 
 pub(super) async fn submit(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     claims: FormClaims,
     token: String,
     submission: Submission,
@@ -50,7 +50,7 @@ pub(super) async fn submit(
     if !(1..=5).contains(&submission.rating) {
         return Err(QueryError::Invalid("/rating: a rating is 1 to 5 stars".to_owned()));
     }
-    let config = applicable(&configs(brand).await?, &claims.business_id).cloned();
+    let config = applicable(&configs(tenant).await?, &claims.business_id).cloned();
     let questions = config.as_ref().map(|c| c.questions.clone());
     let answers = questions
         .unwrap_or_default()
@@ -58,14 +58,14 @@ pub(super) async fn submit(
         .zip(submission.answers)
         .map(|(question, answer)| Answer { question, answer })
         .collect();
-    let mut customer = brand.customer_or_new(&claims.phone, now).await?;
+    let mut customer = tenant.customer_or_new(&claims.phone, now).await?;
     let mut other_params = BTreeMap::new();
     if let Some(heard) = submission.hear_about_us.filter(|h| !h.is_empty()) {
         other_params.insert("Hear About Us From".to_owned(), heard);
     }
     let rating = Rating {
         business_id: claims.business_id.clone(),
-        parent_business_id: brand.tenant.clone(),
+        parent_business_id: tenant.id.clone(),
         mobile_number: claims.phone.clone(),
         order_id: claims.order_id.clone(),
         rating: submission.rating,
@@ -77,22 +77,22 @@ pub(super) async fn submit(
         gender: customer.gender.clone(),
     };
     let mut ops = vec![
-        keys::rating(&brand.tenant, &claims.business_id, &claims.order_id, "3").put(&rating),
-        keys::feedback_brand(&brand.tenant).put(&serde_json::json!({})),
+        keys::rating(&tenant.id, &claims.business_id, &claims.order_id, "3").put(&rating),
+        keys::feedback_brand(&tenant.id).put(&serde_json::json!({})),
     ];
-    if let Some(mut request) = request_of(brand, &claims).await? {
+    if let Some(mut request) = request_of(tenant, &claims).await? {
         if !request.is_submitted {
-            let mut row = funnel(brand, &ist_day(now), &claims.business_id).await?;
+            let mut row = funnel(tenant, &ist_day(now), &claims.business_id).await?;
             row.total_submitted += 1;
-            ops.push(put_funnel(brand, &row));
+            ops.push(put_funnel(tenant, &row));
         }
         request.is_submitted = true;
         request.rating = Some(submission.rating);
-        ops.push(keys::feedback_request(&brand.tenant, &claims.business_id, &claims.order_id).put(&request));
+        ops.push(keys::feedback_request(&tenant.id, &claims.business_id, &claims.order_id).put(&request));
     }
     let comment = rating.rating_comments.clone();
     let recovered = recovery::recover(
-        brand,
+        tenant,
         &claims,
         &token,
         submission.rating,
@@ -105,31 +105,31 @@ pub(super) async fn submit(
     .await?;
     let recovery = match recovered {
         Some((recovery, alerts)) => {
-            brand.commit_customer(ops, customer).await?;
-            recovery::alert(brand, alerts, now).await?;
+            tenant.commit_customer(ops, customer).await?;
+            recovery::alert(tenant, alerts, now).await?;
             Some(recovery)
         }
         None => {
-            brand.batch(ops).await?;
+            tenant.batch(ops).await?;
             None
         }
     };
     metrics::counter!("engage_feedback_submitted_total").increment(1);
-    let branding = crate::capabilities::bills::branding(brand, &claims.business_id).await?;
+    let branding = crate::capabilities::bills::branding(tenant, &claims.business_id).await?;
     Ok(Submitted { rating, recovery, branding })
 }
 
 pub(super) async fn requests(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     page: u64,
     start: Option<String>,
     end: Option<String>,
 ) -> Result<RequestPage, QueryError> {
     let mut found = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(FEEDBACK_REQUESTS, &brand.tenant, |request: FeedbackRequest| {
+        .visit(FEEDBACK_REQUESTS, &tenant.id, |request: FeedbackRequest| {
             if business.as_ref().is_none_or(|b| *b == request.child_business_id)
                 && within(&ist_day(request.sent_at), start.as_deref(), end.as_deref())
             {
@@ -142,15 +142,15 @@ pub(super) async fn requests(
 }
 
 pub(super) async fn mis(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     start: String,
     end: String,
 ) -> Result<FeedbackMis, QueryError> {
     let mut days = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(FEEDBACK_FUNNEL, &brand.tenant, |row: FeedbackFunnel| {
+        .visit(FEEDBACK_FUNNEL, &tenant.id, |row: FeedbackFunnel| {
             if business.as_ref().is_none_or(|b| *b == row.child_business_id)
                 && within(&row.date, Some(&start), Some(&end))
             {
@@ -167,15 +167,15 @@ pub(super) async fn mis(
 
 /// The brand's ratings in the period (of one outlet or all), newest first.
 pub(super) async fn ratings_in(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<&str>,
     start: Option<&str>,
     end: Option<&str>,
 ) -> Result<Vec<Rating>, QueryError> {
     let mut found = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(RATINGS, &brand.tenant, |rating: Rating| {
+        .visit(RATINGS, &tenant.id, |rating: Rating| {
             if business.is_none_or(|b| b == rating.business_id) && within(&ist_day(rating.inserted_at), start, end) {
                 found.push(rating);
             }
@@ -194,12 +194,12 @@ pub(super) fn average(sum: u64, count: u64) -> f64 {
 }
 
 pub(super) async fn rating_days(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     start: Option<String>,
     end: Option<String>,
 ) -> Result<RatingDays, QueryError> {
-    let ratings = ratings_in(brand, business.as_deref(), start.as_deref(), end.as_deref()).await?;
+    let ratings = ratings_in(tenant, business.as_deref(), start.as_deref(), end.as_deref()).await?;
     let mut by_day: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut hear_about_us: BTreeMap<String, u64> = BTreeMap::new();
     let (mut count, mut sum) = (0u64, 0u64);
@@ -225,16 +225,15 @@ pub(super) async fn rating_days(
     Ok(RatingDays { days, hear_about_us, ratings_done: count, avg_rating: average(sum, count), latest })
 }
 
-pub(super) async fn sync_configs(brand: &mut Brand, now: DateTime<Utc>) -> Result<ConfigsSynced, QueryError> {
-    let all = configs(brand).await?;
+pub(super) async fn sync_configs(tenant: &mut Tenant, now: DateTime<Utc>) -> Result<ConfigsSynced, QueryError> {
+    let all = configs(tenant).await?;
     let Some(parent) = all.get("0").filter(|c| c.feedback_flow == 1).cloned() else {
         return Ok(ConfigsSynced::default());
     };
-    let tenant = brand.tenant.clone();
+    let id = tenant.id.clone();
     let mut outlets = std::collections::BTreeSet::new();
     for table in [crate::repo::BUSINESS_WALLETS, crate::repo::BUSINESS_CONFIGS, crate::repo::BUSINESSES] {
-        outlets
-            .extend(brand.repo().clusterings(table, &tenant).await?.into_iter().filter(|o| o != "0" && *o != tenant));
+        outlets.extend(tenant.repo().clusterings(table, &id).await?.into_iter().filter(|o| o != "0" && *o != id));
     }
     outlets.extend(all.keys().filter(|o| *o != "0").cloned());
     let mut done = ConfigsSynced::default();
@@ -250,18 +249,18 @@ pub(super) async fn sync_configs(brand: &mut Brand, now: DateTime<Utc>) -> Resul
             updated_at: Some(now),
             ..parent.clone()
         };
-        ops.push(keys::feedback_config(&tenant, &outlet).put(&copy));
+        ops.push(keys::feedback_config(&id, &outlet).put(&copy));
         done.copied += 1;
     }
-    brand.cache.forget::<BTreeMap<String, FeedbackConfig>>();
+    tenant.cache.forget::<BTreeMap<String, FeedbackConfig>>();
     for chunk in ops.chunks(500) {
-        brand.batch(chunk.to_vec()).await?;
+        tenant.batch(chunk.to_vec()).await?;
     }
     Ok(done)
 }
 
 pub(super) async fn orders_summary(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     start: &str,
     end: &str,
@@ -277,12 +276,9 @@ pub(super) async fn orders_summary(
     let mut orders: BTreeMap<(String, String), SummaryOrder> = BTreeMap::new();
     let mut day = first;
     while day <= last {
-        let records: Vec<crate::repo::QueueRecord> = brand
+        let records: Vec<crate::repo::QueueRecord> = tenant
             .repo()
-            .all(
-                crate::repo::CRM_QUEUE,
-                &crate::keys::queue_partition(&brand.tenant, &day.format("%Y-%m-%d").to_string()),
-            )
+            .all(crate::repo::CRM_QUEUE, &crate::keys::queue_partition(&tenant.id, &day.format("%Y-%m-%d").to_string()))
             .await?;
         for record in records.into_iter().filter(|r| r.kind == "order") {
             let Ok(facts) = crate::domain::order::OrderFacts::from_payload(&record.data) else { continue };
@@ -320,9 +316,9 @@ pub(super) async fn orders_summary(
     })
 }
 
-pub(super) async fn save_config(brand: &mut Brand, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
-    let key = keys::feedback_config(&brand.tenant, &config.child_business_id);
-    brand.cache.forget::<BTreeMap<String, FeedbackConfig>>();
-    brand.batch(vec![key.put(&config), keys::feedback_brand(&brand.tenant).put(&serde_json::json!({}))]).await?;
+pub(super) async fn save_config(tenant: &mut Tenant, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
+    let key = keys::feedback_config(&tenant.id, &config.child_business_id);
+    tenant.cache.forget::<BTreeMap<String, FeedbackConfig>>();
+    tenant.batch(vec![key.put(&config), keys::feedback_brand(&tenant.id).put(&serde_json::json!({}))]).await?;
     Ok(config)
 }

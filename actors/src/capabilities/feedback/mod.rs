@@ -25,9 +25,9 @@ pub mod legacy;
 pub mod nps;
 pub mod recovery;
 
-use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::query::{reply, QueryError, QueryReply};
+use crate::tenant_core::Tenant;
 
 /// Feedback requests listed per page.
 pub const FEEDBACK_PAGE: usize = 20;
@@ -35,25 +35,25 @@ pub const FEEDBACK_PAGE: usize = 20;
 pub const FORM_VALIDITY_DAYS: i64 = 30;
 
 /// Answers a feedback query.
-pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: FeedbackQuery) -> QueryReply {
     match query {
-        FeedbackQuery::SaveConfig(SaveConfig { config }) => reply(save_config(brand, *config).await),
+        FeedbackQuery::SaveConfig(SaveConfig { config }) => reply(save_config(tenant, *config).await),
         FeedbackQuery::Config(Config { child_business_id }) => {
-            let found = configs(brand).await.map_err(QueryError::from).map(|c| c.get(&child_business_id).cloned());
+            let found = configs(tenant).await.map_err(QueryError::from).map(|c| c.get(&child_business_id).cloned());
             reply(found.and_then(|c| c.ok_or(QueryError::NotFound)))
         }
-        FeedbackQuery::Open(Open { claims }) => reply(open(brand, claims).await),
+        FeedbackQuery::Open(Open { claims }) => reply(open(tenant, claims).await),
         FeedbackQuery::Submit(Submit { claims, token, submission, now }) => {
-            reply(submit(brand, claims, token, submission, now).await)
+            reply(submit(tenant, claims, token, submission, now).await)
         }
         FeedbackQuery::Requests(Requests { business_id, page, start, end }) => {
-            reply(requests(brand, business_id, page, start, end).await)
+            reply(requests(tenant, business_id, page, start, end).await)
         }
-        FeedbackQuery::Mis(Mis { business_id, start, end }) => reply(mis(brand, business_id, start, end).await),
+        FeedbackQuery::Mis(Mis { business_id, start, end }) => reply(mis(tenant, business_id, start, end).await),
         FeedbackQuery::StoreReviews(StoreReviews { store, page }) => {
-            let mut all: Vec<crate::reviews::StoreReview> = match brand
+            let mut all: Vec<crate::reviews::StoreReview> = match tenant
                 .repo()
-                .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&brand.tenant, &store))
+                .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&tenant.id, &store))
                 .await
             {
                 Ok(all) => all,
@@ -63,35 +63,35 @@ pub async fn handle(brand: &mut Brand, query: FeedbackQuery) -> QueryReply {
             let records = all.into_iter().map(|r| r.record).collect();
             reply(Ok(ReviewPage::of(records, page, FEEDBACK_PAGE)))
         }
-        FeedbackQuery::SyncConfigs(SyncConfigs { now }) => reply(sync_configs(brand, now).await),
+        FeedbackQuery::SyncConfigs(SyncConfigs { now }) => reply(sync_configs(tenant, now).await),
         FeedbackQuery::OrdersSummary(GetOrdersSummary { business_id, start, end, page }) => {
-            reply(orders_summary(brand, business_id, &start, &end, page).await)
+            reply(orders_summary(tenant, business_id, &start, &end, page).await)
         }
-        FeedbackQuery::NpsRecord(NpsRecord { answer, now }) => reply(nps::record(brand, answer, now).await),
+        FeedbackQuery::NpsRecord(NpsRecord { answer, now }) => reply(nps::record(tenant, answer, now).await),
         FeedbackQuery::NpsList(NpsList { business_id, rating, mobile_number, page }) => {
-            reply(nps::list(brand, business_id, rating, mobile_number, page).await)
+            reply(nps::list(tenant, business_id, rating, mobile_number, page).await)
         }
         FeedbackQuery::NpsReport(GetNpsReport { business_id, start, end, buckets }) => {
-            reply(nps::report(brand, business_id, &start, &end, buckets).await)
+            reply(nps::report(tenant, business_id, &start, &end, buckets).await)
         }
         FeedbackQuery::NpsExport(NpsExport { business_id, start, end }) => reply(
-            nps::responses(brand, |r| {
+            nps::responses(tenant, |r| {
                 let day = ist_day(r.insertedAt);
                 business_id.as_ref().is_none_or(|b| *b == r.businessId) && day >= start && day <= end
             })
             .await
             .map(|data| nps::NpsPage { total: data.len() as u64, data }),
         ),
-        FeedbackQuery::NpsConvert(NpsConvert { day }) => reply(nps::convert(brand, &day).await),
+        FeedbackQuery::NpsConvert(NpsConvert { day }) => reply(nps::convert(tenant, &day).await),
         FeedbackQuery::Ratings(Ratings { business_id, sources, page, start, end }) => {
-            reply(ratings_in(brand, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
+            reply(ratings_in(tenant, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
                 let matching: Vec<Rating> =
                     all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
                 RatingPage::of(matching, page, FEEDBACK_PAGE)
             }))
         }
         FeedbackQuery::RatingDays(GetRatingDays { business_id, start, end }) => {
-            reply(rating_days(brand, business_id, start, end).await)
+            reply(rating_days(tenant, business_id, start, end).await)
         }
     }
 }

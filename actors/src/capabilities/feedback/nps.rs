@@ -12,11 +12,11 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Rating;
-use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::{page_of, QueryError};
 use crate::repo::{NPS_RESPONSES, RATINGS};
+use crate::tenant_core::Tenant;
 
 /// Days a response stays valid (`validTill`).
 pub const NPS_VALIDITY_DAYS: i64 = 365;
@@ -128,7 +128,7 @@ pub struct NpsReport {
     /// The buckets used.
     pub buckets: Buckets,
     /// The brand (or the one outlet asked for).
-    pub brand: NpsFigures,
+    pub tenant: NpsFigures,
     /// Per outlet.
     pub outlets: Vec<NpsFigures>,
 }
@@ -151,11 +151,11 @@ pub struct Converted {
     pub responses: u64,
 }
 
-fn response(brand: &Brand, answer: NpsAnswer, source: &str, now: DateTime<Utc>) -> NpsResponse {
-    let nps_id = keys::digest(&[&brand.tenant, &answer.business_id, &answer.mobile_no, &answer.order_id, source]);
+fn response(tenant: &Tenant, answer: NpsAnswer, source: &str, now: DateTime<Utc>) -> NpsResponse {
+    let nps_id = keys::digest(&[&tenant.id, &answer.business_id, &answer.mobile_no, &answer.order_id, source]);
     NpsResponse {
         nps_id,
-        parentBusinessId: brand.tenant.clone(),
+        parentBusinessId: tenant.id.clone(),
         businessId: answer.business_id,
         mobileNo: answer.mobile_no,
         rating: answer.rating,
@@ -170,22 +170,22 @@ fn response(brand: &Brand, answer: NpsAnswer, source: &str, now: DateTime<Utc>) 
 }
 
 /// Stores an answer of `/nps/data`.
-pub async fn record(brand: &mut Brand, answer: NpsAnswer, now: DateTime<Utc>) -> Result<NpsResponse, QueryError> {
+pub async fn record(tenant: &mut Tenant, answer: NpsAnswer, now: DateTime<Utc>) -> Result<NpsResponse, QueryError> {
     if answer.rating > 10 {
         return Err(QueryError::Invalid("/rating: an NPS answer is 0 to 10".to_owned()));
     }
-    let row = response(brand, answer, "api", now);
-    brand.batch(vec![keys::nps_response(&brand.tenant, &row.nps_id).put(&row)]).await?;
+    let row = response(tenant, answer, "api", now);
+    tenant.batch(vec![keys::nps_response(&tenant.id, &row.nps_id).put(&row)]).await?;
     metrics::counter!("engage_nps_responses_total", "source" => "api").increment(1);
     Ok(row)
 }
 
 /// Every response of the brand, newest first, that `keep` keeps.
-pub async fn responses(brand: &Brand, keep: impl Fn(&NpsResponse) -> bool) -> Result<Vec<NpsResponse>, QueryError> {
+pub async fn responses(tenant: &Tenant, keep: impl Fn(&NpsResponse) -> bool) -> Result<Vec<NpsResponse>, QueryError> {
     let mut found = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(NPS_RESPONSES, &brand.tenant, |row: NpsResponse| {
+        .visit(NPS_RESPONSES, &tenant.id, |row: NpsResponse| {
             if keep(&row) {
                 found.push(row);
             }
@@ -197,13 +197,13 @@ pub async fn responses(brand: &Brand, keep: impl Fn(&NpsResponse) -> bool) -> Re
 
 /// A page of responses, filtered as `/npsList` filters.
 pub async fn list(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     rating: Option<u8>,
     mobile: Option<String>,
     page: u64,
 ) -> Result<NpsPage, QueryError> {
-    let all = responses(brand, |r| {
+    let all = responses(tenant, |r| {
         business.as_ref().is_none_or(|b| *b == r.businessId)
             && rating.is_none_or(|n| n == r.rating)
             && mobile.as_ref().is_none_or(|m| *m == r.mobileNo)
@@ -216,13 +216,13 @@ pub async fn list(
 
 /// The NPS of the responses stored between two IST days (`validTill` not considered).
 pub async fn report(
-    brand: &Brand,
+    tenant: &Tenant,
     business: Option<String>,
     start: &str,
     end: &str,
     buckets: Buckets,
 ) -> Result<NpsReport, QueryError> {
-    let all = responses(brand, |r| {
+    let all = responses(tenant, |r| {
         let day = ist_day(r.insertedAt);
         business.as_ref().is_none_or(|b| *b == r.businessId) && day.as_str() >= start && day.as_str() <= end
     })
@@ -236,17 +236,17 @@ pub async fn report(
             .or_insert_with(|| NpsFigures { business_id: row.businessId.clone(), ..NpsFigures::default() })
             .count(row.rating, buckets);
     }
-    Ok(NpsReport { buckets, brand: whole.finish(), outlets: outlets.into_values().map(NpsFigures::finish).collect() })
+    Ok(NpsReport { buckets, tenant: whole.finish(), outlets: outlets.into_values().map(NpsFigures::finish).collect() })
 }
 
 /// The conversion of IST day `day`'s feedback-form ratings (source `'3'`) into responses: a
 /// rating of 5 or less counts double (stars become a 0–10 answer), a larger one is kept; the
 /// response is dated when the rating was given (`validTill` 365 days after).
-pub async fn convert(brand: &mut Brand, day: &str) -> Result<Converted, QueryError> {
+pub async fn convert(tenant: &mut Tenant, day: &str) -> Result<Converted, QueryError> {
     let mut ratings = Vec::new();
-    brand
+    tenant
         .repo()
-        .visit(RATINGS, &brand.tenant, |rating: Rating| {
+        .visit(RATINGS, &tenant.id, |rating: Rating| {
             if rating.source == "3" && ist_day(rating.inserted_at) == day {
                 ratings.push(rating);
             }
@@ -264,12 +264,12 @@ pub async fn convert(brand: &mut Brand, day: &str) -> Result<Converted, QueryErr
             order_id: rating.order_id,
             questions,
         };
-        let row = response(brand, answer, "form", rating.inserted_at);
-        ops.push(keys::nps_response(&brand.tenant, &row.nps_id).put(&row));
+        let row = response(tenant, answer, "form", rating.inserted_at);
+        ops.push(keys::nps_response(&tenant.id, &row.nps_id).put(&row));
         done.responses += 1;
     }
     for chunk in ops.chunks(500) {
-        brand.batch(chunk.to_vec()).await?;
+        tenant.batch(chunk.to_vec()).await?;
     }
     metrics::counter!("engage_nps_responses_total", "source" => "form").increment(done.responses);
     Ok(done)

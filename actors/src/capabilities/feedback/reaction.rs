@@ -1,6 +1,5 @@
 //! The order reaction: a feedback link sent after an order, by the outlet's (or brand's) configuration, paid by its wallet.
 
-use crate::brand::Brand;
 use crate::capabilities::bills::generate::mobile_ok;
 use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
@@ -11,6 +10,7 @@ use crate::query::QueryError;
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::FEEDBACK_CONFIGS;
 use crate::signed_links::FormClaims;
+use crate::tenant_core::Tenant;
 use async_trait::async_trait;
 use chrono::{Duration, Utc};
 use engage_storage::{StoreError, WriteOp};
@@ -19,15 +19,15 @@ use std::collections::BTreeMap;
 #[allow(unused_imports)]
 use super::*;
 
-/// The brand's configurations by outlet (cached in [`Brand::feedback_configs`]).
-pub(super) async fn configs(brand: &mut Brand) -> Result<BTreeMap<String, FeedbackConfig>, StoreError> {
-    if let Some(configs) = brand.cache.get::<BTreeMap<String, FeedbackConfig>>() {
+/// The brand's configurations by outlet (cached in [`Tenant::feedback_configs`]).
+pub(super) async fn configs(tenant: &mut Tenant) -> Result<BTreeMap<String, FeedbackConfig>, StoreError> {
+    if let Some(configs) = tenant.cache.get::<BTreeMap<String, FeedbackConfig>>() {
         return Ok(configs.clone());
     }
-    let rows: Vec<FeedbackConfig> = brand.repo().all(FEEDBACK_CONFIGS, &brand.tenant).await?;
+    let rows: Vec<FeedbackConfig> = tenant.repo().all(FEEDBACK_CONFIGS, &tenant.id).await?;
     let configs: BTreeMap<String, FeedbackConfig> =
         rows.into_iter().map(|c| (c.child_business_id.clone(), c)).collect();
-    brand.cache.set::<BTreeMap<String, FeedbackConfig>>(configs.clone());
+    tenant.cache.set::<BTreeMap<String, FeedbackConfig>>(configs.clone());
     Ok(configs)
 }
 
@@ -38,8 +38,8 @@ pub fn applicable<'a>(configs: &'a BTreeMap<String, FeedbackConfig>, outlet: &st
     configs.get(outlet).filter(on).or_else(|| configs.get("0").filter(on))
 }
 
-pub(super) async fn funnel(brand: &Brand, day: &str, outlet: &str) -> Result<FeedbackFunnel, StoreError> {
-    let stored: Option<FeedbackFunnel> = brand.repo().get(&keys::feedback_funnel(&brand.tenant, day, outlet)).await?;
+pub(super) async fn funnel(tenant: &Tenant, day: &str, outlet: &str) -> Result<FeedbackFunnel, StoreError> {
+    let stored: Option<FeedbackFunnel> = tenant.repo().get(&keys::feedback_funnel(&tenant.id, day, outlet)).await?;
     Ok(stored.unwrap_or_else(|| FeedbackFunnel {
         date: day.to_owned(),
         child_business_id: outlet.to_owned(),
@@ -47,8 +47,8 @@ pub(super) async fn funnel(brand: &Brand, day: &str, outlet: &str) -> Result<Fee
     }))
 }
 
-pub(super) fn put_funnel(brand: &Brand, row: &FeedbackFunnel) -> WriteOp {
-    keys::feedback_funnel(&brand.tenant, &row.date, &row.child_business_id).put(row)
+pub(super) fn put_funnel(tenant: &Tenant, row: &FeedbackFunnel) -> WriteOp {
+    keys::feedback_funnel(&tenant.id, &row.date, &row.child_business_id).put(row)
 }
 
 /// The message: the template with `x_cust_name`, `x_cust_mobile`, `x_order_id` and
@@ -79,7 +79,7 @@ impl OrderReaction for SendFeedback {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
@@ -88,36 +88,36 @@ impl OrderReaction for SendFeedback {
         if order.applied != Applied::New || order.facts.void || !mobile_ok(&order.facts.phone) {
             return Ok(());
         }
-        let all = configs(brand).await?;
+        let all = configs(tenant).await?;
         let Some(config) = applicable(&all, &order.facts.business_id).cloned() else { return Ok(()) };
         let channels = config.channels();
         if channels.is_empty() {
             return Ok(());
         }
         let facts = order.facts;
-        let key = keys::feedback_request(&brand.tenant, &facts.business_id, &facts.order_id);
-        if brand.repo().get::<FeedbackRequest>(&key).await?.is_some() {
+        let key = keys::feedback_request(&tenant.id, &facts.business_id, &facts.order_id);
+        if tenant.repo().get::<FeedbackRequest>(&key).await?.is_some() {
             return Ok(());
         }
         let now = Utc::now();
         let scheduled_at = now + Duration::minutes(config.feedback_time.max(0));
         let claims = FormClaims {
             scope: "feedback_form".to_owned(),
-            tenant: brand.tenant.clone(),
+            tenant: tenant.id.clone(),
             business_id: facts.business_id.clone(),
             phone: facts.phone.clone(),
             order_id: facts.order_id.clone(),
             bill_id: String::new(),
             exp: (scheduled_at + Duration::days(FORM_VALIDITY_DAYS)).timestamp(),
         };
-        let links = brand.ctx.services.links.clone();
-        let url = match &brand.ctx.services.feedback_service_url {
+        let links = tenant.ctx.services.links.clone();
+        let url = match &tenant.ctx.services.feedback_service_url {
             Some(service) => links.sign(&claims).map(|token| format!("{service}?token={token}")),
             None => links.form_url(&claims),
         }
         .map_err(|e| StoreError::Backend(e.to_string()))?;
         let name = customer.name.clone().or_else(|| facts.name.clone()).unwrap_or_default();
-        let mut purse = wallet(brand, &facts.business_id).await?;
+        let mut purse = wallet(tenant, &facts.business_id).await?;
         let mut sent = Vec::new();
         for channel in channels {
             let template = if channel == Channel::Chat { &config.chat_template } else { &config.sms_template };
@@ -136,7 +136,7 @@ impl OrderReaction for SendFeedback {
                 sender_id: config.sender_id.clone(),
                 not_before: (scheduled_at > now).then_some(scheduled_at),
             };
-            match queue_send(brand, &mut purse, &send, now, ops).await {
+            match queue_send(tenant, &mut purse, &send, now, ops).await {
                 Ok(_) => sent.push(channel),
                 Err(QueryError::Insufficient(_)) => {
                     metrics::counter!("engage_feedback_skipped_total", "reason" => "wallet").increment(1);
@@ -148,7 +148,7 @@ impl OrderReaction for SendFeedback {
             return Ok(());
         }
         let request = FeedbackRequest {
-            parent_business_id: brand.tenant.clone(),
+            parent_business_id: tenant.id.clone(),
             child_business_id: facts.business_id.clone(),
             order_id: facts.order_id.clone(),
             mobile_number: facts.phone.clone(),
@@ -161,11 +161,11 @@ impl OrderReaction for SendFeedback {
             is_submitted: false,
             rating: None,
         };
-        let mut row = funnel(brand, &ist_day(now), &facts.business_id).await?;
+        let mut row = funnel(tenant, &ist_day(now), &facts.business_id).await?;
         row.total_feedback_sent += 1;
         ops.push(key.put(&request));
-        ops.push(put_funnel(brand, &row));
-        ops.push(put_wallet(brand, &facts.business_id, &purse));
+        ops.push(put_funnel(tenant, &row));
+        ops.push(put_wallet(tenant, &facts.business_id, &purse));
         metrics::counter!("engage_feedback_sent_total").increment(1);
         Ok(())
     }

@@ -24,7 +24,6 @@ use serde_json::Value;
 use engage_storage::{StoreError, WriteOp};
 
 use super::FeedbackConfig;
-use crate::brand::Brand;
 use crate::capabilities::journeys::{applicable, journeys, reach_one_with, Outcome};
 use crate::capabilities::rewards::{put_coupon, Coupon, CouponStatus};
 use crate::capabilities::wallet::{send_now, SendRequest};
@@ -34,6 +33,7 @@ use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys;
 use crate::query::QueryError;
 use crate::signed_links::FormClaims;
+use crate::tenant_core::Tenant;
 
 /// Days a recovery coupon is valid unless `promo_details.valid_days` says otherwise.
 pub const COUPON_DAYS: i64 = 30;
@@ -76,7 +76,7 @@ pub struct Alerts {
 /// (the caller writes `customer` last). Answers the alerts to send once that batch is written.
 #[allow(clippy::too_many_arguments)]
 pub async fn recover(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     claims: &FormClaims,
     token: &str,
     rating: u8,
@@ -86,8 +86,8 @@ pub async fn recover(
     now: DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Option<(Recovery, Alerts)>, StoreError> {
-    let all = journeys(brand).await?;
-    let Some(journey) = applicable(&all, "low_rating", &claims.business_id, &brand.tenant).cloned() else {
+    let all = journeys(tenant).await?;
+    let Some(journey) = applicable(&all, "low_rating", &claims.business_id, &tenant.id).cloned() else {
         return Ok(None);
     };
     let data = &journey.campaign_data;
@@ -98,12 +98,12 @@ pub async fn recover(
         metrics::counter!("engage_low_rating_recoveries_total", "outcome" => "frequency").increment(1);
         return Ok(None);
     }
-    let key = keys::feedback_recovery(&brand.tenant, &claims.business_id, &claims.order_id);
-    if brand.repo().get::<Recovery>(&key).await?.is_some() {
+    let key = keys::feedback_recovery(&tenant.id, &claims.business_id, &claims.order_id);
+    if tenant.repo().get::<Recovery>(&key).await?.is_some() {
         return Ok(None);
     }
     let promo = data.promo_details.clone().unwrap_or(Value::Null);
-    let code = keys::digest(&["low_rating", &brand.tenant, &claims.business_id, &claims.order_id])[..8].to_uppercase();
+    let code = keys::digest(&["low_rating", &tenant.id, &claims.business_id, &claims.order_id])[..8].to_uppercase();
     let days = promo["valid_days"].as_i64().filter(|d| *d > 0).unwrap_or(COUPON_DAYS);
     let coupon = Coupon {
         coupon_code: code.clone(),
@@ -120,11 +120,11 @@ pub async fn recover(
         pending_until: None,
         revoked_at: None,
     };
-    ops.push(put_coupon(brand, &coupon));
+    ops.push(put_coupon(tenant, &coupon));
     let variables = vec![("x_dynamic_coupon", code.clone()), ("x_jwt_token", token.to_owned())];
     let occasion = format!("rating-{}-{}", claims.business_id, claims.order_id);
     let decision =
-        reach_one_with(brand, &journey, customer, &claims.business_id, &occasion, now, variables, ops).await?;
+        reach_one_with(tenant, &journey, customer, &claims.business_id, &occasion, now, variables, ops).await?;
     let outcome = match decision.map(|d| d.outcome) {
         Some(Outcome::Sent) => "sent",
         Some(Outcome::Holdout) => "holdout",
@@ -181,32 +181,32 @@ pub async fn recover(
 /// `low-rating-alert`, `subject`, `to` — the addresses, comma-separated —, `text`); without a mail
 /// service, or when it fails (logged, counted, not retried), the addresses stay on the recovery
 /// record only.
-pub async fn alert(brand: &mut Brand, alerts: Alerts, now: DateTime<Utc>) -> Result<u32, QueryError> {
+pub async fn alert(tenant: &mut Tenant, alerts: Alerts, now: DateTime<Utc>) -> Result<u32, QueryError> {
     // the recovery the alerts tell of is on disk before any of them leaves
-    brand.settle().await?;
+    tenant.settle().await?;
     let mut sent = 0;
-    if let (false, Some(url)) = (alerts.emails.is_empty(), brand.ctx.services.mail_service_url.clone()) {
+    if let (false, Some(url)) = (alerts.emails.is_empty(), tenant.ctx.services.mail_service_url.clone()) {
         let form = reqwest::multipart::Form::new()
             .text("report", "low-rating-alert")
             .text("subject", alerts.subject.clone())
             .text("to", alerts.emails.join(","))
             .text("text", alerts.body.clone());
-        let outcome = brand.ctx.services.http.post(&url).multipart(form).send().await;
+        let outcome = tenant.ctx.services.http.post(&url).multipart(form).send().await;
         let label = match outcome {
             Ok(response) if response.status().is_success() => "sent",
             Ok(response) => {
-                tracing::warn!(tenant = %brand.tenant, status = %response.status(), "low-rating alert e-mail refused");
+                tracing::warn!(tenant = %tenant.id, status = %response.status(), "low-rating alert e-mail refused");
                 "failed"
             }
             Err(error) => {
-                tracing::warn!(tenant = %brand.tenant, %error, "low-rating alert e-mail not sent");
+                tracing::warn!(tenant = %tenant.id, %error, "low-rating alert e-mail not sent");
                 "failed"
             }
         };
         metrics::counter!("engage_low_rating_alert_emails_total", "outcome" => label).increment(1);
     }
     for text in alerts.texts {
-        match send_now(brand, &text, Vec::new(), now).await {
+        match send_now(tenant, &text, Vec::new(), now).await {
             Ok(_) => sent += 1,
             Err(QueryError::Insufficient(_)) => {
                 metrics::counter!("engage_sends_skipped_total", "reason" => "balance").increment(1);

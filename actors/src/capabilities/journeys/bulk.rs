@@ -12,7 +12,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::fill;
-use crate::brand::Brand;
 use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::time::ist_day;
@@ -20,6 +19,7 @@ use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys;
 use crate::query::QueryError;
 use crate::repo::BULK_CAMPAIGNS;
+use crate::tenant_core::Tenant;
 
 /// Recipients handed to the tenant actor at once.
 pub const BULK_CHUNK: usize = 1000;
@@ -85,8 +85,8 @@ pub struct BulkSpec {
 }
 
 /// Creates the brand's next campaign.
-pub async fn create(brand: &mut Brand, spec: BulkSpec, now: DateTime<Utc>) -> Result<BulkCampaign, QueryError> {
-    let last = brand.repo().store().scan(BULK_CAMPAIGNS, &brand.tenant, None, usize::MAX).await?.len() as u64;
+pub async fn create(tenant: &mut Tenant, spec: BulkSpec, now: DateTime<Utc>) -> Result<BulkCampaign, QueryError> {
+    let last = tenant.repo().store().scan(BULK_CAMPAIGNS, &tenant.id, None, usize::MAX).await?.len() as u64;
     let campaign = BulkCampaign {
         campaign_id: last + 1,
         campaign_name: spec.campaign_name,
@@ -100,21 +100,21 @@ pub async fn create(brand: &mut Brand, spec: BulkSpec, now: DateTime<Utc>) -> Re
         delivery_date: ist_day(now).replace('-', ""),
         created_at: now,
     };
-    brand.batch(vec![keys::bulk_campaign(&brand.tenant, campaign.campaign_id).put(&campaign)]).await?;
+    tenant.batch(vec![keys::bulk_campaign(&tenant.id, campaign.campaign_id).put(&campaign)]).await?;
     Ok(campaign)
 }
 
 /// Pays for and queues one message per recipient of campaign `campaign_id`, in one batch with the
 /// campaign's counters and the wallet: the campaign after it.
 pub async fn queue(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     campaign_id: u64,
     recipients: Vec<BulkRecipient>,
     now: DateTime<Utc>,
 ) -> Result<BulkCampaign, QueryError> {
-    let key = keys::bulk_campaign(&brand.tenant, campaign_id);
-    let mut campaign: BulkCampaign = brand.repo().get(&key).await?.ok_or(QueryError::NotFound)?;
-    let mut purse = wallet(brand, &campaign.business_id).await?;
+    let key = keys::bulk_campaign(&tenant.id, campaign_id);
+    let mut campaign: BulkCampaign = tenant.repo().get(&key).await?.ok_or(QueryError::NotFound)?;
+    let mut purse = wallet(tenant, &campaign.business_id).await?;
     let before = purse.clone();
     let mut ops = Vec::new();
     for recipient in recipients {
@@ -123,7 +123,7 @@ pub async fn queue(
             campaign.unpaid += 1;
             continue;
         }
-        let known = brand.customer(&recipient.phone).await?;
+        let known = tenant.customer(&recipient.phone).await?;
         let customer = Customer {
             name: recipient.name.clone().or_else(|| known.as_ref().and_then(|c| c.name.clone())),
             email: known.as_ref().and_then(|c| c.email.clone()),
@@ -146,7 +146,7 @@ pub async fn queue(
             not_before: None,
         };
         // a recipient already paid for (a retried chunk) is neither counted nor paid again
-        match queue_send(brand, &mut purse, &send, now, &mut ops).await {
+        match queue_send(tenant, &mut purse, &send, now, &mut ops).await {
             Ok(queued) if queued.replayed => continue,
             Ok(_) => campaign.queued += 1,
             Err(QueryError::Insufficient(_)) => campaign.unpaid += 1,
@@ -156,8 +156,8 @@ pub async fn queue(
     }
     ops.push(key.put(&campaign));
     if purse != before {
-        ops.push(put_wallet(brand, &campaign.business_id, &purse));
+        ops.push(put_wallet(tenant, &campaign.business_id, &purse));
     }
-    brand.batch(ops).await?;
+    tenant.batch(ops).await?;
     Ok(campaign)
 }

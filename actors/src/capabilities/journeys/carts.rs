@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use super::runs::{reach_one, Outcome};
 use super::{applicable, journeys};
-use crate::brand::Brand;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::QueryError;
+use crate::tenant_core::Tenant;
 
 /// Where a cart may be abandoned (the order's `os`).
 pub const CART_SOURCES: [&str; 3] = ["A", "I", "website"];
@@ -65,24 +65,24 @@ pub struct CartsHandled {
 
 /// Handles the brand's `carts` as at `now` (each re-read from the index, so a newer copy wins).
 pub async fn abandoned(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     now: DateTime<Utc>,
     carts: Vec<OpenCart>,
 ) -> Result<CartsHandled, QueryError> {
-    let all = journeys(brand).await?;
+    let all = journeys(tenant).await?;
     let day = ist_day(now);
     let mut handled = CartsHandled::default();
     let mut ops = Vec::new();
     for listed in carts {
-        let Some(cart) = brand.repo().get::<OpenCart>(&listed.key()).await? else { continue };
-        let Some(mut customer) = brand.customer(&cart.phone).await? else {
+        let Some(cart) = tenant.repo().get::<OpenCart>(&listed.key()).await? else { continue };
+        let Some(mut customer) = tenant.customer(&cart.phone).await? else {
             ops.push(cart.key().delete());
             handled.dropped += 1;
             continue;
         };
         // an order that arrived cancelled or refunded as a whole did not pay for the cart
         let paid = customer.orders.get(&format!("{}/{}", cart.business_id, cart.order_id)).is_some_and(|c| !c.void);
-        let journey = applicable(&all, "abandoned_cart", &cart.business_id, &brand.tenant).cloned();
+        let journey = applicable(&all, "abandoned_cart", &cart.business_id, &tenant.id).cloned();
         let Some(journey) = journey.filter(|_| !paid && now - cart.updated_at < Duration::hours(CART_STALE_HOURS))
         else {
             ops.push(cart.key().delete());
@@ -97,24 +97,24 @@ pub async fn abandoned(
         let mut cart_ops = Vec::new();
         let occasion = format!("cart-{day}");
         let decision =
-            reach_one(brand, &journey, &mut customer, &cart.business_id, &occasion, now, &mut cart_ops).await?;
+            reach_one(tenant, &journey, &mut customer, &cart.business_id, &occasion, now, &mut cart_ops).await?;
         let sent = decision.is_some_and(|d| d.outcome == Outcome::Sent);
         if sent {
             handled.sent += 1;
-            cart_ops.push(brand.put_customer(&customer));
+            cart_ops.push(tenant.put_customer(&customer));
         } else {
             handled.dropped += 1;
         }
         // after the wallet row that commits the send: a cart left behind by a crash finds its
         // decision made on the next run and is dropped
         cart_ops.push(cart.key().delete());
-        brand.batch(cart_ops).await?;
+        tenant.batch(cart_ops).await?;
         if sent {
-            brand.forget_customer(&customer.phone);
+            tenant.forget_customer(&customer.phone);
         }
     }
     if !ops.is_empty() {
-        brand.batch(ops).await?;
+        tenant.batch(ops).await?;
     }
     Ok(handled)
 }

@@ -14,12 +14,12 @@ use super::journeys;
 use super::roi::RoiRow;
 use super::runs::JourneyRun;
 use super::wallet_txns_of;
-use crate::brand::Brand;
 use crate::capabilities::business;
 use crate::domain::time::ist_day;
 use crate::keys;
 use crate::query::QueryError;
 use crate::repo::{BUSINESS_CONFIGS, BUSINESS_WALLETS, CAMPAIGN_ROI, JOURNEY_RUNS};
+use crate::tenant_core::Tenant;
 
 /// One journey's figures over the span.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -60,14 +60,14 @@ pub struct Health {
 }
 
 /// The figures of the IST days `from..=to` (`YYYY-MM-DD`).
-pub async fn health(brand: &mut Brand, from: &str, to: &str) -> Result<Health, QueryError> {
+pub async fn health(tenant: &mut Tenant, from: &str, to: &str) -> Result<Health, QueryError> {
     let within = |day: &str| day >= from && day <= to;
     let mut rows: BTreeMap<String, JourneyHealth> = BTreeMap::new();
-    for journey in journeys(brand).await? {
+    for journey in journeys(tenant).await? {
         rows.insert(
             journey.campaign_journey_id.clone(),
             JourneyHealth {
-                parent_business_id: brand.tenant.clone(),
+                parent_business_id: tenant.id.clone(),
                 campaign_journey_id: journey.campaign_journey_id.clone(),
                 campaign_type: journey.campaign_type.clone(),
                 child_business_id: journey.child_business_id.clone(),
@@ -76,7 +76,7 @@ pub async fn health(brand: &mut Brand, from: &str, to: &str) -> Result<Health, Q
             },
         );
     }
-    let runs: Vec<JourneyRun> = brand.repo().all(JOURNEY_RUNS, &brand.tenant).await?;
+    let runs: Vec<JourneyRun> = tenant.repo().all(JOURNEY_RUNS, &tenant.id).await?;
     for run in runs.iter().filter(|r| within(&r.run_day)) {
         let Some(row) = rows.get_mut(&run.campaign_journey_id) else { continue };
         row.sent += run.sent_count;
@@ -86,8 +86,8 @@ pub async fn health(brand: &mut Brand, from: &str, to: &str) -> Result<Health, Q
         }
     }
     for (id, row) in rows.iter_mut() {
-        let partition = keys::campaign_roi_partition(&brand.tenant, id);
-        let roi: Vec<RoiRow> = brand.repo().all(CAMPAIGN_ROI, &partition).await?;
+        let partition = keys::campaign_roi_partition(&tenant.id, id);
+        let roi: Vec<RoiRow> = tenant.repo().all(CAMPAIGN_ROI, &partition).await?;
         for r in roi.iter().filter(|r| r.mode != "holdout" && within(&r.date)) {
             row.delivered += r.delivered;
             row.orders += r.orders;
@@ -95,7 +95,7 @@ pub async fn health(brand: &mut Brand, from: &str, to: &str) -> Result<Health, Q
         }
     }
     let ids: BTreeSet<String> = rows.keys().cloned().collect();
-    for txn in wallet_txns_of(brand, None, |auto_id| ids.contains(auto_id)).await? {
+    for txn in wallet_txns_of(tenant, None, |auto_id| ids.contains(auto_id)).await? {
         let (_, txn) = txn;
         if txn.transaction_type != "debit" || !within(&ist_day(txn.at)) {
             continue;
@@ -127,29 +127,29 @@ pub struct FlagsSynced {
 
 /// The daily `auto_campaign` flag sync (spec "Journey behaviour" 11) of one brand: its own record
 /// and one per outlet it knows (outlets with a journey, a wallet or an earlier record).
-pub async fn sync_flags(brand: &mut Brand, now: DateTime<Utc>) -> Result<FlagsSynced, QueryError> {
-    let all = journeys(brand).await?;
-    let tenant = brand.tenant.clone();
-    let brand_wide = |child: &str| child == "0" || child == tenant;
+pub async fn sync_flags(tenant: &mut Tenant, now: DateTime<Utc>) -> Result<FlagsSynced, QueryError> {
+    let all = journeys(tenant).await?;
+    let id = tenant.id.clone();
+    let brand_wide = |child: &str| child == "0" || child == id;
     let on = |j: &&super::JourneyConfig| j.campaign_enabled == 1 && j.config_enabled == 1;
     let any_on = all.iter().any(|j| on(&j));
     let brand_wide_on = all.iter().filter(on).any(|j| brand_wide(&j.child_business_id));
     let mut outlets: BTreeSet<String> =
         all.iter().map(|j| j.child_business_id.clone()).filter(|c| !brand_wide(c)).collect();
-    outlets.extend(brand.repo().clusterings(BUSINESS_WALLETS, &tenant).await?);
-    outlets.extend(brand.repo().clusterings(BUSINESS_CONFIGS, &tenant).await?.into_iter().filter(|c| c != "0"));
+    outlets.extend(tenant.repo().clusterings(BUSINESS_WALLETS, &id).await?);
+    outlets.extend(tenant.repo().clusterings(BUSINESS_CONFIGS, &id).await?.into_iter().filter(|c| c != "0"));
     // each record keeps its other fields: only the flag and its time change
     let mut records = Vec::new();
     for (outlet, flag) in std::iter::once(("0".to_owned(), any_on)).chain(outlets.into_iter().map(|o| {
         let own = all.iter().filter(on).any(|j| j.child_business_id == o);
         (o, own || brand_wide_on)
     })) {
-        let mut record = business::config(brand, &outlet).await?;
+        let mut record = business::config(tenant, &outlet).await?;
         record.auto_campaign = u8::from(flag);
         record.synced_at = Some(now);
         records.push(record);
     }
     let synced = FlagsSynced { records: records.len(), on: records.iter().filter(|r| r.auto_campaign == 1).count() };
-    brand.batch(records.iter().map(|r| business::put(brand, r)).collect()).await?;
+    tenant.batch(records.iter().map(|r| business::put(tenant, r)).collect()).await?;
     Ok(synced)
 }

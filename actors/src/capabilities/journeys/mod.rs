@@ -23,10 +23,10 @@ pub use rows::*;
 
 use chrono::Utc;
 
-use crate::brand::Brand;
 use crate::keys::{self, digest};
 use crate::query::{reply, QueryError, QueryReply};
 use crate::repo::{CAMPAIGN_TAGS, JOURNEY_RUNS, JOURNEY_SENDS};
+use crate::tenant_core::Tenant;
 
 mod bulk;
 mod carts;
@@ -45,16 +45,16 @@ pub use runs::{
 };
 
 /// Answers a journeys query.
-pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: JourneysQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         JourneysQuery::Save(Save { child_business_id, campaign_type_id, campaign_type, campaign_data }) => {
-            let id = journey_id(&brand.tenant, &child_business_id, &campaign_type_id);
-            let existing: Option<JourneyConfig> = brand.repo().get(&keys::campaign_journey(&brand.tenant, &id)).await?;
+            let id = journey_id(&tenant.id, &child_business_id, &campaign_type_id);
+            let existing: Option<JourneyConfig> = tenant.repo().get(&keys::campaign_journey(&tenant.id, &id)).await?;
             let created = existing.is_none();
             let row = JourneyConfig {
                 campaign_journey_id: id.clone(),
-                parent_business_id: brand.tenant.clone(),
+                parent_business_id: tenant.id.clone(),
                 child_business_id,
                 campaign_type_id,
                 campaign_type,
@@ -65,25 +65,25 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 created_at: existing.as_ref().map_or(now, |e| e.created_at),
                 updated_at: now,
             };
-            let index = keys::journey_brand(&brand.tenant).put(&serde_json::json!({}));
-            brand.batch(vec![keys::campaign_journey(&brand.tenant, &id).put(&row), index]).await?;
-            brand.cache.forget::<Vec<JourneyConfig>>();
+            let index = keys::journey_brand(&tenant.id).put(&serde_json::json!({}));
+            tenant.batch(vec![keys::campaign_journey(&tenant.id, &id).put(&row), index]).await?;
+            tenant.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(Saved { campaign_journey_id: id, created }))
         }
         JourneysQuery::Enable(Enable { campaign_journey_id, enabled }) => {
-            let mut row = config(brand, &campaign_journey_id).await?;
+            let mut row = config(tenant, &campaign_journey_id).await?;
             if enabled && row.campaign_enabled == 0 {
                 row.activated_at = Some(now);
             }
             row.campaign_enabled = u8::from(enabled);
             row.updated_at = now;
-            brand.batch(vec![keys::campaign_journey(&brand.tenant, &campaign_journey_id).put(&row)]).await?;
-            brand.cache.forget::<Vec<JourneyConfig>>();
+            tenant.batch(vec![keys::campaign_journey(&tenant.id, &campaign_journey_id).put(&row)]).await?;
+            tenant.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(row))
         }
-        JourneysQuery::View(View { campaign_journey_id }) => reply(config(brand, &campaign_journey_id).await),
+        JourneysQuery::View(View { campaign_journey_id }) => reply(config(tenant, &campaign_journey_id).await),
         JourneysQuery::List(List { child_business_id }) => {
-            let mut data = journeys(brand).await?;
+            let mut data = journeys(tenant).await?;
             if let Some(child) = child_business_id {
                 data.retain(|c| c.child_business_id == child);
             }
@@ -91,17 +91,17 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
         }
         JourneysQuery::Settings(Settings { set }) => {
             if let Some(set) = set {
-                brand.batch(vec![keys::journey_settings(&brand.tenant).put(&set)]).await?;
-                brand.cache.set::<JourneySettings>(set);
+                tenant.batch(vec![keys::journey_settings(&tenant.id).put(&set)]).await?;
+                tenant.cache.set::<JourneySettings>(set);
             }
-            reply(settings(brand).await.map_err(QueryError::from))
+            reply(settings(tenant).await.map_err(QueryError::from))
         }
-        JourneysQuery::RunPage(GetRunPage { now, after }) => reply(run_page(brand, now, after).await),
+        JourneysQuery::RunPage(GetRunPage { now, after }) => reply(run_page(tenant, now, after).await),
         JourneysQuery::Attribute(Attribute { now, campaign_types }) => {
-            reply(attribute(brand, now, &campaign_types).await)
+            reply(attribute(tenant, now, &campaign_types).await)
         }
         JourneysQuery::Runs(GetRuns { campaign_journey_id }) => {
-            let mut data: Vec<JourneyRun> = brand.repo().all(JOURNEY_RUNS, &brand.tenant).await?;
+            let mut data: Vec<JourneyRun> = tenant.repo().all(JOURNEY_RUNS, &tenant.id).await?;
             if let Some(id) = campaign_journey_id {
                 data.retain(|run| run.campaign_journey_id == id);
             }
@@ -109,10 +109,10 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
             reply(Ok(Runs { data }))
         }
         JourneysQuery::Audience(GetAudience { campaign_journey_id, offset, limit }) => {
-            config(brand, &campaign_journey_id).await?;
-            let partition = keys::journey_sends_partition(&brand.tenant, &campaign_journey_id);
+            config(tenant, &campaign_journey_id).await?;
+            let partition = keys::journey_sends_partition(&tenant.id, &campaign_journey_id);
             let (mut data, mut total) = (Vec::new(), 0usize);
-            brand
+            tenant
                 .repo()
                 .visit(JOURNEY_SENDS, &partition, |decision: JourneySend| {
                     if total >= offset && data.len() < limit {
@@ -123,38 +123,38 @@ pub async fn handle(brand: &mut Brand, query: JourneysQuery) -> QueryReply {
                 .await?;
             reply(Ok(Audience { data, total }))
         }
-        JourneysQuery::Carts(Carts { now, carts }) => reply(abandoned(brand, now, carts).await),
+        JourneysQuery::Carts(Carts { now, carts }) => reply(abandoned(tenant, now, carts).await),
         JourneysQuery::CreateTag(CreateTag { tag_name, color }) => {
-            let tag_id = digest(&["campaign-tag", &brand.tenant, &tag_name.trim().to_lowercase()]);
-            let key = keys::campaign_tag(&brand.tenant, &tag_id);
-            if brand.repo().get::<CampaignTag>(&key).await?.is_some() {
+            let tag_id = digest(&["campaign-tag", &tenant.id, &tag_name.trim().to_lowercase()]);
+            let key = keys::campaign_tag(&tenant.id, &tag_id);
+            if tenant.repo().get::<CampaignTag>(&key).await?.is_some() {
                 return reply::<CampaignTag>(Err(QueryError::Duplicate(format!(
                     "a tag named {tag_name} exists already"
                 ))));
             }
             let tag = CampaignTag { tag_id, tag_name: tag_name.trim().to_owned(), color, created_at: now };
-            brand.batch(vec![key.put(&tag)]).await?;
+            tenant.batch(vec![key.put(&tag)]).await?;
             reply(Ok(tag))
         }
         JourneysQuery::Tags(_) => {
-            let mut data: Vec<CampaignTag> = brand.repo().all(CAMPAIGN_TAGS, &brand.tenant).await?;
+            let mut data: Vec<CampaignTag> = tenant.repo().all(CAMPAIGN_TAGS, &tenant.id).await?;
             data.sort_by_key(|tag| tag.tag_name.to_lowercase());
             reply(Ok(Tags { data }))
         }
-        JourneysQuery::Report(GetReport { auto_id, business_id }) => reply(report(brand, &auto_id, business_id).await),
-        JourneysQuery::BulkCreate(BulkCreate { spec, now }) => reply(bulk::create(brand, spec, now).await),
+        JourneysQuery::Report(GetReport { auto_id, business_id }) => reply(report(tenant, &auto_id, business_id).await),
+        JourneysQuery::BulkCreate(BulkCreate { spec, now }) => reply(bulk::create(tenant, spec, now).await),
         JourneysQuery::BulkQueue(BulkQueue { campaign_id, recipients, now }) => {
-            reply(bulk::queue(brand, campaign_id, recipients, now).await)
+            reply(bulk::queue(tenant, campaign_id, recipients, now).await)
         }
         JourneysQuery::Click(Click { campaign_journey_id, phone, occasion, now }) => {
-            reply(click(brand, &campaign_journey_id, &phone, &occasion, now).await)
+            reply(click(tenant, &campaign_journey_id, &phone, &occasion, now).await)
         }
-        JourneysQuery::SyncFlags(SyncFlags { now }) => reply(health::sync_flags(brand, now).await),
-        JourneysQuery::Health(GetHealth { from, to }) => reply(health::health(brand, &from, &to).await),
+        JourneysQuery::SyncFlags(SyncFlags { now }) => reply(health::sync_flags(tenant, now).await),
+        JourneysQuery::Health(GetHealth { from, to }) => reply(health::health(tenant, &from, &to).await),
         JourneysQuery::Roi(Roi { campaign_journey_id }) => {
-            let journey = config(brand, &campaign_journey_id).await?;
+            let journey = config(tenant, &campaign_journey_id).await?;
             let first = journey.campaign_data.channels.first().copied();
-            reply(roi::summary(brand, &campaign_journey_id, first).await)
+            reply(roi::summary(tenant, &campaign_journey_id, first).await)
         }
     }
 }

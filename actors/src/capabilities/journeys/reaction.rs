@@ -1,8 +1,8 @@
 //! The order reaction: the welcome journey of a customer's first order, paid by the outlet's wallet.
 
-use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::reaction::{OrderEvent, OrderReaction};
+use crate::tenant_core::Tenant;
 use async_trait::async_trait;
 use engage_storage::{StoreError, WriteOp};
 
@@ -51,7 +51,7 @@ impl OrderReaction for SendWelcome {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
@@ -59,12 +59,12 @@ impl OrderReaction for SendWelcome {
         if order.applied != Applied::New || order.facts.void || customer.total_orders() != 1 {
             return Ok(());
         }
-        let all = journeys(brand).await?;
+        let all = journeys(tenant).await?;
         let outlet = order.facts.business_id.clone();
-        let Some(journey) = applicable(&all, "welcome", &outlet, &brand.tenant).cloned() else {
+        let Some(journey) = applicable(&all, "welcome", &outlet, &tenant.id).cloned() else {
             return Ok(());
         };
-        reach_one(brand, &journey, customer, &outlet, "first-order", order.received, ops).await?;
+        reach_one(tenant, &journey, customer, &outlet, "first-order", order.received, ops).await?;
         Ok(())
     }
 }

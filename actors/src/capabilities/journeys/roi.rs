@@ -18,12 +18,12 @@ use engage_storage::WriteOp;
 
 use super::runs::{JourneySend, Outcome};
 use super::{journeys, JourneyChannel};
-use crate::brand::Brand;
 use crate::capabilities::wallet::QueuedSend;
 use crate::domain::time::parse_ist;
 use crate::keys;
 use crate::query::QueryError;
 use crate::repo::JOURNEY_SENDS;
+use crate::tenant_core::Tenant;
 
 /// Days after a send in which the customer's orders are attributed to it.
 pub const ATTRIBUTION_DAYS: i64 = 7;
@@ -63,8 +63,8 @@ pub struct Attributed {
 }
 
 /// The orders and revenue of `phone` with `orderTime` in `[at, at + 7 days)`.
-async fn conversions(brand: &mut Brand, phone: &str, at: DateTime<Utc>) -> Result<(u32, Decimal), QueryError> {
-    let Some(customer) = brand.customer(phone).await? else { return Ok((0, Decimal::ZERO)) };
+async fn conversions(tenant: &mut Tenant, phone: &str, at: DateTime<Utc>) -> Result<(u32, Decimal), QueryError> {
+    let Some(customer) = tenant.customer(phone).await? else { return Ok((0, Decimal::ZERO)) };
     let end = at + Duration::days(ATTRIBUTION_DAYS);
     let mut orders = 0;
     let mut revenue = Decimal::ZERO;
@@ -82,18 +82,18 @@ async fn conversions(brand: &mut Brand, phone: &str, at: DateTime<Utc>) -> Resul
 /// Re-attributes the sends of the brand's journeys of `campaign_types` as of `now` and rewrites
 /// their `auto_campaign_roi` rows.
 pub async fn attribute(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     now: DateTime<Utc>,
     campaign_types: &[String],
 ) -> Result<Attributed, QueryError> {
-    let all = journeys(brand).await?;
+    let all = journeys(tenant).await?;
     let since = now - Duration::days(ROI_LOOKBACK_DAYS);
     let mut done = Attributed::default();
     for journey in all.iter().filter(|j| campaign_types.contains(&j.campaign_type)) {
         done.journeys += 1;
-        let partition = keys::journey_sends_partition(&brand.tenant, &journey.campaign_journey_id);
+        let partition = keys::journey_sends_partition(&tenant.id, &journey.campaign_journey_id);
         let mut decisions: Vec<JourneySend> = Vec::new();
-        brand
+        tenant
             .repo()
             .visit(JOURNEY_SENDS, &partition, |d: JourneySend| {
                 if d.at >= since && d.outcome != Outcome::Skipped {
@@ -105,24 +105,20 @@ pub async fn attribute(
         let mut ops: Vec<WriteOp> = Vec::new();
         for mut decision in decisions {
             done.measured += 1;
-            let (orders, revenue) = conversions(brand, &decision.phone, decision.at).await?;
+            let (orders, revenue) = conversions(tenant, &decision.phone, decision.at).await?;
             if (orders, revenue) != (decision.orders, decision.revenue) {
                 decision.orders = orders;
                 decision.revenue = revenue;
-                ops.push(decision.key(&brand.tenant).put(&decision));
+                ops.push(decision.key(&tenant.id).put(&decision));
             }
             let mut modes: Vec<(&str, bool)> = Vec::new();
             if decision.outcome == Outcome::Holdout {
                 modes.push(("holdout", false));
             }
             for sent in &decision.sends {
-                let key = keys::queued_send(
-                    sent.channel.channel().queue(),
-                    &sent.delivery_date,
-                    &brand.tenant,
-                    &sent.send_id,
-                );
-                let row: Option<QueuedSend> = brand.repo().get(&key).await?;
+                let key =
+                    keys::queued_send(sent.channel.channel().queue(), &sent.delivery_date, &tenant.id, &sent.send_id);
+                let row: Option<QueuedSend> = tenant.repo().get(&key).await?;
                 let delivered = row.is_some_and(|r| r.delivery_status.as_deref() == Some("sent"));
                 modes.push((sent.channel.as_str(), delivered));
             }
@@ -142,10 +138,10 @@ pub async fn attribute(
         }
         done.rows += rows.len();
         for row in rows.values() {
-            ops.push(keys::campaign_roi(&brand.tenant, &row.campaign_journey, &row.date, &row.mode).put(row));
+            ops.push(keys::campaign_roi(&tenant.id, &row.campaign_journey, &row.date, &row.mode).put(row));
         }
         for chunk in ops.chunks(500) {
-            brand.batch(chunk.to_vec()).await?;
+            tenant.batch(chunk.to_vec()).await?;
         }
     }
     Ok(done)
@@ -167,12 +163,12 @@ pub struct RoiSummary {
 
 /// The ROI summary of `journey_id`.
 pub async fn summary(
-    brand: &Brand,
+    tenant: &Tenant,
     journey_id: &str,
     first_channel: Option<JourneyChannel>,
 ) -> Result<RoiSummary, QueryError> {
     let rows: Vec<RoiRow> =
-        brand.repo().all(crate::repo::CAMPAIGN_ROI, &keys::campaign_roi_partition(&brand.tenant, journey_id)).await?;
+        tenant.repo().all(crate::repo::CAMPAIGN_ROI, &keys::campaign_roi_partition(&tenant.id, journey_id)).await?;
     let mut summary = RoiSummary::default();
     for row in rows {
         let total = summary.modes.entry(row.mode.clone()).or_insert_with(|| RoiRow {

@@ -1,11 +1,11 @@
 //! The journey rows a brand keeps: journey configurations and their campaign data, quiet hours and settings, campaign tags, and the journey types with their form fields.
 
 use super::super::wallet::ChatButton;
-use crate::brand::Brand;
 use crate::domain::time::ist;
 use crate::domain::wallet::Channel;
 use crate::keys::{self, digest};
 use crate::repo::CAMPAIGN_JOURNEYS;
+use crate::tenant_core::Tenant;
 use chrono::{DateTime, Timelike, Utc};
 use engage_storage::StoreError;
 use serde::{Deserialize, Serialize};
@@ -76,12 +76,12 @@ pub struct JourneySettings {
 }
 
 /// The brand's journey settings (cached in the actor).
-pub async fn settings(brand: &mut Brand) -> Result<JourneySettings, StoreError> {
-    if let Some(cached) = brand.cache.get::<JourneySettings>() {
+pub async fn settings(tenant: &mut Tenant) -> Result<JourneySettings, StoreError> {
+    if let Some(cached) = tenant.cache.get::<JourneySettings>() {
         return Ok(cached.clone());
     }
-    let stored: JourneySettings = brand.repo().get(&keys::journey_settings(&brand.tenant)).await?.unwrap_or_default();
-    brand.cache.set::<JourneySettings>(stored.clone());
+    let stored: JourneySettings = tenant.repo().get(&keys::journey_settings(&tenant.id)).await?.unwrap_or_default();
+    tenant.cache.set::<JourneySettings>(stored.clone());
     Ok(stored)
 }
 
@@ -422,11 +422,11 @@ pub fn journey_id(tenant: &str, child: &str, campaign_type_id: &str) -> String {
 }
 
 /// The brand's journey configurations (cached in the actor; saves and toggles refresh it).
-pub async fn journeys(brand: &mut Brand) -> Result<Vec<JourneyConfig>, StoreError> {
-    if let Some(cached) = brand.cache.get::<Vec<JourneyConfig>>() {
+pub async fn journeys(tenant: &mut Tenant) -> Result<Vec<JourneyConfig>, StoreError> {
+    if let Some(cached) = tenant.cache.get::<Vec<JourneyConfig>>() {
         return Ok(cached.clone());
     }
-    let all: Vec<JourneyConfig> = brand.repo().all(CAMPAIGN_JOURNEYS, &brand.tenant).await?;
-    brand.cache.set::<Vec<JourneyConfig>>(all.clone());
+    let all: Vec<JourneyConfig> = tenant.repo().all(CAMPAIGN_JOURNEYS, &tenant.id).await?;
+    tenant.cache.set::<Vec<JourneyConfig>>(all.clone());
     Ok(all)
 }

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use engage_storage::{StoreError, WriteOp};
 
 use super::{applicable, fill, journeys, settings, JourneyChannel, JourneyConfig, DAYS_TYPE_OPTIONS};
-use crate::brand::Brand;
 use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::Customer;
 use crate::domain::time::{instant_key, ist, ist_day, parse_ist};
@@ -27,6 +26,7 @@ use crate::domain::wallet::{Purpose, TemplateType, Wallet};
 use crate::keys::{self, digest};
 use crate::query::QueryError;
 use crate::repo::CUSTOMERS;
+use crate::tenant_core::Tenant;
 
 /// Customers a nightly page reads (the spec's audience page).
 pub const AUDIENCE_PAGE: usize = 1000;
@@ -140,12 +140,12 @@ pub struct JourneyRun {
 }
 
 impl JourneyRun {
-    fn new(brand: &Brand, journey: &JourneyConfig, run_day: &str, now: DateTime<Utc>) -> Self {
+    fn new(tenant: &Tenant, journey: &JourneyConfig, run_day: &str, now: DateTime<Utc>) -> Self {
         Self {
             campaign_journey_id: journey.campaign_journey_id.clone(),
             campaign_type: journey.campaign_type.clone(),
             business_id: journey.child_business_id.clone(),
-            parent_business_id: brand.tenant.clone(),
+            parent_business_id: tenant.id.clone(),
             run_day: run_day.to_owned(),
             sent_count: 0,
             holdout_count: 0,
@@ -157,13 +157,13 @@ impl JourneyRun {
 
     /// The day's row of `journey`, stored or new.
     pub async fn load(
-        brand: &Brand,
+        tenant: &Tenant,
         journey: &JourneyConfig,
         run_day: &str,
         now: DateTime<Utc>,
     ) -> Result<Self, StoreError> {
-        let key = keys::journey_run(&brand.tenant, &journey.campaign_journey_id, run_day);
-        Ok(brand.repo().get(&key).await?.unwrap_or_else(|| Self::new(brand, journey, run_day, now)))
+        let key = keys::journey_run(&tenant.id, &journey.campaign_journey_id, run_day);
+        Ok(tenant.repo().get(&key).await?.unwrap_or_else(|| Self::new(tenant, journey, run_day, now)))
     }
 
     /// Its row's write.
@@ -229,22 +229,22 @@ pub struct Reach<'a> {
 /// the first message or no reachable channel skip the customer (a later run may retry). Answers
 /// the decision and the decision it replaced. A daily-cap skip is stored only over an earlier skip.
 pub async fn reach(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reach: &Reach<'_>,
     customer: &mut Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Option<(JourneySend, Option<JourneySend>)>, StoreError> {
     let journey = reach.journey;
-    let key = keys::journey_send(&brand.tenant, &journey.campaign_journey_id, &customer.phone, &reach.occasion);
-    let previous: Option<JourneySend> = brand.repo().get(&key).await?;
+    let key = keys::journey_send(&tenant.id, &journey.campaign_journey_id, &customer.phone, &reach.occasion);
+    let previous: Option<JourneySend> = tenant.repo().get(&key).await?;
     match &previous {
         Some(p) if p.outcome == Outcome::Holdout => return Ok(None),
         // on a store whose batches are not atomic (NATS KV) a process killed mid-page can leave a
         // decision whose debit never committed: that customer is decided again (a debit that did
         // commit is recognised by its send id and never paid twice)
         Some(p) if p.outcome == Outcome::Sent => match p.sends.first() {
-            Some(first) if committed(brand, &p.business_id, &first.send_id).await?.is_none() => {}
+            Some(first) if committed(tenant, &p.business_id, &first.send_id).await?.is_none() => {}
             _ => return Ok(None),
         },
         _ => {}
@@ -274,7 +274,7 @@ pub async fn reach(
     } else if reach.frequency_cap.is_some_and(|cap| customer.journey_sends.len() >= cap as usize) {
         decision.reason = Some("frequency_cap".into());
     } else {
-        let (sends, short) = send(brand, reach, customer, purse, ops).await?;
+        let (sends, short) = send(tenant, reach, customer, purse, ops).await?;
         decision.sends = sends;
         if decision.sends.is_empty() {
             decision.reason = Some(if short { "balance" } else { "no_recipient" }.into());
@@ -298,7 +298,7 @@ pub async fn reach(
 /// One paid message per channel the customer can be reached on; stops at the first the wallet
 /// cannot pay (then answers `true` beside the messages queued).
 async fn send(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     reach: &Reach<'_>,
     customer: &Customer,
     purse: &mut Wallet,
@@ -341,7 +341,7 @@ async fn send(
             sender_id: None,
             not_before: None,
         };
-        match queue_send(brand, purse, &request, reach.now, ops).await {
+        match queue_send(tenant, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
             Err(QueryError::Insufficient(_)) => return Ok((sent, true)),
             Err(error) => return Err(StoreError::Backend(error.to_string())),
@@ -355,7 +355,7 @@ async fn send(
 /// `payer`'s wallet, delivered today (IST); the day's history row and then (when it moved) the
 /// wallet are added to `ops` after the send's writes. Answers the decision, if one was made.
 pub async fn reach_one(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     journey: &JourneyConfig,
     customer: &mut Customer,
     payer: &str,
@@ -363,13 +363,13 @@ pub async fn reach_one(
     now: DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Option<JourneySend>, StoreError> {
-    reach_one_with(brand, journey, customer, payer, occasion, now, Vec::new(), ops).await
+    reach_one_with(tenant, journey, customer, payer, occasion, now, Vec::new(), ops).await
 }
 
 /// [`reach_one`] with more template `variables`.
 #[allow(clippy::too_many_arguments)]
 pub async fn reach_one_with(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     journey: &JourneyConfig,
     customer: &mut Customer,
     payer: &str,
@@ -379,8 +379,8 @@ pub async fn reach_one_with(
     ops: &mut Vec<WriteOp>,
 ) -> Result<Option<JourneySend>, StoreError> {
     let day = ist_day(now);
-    let mut run = JourneyRun::load(brand, journey, &day, now).await?;
-    let mut purse = wallet(brand, payer).await?;
+    let mut run = JourneyRun::load(tenant, journey, &day, now).await?;
+    let mut purse = wallet(tenant, payer).await?;
     let before = purse.clone();
     let one = Reach {
         journey,
@@ -388,17 +388,17 @@ pub async fn reach_one_with(
         delivery_date: day.replace('-', ""),
         payer: payer.to_owned(),
         capped: journey.campaign_data.daily_cap.is_some_and(|cap| run.sent_count >= cap),
-        frequency_cap: settings(brand).await?.frequency_cap,
+        frequency_cap: settings(tenant).await?.frequency_cap,
         now,
         variables,
     };
-    let decided = reach(brand, &one, customer, &mut purse, ops).await?;
+    let decided = reach(tenant, &one, customer, &mut purse, ops).await?;
     if let Some((decision, previous)) = &decided {
         run.count(decision, previous.as_ref());
         ops.push(run.put());
     }
     if purse != before {
-        ops.push(put_wallet(brand, payer, &purse));
+        ops.push(put_wallet(tenant, payer, &purse));
     }
     Ok(decided.map(|(decision, _)| decision))
 }
@@ -488,19 +488,19 @@ pub struct RunPage {
 /// sends and decisions, then the wallet row, which commits them on a store without atomic
 /// batches), then one with the day's history rows and the customers' frequency counters. The last
 /// page marks each journey's day complete.
-pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<String>) -> Result<RunPage, QueryError> {
-    let all = journeys(brand).await?;
+pub async fn run_page(tenant: &mut Tenant, now: DateTime<Utc>, after: Option<String>) -> Result<RunPage, QueryError> {
+    let all = journeys(tenant).await?;
     let enabled = |j: &&JourneyConfig| {
         NIGHTLY.contains(&j.campaign_type.as_str()) && j.campaign_enabled == 1 && j.config_enabled == 1
     };
     if !all.iter().any(|j| enabled(&j)) {
         return Ok(RunPage::default());
     }
-    let frequency_cap = settings(brand).await?.frequency_cap;
+    let frequency_cap = settings(tenant).await?.frequency_cap;
     let run_day = ist_day(now);
     let delivery_date = ist_day(now + Duration::days(1)).replace('-', "");
     let rows =
-        brand.repo().store().scan(CUSTOMERS, &brand.tenant, after.as_deref().map(str::as_bytes), AUDIENCE_PAGE).await?;
+        tenant.repo().store().scan(CUSTOMERS, &tenant.id, after.as_deref().map(str::as_bytes), AUDIENCE_PAGE).await?;
     let mut page = RunPage {
         next: (rows.len() == AUDIENCE_PAGE)
             .then(|| rows.last().map(|r| String::from_utf8_lossy(&r.clustering).into_owned()))
@@ -515,25 +515,25 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
     let mut touched = Vec::new();
     for row in rows {
         let Ok(mut customer) = serde_json::from_slice::<Customer>(&row.value) else {
-            tracing::warn!(tenant = brand.tenant, "a customer row that does not decode is left out of the run");
+            tracing::warn!(tenant = tenant.id, "a customer row that does not decode is left out of the run");
             continue;
         };
-        let payer = customer.home_outlet().unwrap_or(&brand.tenant).to_owned();
+        let payer = customer.home_outlet().unwrap_or(&tenant.id).to_owned();
         let mut changed = false;
         for campaign_type in NIGHTLY {
-            let Some(journey) = applicable(&all, campaign_type, &payer, &brand.tenant) else { continue };
+            let Some(journey) = applicable(&all, campaign_type, &payer, &tenant.id) else { continue };
             let backtrack = backtracking(journey, now);
             let Some(occasion) = occasion(journey, &customer, now, backtrack) else { continue };
             let mut run = match runs.remove(&journey.campaign_journey_id) {
                 Some(run) => run,
-                None => JourneyRun::load(brand, journey, &run_day, now).await?,
+                None => JourneyRun::load(tenant, journey, &run_day, now).await?,
             };
             let cap = journey.campaign_data.daily_cap.unwrap_or(u32::MAX);
             let limit = if backtrack { cap.min(BACKTRACK_LIMIT) } else { cap };
             let (mut purse, before) = match purses.remove(&payer) {
                 Some(pair) => pair,
                 None => {
-                    let purse = wallet(brand, &payer).await?;
+                    let purse = wallet(tenant, &payer).await?;
                     (purse.clone(), purse)
                 }
             };
@@ -548,7 +548,7 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
                 variables: Vec::new(),
             };
             let payer_ops = ops.entry(payer.clone()).or_default();
-            let decided = reach(brand, &reaching, &mut customer, &mut purse, payer_ops).await?;
+            let decided = reach(tenant, &reaching, &mut customer, &mut purse, payer_ops).await?;
             if let Some((decision, previous)) = decided {
                 run.count(&decision, previous.as_ref());
                 match decision.outcome {
@@ -571,7 +571,7 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
         for journey in all.iter().filter(enabled) {
             let mut run = match runs.remove(&journey.campaign_journey_id) {
                 Some(run) => run,
-                None => JourneyRun::load(brand, journey, &run_day, now).await?,
+                None => JourneyRun::load(tenant, journey, &run_day, now).await?,
             };
             run.completed_at = Some(now);
             runs.insert(journey.campaign_journey_id.clone(), run);
@@ -580,17 +580,17 @@ pub async fn run_page(brand: &mut Brand, now: DateTime<Utc>, after: Option<Strin
     for (payer, (after, before)) in &purses {
         let mut batch = ops.remove(payer).unwrap_or_default();
         if after != before {
-            batch.push(put_wallet(brand, payer, after));
+            batch.push(put_wallet(tenant, payer, after));
         }
         if !batch.is_empty() {
-            brand.batch(batch).await?;
+            tenant.batch(batch).await?;
         }
     }
     let mut rest: Vec<WriteOp> = runs.values().map(JourneyRun::put).collect();
-    rest.extend(touched.iter().map(|c| brand.put_customer(c)));
-    brand.batch(rest).await?;
+    rest.extend(touched.iter().map(|c| tenant.put_customer(c)));
+    tenant.batch(rest).await?;
     for customer in &touched {
-        brand.forget_customer(&customer.phone);
+        tenant.forget_customer(&customer.phone);
     }
     Ok(page)
 }

@@ -15,15 +15,15 @@ use chrono::{DateTime, Duration, Utc};
 use super::fraud::is_blocked;
 use super::ledger::{self, Draft, LotEffect};
 use super::redemption;
-use crate::brand::Brand;
 use crate::domain::customer::Redemption;
 use crate::domain::loyalty::RedeemError;
 use crate::keys;
 use crate::query::{reply, QueryError, QueryReply};
 use crate::repo::{COUPONS, REWARDS};
+use crate::tenant_core::Tenant;
 
 /// Answers a rewards query.
-pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: RewardsQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         RewardsQuery::UpsertReward(UpsertReward { reward }) => {
@@ -35,17 +35,17 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
                 valid_days: reward.valid_days.unwrap_or(30),
                 active: reward.active.unwrap_or(true),
             };
-            brand.batch(vec![keys::reward(&brand.tenant, &reward.reward_id).put(&reward)]).await?;
+            tenant.batch(vec![keys::reward(&tenant.id, &reward.reward_id).put(&reward)]).await?;
             reply(Ok(reward))
         }
         RewardsQuery::ListRewards(ListRewards { phone }) => {
             let balance = match &phone {
-                Some(phone) => Some(brand.known_customer(phone).await?.loyalty_points),
+                Some(phone) => Some(tenant.known_customer(phone).await?.loyalty_points),
                 None => None,
             };
-            let rewards = brand
+            let rewards = tenant
                 .repo()
-                .all::<Reward>(REWARDS, &brand.tenant)
+                .all::<Reward>(REWARDS, &tenant.id)
                 .await?
                 .into_iter()
                 .filter(|r| r.active)
@@ -54,12 +54,12 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
             reply(Ok(Catalogue { rewards, loyalty_points: balance }))
         }
         RewardsQuery::PurchaseReward(PurchaseReward { phone, reward_id, reference }) => {
-            reply(purchase(brand, &phone, &reward_id, reference, now).await)
+            reply(purchase(tenant, &phone, &reward_id, reference, now).await)
         }
         RewardsQuery::CustomerCoupons(CustomerCoupons { phone }) => {
-            let coupons = brand
+            let coupons = tenant
                 .repo()
-                .all::<Coupon>(COUPONS, &brand.tenant)
+                .all::<Coupon>(COUPONS, &tenant.id)
                 .await?
                 .into_iter()
                 .filter(|c| c.customer_number == phone)
@@ -72,41 +72,41 @@ pub async fn handle(brand: &mut Brand, query: RewardsQuery) -> QueryReply {
                 .collect();
             reply(Ok(Coupons { coupons }))
         }
-        RewardsQuery::GetCoupon(GetCoupon { code }) => reply(coupon(brand, &code).await?.ok_or(QueryError::NotFound)),
+        RewardsQuery::GetCoupon(GetCoupon { code }) => reply(coupon(tenant, &code).await?.ok_or(QueryError::NotFound)),
         RewardsQuery::UseCoupon(UseCoupon { code, order_id, pending_minutes }) => {
-            reply(use_coupon(brand, &code, &order_id, pending_minutes, now).await)
+            reply(use_coupon(tenant, &code, &order_id, pending_minutes, now).await)
         }
         RewardsQuery::RevokePendingCoupon(RevokePendingCoupon { code, now: clock }) => {
             let clock = crate::domain::time::parse_instant(&clock).unwrap_or(now);
-            reply(revert_pending(brand, &code, clock).await)
+            reply(revert_pending(tenant, &code, clock).await)
         }
-        RewardsQuery::RevokeCoupon(RevokeCoupon { phone, code }) => reply(revoke(brand, &phone, &code, now).await),
+        RewardsQuery::RevokeCoupon(RevokeCoupon { phone, code }) => reply(revoke(tenant, &phone, &code, now).await),
     }
 }
 
 async fn purchase(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     phone: &str,
     reward_id: &str,
     reference: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Purchased, QueryError> {
-    let mut customer = brand.known_customer(phone).await?;
+    let mut customer = tenant.known_customer(phone).await?;
     let reference = reference.unwrap_or_else(short_id);
     // a retry with the same reference answers the coupon already issued
     let order_key = format!("reward:{reference}");
-    if let Some(done) = redemption::committed(brand, &customer, &order_key).await? {
+    if let Some(done) = redemption::committed(tenant, &customer, &order_key).await? {
         let code = done.txn_id.trim_start_matches("C-").to_owned();
-        let coupon = coupon(brand, &code).await?;
+        let coupon = coupon(tenant, &code).await?;
         return Ok(Purchased { coupon, loyalty_points: customer.loyalty_points, replayed: true });
     }
-    let reward = brand
+    let reward = tenant
         .repo()
-        .get::<Reward>(&keys::reward(&brand.tenant, reward_id))
+        .get::<Reward>(&keys::reward(&tenant.id, reward_id))
         .await?
         .filter(|r| r.active)
         .ok_or_else(|| QueryError::Missing(format!("active reward {reward_id}")))?;
-    if is_blocked(brand, &customer).await? {
+    if is_blocked(tenant, &customer).await? {
         return Err(QueryError::Blocked);
     }
     if reward.points_cost > customer.loyalty_points {
@@ -115,7 +115,7 @@ async fn purchase(
     let code = short_id()[..8].to_uppercase();
     let ledger_seq = customer.ledger_seq;
     let mut ops = ledger::entry(
-        &brand.tenant,
+        &tenant.id,
         &mut customer,
         Draft {
             txn_id: format!("C-{code}"),
@@ -142,23 +142,23 @@ async fn purchase(
         pending_until: None,
         revoked_at: None,
     };
-    ops.push(put_coupon(brand, &coupon));
+    ops.push(put_coupon(tenant, &coupon));
     let redemption =
         Redemption { txn_id: format!("C-{code}"), points: reward.points_cost, pending_until: None, ledger_seq };
-    ops.push(redemption::put(brand, phone, &order_key, &redemption));
+    ops.push(redemption::put(tenant, phone, &order_key, &redemption));
     let balance = customer.loyalty_points;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     Ok(Purchased { coupon: Some(coupon), loyalty_points: balance, replayed: false })
 }
 
 async fn use_coupon(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     code: &str,
     order_id: &str,
     pending_minutes: Option<u64>,
     now: DateTime<Utc>,
 ) -> Result<Coupon, QueryError> {
-    let mut coupon = coupon(brand, code).await?.ok_or(QueryError::NotFound)?;
+    let mut coupon = coupon(tenant, code).await?.ok_or(QueryError::NotFound)?;
     let used = matches!(coupon.status, CouponStatus::Redeemed | CouponStatus::Pending);
     if used && coupon.order_id.as_deref() == Some(order_id) {
         return Ok(coupon); // a retry
@@ -176,19 +176,19 @@ async fn use_coupon(
         let until = now + Duration::minutes(minutes as i64);
         coupon.status = CouponStatus::Pending;
         coupon.pending_until = Some(until);
-        ops.push(keys::pending_coupon_use(until, &brand.tenant, code).put(&serde_json::json!(
-            {"tenant": brand.tenant, "kind": "coupon", "code": code, "order_id": order_id, "expires_at": until}
+        ops.push(keys::pending_coupon_use(until, &tenant.id, code).put(&serde_json::json!(
+            {"tenant": tenant.id, "kind": "coupon", "code": code, "order_id": order_id, "expires_at": until}
         )));
-        ops.push(keys::pending_coupon(&brand.tenant, order_id).put(&serde_json::json!({"code": code})));
+        ops.push(keys::pending_coupon(&tenant.id, order_id).put(&serde_json::json!({"code": code})));
     }
-    ops.push(put_coupon(brand, &coupon));
-    brand.batch(ops).await?;
+    ops.push(put_coupon(tenant, &coupon));
+    tenant.batch(ops).await?;
     Ok(coupon)
 }
 
-async fn revert_pending(brand: &mut Brand, code: &str, clock: DateTime<Utc>) -> Result<CouponReverted, QueryError> {
+async fn revert_pending(tenant: &mut Tenant, code: &str, clock: DateTime<Utc>) -> Result<CouponReverted, QueryError> {
     let not = |reason: &str| CouponReverted { reverted: false, reason: Some(reason.to_owned()), coupon: None };
-    let Some(mut coupon) = coupon(brand, code).await? else { return Ok(not("no such coupon")) };
+    let Some(mut coupon) = coupon(tenant, code).await? else { return Ok(not("no such coupon")) };
     let Some(until) = coupon.pending_until.filter(|until| *until <= clock) else {
         return Ok(not("not pending or not due"));
     };
@@ -200,34 +200,34 @@ async fn revert_pending(brand: &mut Brand, code: &str, clock: DateTime<Utc>) -> 
     coupon.redeemed_at = None;
     coupon.pending_until = None;
     let ops = vec![
-        keys::pending_coupon_use(until, &brand.tenant, code).delete(),
-        keys::pending_coupon(&brand.tenant, &order_id).delete(),
-        put_coupon(brand, &coupon),
+        keys::pending_coupon_use(until, &tenant.id, code).delete(),
+        keys::pending_coupon(&tenant.id, &order_id).delete(),
+        put_coupon(tenant, &coupon),
     ];
-    brand.batch(ops).await?;
+    tenant.batch(ops).await?;
     metrics::counter!("engage_coupon_redemptions_reverted_total").increment(1);
     Ok(CouponReverted { reverted: true, reason: None, coupon: Some(coupon) })
 }
 
-async fn revoke(brand: &mut Brand, phone: &str, code: &str, now: DateTime<Utc>) -> Result<Purchased, QueryError> {
-    let mut coupon = coupon(brand, code).await?.ok_or(QueryError::NotFound)?;
+async fn revoke(tenant: &mut Tenant, phone: &str, code: &str, now: DateTime<Utc>) -> Result<Purchased, QueryError> {
+    let mut coupon = coupon(tenant, code).await?.ok_or(QueryError::NotFound)?;
     if coupon.customer_number != phone {
         return Err(QueryError::NotFound);
     }
     if coupon.status != CouponStatus::Issued {
         return Err(QueryError::Invalid(format!("coupon {code} is {} and cannot be revoked", coupon.status.text())));
     }
-    let mut customer = brand.known_customer(phone).await?;
+    let mut customer = tenant.known_customer(phone).await?;
     if coupon.points_cost == 0 {
         // a promo coupon (low-rating recovery) cost no points: nothing to give back
         coupon.status = CouponStatus::Revoked;
         coupon.revoked_at = Some(now);
-        brand.batch(vec![put_coupon(brand, &coupon)]).await?;
+        tenant.batch(vec![put_coupon(tenant, &coupon)]).await?;
         return Ok(Purchased { coupon: Some(coupon), loyalty_points: customer.loyalty_points, replayed: false });
     }
-    let restore = ledger::lots_of(brand, phone, coupon.ledger_seq).await?;
+    let restore = ledger::lots_of(tenant, phone, coupon.ledger_seq).await?;
     let mut ops = ledger::entry(
-        &brand.tenant,
+        &tenant.id,
         &mut customer,
         Draft {
             txn_id: format!("CV-{code}"),
@@ -241,8 +241,8 @@ async fn revoke(brand: &mut Brand, phone: &str, code: &str, now: DateTime<Utc>) 
     );
     coupon.status = CouponStatus::Revoked;
     coupon.revoked_at = Some(now);
-    ops.push(put_coupon(brand, &coupon));
+    ops.push(put_coupon(tenant, &coupon));
     let balance = customer.loyalty_points;
-    brand.commit_customer(ops, customer).await?;
+    tenant.commit_customer(ops, customer).await?;
     Ok(Purchased { coupon: Some(coupon), loyalty_points: balance, replayed: false })
 }

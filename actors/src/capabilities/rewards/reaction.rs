@@ -1,10 +1,10 @@
 //! The order reaction: a coupon used at the POS stays pending until its order arrives, then is confirmed.
 
-use crate::brand::Brand;
 use crate::domain::customer::Customer;
 use crate::domain::order::OrderFacts;
 use crate::keys;
 use crate::reaction::{OrderEvent, OrderReaction};
+use crate::tenant_core::Tenant;
 use async_trait::async_trait;
 use engage_storage::{StoreError, WriteOp};
 use serde::Deserialize;
@@ -32,25 +32,25 @@ impl OrderReaction for ConfirmPendingCoupon {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         _customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
         let order_id = &order.facts.order_id;
-        let Some(pending) = brand.get::<PendingCoupon>(&keys::pending_coupon(&brand.tenant, order_id)).await? else {
+        let Some(pending) = tenant.get::<PendingCoupon>(&keys::pending_coupon(&tenant.id, order_id)).await? else {
             return Ok(());
         };
-        if let Some(mut coupon) = coupon(brand, &pending.code).await? {
+        if let Some(mut coupon) = coupon(tenant, &pending.code).await? {
             if coupon.status == CouponStatus::Pending {
                 if let Some(until) = coupon.pending_until.take() {
-                    ops.push(keys::pending_coupon_use(until, &brand.tenant, &pending.code).delete());
+                    ops.push(keys::pending_coupon_use(until, &tenant.id, &pending.code).delete());
                 }
                 coupon.status = CouponStatus::Redeemed;
-                ops.push(put_coupon(brand, &coupon));
+                ops.push(put_coupon(tenant, &coupon));
             }
         }
-        ops.push(keys::pending_coupon(&brand.tenant, order_id).delete());
+        ops.push(keys::pending_coupon(&tenant.id, order_id).delete());
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The rewards rows a brand keeps: the catalogue's rewards and the coupons issued.
 
-use crate::brand::Brand;
 use crate::keys;
+use crate::tenant_core::Tenant;
 use chrono::{DateTime, Utc};
 use engage_storage::{StoreError, WriteOp};
 use serde::{Deserialize, Serialize};
@@ -106,13 +106,13 @@ pub struct Coupon {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-pub(super) async fn coupon(brand: &Brand, code: &str) -> Result<Option<Coupon>, StoreError> {
-    brand.repo().get(&keys::coupon(&brand.tenant, code)).await
+pub(super) async fn coupon(tenant: &Tenant, code: &str) -> Result<Option<Coupon>, StoreError> {
+    tenant.repo().get(&keys::coupon(&tenant.id, code)).await
 }
 
 /// The write of a coupon row.
-pub fn put_coupon(brand: &Brand, coupon: &Coupon) -> WriteOp {
-    keys::coupon(&brand.tenant, &coupon.coupon_code).put(coupon)
+pub fn put_coupon(tenant: &Tenant, coupon: &Coupon) -> WriteOp {
+    keys::coupon(&tenant.id, &coupon.coupon_code).put(coupon)
 }
 
 pub(super) fn short_id() -> String {

@@ -16,10 +16,10 @@ use serde_json::Value;
 
 use engage_storage::StoreError;
 
-use crate::brand::Brand;
 use crate::keys;
 use crate::query::{reply, QueryError, QueryReply, Question};
 use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
+use crate::tenant_core::Tenant;
 
 pub mod answers;
 pub mod contribution;
@@ -119,15 +119,15 @@ pub struct SpecialDays {
 }
 
 /// Answers a query that goes through the actor.
-pub async fn handle(brand: &mut Brand, query: StatsQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: StatsQuery) -> QueryReply {
     match query {
-        StatsQuery::ReadMetric(_) => reply(read(brand.repo().clone(), brand.tenant.clone(), query).await),
+        StatsQuery::ReadMetric(_) => reply(read(tenant.repo().clone(), tenant.id.clone(), query).await),
         StatsQuery::MarkSpecialDays(MarkSpecialDays { dates, label, remove }) => {
             let label = label.unwrap_or_else(|| "Special day".to_owned());
             let ops = dates
                 .iter()
                 .map(|date| {
-                    let key = keys::stats_special_day(&brand.tenant, date);
+                    let key = keys::stats_special_day(&tenant.id, date);
                     if remove {
                         key.delete()
                     } else {
@@ -136,8 +136,8 @@ pub async fn handle(brand: &mut Brand, query: StatsQuery) -> QueryReply {
                 })
                 .collect();
             let marked = async {
-                brand.batch(ops).await?;
-                Ok(SpecialDays { days: brand.repo().all(STATS_SPECIAL_DAYS, &brand.tenant).await? })
+                tenant.batch(ops).await?;
+                Ok(SpecialDays { days: tenant.repo().all(STATS_SPECIAL_DAYS, &tenant.id).await? })
             };
             reply(marked.await.map_err(|e: StoreError| QueryError::from(e)))
         }

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use engage_storage::{StoreError, WriteOp};
 
-use crate::brand::Brand;
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::is_default;
+use crate::tenant_core::Tenant;
 
 use crate::keys;
 use crate::reaction::{OrderEvent, OrderReaction};
@@ -250,7 +250,7 @@ impl Figures {
 
     /// Adds (`sign` 1) or takes back (`sign` -1) one order's contribution; `brand` rows also
     /// count it under its outlet.
-    pub fn add(&mut self, c: &Contribution, sign: i64, brand: bool) {
+    pub fn add(&mut self, c: &Contribution, sign: i64, tenant: bool) {
         plus(&mut self.refunded_units, money::units(c.refunded), sign);
         if c.void {
             plus(&mut self.refunded_orders, 1, sign);
@@ -292,7 +292,7 @@ impl Figures {
         }
         bump_within(&mut self.cities, &c.city, 1, amount, sign, MAX_PLACES);
         bump_within(&mut self.pincodes, &c.pincode, 1, amount, sign, MAX_PLACES);
-        if brand {
+        if tenant {
             bump(&mut self.outlets, &c.outlet, 1, amount, sign);
         }
         if self.hours.iter().all(is_default) {
@@ -398,39 +398,39 @@ pub struct KeepRollups;
 
 /// Empties the cache when `rows` more could overflow it: done before an order's rows are touched,
 /// never between (a row changed and not yet written must stay cached).
-fn make_room(brand: &mut Brand, rows: usize) {
-    if let Some(cached) = brand.cache.get_or_default::<Rollups>() {
+fn make_room(tenant: &mut Tenant, rows: usize) {
+    if let Some(cached) = tenant.cache.get_or_default::<Rollups>() {
         if cached.len() + rows > CACHE_ROWS {
             cached.clear();
         }
     }
 }
 
-/// Rollup rows of recent days by (scope, IST day), as the brand caches them ([`Brand::cache`]):
+/// Rollup rows of recent days by (scope, IST day), as the brand caches them ([`Tenant::cache`]):
 /// written through, emptied when a batch fails.
 pub type Rollups = std::collections::HashMap<(String, String), Figures>;
 
 /// The cached rollup row of `scope` on `day`, loaded from the store first when it is not cached.
-async fn row<'a>(brand: &'a mut Brand, scope: &str, day: &str) -> Result<&'a mut Figures, StoreError> {
+async fn row<'a>(tenant: &'a mut Tenant, scope: &str, day: &str) -> Result<&'a mut Figures, StoreError> {
     let key = (scope.to_owned(), day.to_owned());
-    if !brand.cache.get::<Rollups>().is_some_and(|cached| cached.contains_key(&key)) {
-        let stored = stored_row(brand.repo(), &brand.tenant, scope, day).await?.unwrap_or_default();
-        brand.cache.get_or_default::<Rollups>().map(|cached| cached.insert(key.clone(), stored));
+    if !tenant.cache.get::<Rollups>().is_some_and(|cached| cached.contains_key(&key)) {
+        let stored = stored_row(tenant.repo(), &tenant.id, scope, day).await?.unwrap_or_default();
+        tenant.cache.get_or_default::<Rollups>().map(|cached| cached.insert(key.clone(), stored));
     }
-    let cached = brand.cache.get_or_default::<Rollups>();
+    let cached = tenant.cache.get_or_default::<Rollups>();
     cached.map(|cached| cached.entry(key).or_default()).ok_or_else(|| StoreError::Backend("the rollup cache".into()))
 }
 
 /// Adds (`sign` 1) or takes back (-1) `c` in the outlet's and the brand's rows of its day; the
 /// rows changed are named in `dirty`.
 async fn apply(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     c: &Contribution,
     sign: i64,
     dirty: &mut Vec<(String, String)>,
 ) -> Result<(), StoreError> {
     for scope in [c.outlet.as_str(), BRAND] {
-        row(brand, scope, &c.day).await?.add(c, sign, scope == BRAND);
+        row(tenant, scope, &c.day).await?.add(c, sign, scope == BRAND);
         let key = (scope.to_owned(), c.day.clone());
         if !dirty.contains(&key) {
             dirty.push(key);
@@ -447,7 +447,7 @@ impl OrderReaction for KeepRollups {
 
     async fn react(
         &self,
-        brand: &mut Brand,
+        tenant: &mut Tenant,
         order: &OrderEvent<'_>,
         customer: &mut Customer,
         ops: &mut Vec<WriteOp>,
@@ -467,7 +467,7 @@ impl OrderReaction for KeepRollups {
         // what the version applied before added is kept in the order's row
         let old: Option<Contribution> = if order.applied == Applied::Updated {
             let row: Option<Value> =
-                brand.repo().get(&keys::order(&brand.tenant, &facts.business_id, &facts.order_id)).await?;
+                tenant.repo().get(&keys::order(&tenant.id, &facts.business_id, &facts.order_id)).await?;
             row.and_then(|mut row| serde_json::from_value(row.get_mut(ORDER_FIELD)?.take()).ok())
         } else {
             None
@@ -478,17 +478,17 @@ impl OrderReaction for KeepRollups {
         };
         new.points_earned = customer.orders.get(&facts.key()).map_or(0, |c| c.points);
         // at most four rows change (the old day's and the new day's, outlet and brand)
-        make_room(brand, 4);
+        make_room(tenant, 4);
         let mut dirty = Vec::new();
         if let Some(old) = &old {
-            apply(brand, old, -1, &mut dirty).await?;
+            apply(tenant, old, -1, &mut dirty).await?;
         }
-        apply(brand, &new, 1, &mut dirty).await?;
+        apply(tenant, &new, 1, &mut dirty).await?;
         for (scope, day) in dirty {
             if let Some(figures) =
-                brand.cache.get::<Rollups>().and_then(|cached| cached.get(&(scope.clone(), day.clone())))
+                tenant.cache.get::<Rollups>().and_then(|cached| cached.get(&(scope.clone(), day.clone())))
             {
-                ops.push(put_row(&brand.tenant, &scope, &day, figures));
+                ops.push(put_row(&tenant.id, &scope, &day, figures));
             }
         }
         if let (Ok(value), Ok(mut fields)) = (serde_json::to_value(&new), order.order_row.lock()) {
@@ -506,19 +506,19 @@ pub fn weekday(day: &str) -> Option<u32> {
 /// Counts `points` redeemed at `at` (IST day) against `outlet` (and the brand), in `ops`: a
 /// redemption counts once it is final (at once, or when a POS redemption's order arrives).
 pub async fn count_redeemed(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     outlet: Option<&str>,
     at: chrono::DateTime<Utc>,
     points: i64,
     ops: &mut Vec<WriteOp>,
 ) -> Result<(), StoreError> {
     let day = crate::domain::time::ist_day(at);
-    make_room(brand, 2);
+    make_room(tenant, 2);
     for scope in outlet.into_iter().chain([BRAND]) {
-        let tenant = brand.tenant.clone();
-        let figures = row(brand, scope, &day).await?;
+        let id = tenant.id.clone();
+        let figures = row(tenant, scope, &day).await?;
         plus(&mut figures.points_redeemed, points, 1);
-        ops.push(put_row(&tenant, scope, &day, figures));
+        ops.push(put_row(&id, scope, &day, figures));
     }
     Ok(())
 }

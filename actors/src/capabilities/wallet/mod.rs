@@ -14,11 +14,11 @@ use serde_json::Value;
 
 use engage_storage::WriteOp;
 
-use crate::brand::Brand;
 use crate::domain::order::decimal;
 use crate::domain::wallet::{Channel, Wallet};
 use crate::keys::{self};
 use crate::query::{reply, QueryError, QueryReply};
+use crate::tenant_core::Tenant;
 
 /// Pays for one send and queues it: the price from the brand's table, a debit of `wallet` that
 /// never takes it below zero, the wallet transaction (with `transaction_type`, `purpose` and
@@ -28,16 +28,16 @@ use crate::query::{reply, QueryError, QueryReply};
 /// Idempotent per send id: a send id already paid (its wallet row committed) adds nothing and
 /// answers `replayed`. A wallet that cannot pay refuses with [`QueryError::Insufficient`].
 pub async fn queue_send(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     wallet: &mut Wallet,
     send: &SendRequest,
     now: DateTime<Utc>,
     ops: &mut Vec<WriteOp>,
 ) -> Result<Queued, QueryError> {
-    if let Some(txn_id) = committed(brand, &send.business, &send.send_id).await? {
+    if let Some(txn_id) = committed(tenant, &send.business, &send.send_id).await? {
         return Ok(Queued { txn_id, balance: text(wallet.balance), charged: None, queue: None, replayed: true });
     }
-    let charge = pricing(brand).await?.price(send.purpose, send.channel, send.template_type);
+    let charge = pricing(tenant).await?.price(send.purpose, send.channel, send.template_type);
     if let Err(short) = wallet.debit(charge.total) {
         metrics::counter!("engage_sends_skipped_total", "reason" => "balance").increment(1);
         return Err(QueryError::Insufficient(short));
@@ -60,12 +60,12 @@ pub async fn queue_send(
         send_id: Some(send.send_id.clone()),
         auto_id: send.auto_id.clone(),
     };
-    let (txn_id, txn_ops) = record_txn(brand, &send.business, wallet, &send.send_id, txn);
+    let (txn_id, txn_ops) = record_txn(tenant, &send.business, wallet, &send.send_id, txn);
     ops.extend(txn_ops);
     let chat = send.channel == Channel::Chat;
     let row = QueuedSend {
         send_id: send.send_id.clone(),
-        parent_business_id: brand.tenant.clone(),
+        parent_business_id: tenant.id.clone(),
         business_id: send.business.clone(),
         channel: send.channel,
         to: send.to.clone(),
@@ -110,58 +110,58 @@ pub async fn queue_send(
 /// One send on its own: [`queue_send`], then `extra` writes (rows the send belongs with), then the
 /// wallet row, in one batch.
 pub async fn send_now(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     send: &SendRequest,
     extra: Vec<WriteOp>,
     now: DateTime<Utc>,
 ) -> Result<Queued, QueryError> {
-    let mut wallet = wallet(brand, &send.business).await?;
+    let mut wallet = wallet(tenant, &send.business).await?;
     let mut ops = Vec::new();
-    let queued = queue_send(brand, &mut wallet, send, now, &mut ops).await?;
+    let queued = queue_send(tenant, &mut wallet, send, now, &mut ops).await?;
     if queued.replayed {
         return Ok(queued);
     }
     ops.extend(extra);
-    ops.push(put_wallet(brand, &send.business, &wallet));
-    brand.batch(ops).await?;
+    ops.push(put_wallet(tenant, &send.business, &wallet));
+    tenant.batch(ops).await?;
     Ok(queued)
 }
 
 /// Answers a wallet query.
-pub async fn handle(brand: &mut Brand, query: WalletQuery) -> QueryReply {
+pub async fn handle(tenant: &mut Tenant, query: WalletQuery) -> QueryReply {
     let now = Utc::now();
     match query {
         WalletQuery::Recharge(Recharge { business, amount, reference, refund }) => {
-            reply(recharge(brand, &business, &amount, reference, refund, now).await)
+            reply(recharge(tenant, &business, &amount, reference, refund, now).await)
         }
         WalletQuery::Balance(GetBalance { business }) => {
-            let wallet = wallet(brand, &business).await?;
+            let wallet = wallet(tenant, &business).await?;
             reply(Ok(Balance { business_id: business, balance: text(wallet.balance), transactions: wallet.txn_seq }))
         }
         WalletQuery::Txns(Txns { business, page, page_size }) => {
-            let wallet = wallet(brand, &business).await?;
+            let wallet = wallet(tenant, &business).await?;
             let page = page.max(1);
             let page_size = page_size.clamp(1, 100);
-            let partition = keys::wallet_txns_partition(&brand.tenant, &business);
-            let data = brand
+            let partition = keys::wallet_txns_partition(&tenant.id, &business);
+            let data = tenant
                 .repo()
                 .seq_page(crate::repo::WALLET_TXNS, &partition, (page - 1) * page_size, page_size as usize)
                 .await?;
             reply(Ok(TxnPage { data, page, page_size, total: wallet.txn_seq, balance: text(wallet.balance) }))
         }
-        WalletQuery::Send(send) => reply(send_now(brand, &send, Vec::new(), now).await),
-        WalletQuery::GetPricing(_) => reply(Ok(pricing(brand).await?)),
+        WalletQuery::Send(send) => reply(send_now(tenant, &send, Vec::new(), now).await),
+        WalletQuery::GetPricing(_) => reply(Ok(pricing(tenant).await?)),
         WalletQuery::SetPricing(SetPricing { pricing }) => {
             pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
-            brand.batch(vec![keys::pricing(&brand.tenant).put(&pricing)]).await?;
-            brand.pricing = Some(pricing.clone());
+            tenant.batch(vec![keys::pricing(&tenant.id).put(&pricing)]).await?;
+            tenant.pricing = Some(pricing.clone());
             reply(Ok(pricing))
         }
     }
 }
 
 async fn recharge(
-    brand: &mut Brand,
+    tenant: &mut Tenant,
     business: &str,
     amount: &str,
     reference: Option<String>,
@@ -171,9 +171,9 @@ async fn recharge(
     let amount = decimal(&Value::String(amount.to_owned()))
         .filter(|a| *a > Decimal::ZERO)
         .ok_or_else(|| QueryError::Invalid(format!("amount {amount:?} must be a positive number")))?;
-    let mut wallet = wallet(brand, business).await?;
+    let mut wallet = wallet(tenant, business).await?;
     let reference = reference.unwrap_or_else(|| format!("recharge-{}", now.timestamp_nanos_opt().unwrap_or_default()));
-    if let Some(txn_id) = committed(brand, business, &reference).await? {
+    if let Some(txn_id) = committed(tenant, business, &reference).await? {
         return Ok(Recharged { txn_id, balance: text(wallet.balance), replayed: true });
     }
     wallet.credit(amount);
@@ -192,8 +192,8 @@ async fn recharge(
         send_id: None,
         auto_id: None,
     };
-    let (txn_id, mut ops) = record_txn(brand, business, &mut wallet, &reference, txn);
-    ops.push(put_wallet(brand, business, &wallet));
-    brand.batch(ops).await?;
+    let (txn_id, mut ops) = record_txn(tenant, business, &mut wallet, &reference, txn);
+    ops.push(put_wallet(tenant, business, &wallet));
+    tenant.batch(ops).await?;
     Ok(Recharged { txn_id, balance: text(wallet.balance), replayed: false })
 }

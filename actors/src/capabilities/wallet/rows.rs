@@ -1,8 +1,8 @@
 //! The wallet rows a brand keeps: queued sends, transactions, the references applied once, and the wallet read and written through the brand.
 
-use crate::brand::Brand;
 use crate::domain::wallet::{Channel, Pricing, Purpose, TemplateType, Wallet};
 use crate::keys::{self, digest};
+use crate::tenant_core::Tenant;
 use chrono::{DateTime, Utc};
 use engage_storage::{StoreError, WriteOp};
 use rust_decimal::Decimal;
@@ -225,32 +225,32 @@ pub(super) fn text(amount: Decimal) -> String {
 }
 
 /// An outlet's wallet.
-pub async fn wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
-    if let Some(in_batch) = brand.wallet_in_batch(business) {
+pub async fn wallet(tenant: &Tenant, business: &str) -> Result<Wallet, StoreError> {
+    if let Some(in_batch) = tenant.wallet_in_batch(business) {
         return Ok(in_batch);
     }
-    stored_wallet(brand, business).await
+    stored_wallet(tenant, business).await
 }
 
 /// An outlet's wallet as stored (without the debits of the batch being built).
-pub(super) async fn stored_wallet(brand: &Brand, business: &str) -> Result<Wallet, StoreError> {
-    Ok(brand.repo().get(&keys::wallet(&brand.tenant, business)).await?.unwrap_or_default())
+pub(super) async fn stored_wallet(tenant: &Tenant, business: &str) -> Result<Wallet, StoreError> {
+    Ok(tenant.repo().get(&keys::wallet(&tenant.id, business)).await?.unwrap_or_default())
 }
 
 /// The write of an outlet's wallet row: last in its batch, it commits the transactions before it.
-/// The message's later reads of the wallet see it ([`Brand::keep_wallet`]).
-pub fn put_wallet(brand: &Brand, business: &str, wallet: &Wallet) -> WriteOp {
-    brand.keep_wallet(business, wallet);
-    keys::wallet(&brand.tenant, business).put(wallet)
+/// The message's later reads of the wallet see it ([`Tenant::keep_wallet`]).
+pub fn put_wallet(tenant: &Tenant, business: &str, wallet: &Wallet) -> WriteOp {
+    tenant.keep_wallet(business, wallet);
+    keys::wallet(&tenant.id, business).put(wallet)
 }
 
 /// The brand's price table (cached; the spec's values until one is stored).
-pub async fn pricing(brand: &mut Brand) -> Result<Pricing, StoreError> {
-    if let Some(pricing) = &brand.pricing {
+pub async fn pricing(tenant: &mut Tenant) -> Result<Pricing, StoreError> {
+    if let Some(pricing) = &tenant.pricing {
         return Ok(pricing.clone());
     }
-    let pricing: Pricing = brand.repo().get(&keys::pricing(&brand.tenant)).await?.unwrap_or_default();
-    brand.pricing = Some(pricing.clone());
+    let pricing: Pricing = tenant.repo().get(&keys::pricing(&tenant.id)).await?.unwrap_or_default();
+    tenant.pricing = Some(pricing.clone());
     Ok(pricing)
 }
 
@@ -261,21 +261,21 @@ pub async fn pricing(brand: &mut Brand) -> Result<Pricing, StoreError> {
 /// transaction row itself: on a store whose batches are not atomic (NATS KV) a process killed
 /// mid-batch can leave the reference row of a debit that never committed, whose sequence number
 /// a later transaction then takes; such a reference is not committed.
-pub async fn committed(brand: &Brand, business: &str, reference: &str) -> Result<Option<String>, StoreError> {
-    let Some(row) = brand.repo().get::<WalletRef>(&keys::wallet_ref(&brand.tenant, business, reference)).await? else {
+pub async fn committed(tenant: &Tenant, business: &str, reference: &str) -> Result<Option<String>, StoreError> {
+    let Some(row) = tenant.repo().get::<WalletRef>(&keys::wallet_ref(&tenant.id, business, reference)).await? else {
         return Ok(None);
     };
-    if row.seq >= stored_wallet(brand, business).await?.txn_seq {
+    if row.seq >= stored_wallet(tenant, business).await?.txn_seq {
         return Ok(None);
     }
-    let txn: Option<WalletTxn> = brand.repo().get(&keys::wallet_txn(&brand.tenant, business, row.seq)).await?;
+    let txn: Option<WalletTxn> = tenant.repo().get(&keys::wallet_txn(&tenant.id, business, row.seq)).await?;
     Ok(txn.filter(|t| t.txn_id == row.txn_id).map(|_| row.txn_id))
 }
 
 /// The writes of one wallet transaction (its row, keyed by the wallet's next sequence, and the
 /// reference row); the caller writes the wallet row after them.
 pub(super) fn record_txn(
-    brand: &Brand,
+    tenant: &Tenant,
     business: &str,
     wallet: &mut Wallet,
     reference: &str,
@@ -283,12 +283,12 @@ pub(super) fn record_txn(
 ) -> (String, Vec<WriteOp>) {
     let seq = wallet.txn_seq;
     wallet.txn_seq += 1;
-    let txn_id = format!("W-{}", digest(&[&brand.tenant, business, reference]));
+    let txn_id = format!("W-{}", digest(&[&tenant.id, business, reference]));
     txn.txn_id = txn_id.clone();
     txn.balance_after = wallet.balance.normalize();
     let ops = vec![
-        keys::wallet_txn(&brand.tenant, business, seq).put(&txn),
-        keys::wallet_ref(&brand.tenant, business, reference).put(&WalletRef { txn_id: txn_id.clone(), seq }),
+        keys::wallet_txn(&tenant.id, business, seq).put(&txn),
+        keys::wallet_ref(&tenant.id, business, reference).put(&WalletRef { txn_id: txn_id.clone(), seq }),
     ];
     (txn_id, ops)
 }

@@ -22,7 +22,7 @@ pub struct OpenRoutesSettingsRequest {
 
 impl PlatformRequest for OpenRoutesSettingsRequest {
     const SCHEMA: &'static str = "OpenRoutesSettingsRequest";
-    const SCOPE: Scope = Scope::Brand;
+    const SCOPE: Scope = Scope::Tenant;
     const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
 
     fn brand(&self) -> Option<&str> {

@@ -1,4 +1,4 @@
-//! [`Brand`]: the state one tenant actor keeps for its brand, as the capabilities see it (the
+//! [`Tenant`]: the state one tenant actor keeps for its brand, as the capabilities see it (the
 //! cached customers and configurations, the store), and [`EngineContext`], what every tenant actor
 //! shares. Both sit below the capabilities: `tenant.rs` → capabilities → this module.
 
@@ -126,9 +126,9 @@ impl Slots {
 }
 
 /// One brand's state inside its tenant actor. Only the actor touches it, one message at a time.
-pub struct Brand {
-    /// The brand (`parent_business_id`).
-    pub tenant: String,
+pub struct Tenant {
+    /// The tenant's id: the brand's `parent_business_id`.
+    pub id: String,
     /// Shared context.
     pub ctx: Arc<EngineContext>,
     /// Recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`].
@@ -144,14 +144,14 @@ pub struct Brand {
     /// rollup rows): each capability keeps its slot current; all are emptied when a batch fails.
     pub cache: Slots,
     /// Customer commits staged by the message being handled: its answer waits for them (see
-    /// [`Brand::commit_customer`]).
+    /// [`Tenant::commit_customer`]).
     staged: Vec<Durable>,
     /// The wallets the message being handled debited or credited, as its batch writes them: every
     /// later read in the same message sees them (two paid reactions of one order take distinct
     /// transaction numbers and both debits count). Cleared before each message.
     wallets: std::sync::Mutex<HashMap<String, crate::domain::wallet::Wallet>>,
-    /// Rows read ahead for the order being applied ([`Brand::read_ahead`]) or for the query being
-    /// answered ([`Brand::accept_read_ahead`]), by key; `None`: no such row. Empty between
+    /// Rows read ahead for the order being applied ([`Tenant::read_ahead`]) or for the query being
+    /// answered ([`Tenant::accept_read_ahead`]), by key; `None`: no such row. Empty between
     /// messages.
     read_ahead: HashMap<keys::Key, Option<Vec<u8>>>,
     /// The store generation everything cached was read in ([`engage_storage::Store::generation`]);
@@ -159,19 +159,19 @@ pub struct Brand {
     generation: u64,
 }
 
-impl Drop for Brand {
+impl Drop for Tenant {
     /// A stopped (or crashed) actor's cached customers leave `engage_cached_customers` with it.
     fn drop(&mut self) {
         metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
     }
 }
 
-impl Brand {
+impl Tenant {
     /// A brand with nothing cached.
-    pub fn new(tenant: String, ctx: Arc<EngineContext>) -> Self {
+    pub fn new(id: String, ctx: Arc<EngineContext>) -> Self {
         let generation = ctx.repo.store().generation();
         Self {
-            tenant,
+            id,
             ctx,
             customers: LruCache::new(CUSTOMER_CACHE_SIZE),
             rules: None,
@@ -210,7 +210,7 @@ impl Brand {
     pub fn follow_store_generation(&mut self) {
         let now = self.ctx.repo.store().generation();
         if now != self.generation {
-            tracing::warn!(tenant = %self.tenant, from = self.generation, to = now, "the store dropped staged writes: cached state forgotten");
+            tracing::warn!(tenant = %self.id, from = self.generation, to = now, "the store dropped staged writes: cached state forgotten");
             self.forget_all();
             self.generation = now;
         }
@@ -246,7 +246,7 @@ impl Brand {
     }
 
     /// Writes `ops` as one atomic batch (refused if the store dropped staged writes since the
-    /// message began: see [`Brand::follow_store_generation`]).
+    /// message began: see [`Tenant::follow_store_generation`]).
     pub async fn batch(&mut self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         let slots = self.before_writing(&ops);
         let written = self.ctx.repo.store().batch_at(self.generation, ops).await;
@@ -270,7 +270,7 @@ impl Brand {
         if let Some(customer) = self.customers.get(phone) {
             return Ok(Some(customer.clone()));
         }
-        self.get(&keys::customer(&self.tenant, phone)).await
+        self.get(&keys::customer(&self.id, phone)).await
     }
 
     /// Whether the customer is cached (without making it the most recently used).
@@ -279,7 +279,7 @@ impl Brand {
     }
 
     /// Reads `keys` together (concurrently: one round trip on a networked store) and keeps them
-    /// for [`Brand::row`] and [`Brand::get`] until [`Brand::end_read_ahead`]. The order path
+    /// for [`Tenant::row`] and [`Tenant::get`] until [`Tenant::end_read_ahead`]. The order path
     /// calls it before the reactions run; the actor is the only writer of the rows it reads
     /// ahead besides uploads (the blocklist), which race with a read made later just the same.
     pub async fn read_ahead(&mut self, keys: Vec<keys::Key>) -> Result<(), StoreError> {
@@ -296,7 +296,7 @@ impl Brand {
 
     /// Takes the rows read for the query about to be handled ([`crate::read_ahead`]): each one
     /// that no write has touched since it was read (its stamp unchanged, the store generation
-    /// the brand's) serves [`Brand::row`] until [`Brand::end_read_ahead`]; the others are read
+    /// the brand's) serves [`Tenant::row`] until [`Tenant::end_read_ahead`]; the others are read
     /// again from the store when asked for. Returns how many were taken.
     pub fn accept_read_ahead(&mut self, ahead: ReadAhead) -> usize {
         if ahead.generation != self.generation {
@@ -330,7 +330,7 @@ impl Brand {
         }
     }
 
-    /// The row at `key` as `T` ([`Brand::row`], decoded as [`Repo::get`] does).
+    /// The row at `key` as `T` ([`Tenant::row`], decoded as [`Repo::get`] does).
     pub async fn get<T: serde::de::DeserializeOwned>(&self, key: &keys::Key) -> Result<Option<T>, StoreError> {
         let Some(bytes) = self.row(key).await? else { return Ok(None) };
         crate::repo::decode(key.table, || key.describe(), &bytes).map(Some)
@@ -360,7 +360,7 @@ impl Brand {
 
     /// The write of a customer row.
     pub fn put_customer(&self, customer: &Customer) -> WriteOp {
-        keys::customer(&self.tenant, &customer.phone).put(customer)
+        keys::customer(&self.id, &customer.phone).put(customer)
     }
 
     /// Writes `ops` and then the customer row (last: on a store without multi-row atomicity it is
@@ -396,7 +396,7 @@ mod tests {
     use super::*;
     use engage_storage::{EmbeddedStore, Store};
 
-    fn brand(store: Arc<dyn Store>) -> Brand {
+    fn tenant(store: Arc<dyn Store>) -> Tenant {
         let ctx = Arc::new(EngineContext {
             repo: Repo::new(store),
             fault_panic_order_id: None,
@@ -405,70 +405,70 @@ mod tests {
             services: Services::default(),
             stamps: WriteStamps::default(),
         });
-        Brand::new("brand-1".to_owned(), ctx)
+        Tenant::new("brand-1".to_owned(), ctx)
     }
 
     #[tokio::test]
     async fn rows_read_ahead_serve_reads_until_the_read_ahead_ends() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
-        let mut brand = brand(store.clone());
+        let mut tenant = tenant(store.clone());
         let listed = keys::blocklist("brand-1", "9000000001");
         let absent = keys::blocklist("brand-1", "9000000002");
         store.batch(vec![listed.clone().put(&serde_json::json!({"phone": "9000000001"}))]).await.unwrap();
-        brand.read_ahead(vec![listed.clone(), absent.clone(), absent.clone()]).await.unwrap();
-        assert!(brand.row(&listed).await.unwrap().is_some());
+        tenant.read_ahead(vec![listed.clone(), absent.clone(), absent.clone()]).await.unwrap();
+        assert!(tenant.row(&listed).await.unwrap().is_some());
         // a row written after the read ahead is not seen through it (the actor writes only
         // after its reads), and is seen once the read ahead ends
         store.batch(vec![absent.clone().put(&serde_json::json!({"phone": "9000000002"}))]).await.unwrap();
-        assert!(brand.row(&absent).await.unwrap().is_none(), "answered from the read ahead");
-        brand.end_read_ahead();
-        assert!(brand.row(&absent).await.unwrap().is_some(), "read from the store again");
+        assert!(tenant.row(&absent).await.unwrap().is_none(), "answered from the read ahead");
+        tenant.end_read_ahead();
+        assert!(tenant.row(&absent).await.unwrap().is_some(), "read from the store again");
     }
 
     #[tokio::test]
     async fn rows_read_before_the_actor_serve_it_unless_it_wrote_them_since() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
-        let mut brand = brand(store.clone());
+        let mut tenant = tenant(store.clone());
         let row = |n: i64| serde_json::json!({"txn_id": format!("R-{n}"), "points": n, "ledger_seq": 0});
         let key = |order: usize| keys::redemption("brand-1", "9000000001", &format!("o-{order}"));
-        let slot = |key: &keys::Key| brand.ctx.stamps.slots_of(&[key.clone().put(&row(0))]);
+        let slot = |key: &keys::Key| tenant.ctx.stamps.slots_of(&[key.clone().put(&row(0))]);
         // two rows in different stamp slots (rows sharing one are read again together)
         let kept = key(0);
         let written = (1..).map(key).find(|other| slot(other) != slot(&kept)).unwrap();
         let dropped = key(99);
-        let ahead = |brand: &Brand, keys: Vec<keys::Key>| {
-            let (repo, ctx) = (brand.repo().clone(), brand.ctx.clone());
+        let ahead = |tenant: &Tenant, keys: Vec<keys::Key>| {
+            let (repo, ctx) = (tenant.repo().clone(), tenant.ctx.clone());
             async move { ReadAhead::read(&repo, &ctx.stamps, keys).await.unwrap() }
         };
-        let read = ahead(&brand, vec![kept.clone(), written.clone()]).await;
+        let read = ahead(&tenant, vec![kept.clone(), written.clone()]).await;
         // written after the read: by an upload (no stamp: it raced with the query alike) and by
         // the brand (stamped: the actor must see its own write)
         store.batch(vec![kept.clone().put(&row(1))]).await.unwrap();
-        brand
+        tenant
             .commit_customer(vec![written.clone().put(&row(2))], Customer::new("9000000001", Utc::now()))
             .await
             .unwrap();
-        assert_eq!(brand.accept_read_ahead(read), 1, "only the row nothing wrote through the brand");
-        assert!(brand.row(&kept).await.unwrap().is_none(), "the row read ahead serves the read");
-        assert!(brand.row(&written).await.unwrap().is_some(), "the brand's own write is read again");
+        assert_eq!(tenant.accept_read_ahead(read), 1, "only the row nothing wrote through the brand");
+        assert!(tenant.row(&kept).await.unwrap().is_none(), "the row read ahead serves the read");
+        assert!(tenant.row(&written).await.unwrap().is_some(), "the brand's own write is read again");
         // a row read ahead that the message itself then writes is read ahead no more
-        brand.batch(vec![kept.clone().put(&row(3))]).await.unwrap();
-        assert!(brand.row(&kept).await.unwrap().is_some());
-        brand.end_read_ahead();
+        tenant.batch(vec![kept.clone().put(&row(3))]).await.unwrap();
+        assert!(tenant.row(&kept).await.unwrap().is_some());
+        tenant.end_read_ahead();
         // read in a store generation the brand has left: nothing is taken
-        let mut read = ahead(&brand, vec![dropped.clone()]).await;
+        let mut read = ahead(&tenant, vec![dropped.clone()]).await;
         read.generation += 1;
-        assert_eq!(brand.accept_read_ahead(read), 0);
-        assert!(brand.read_ahead.is_empty());
+        assert_eq!(tenant.accept_read_ahead(read), 0);
+        assert!(tenant.read_ahead.is_empty());
     }
 
     #[tokio::test]
     async fn applying_an_order_leaves_nothing_read_ahead() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
-        let mut brand = brand(store);
+        let mut tenant = tenant(store);
         let order = serde_json::json!({
             "orderId": "o-1", "businessId": "outlet-1", "parentBusinessId": "brand-1",
             "customer": {"phone": "9000000001"}, "amount": 250, "status": 1,
@@ -476,9 +476,9 @@ mod tests {
         let envelope =
             engage_streams::Envelope::new(engage_streams::EventKind::Order, "platform", 1, "brand-1", "t", order);
         let reactions = Arc::new(crate::capabilities::order_reactions());
-        let phone = crate::capabilities::orders::apply(&mut brand, &reactions, &envelope).await.unwrap();
+        let phone = crate::capabilities::orders::apply(&mut tenant, &reactions, &envelope).await.unwrap();
         assert_eq!(phone.as_deref(), Some("9000000001"));
-        assert!(brand.read_ahead.is_empty(), "rows read ahead must not outlive their order");
-        assert!(brand.has_cached_customer("9000000001"));
+        assert!(tenant.read_ahead.is_empty(), "rows read ahead must not outlive their order");
+        assert!(tenant.has_cached_customer("9000000001"));
     }
 }

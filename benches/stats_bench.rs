@@ -205,11 +205,11 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
         services: engage_actors::tenant_core::Services::default(),
     };
     let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
-    let brands: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();
+    let tenants: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();
     let mut rng = Rng(0xfeed_0000_1111_2222);
     let envelopes: Vec<Arc<Envelope>> = (0..count)
         .map(|i| {
-            let tenant = &brands[(i % 20) as usize];
+            let tenant = &tenants[(i % 20) as usize];
             let (_, payload) = order(&mut rng, tenant, i, count, 50, days);
             Arc::new(Envelope::new(EventKind::Order, "platform", 1, tenant, "bench", payload))
         })
@@ -221,14 +221,14 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     }
     // one last order per brand: once each is applied, every order before it is (a tenant's orders
     // are applied in publish order)
-    for tenant in &brands {
+    for tenant in &tenants {
         let payload = json!({"parentBusinessId": tenant, "businessId": "outlet-00", "orderId": "last",
             "customer": {"phone": "9999999999"}, "amount": 1, "orderTime": "2026-11-22 10:00:00"});
         bus.publish(&Arc::new(Envelope::new(EventKind::Order, "platform", 1, tenant, "bench", payload))).await?;
     }
     let started = Instant::now();
     engine.set_owned(&(0..16).collect::<BTreeSet<u32>>()).await;
-    for tenant in &brands {
+    for tenant in &tenants {
         loop {
             let query = TenantQuery::from(customers::Details { phone: "9999999999".to_owned() });
             if engine.ask_local(tenant, query, Duration::from_secs(10)).await.is_ok() {
@@ -240,7 +240,7 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    let rate = (count + brands.len() as u64) as f64 / started.elapsed().as_secs_f64();
+    let rate = (count + tenants.len() as u64) as f64 / started.elapsed().as_secs_f64();
     engine.shutdown().await;
     Ok(rate)
 }

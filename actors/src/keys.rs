@@ -313,7 +313,7 @@ pub const LEGACY_JOURNEY_TYPES: &str = "all";
 
 /// `journey_brands`: the brands that have journeys (the jobs
 /// walk it).
-pub fn journey_brand(tenant: &str) -> Key {
+pub fn journey_tenant(tenant: &str) -> Key {
     Key::new(JOURNEY_BRANDS, "all", tenant.as_bytes())
 }
 
@@ -367,7 +367,7 @@ pub fn open_carts_partition(tenant: &str) -> String {
 pub const LEGACY_OPEN_CARTS: &str = "all";
 
 /// `cart_brands`: a brand that indexed a cart (the abandoned-cart job asks each).
-pub fn cart_brand(tenant: &str) -> Key {
+pub fn cart_tenant(tenant: &str) -> Key {
     Key::new(CART_BRANDS, "all", tenant.as_bytes().to_vec())
 }
 
@@ -433,7 +433,7 @@ pub fn bill_skips_partition(tenant: &str, ist_day: &str) -> String {
 }
 
 /// `bill_brands`: a brand with bill configurations (the bill jobs walk it).
-pub fn bill_brand(tenant: &str) -> Key {
+pub fn bill_tenant(tenant: &str) -> Key {
     Key::new(BILL_BRANDS, "all", tenant.as_bytes())
 }
 
@@ -464,7 +464,7 @@ pub fn nps_response(tenant: &str, nps_id: &str) -> Key {
 
 /// `feedback_brands`: a brand with feedback configurations or ratings (the NPS conversion walks
 /// it).
-pub fn feedback_brand(tenant: &str) -> Key {
+pub fn feedback_tenant(tenant: &str) -> Key {
     Key::new(FEEDBACK_BRANDS, "all", tenant.as_bytes())
 }
 
@@ -504,7 +504,7 @@ pub fn legacy_sms_partition(tenant: &str, pending: bool) -> String {
 pub const LEGACY_SMS_ALL: &str = "all";
 
 /// `legacy_sms_brands`: a brand that queued a legacy feedback SMS (the drain reads each).
-pub fn legacy_sms_brand(tenant: &str) -> Key {
+pub fn legacy_sms_tenant(tenant: &str) -> Key {
     Key::new(LEGACY_SMS_BRANDS, "all", tenant.as_bytes().to_vec())
 }
 

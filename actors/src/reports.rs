@@ -180,12 +180,12 @@ pub fn write_health(dir: &Path, from: &str, to: &str, rows: &[JourneyHealth]) ->
     write("journey-roi.xlsx", "roi", &header(&["delivered", "orders", "revenue", "revenue per customer sent"]), roi)?;
     let spend = rows.iter().map(|r| with(who(r), vec![r.messages.into(), r.spend.into()])).collect();
     write("wallet-spend.xlsx", "spend", &header(&["messages", "spend"]), spend)?;
-    let mut by_brand: BTreeMap<&str, Vec<&JourneyHealth>> = BTreeMap::new();
+    let mut by_tenant: BTreeMap<&str, Vec<&JourneyHealth>> = BTreeMap::new();
     for row in rows {
-        by_brand.entry(&row.parent_business_id).or_default().push(row);
+        by_tenant.entry(&row.parent_business_id).or_default().push(row);
     }
     let mut top = Vec::new();
-    for journeys in by_brand.values_mut() {
+    for journeys in by_tenant.values_mut() {
         journeys.sort_by(|a, b| b.revenue.cmp(&a.revenue).then(b.sent.cmp(&a.sent)));
         for (rank, r) in journeys.iter().take(TOP_JOURNEYS).enumerate() {
             top.push(with(

@@ -15,12 +15,12 @@ use serde_json::{json, Value};
 use crate::campaigns::{mail_service, xlsx_sheet};
 use crate::helpers::{required_env, spawn_app, TestApp};
 use crate::jobs::provider;
-use crate::journey_runs::{ist, run, Tenant};
+use crate::journey_runs::{ist, run, Brand};
 use crate::loyalty::post;
 use crate::platform::{create_token, wait_customer};
 
-pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Tenant<'a>, String) {
-    let brand = Tenant {
+pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Brand<'a>, String) {
+    let brand = Brand {
         app,
         name,
         staff: create_token(app, "staff", name).await,
@@ -31,7 +31,7 @@ pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> (Tenant<'
 }
 
 /// A pos_a order of `outlet`; `extra` fields are merged in.
-pub(crate) async fn pos_order(b: &Tenant<'_>, outlet: &str, id: &str, phone: &str, extra: Value) {
+pub(crate) async fn pos_order(b: &Brand<'_>, outlet: &str, id: &str, phone: &str, extra: Value) {
     let mut body = json!({"parentBusinessId": b.name, "businessId": outlet, "orderId": id,
         "customer": {"name": "Asha", "phone": phone},
         "items": [{"name": "Masala dosa", "qty": 2, "price": 120}, {"name": "Filter coffee", "qty": 1, "price": 60}],
@@ -43,7 +43,7 @@ pub(crate) async fn pos_order(b: &Tenant<'_>, outlet: &str, id: &str, phone: &st
     assert_eq!(status, 200, "{answer}");
 }
 
-async fn staff_status(b: &Tenant<'_>, path: &str, mut body: Value) -> (u16, Value) {
+async fn staff_status(b: &Brand<'_>, path: &str, mut body: Value) -> (u16, Value) {
     body["parent_business_id"] = json!(b.name);
     post(b.app, path, &[("token", &b.staff)], &body).await
 }
@@ -52,12 +52,12 @@ async fn ingest(app: &TestApp, token: &str, path: &str, body: Value) -> (u16, Va
     post(app, path, &[("token", token)], &body).await
 }
 
-async fn bills(b: &Tenant<'_>, body: Value) -> Value {
+async fn bills(b: &Brand<'_>, body: Value) -> Value {
     b.staff("/crm_api/get_digital_bill_customers", body).await
 }
 
 /// Waits until outlet `outlet` has `n` bills; they, newest first.
-pub(crate) async fn wait_bills(b: &Tenant<'_>, outlet: &str, n: u64) -> Vec<Value> {
+pub(crate) async fn wait_bills(b: &Brand<'_>, outlet: &str, n: u64) -> Vec<Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let page = bills(b, json!({"business_id": outlet})).await;
@@ -69,7 +69,7 @@ pub(crate) async fn wait_bills(b: &Tenant<'_>, outlet: &str, n: u64) -> Vec<Valu
     }
 }
 
-async fn balance(b: &Tenant<'_>, outlet: &str) -> String {
+async fn balance(b: &Brand<'_>, outlet: &str) -> String {
     let wallet = b.staff("/crm_api/wallet/balance", json!({"business_id": outlet})).await;
     wallet["balance"].as_str().unwrap().to_owned()
 }

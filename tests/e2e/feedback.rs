@@ -8,12 +8,12 @@ use serde_json::{json, Value};
 
 use crate::helpers::{required_env, spawn_app, TestApp};
 use crate::jobs::provider;
-use crate::journey_runs::{ist, run, Tenant};
+use crate::journey_runs::{ist, run, Brand};
 use crate::loyalty::post;
 use crate::platform::{create_token, wait_customer};
 
-async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Tenant<'a> {
-    Tenant {
+async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
+    Brand {
         app,
         name,
         staff: create_token(app, "staff", name).await,
@@ -21,18 +21,18 @@ async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Tenant<'a> {
     }
 }
 
-async fn order(b: &Tenant<'_>, outlet: &str, id: &str, phone: &str) {
+async fn order(b: &Brand<'_>, outlet: &str, id: &str, phone: &str) {
     let body = json!({"parentBusinessId": b.name, "businessId": outlet, "orderId": id,
         "customer": {"name": "Meera", "phone": phone}, "amount": 400});
     assert_eq!(b.app.post_json("/injestion/platform", &body).await.0, 200);
 }
 
-async fn staff_status(b: &Tenant<'_>, path: &str, mut body: Value) -> (u16, Value) {
+async fn staff_status(b: &Brand<'_>, path: &str, mut body: Value) -> (u16, Value) {
     body["parent_business_id"] = json!(b.name);
     post(b.app, path, &[("token", &b.staff)], &body).await
 }
 
-async fn balance(b: &Tenant<'_>, outlet: &str) -> String {
+async fn balance(b: &Brand<'_>, outlet: &str) -> String {
     let wallet = b.staff("/crm_api/wallet/balance", json!({"business_id": outlet})).await;
     wallet["balance"].as_str().unwrap().to_owned()
 }

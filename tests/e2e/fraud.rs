@@ -15,14 +15,14 @@ async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: &Value)
     crate::helpers::read(request.send().await.unwrap()).await
 }
 
-struct Tenant {
+struct Brand {
     name: &'static str,
     staff: String,
     integration: String,
 }
 
 /// A brand earning 10% on any bill, redemptions of at least 1 point, with the given velocity limits.
-async fn brand(app: &TestApp, name: &'static str, limits: Value) -> Tenant {
+async fn brand(app: &TestApp, name: &'static str, limits: Value) -> Brand {
     let staff = create_token(app, "staff", name).await;
     let integration = create_token(app, "integration", name).await;
     let rules = json!({"parent_business_id": name, "earn_percent": 10, "min_bill": 0, "min_redeem_points": 1, "max_redeem_percent": 100});
@@ -31,10 +31,10 @@ async fn brand(app: &TestApp, name: &'static str, limits: Value) -> Tenant {
     limits["parentBusinessId"] = json!(name);
     let (status, body) = post(app, "/crm_api/configure_fraud_wallet_rules", &[("token", &staff)], &limits).await;
     assert_eq!((status, body["status"].clone()), (200, json!(true)), "{body}");
-    Tenant { name, staff, integration }
+    Brand { name, staff, integration }
 }
 
-async fn redeem(app: &TestApp, b: &Tenant, phone: &str, order_id: &str) -> (u16, Value) {
+async fn redeem(app: &TestApp, b: &Brand, phone: &str, order_id: &str) -> (u16, Value) {
     post(
         app,
         "/integration/v1/redeem_points",

@@ -20,14 +20,14 @@ pub(crate) fn born_on_day_after(at: DateTime<Utc>) -> String {
     format!("1990{}", &ist(at + Duration::days(1))[4..10])
 }
 
-pub(crate) struct Tenant<'a> {
+pub(crate) struct Brand<'a> {
     pub(crate) app: &'a TestApp,
     pub(crate) name: &'static str,
     pub(crate) staff: String,
     pub(crate) integration: String,
 }
 
-impl<'a> Tenant<'a> {
+impl<'a> Brand<'a> {
     pub(crate) async fn staff(&self, path: &str, mut body: Value) -> Value {
         body["parent_business_id"] = json!(self.name);
         let (status, answer) = post(self.app, path, &[("token", &self.staff)], &body).await;
@@ -57,10 +57,10 @@ impl<'a> Tenant<'a> {
     }
 
     /// A brand with a staff and an integration token.
-    pub(crate) async fn new(app: &'a TestApp, name: &'static str) -> Tenant<'a> {
+    pub(crate) async fn new(app: &'a TestApp, name: &'static str) -> Brand<'a> {
         let staff = create_token(app, "staff", name).await;
         let integration = create_token(app, "integration", name).await;
-        Tenant { app, name, staff, integration }
+        Brand { app, name, staff, integration }
     }
 
     /// Saves and turns on a brand-level journey of `campaign_type`; its id.
@@ -94,7 +94,7 @@ impl<'a> Tenant<'a> {
 
 /// Runs the ROI job two days after `now`; the birthday journey's ROI as the mapped-business
 /// route shows it.
-async fn birthday_roi(brand: &Tenant<'_>, birthday: &str, now: DateTime<Utc>) -> Value {
+async fn birthday_roi(brand: &Brand<'_>, birthday: &str, now: DateTime<Utc>) -> Value {
     run(brand.app, "roi_journeys", now + Duration::days(2)).await;
     let mapped = brand.staff("/crm_api/get/campaign/mapped/business", json!({})).await;
     let journeys = mapped["data"][0]["journeys"].as_array().unwrap().clone();
@@ -109,7 +109,7 @@ pub(crate) async fn run(app: &TestApp, job: &str, now: DateTime<Utc>) -> Value {
 async fn the_nightly_run_reaches_each_type_once_within_cap_and_balance_and_roi_follows_orders() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Tenant::new(&app, "brand-n").await;
+    let brand = Brand::new(&app, "brand-n").await;
     // points only on bills of 500 or more, expiring 3 days on: only Chitra holds an expiring lot
     brand
         .staff(
@@ -266,7 +266,7 @@ async fn the_nightly_run_reaches_each_type_once_within_cap_and_balance_and_roi_f
 async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_delivery() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Tenant::new(&app, "brand-h").await;
+    let brand = Brand::new(&app, "brand-h").await;
     let now = Utc::now();
     let tomorrow = born_on_day_after(now);
     brand.order("h-1", "9811300001", "Farah", 200.0, now - Duration::days(33)).await;
@@ -335,7 +335,7 @@ async fn holdout_is_never_sent_the_frequency_cap_holds_and_quiet_hours_delay_del
 #[tokio::test]
 async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid() {
     let app = spawn_app(&[]).await;
-    let brand = Tenant::new(&app, "brand-c").await;
+    let brand = Brand::new(&app, "brand-c").await;
     let cart = brand
         .journey(
             "abandoned_cart",
@@ -388,7 +388,7 @@ async fn abandoned_carts_are_reminded_after_their_trigger_once_a_day_unless_paid
 async fn an_outlet_journey_reaches_the_customers_it_created_before_they_order() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let brand = Tenant::new(&app, "brand-created").await;
+    let brand = Brand::new(&app, "brand-created").await;
     let now = Utc::now();
     let created = json!({"parentBusinessId": "brand-created", "businessId": "outlet-2", "phone": "9811300001",
         "name": "Farah", "dob": born_on_day_after(now)});

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::{required_env, spawn_app};
 use crate::jobs::provider;
-use crate::journey_runs::Tenant;
+use crate::journey_runs::Brand;
 use crate::platform::create_token;
 use crate::stats::drive;
 
@@ -56,7 +56,7 @@ async fn the_bill_and_the_feedback_form_name_the_brand_read_well_and_work_by_key
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
     let name = "brand-pages";
-    let b = Tenant {
+    let b = Brand {
         app: &app,
         name,
         staff: create_token(&app, "staff", name).await,

@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 
 use crate::helpers::spawn_app;
 use crate::jobs::provider;
-use crate::journey_runs::{ist, run, Tenant};
+use crate::journey_runs::{ist, run, Brand};
 use crate::platform::wait_customer;
 
 #[tokio::test]
 async fn one_order_pays_each_of_its_reactions_once_from_one_wallet() {
     let sms = provider(&[]).await;
     let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
-    let b = Tenant::new(&app, "brand-paid").await;
+    let b = Brand::new(&app, "brand-paid").await;
     b.staff(
         "/crm_api/links/addBusinessConfig",
         json!({"business_id": "outlet-1", "mode": 1, "time": 0, "status": 1, "sms_template": "Your bill: x_short_url",

@@ -166,7 +166,7 @@ async fn open_cart(
             updated_at: received,
         };
         ops.push(cart.key().put(&cart));
-        ops.push(keys::cart_brand(&tenant.id).put(&serde_json::json!({})));
+        ops.push(keys::cart_tenant(&tenant.id).put(&serde_json::json!({})));
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => "cart").increment(1);
     Ok(customer)

@@ -7,12 +7,12 @@ impl Jobs {
     /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
     /// status 1 and source 2, 10,000 a page, in the brand's tenant actor.
     pub(super) async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
-        let (mut brands, mut records, mut generated) = (0, 0u64, 0u64);
+        let (mut tenants, mut records, mut generated) = (0, 0u64, 0u64);
         let mut skipped: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
         let mut failed = Vec::new();
         let days = [ist_day(now - chrono::Duration::days(1)), ist_day(now)];
-        for tenant in self.brands(BILL_BRANDS).await? {
-            brands += 1;
+        for tenant in self.tenants(BILL_BRANDS).await? {
+            tenants += 1;
             'days: for day in &days {
                 let mut after = None;
                 loop {
@@ -38,9 +38,9 @@ impl Jobs {
                 }
             }
         }
-        let outcome = json!({"brands": brands, "records": records, "generated": generated, "skipped": skipped,
+        let outcome = json!({"brands": tenants, "records": records, "generated": generated, "skipped": skipped,
                              "failed": failed});
-        all_brands(outcome, &failed)
+        all_tenants(outcome, &failed)
     }
 
     /// The daily bill report of the IST day before `now`'s: every brand's figures in one workbook
@@ -50,7 +50,7 @@ impl Jobs {
         let mut figures = Vec::new();
         let query = || Report { day: day.clone() };
         let failed =
-            self.each_brand(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
+            self.each_tenant(BILL_BRANDS, "bill report", query, |_, report: BillReport| figures.push(report)).await?;
         let dir = self.providers.reports_dir.join(format!("bills-{day}"));
         let file =
             reports::write_bills(&dir, &figures).map_err(|e| JobError::Report(format!("report not written: {e}")))?;
@@ -61,6 +61,6 @@ impl Jobs {
         let unsent: usize = figures.iter().map(|f| f.unsent.len()).sum();
         let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
                              "file": file.display().to_string(), "mailed": mailed, "failed": failed});
-        all_brands(outcome, &failed)
+        all_tenants(outcome, &failed)
     }
 }

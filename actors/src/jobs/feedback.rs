@@ -14,7 +14,7 @@ impl Jobs {
         let stale = chrono::Duration::minutes(10);
         self.move_legacy_sms().await?;
         let mut due: Vec<LegacySms> = Vec::new();
-        for tenant in self.brands(crate::repo::LEGACY_SMS_BRANDS).await? {
+        for tenant in self.tenants(crate::repo::LEGACY_SMS_BRANDS).await? {
             if due.len() >= DRAIN_BATCH {
                 break;
             }
@@ -81,7 +81,7 @@ impl Jobs {
                     partition: keys::LEGACY_SMS_ALL.to_owned(),
                     clustering: key.clustering.clone(),
                 };
-                [old, key.put(row), keys::legacy_sms_brand(&row.parent_business_id).put(&json!({}))]
+                [old, key.put(row), keys::legacy_sms_tenant(&row.parent_business_id).put(&json!({}))]
             })
             .collect();
         self.move_rows(moves).await
@@ -89,32 +89,32 @@ impl Jobs {
 
     /// The 12:06 feedback config sync, brand by brand.
     pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
-        let (mut brands, mut copied, mut own) = (0, 0, 0);
+        let (mut tenants, mut copied, mut own) = (0, 0, 0);
         let query = || SyncConfigs { now };
         let failed = self
-            .each_brand(FEEDBACK_BRANDS, "feedback config sync", query, |_, done: ConfigsSynced| {
-                brands += 1;
+            .each_tenant(FEEDBACK_BRANDS, "feedback config sync", query, |_, done: ConfigsSynced| {
+                tenants += 1;
                 copied += done.copied;
                 own += done.own;
             })
             .await?;
-        all_brands(json!({"brands": brands, "copied": copied, "own": own, "failed": failed}), &failed)
+        all_tenants(json!({"brands": tenants, "copied": copied, "own": own, "failed": failed}), &failed)
     }
 
     /// The NPS conversion of the IST day before `now`'s, brand by brand.
     pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
-        let (mut brands, mut ratings, mut responses) = (0, 0, 0);
+        let (mut tenants, mut ratings, mut responses) = (0, 0, 0);
         let query = || NpsConvert { day: day.clone() };
         let failed = self
-            .each_brand(FEEDBACK_BRANDS, "NPS conversion", query, |_, done: Converted| {
-                brands += 1;
+            .each_tenant(FEEDBACK_BRANDS, "NPS conversion", query, |_, done: Converted| {
+                tenants += 1;
                 ratings += done.ratings;
                 responses += done.responses;
             })
             .await?;
         let outcome =
-            json!({"date": day, "brands": brands, "ratings": ratings, "responses": responses, "failed": failed});
-        all_brands(outcome, &failed)
+            json!({"date": day, "brands": tenants, "ratings": ratings, "responses": responses, "failed": failed});
+        all_tenants(outcome, &failed)
     }
 }

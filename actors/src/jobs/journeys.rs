@@ -8,9 +8,9 @@ impl Jobs {
     /// brand that fails is reported (the job fails) after the others ran; running the job again
     /// finishes it and sends nothing twice.
     pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
-        let (mut brands, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
+        let (mut tenants, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
         let mut failed = Vec::new();
-        for tenant in self.brands(JOURNEY_BRANDS).await? {
+        for tenant in self.tenants(JOURNEY_BRANDS).await? {
             let mut after = None;
             let outcome = loop {
                 let query = GetRunPage { now, after: after.clone() };
@@ -29,7 +29,7 @@ impl Jobs {
                 }
             };
             match outcome {
-                Ok(()) => brands += 1,
+                Ok(()) => tenants += 1,
                 Err(error) => {
                     tracing::error!(tenant, %error, "nightly journey run failed for a brand; run the job again");
                     failed.push(tenant);
@@ -37,9 +37,9 @@ impl Jobs {
             }
         }
         metrics::counter!("engage_journey_customers_scanned_total").increment(scanned as u64);
-        let outcome = json!({"brands": brands, "scanned": scanned, "sent": sent, "holdout": holdout,
+        let outcome = json!({"brands": tenants, "scanned": scanned, "sent": sent, "holdout": holdout,
                              "skipped": skipped, "failed": failed});
-        all_brands(outcome, &failed)
+        all_tenants(outcome, &failed)
     }
 
     /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
@@ -47,7 +47,7 @@ impl Jobs {
         self.move_legacy_carts().await?;
         let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
         let mut failed = Vec::new();
-        for tenant in self.brands(CART_BRANDS).await? {
+        for tenant in self.tenants(CART_BRANDS).await? {
             let carts: Vec<OpenCart> = self.repo.all(OPEN_CARTS, &keys::open_carts_partition(&tenant)).await?;
             if carts.is_empty() {
                 continue;
@@ -80,7 +80,7 @@ impl Jobs {
                     partition: keys::LEGACY_OPEN_CARTS.to_owned(),
                     clustering: key.clustering.clone(),
                 };
-                [old, key.put(cart), keys::cart_brand(&cart.tenant).put(&json!({}))]
+                [old, key.put(cart), keys::cart_tenant(&cart.tenant).put(&json!({}))]
             })
             .collect();
         self.move_rows(moves).await
@@ -92,33 +92,33 @@ impl Jobs {
         let (mut journeys, mut measured, mut rows) = (0, 0, 0);
         let query = || Attribute { now, campaign_types: campaign_types.clone() };
         let failed = self
-            .each_brand(JOURNEY_BRANDS, "ROI attribution", query, |_, done: Attributed| {
+            .each_tenant(JOURNEY_BRANDS, "ROI attribution", query, |_, done: Attributed| {
                 journeys += done.journeys;
                 measured += done.measured;
                 rows += done.rows;
             })
             .await?;
         let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
-        all_brands(outcome, &failed)
+        all_tenants(outcome, &failed)
     }
 
     /// The daily `auto_campaign` flag sync, brand by brand.
     pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
-        let (mut brands, mut records, mut on) = (0, 0, 0);
+        let (mut tenants, mut records, mut on) = (0, 0, 0);
         let failed = self
-            .each_brand(
+            .each_tenant(
                 JOURNEY_BRANDS,
                 "auto_campaign flag sync",
                 || SyncFlags { now },
                 |_, done: FlagsSynced| {
-                    brands += 1;
+                    tenants += 1;
                     records += done.records;
                     on += done.on;
                 },
             )
             .await?;
-        let outcome = json!({"brands": brands, "records": records, "on": on, "failed": failed});
-        all_brands(outcome, &failed)
+        let outcome = json!({"brands": tenants, "records": records, "on": on, "failed": failed});
+        all_tenants(outcome, &failed)
     }
 
     /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
@@ -127,7 +127,7 @@ impl Jobs {
         let mut rows = Vec::new();
         let query = || GetHealth { from: from.clone(), to: to.clone() };
         let failed = self
-            .each_brand(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
+            .each_tenant(JOURNEY_BRANDS, "health report", query, |_, health: Health| rows.extend(health.data))
             .await?;
         let dir = self.providers.reports_dir.join(format!("health-{from}_{to}"));
         let files = reports::write_health(&dir, &from, &to, &rows)
@@ -142,6 +142,6 @@ impl Jobs {
         let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
                              "failed": failed});
-        all_brands(outcome, &failed)
+        all_tenants(outcome, &failed)
     }
 }

@@ -262,7 +262,7 @@ pub enum JobError {
     Tenant(#[from] crate::query::QueryError),
     /// Some brands failed; the others were done.
     #[error("brands failed, run the job again: {0}")]
-    BrandsFailed(Value),
+    TenantsFailed(Value),
     /// Reports were written but the mail service did not take them.
     #[error("reports written under {dir} but not mailed: {cause}")]
     NotMailed {
@@ -297,11 +297,11 @@ pub enum JobError {
 
 /// A brand-by-brand job's outcome: an error (the job failed; running it again finishes it, as
 /// every brand's work is idempotent) when some brands failed.
-fn all_brands(outcome: Value, failed: &[String]) -> Result<Value, JobError> {
+fn all_tenants(outcome: Value, failed: &[String]) -> Result<Value, JobError> {
     if failed.is_empty() {
         Ok(outcome)
     } else {
-        Err(JobError::BrandsFailed(outcome))
+        Err(JobError::TenantsFailed(outcome))
     }
 }
 
@@ -396,13 +396,13 @@ impl Jobs {
 
     /// The brands of a brand index (`journey_brands`, `bill_brands`, `feedback_brands`: partition
     /// `all`, clustering the tenant).
-    async fn brands(&self, index: &'static str) -> Result<Vec<String>, JobError> {
+    async fn tenants(&self, index: &'static str) -> Result<Vec<String>, JobError> {
         Ok(self.repo.clusterings(index, "all").await?)
     }
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
-    async fn each_brand<Q: Question + Into<TenantQuery>>(
+    async fn each_tenant<Q: Question + Into<TenantQuery>>(
         &self,
         index: &'static str,
         what: &str,
@@ -410,7 +410,7 @@ impl Jobs {
         mut take: impl FnMut(&str, Q::Reply),
     ) -> Result<Vec<String>, JobError> {
         let mut failed = Vec::new();
-        for tenant in self.brands(index).await? {
+        for tenant in self.tenants(index).await? {
             match self.gateway.ask(&tenant, query()).await {
                 Ok(answer) => take(&tenant, answer),
                 Err(error) => {

@@ -9,7 +9,7 @@ impl Jobs {
         use crate::reviews::{sync, AppStore, Synced};
         let mut total = json!({});
         let mut failed = Vec::new();
-        for tenant in self.brands(FEEDBACK_BRANDS).await? {
+        for tenant in self.tenants(FEEDBACK_BRANDS).await? {
             let config: Option<crate::capabilities::feedback::FeedbackConfig> =
                 self.repo.get(&keys::feedback_config(&tenant, "0")).await?;
             let Some(config) = config else { continue };
@@ -38,6 +38,6 @@ impl Jobs {
             }
         }
         total["failed"] = json!(failed);
-        all_brands(total, &failed)
+        all_tenants(total, &failed)
     }
 }

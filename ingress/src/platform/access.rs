@@ -60,7 +60,7 @@ impl Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Denied {
     /// The request names a brand other than the credential's.
-    OtherBrand,
+    OtherTenant,
     /// An outlet-limited credential on a route that acts on the whole brand.
     BrandLevel {
         /// The credential's outlet.
@@ -77,7 +77,7 @@ impl Denied {
     /// What the refusal says.
     pub fn message(&self) -> String {
         match self {
-            Denied::OtherBrand => "not allowed for this business".to_owned(),
+            Denied::OtherTenant => "not allowed for this business".to_owned(),
             Denied::BrandLevel { outlet } => format!(
                 "not allowed for this business: this token is limited to outlet {outlet:?} and this route acts on the whole brand"
             ),
@@ -92,7 +92,7 @@ impl From<Denied> for StaffError {
     fn from(denied: Denied) -> Self {
         metrics::counter!("engage_platform_access_denied_total", "family" => "staff").increment(1);
         match denied {
-            Denied::OtherBrand => StaffError::forbidden_business(),
+            Denied::OtherTenant => StaffError::forbidden_business(),
             _ => StaffError::forbidden(denied.message()),
         }
     }
@@ -102,7 +102,7 @@ impl From<Denied> for IntegrationError {
     fn from(denied: Denied) -> Self {
         metrics::counter!("engage_platform_access_denied_total", "family" => "integration").increment(1);
         match denied {
-            Denied::OtherBrand => IntegrationError::tenant_mismatch(),
+            Denied::OtherTenant => IntegrationError::tenant_mismatch(),
             _ => IntegrationError::forbidden(denied.message()),
         }
     }
@@ -124,8 +124,8 @@ pub fn id_of(value: &Value) -> Option<String> {
 }
 
 /// Every brand a raw body (JSON, or a form turned into JSON) names (an empty one names none).
-pub fn named_brands(body: &Value) -> impl Iterator<Item = String> + '_ {
-    BRAND_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of).filter(|brand| !brand.is_empty())
+pub fn named_tenants(body: &Value) -> impl Iterator<Item = String> + '_ {
+    BRAND_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of).filter(|tenant| !tenant.is_empty())
 }
 
 /// The brand a stored token binds. App tokens bind theirs too; their `business` is a customer.
@@ -137,9 +137,9 @@ pub fn bound_outlet(grant: &TokenGrant) -> Option<&str> {
 }
 
 /// Refuses a raw body that names a brand other than the token's.
-pub fn admit_brand(grant: &TokenGrant, body: &Value) -> Result<(), Denied> {
-    match named_brands(body).any(|brand| brand != grant.parent) {
-        true => Err(Denied::OtherBrand),
+pub fn admit_tenant(grant: &TokenGrant, body: &Value) -> Result<(), Denied> {
+    match named_tenants(body).any(|tenant| tenant != grant.parent) {
+        true => Err(Denied::OtherTenant),
         false => Ok(()),
     }
 }
@@ -171,7 +171,7 @@ pub fn bind_outlet(grant: &TokenGrant, field: Option<&str>, body: &mut Value) {
 /// outlet-limited token no brand-level route, no other outlet in any outlet field, and (on an
 /// outlet-level route) its own outlet named.
 pub fn admit_raw(grant: &TokenGrant, scope: Scope, body: &Value) -> Result<(), Denied> {
-    admit_brand(grant, body)?;
+    admit_tenant(grant, body)?;
     let Some(outlet) = bound_outlet(grant) else { return Ok(()) };
     let named: Vec<String> = OUTLET_FIELDS.iter().filter_map(|field| body.get(field)).filter_map(id_of).collect();
     if let Some(other) = named.iter().find(|named| *named != outlet) {
@@ -184,7 +184,7 @@ pub fn admit_raw(grant: &TokenGrant, scope: Scope, body: &Value) -> Result<(), D
 /// (`/crm_api/open_routes/settings`, kept in the store and cached here for [`BRAND_SETTING_TTL`]).
 pub struct OpenRoutes {
     closed_for_all: bool,
-    brands: Mutex<HashMap<String, (Instant, bool)>>,
+    tenants: Mutex<HashMap<String, (Instant, bool)>>,
 }
 
 /// How long a brand's open-routes setting is cached: a change made on another process is seen
@@ -194,7 +194,7 @@ pub const BRAND_SETTING_TTL: Duration = Duration::from_secs(5);
 impl OpenRoutes {
     /// `closed_for_all` from the setting.
     pub fn new(closed_for_all: bool) -> Self {
-        Self { closed_for_all, brands: Mutex::new(HashMap::new()) }
+        Self { closed_for_all, tenants: Mutex::new(HashMap::new()) }
     }
 
     /// Whether every open route is closed on this process.
@@ -202,19 +202,19 @@ impl OpenRoutes {
         self.closed_for_all
     }
 
-    /// The cached setting of `brand`, when fresh.
-    pub fn cached(&self, brand: &str) -> Option<bool> {
-        let brands = self.brands.lock().ok()?;
-        brands.get(brand).filter(|(at, _)| at.elapsed() < BRAND_SETTING_TTL).map(|(_, closed)| *closed)
+    /// The cached setting of `tenant`, when fresh.
+    pub fn cached(&self, tenant: &str) -> Option<bool> {
+        let tenants = self.tenants.lock().ok()?;
+        tenants.get(tenant).filter(|(at, _)| at.elapsed() < BRAND_SETTING_TTL).map(|(_, closed)| *closed)
     }
 
-    /// Remembers `brand`'s setting.
-    pub fn remember(&self, brand: &str, closed: bool) {
-        if let Ok(mut brands) = self.brands.lock() {
-            if brands.len() > 100_000 {
-                brands.retain(|_, (at, _)| at.elapsed() < BRAND_SETTING_TTL);
+    /// Remembers `tenant`'s setting.
+    pub fn remember(&self, tenant: &str, closed: bool) {
+        if let Ok(mut tenants) = self.tenants.lock() {
+            if tenants.len() > 100_000 {
+                tenants.retain(|_, (at, _)| at.elapsed() < BRAND_SETTING_TTL);
             }
-            brands.insert(brand.to_owned(), (Instant::now(), closed));
+            tenants.insert(tenant.to_owned(), (Instant::now(), closed));
         }
     }
 }
@@ -229,16 +229,16 @@ pub struct OpenRoutesRow {
     pub updated_at: String,
 }
 
-/// Whether `brand` closed the open routes for itself (cached for [`BRAND_SETTING_TTL`]).
-pub async fn brand_closed(state: &AppState, brand: &str) -> Result<bool, IntegrationError> {
+/// Whether `tenant` closed the open routes for itself (cached for [`BRAND_SETTING_TTL`]).
+pub async fn brand_closed(state: &AppState, tenant: &str) -> Result<bool, IntegrationError> {
     let open_routes = &state.platform.open_routes;
-    if let Some(closed) = open_routes.cached(brand) {
+    if let Some(closed) = open_routes.cached(tenant) {
         return Ok(closed);
     }
     let row: Option<OpenRoutesRow> =
-        state.platform.repo.get(&keys::open_routes_setting(brand)).await.map_err(IntegrationError::unavailable)?;
+        state.platform.repo.get(&keys::open_routes_setting(tenant)).await.map_err(IntegrationError::unavailable)?;
     let closed = row.is_some_and(|row| row.closed);
-    open_routes.remember(brand, closed);
+    open_routes.remember(tenant, closed);
     Ok(closed)
 }
 
@@ -253,9 +253,9 @@ pub async fn open_gate(
     scope: Scope,
     outlet_field: Option<&str>,
 ) -> Result<Option<TokenGrant>, IntegrationError> {
-    let closed = match named_brands(body).next() {
+    let closed = match named_tenants(body).next() {
         _ if state.platform.open_routes.closed_for_all() => true,
-        Some(brand) => brand_closed(state, &brand).await?,
+        Some(tenant) => brand_closed(state, &tenant).await?,
         None => false,
     };
     if !closed {
@@ -323,13 +323,13 @@ mod tests {
     #[test]
     fn a_body_naming_another_brand_in_either_field_or_as_a_number_is_refused() {
         let staff = grant(TokenKind::Staff, "42", None);
-        assert_eq!(admit_brand(&staff, &json!({"parent_business_id": "42"})), Ok(()));
-        assert_eq!(admit_brand(&staff, &json!({"parentBusinessId": 42})), Ok(()));
-        assert_eq!(admit_brand(&staff, &json!({})), Ok(()));
-        assert_eq!(admit_brand(&staff, &json!({"parentBusinessId": "43"})), Err(Denied::OtherBrand));
+        assert_eq!(admit_tenant(&staff, &json!({"parent_business_id": "42"})), Ok(()));
+        assert_eq!(admit_tenant(&staff, &json!({"parentBusinessId": 42})), Ok(()));
+        assert_eq!(admit_tenant(&staff, &json!({})), Ok(()));
+        assert_eq!(admit_tenant(&staff, &json!({"parentBusinessId": "43"})), Err(Denied::OtherTenant));
         assert_eq!(
-            admit_brand(&staff, &json!({"parent_business_id": "42", "parentBusinessId": "4|2"})),
-            Err(Denied::OtherBrand)
+            admit_tenant(&staff, &json!({"parent_business_id": "42", "parentBusinessId": "4|2"})),
+            Err(Denied::OtherTenant)
         );
     }
 

@@ -44,18 +44,18 @@ fn saved(config: BusinessConfig) -> Json<Answer<Value>> {
 
 async fn add_staff(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BusinessConfigRequest>,
+    Staff { tenant, body, .. }: Staff<BusinessConfigRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let config =
-        state.platform.gateway.ask(&brand, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
+        state.platform.gateway.ask(&tenant, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
     Ok(saved(config))
 }
 
 async fn add_open(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
-    Open { brand, body }: Open<BusinessConfigRequest>,
+    Open { tenant, body }: Open<BusinessConfigRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     open_rate_limit(&state, "add_b_config", peer)?;
-    Ok(saved(state.platform.gateway.ask(&brand, query(body)).await?))
+    Ok(saved(state.platform.gateway.ask(&tenant, query(body)).await?))
 }

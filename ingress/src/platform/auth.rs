@@ -63,7 +63,7 @@ pub enum Caller {
 
 impl Caller {
     /// The brand a stored token binds (any kind of token): the request acts for it alone.
-    pub fn bound_brand(&self) -> Option<&str> {
+    pub fn bound_tenant(&self) -> Option<&str> {
         match self {
             Caller::Token(grant) => Some(&grant.parent),
             _ => None,

@@ -97,8 +97,8 @@ pub fn routes() -> Routes {
 }
 
 /// The business a body names: `business_id`, else the brand itself.
-fn business(brand: &str, business_id: Option<String>) -> String {
-    business_id.filter(|b| !b.is_empty()).unwrap_or_else(|| brand.to_owned())
+fn business(tenant: &str, business_id: Option<String>) -> String {
+    business_id.filter(|b| !b.is_empty()).unwrap_or_else(|| tenant.to_owned())
 }
 
 /// `/crm_api/links/getWidgetList`.
@@ -109,11 +109,11 @@ async fn widget_list(Staff { .. }: Staff<BillRequest>) -> Json<StaffAnswer<Value
 /// `/crm_api/links/addBusinessConfig`.
 async fn add_business_config(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BillConfigRequest>,
+    Staff { tenant, body, .. }: Staff<BillConfigRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let now = Utc::now();
-    let business_id = business(&brand, body.business_id);
-    let parent_id = if business_id == brand { "0".to_owned() } else { brand.clone() };
+    let business_id = business(&tenant, body.business_id);
+    let parent_id = if business_id == tenant { "0".to_owned() } else { tenant.clone() };
     let config = LinkConfig {
         business_id,
         parent_id,
@@ -137,23 +137,23 @@ async fn add_business_config(
     };
     let query = bills::SaveConfig { config: Box::new(config) };
     let saved: LinkConfig =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(answer(json!({"message": "Digital bill configuration saved", "data": saved})))
 }
 
 /// `/crm_api/update/bill/status`.
 async fn update_bill_status(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BillRequest>,
+    Staff { tenant, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let Some(status) = body.status else {
         return Err(StaffError::invalid_message("/status", "status (0 or 1) is required"));
     };
-    let query = bills::SetStatus { business_id: business(&brand, body.business_id), status, now: Utc::now() };
+    let query = bills::SetStatus { business_id: business(&tenant, body.business_id), status, now: Utc::now() };
     let config: LinkConfig = state
         .platform
         .gateway
-        .ask(&brand, query)
+        .ask(&tenant, query)
         .await
         .map_err(|e| StaffError::from_query(e, "digital bill configuration of this business"))?;
     let message = if status == 1 { "Digital bill turned on" } else { "Digital bill turned off" };
@@ -163,11 +163,11 @@ async fn update_bill_status(
 /// `/crm_api/links/getBusinessConfig`.
 async fn get_business_config(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BillRequest>,
+    Staff { tenant, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let query = bills::Config { business_id: business(&brand, body.business_id) };
+    let query = bills::Config { business_id: business(&tenant, body.business_id) };
     let view: ConfigView =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
     Ok(staff_answer(json!({"data": view})))
 }
 
@@ -184,63 +184,63 @@ fn widget_fields(body: &WidgetRequest) -> WidgetFields {
 /// `/crm_api/links/addWidget`.
 async fn add_widget(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WidgetRequest>,
+    Staff { tenant, body, .. }: Staff<WidgetRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let Some(widget_id) = body.widget_id else {
         return Err(StaffError::invalid_message("/widget_id", "widget_id (the catalogue id, 1 to 6) is required"));
     };
     let fields = widget_fields(&body);
     let query =
-        bills::AddWidget { business_id: business(&brand, body.business_id), widget_id, fields, now: Utc::now() };
+        bills::AddWidget { business_id: business(&tenant, body.business_id), widget_id, fields, now: Utc::now() };
     let widget: WidgetMapping =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget added", "data": widget})))
 }
 
 /// `/crm_api/links/editWidget`.
 async fn edit_widget(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WidgetRequest>,
+    Staff { tenant, body, .. }: Staff<WidgetRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let Some(id) = body.id else {
         return Err(StaffError::invalid_message("/id", "id (the widget mapping's id) is required"));
     };
     let query = bills::EditWidget { id, fields: widget_fields(&body) };
     let widget: WidgetMapping =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
     Ok(answer(json!({"message": "Widget updated", "data": widget})))
 }
 
 /// `/crm_api/get_digital_bill_customers`.
 async fn bill_customers(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BillRequest>,
+    Staff { tenant, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<BillPage>>, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
     let query = bills::Customers { business_id: body.business_id.clone(), page: body.page.unwrap_or(1), start, end };
-    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?))
 }
 
 /// `/crm_api/get_digital_bill_mis`.
 async fn bill_mis(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<BillRequest>,
+    Staff { tenant, body, .. }: Staff<BillRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = bills::GetMis { business_id: body.business_id, start, end };
-    let mis: Mis = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+    let mis: Mis = state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
 /// Asks the bill's brand `query`; the answer's `counted` and one figure of the bill.
 async fn count(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     query: impl Question<Reply = Counted> + Into<TenantQuery>,
     figure: &str,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let counted: Counted =
-        state.platform.gateway.ask(brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+        state.platform.gateway.ask(tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     let mut body = json!({"counted": counted.counted});
     if let Some(bill) = &counted.bill {
         body[figure] = serde_json::to_value(bill).ok().map(|b| b[figure].clone()).unwrap_or(Value::Null);
@@ -251,34 +251,34 @@ async fn count(
 /// `/crm_api/invoice/open`.
 async fn invoice_open(
     State(state): State<AppState>,
-    Ingested { brand, body }: Ingested<BillEventRequest>,
+    Ingested { tenant, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
-    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, bills::Open { bill_id, now: Utc::now() }, "clicked").await
+    let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
+    count(&state, &tenant, bills::Open { bill_id, now: Utc::now() }, "clicked").await
 }
 
 /// `/crm_api/feedback_invoice/open`.
 async fn feedback_invoice_open(
     State(state): State<AppState>,
-    Ingested { brand, body }: Ingested<BillEventRequest>,
+    Ingested { tenant, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
-    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, bills::FeedbackOpen { bill_id }, "feedback_opens").await
+    let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
+    count(&state, &tenant, bills::FeedbackOpen { bill_id }, "feedback_opens").await
 }
 
 /// `/crm_api/invoice/download`.
 async fn invoice_download(
     State(state): State<AppState>,
-    Ingested { brand, body }: Ingested<BillEventRequest>,
+    Ingested { tenant, body }: Ingested<BillEventRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
-    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
-    count(&state, &brand, bills::Download { bill_id }, "download_flag").await
+    let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
+    count(&state, &tenant, bills::Download { bill_id }, "download_flag").await
 }
 
 /// A bill id as sent: engage's own, or the link service's (its alias).
-async fn bill_id(state: &AppState, brand: &str, sent: String) -> Result<String, StaffError> {
+async fn bill_id(state: &AppState, tenant: &str, sent: String) -> Result<String, StaffError> {
     let alias: Option<Value> =
-        state.platform.repo.get(&keys::bill_alias(brand, &sent)).await.map_err(StaffError::unavailable)?;
+        state.platform.repo.get(&keys::bill_alias(tenant, &sent)).await.map_err(StaffError::unavailable)?;
     Ok(alias.and_then(|a| a["bill_id"].as_str().map(str::to_owned)).unwrap_or(sent))
 }
 
@@ -287,12 +287,12 @@ async fn bill_id(state: &AppState, brand: &str, sent: String) -> Result<String, 
 async fn widget_insight(State(state): State<AppState>, request: Request) -> Result<Json<Answer<Value>>, StaffError> {
     let headers: HeaderMap = request.headers().clone();
     let page = page_token(&state, &headers);
-    let brand = match page {
+    let tenant = match page {
         Some(Ok(claims)) => Some(claims),
         Some(Err(())) => return Err(StaffError::invalid_credentials()),
         None => None,
     };
-    let (brand, only_bill, grant) = match brand {
+    let (tenant, only_bill, grant) = match tenant {
         Some(claims) => (claims.tenant, Some(claims.bill_id), None),
         None => {
             let grant = token(&state, TokenKind::Ingestion, &headers).await?;
@@ -304,10 +304,10 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
         return Err(StaffError::invalid_credentials());
     }
     let event = if body.event_type == "watch" { InsightEvent::Watch } else { InsightEvent::Click };
-    let bill_id = bill_id(&state, &brand, body.bill_id).await?;
+    let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
     let query = bills::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
     let counted: Counted =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
     Ok(answer(json!({"counted": counted.counted})))
 }
 

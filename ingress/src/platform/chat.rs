@@ -86,20 +86,20 @@ pub const RIDER_TOKEN_HOURS: i64 = 12;
 async fn rider_login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
-    Open { brand, body }: Open<RiderLoginRequest>,
+    Open { tenant, body }: Open<RiderLoginRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     open_rate_limit(&state, "rider_login", peer)?;
     let order: Option<Value> = state
         .platform
         .repo
-        .get(&keys::order(&brand, &body.business_id, &body.order_id))
+        .get(&keys::order(&tenant, &body.business_id, &body.order_id))
         .await
         .map_err(IntegrationError::unavailable)?;
     let Some(order) = order else { return Err(IntegrationError::not_found("order")) };
     let expires_at = Utc::now() + Duration::hours(RIDER_TOKEN_HOURS);
     let claims = ChatClaims {
         scope: "rider_chat".to_owned(),
-        tenant: brand.clone(),
+        tenant: tenant.clone(),
         business_id: Some(body.business_id.clone()),
         subject: body.rider_phone,
         order_id: Some(body.order_id.clone()),
@@ -108,7 +108,7 @@ async fn rider_login(
     let token = state.platform.links.sign(&claims).map_err(IntegrationError::internal)?;
     let customer_name = order.pointer("/payload/customer/name").cloned().unwrap_or(Value::Null);
     Ok(answer(json!({"token": token, "expires_at": expires_at, "chat": {
-        "parent_business_id": brand, "business_id": body.business_id, "order_id": body.order_id,
+        "parent_business_id": tenant, "business_id": body.business_id, "order_id": body.order_id,
         "customer_name": customer_name,
     }})))
 }

@@ -60,17 +60,17 @@ pub struct Updated {
 /// segment, lifetime_value, average_order_value}}`; 404 `xE_404` for an unknown customer.
 pub async fn get_customer_details(
     State(state): State<AppState>,
-    Open { brand, body }: Open<CustomerDetailsRequest>,
+    Open { tenant, body }: Open<CustomerDetailsRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
     let query = customers::Details { phone: body.customer_number };
-    Ok(answer(CustomerAnswer { customer: state.platform.gateway.ask(&brand, query).await? }))
+    Ok(answer(CustomerAnswer { customer: state.platform.gateway.ask(&tenant, query).await? }))
 }
 
 /// Updates name, email, gender or dob; answers `{status: 1, message, customer}`. A token limited
 /// to one outlet may only name that outlet in `business_id` (the extractor holds it there).
 pub async fn update_customer_details(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<UpdateCustomerRequest>,
+    Staff { tenant, body, .. }: Staff<UpdateCustomerRequest>,
 ) -> Result<Json<Answer<Updated>>, StaffError> {
     let query = customers::Update {
         phone: body.customer_number,
@@ -80,6 +80,6 @@ pub async fn update_customer_details(
         dob: body.dob,
         anniversary: body.anniversary,
     };
-    let customer = state.platform.gateway.ask(&brand, query).await?;
+    let customer = state.platform.gateway.ask(&tenant, query).await?;
     Ok(answer(Updated { message: "customer updated", customer }))
 }

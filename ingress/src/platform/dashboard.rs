@@ -86,10 +86,10 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Js
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let name = |business: String| {
         let repo = state.platform.repo.clone();
-        let brand = grant.parent.clone();
+        let tenant = grant.parent.clone();
         async move {
             let config: Option<BusinessConfig> =
-                repo.get(&keys::business_config(&brand, &business)).await.map_err(StaffError::unavailable)?;
+                repo.get(&keys::business_config(&tenant, &business)).await.map_err(StaffError::unavailable)?;
             Ok::<_, StaffError>(config.and_then(|c| c.name().map(str::to_owned)))
         }
     };

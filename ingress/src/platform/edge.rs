@@ -60,7 +60,7 @@ pub trait PlatformRequest: DeserializeOwned + Send + 'static {
     const BRAND_FIELDS: &'static [&'static str] = &[];
 
     /// The brand the body names, when it names one.
-    fn brand(&self) -> Option<&str> {
+    fn tenant(&self) -> Option<&str> {
         None
     }
 }
@@ -99,7 +99,7 @@ fn validated<T: PlatformRequest>(mut value: Value, state: &AppState) -> Result<T
 /// A staff-token request for the brand its body names.
 pub struct Staff<T> {
     /// The brand (the token's, and the body's).
-    pub brand: String,
+    pub tenant: String,
     /// The token's grant (its id names who acted; its outlet limits some routes).
     pub grant: TokenGrant,
     /// The decoded body.
@@ -112,20 +112,20 @@ impl<T: PlatformRequest> FromRequest<AppState> for Staff<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Staff, request.headers()).await?;
         let body: T = decode_for::<T, StaffError>(request, state, &grant).await?;
-        let brand = staff_brand(&grant, body.brand().map(str::to_owned))?;
-        Ok(Self { brand, grant, body })
+        let tenant = staff_tenant(&grant, body.tenant().map(str::to_owned))?;
+        Ok(Self { tenant, grant, body })
     }
 }
 
 /// The brand a staff token acts for, as a request names it (body, multipart field or query
 /// parameter): required, and it must be the token's.
-pub fn staff_brand(grant: &TokenGrant, brand: Option<String>) -> Result<String, StaffError> {
-    match brand.filter(|b| !b.is_empty()) {
+pub fn staff_tenant(grant: &TokenGrant, tenant: Option<String>) -> Result<String, StaffError> {
+    match tenant.filter(|b| !b.is_empty()) {
         None => Err(StaffError::invalid_message(
             "/parent_business_id",
             "parentBusinessId or parent_business_id is required",
         )),
-        Some(brand) if brand == grant.parent => Ok(brand),
+        Some(tenant) if tenant == grant.parent => Ok(tenant),
         Some(_) => Err(StaffError::forbidden_business()),
     }
 }
@@ -201,7 +201,7 @@ pub fn decimal_or(given: &Option<serde_json::Number>, current: rust_decimal::Dec
 /// An ingestion-token request: the brand is the token's (staff error family).
 pub struct Ingested<T> {
     /// The token's brand.
-    pub brand: String,
+    pub tenant: String,
     /// The decoded body.
     pub body: T,
 }
@@ -212,7 +212,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Ingested<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Ingestion, request.headers()).await?;
         let body: T = decode_for::<T, StaffError>(request, state, &grant).await?;
-        Ok(Self { brand: grant.parent, body })
+        Ok(Self { tenant: grant.parent, body })
     }
 }
 
@@ -232,7 +232,7 @@ pub async fn checked_body<T: PlatformRequest>(
 /// An integration-token request: the brand is the token's.
 pub struct Integration<T> {
     /// The token's brand.
-    pub brand: String,
+    pub tenant: String,
     /// The decoded body.
     pub body: T,
 }
@@ -243,7 +243,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Integration<T> {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::Integration, request.headers()).await?;
         let body: T = decode_for::<T, IntegrationError>(request, state, &grant).await?;
-        Ok(Self { brand: grant.parent, body })
+        Ok(Self { tenant: grant.parent, body })
     }
 }
 
@@ -252,7 +252,7 @@ impl<T: PlatformRequest> FromRequest<AppState> for Integration<T> {
 /// closed the open routes it needs an integration token of the brand ([`access::open_gate`]).
 pub struct Open<T> {
     /// The body's brand (the token's, on a closed route).
-    pub brand: String,
+    pub tenant: String,
     /// The decoded body.
     pub body: T,
 }
@@ -268,16 +268,16 @@ impl<T: PlatformRequest> FromRequest<AppState> for Open<T> {
         let outlet_field = T::OUTLET_FIELDS.first().copied();
         let grant = access::open_gate(state, &headers, &mut value, T::SCOPE, outlet_field).await?;
         let body: T = validated(value, state)?;
-        let brand = match grant {
+        let tenant = match grant {
             Some(grant) => grant.parent,
-            None => body.brand().filter(|b| !b.is_empty()).map(str::to_owned).ok_or_else(|| {
+            None => body.tenant().filter(|b| !b.is_empty()).map(str::to_owned).ok_or_else(|| {
                 IntegrationError::invalid_message(
                     "/parent_business_id",
                     "\"parent_business_id\" is a required property",
                 )
             })?,
         };
-        Ok(Self { brand, body })
+        Ok(Self { tenant, body })
     }
 }
 
@@ -295,7 +295,7 @@ pub fn open_rate_limit(state: &AppState, route: &str, peer: std::net::SocketAddr
 /// An app-token caller: a customer of a brand (the app routes take no body).
 pub struct AppCustomer {
     /// The token's brand.
-    pub brand: String,
+    pub tenant: String,
     /// The token's customer (its phone number).
     pub phone: String,
 }
@@ -308,9 +308,9 @@ impl FromRequest<AppState> for AppCustomer {
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let grant = token(state, TokenKind::App, request.headers()).await?;
         if let Ok(value) = body::read(request).await {
-            access::admit_brand(&grant, &value)?;
+            access::admit_tenant(&grant, &value)?;
         }
-        Ok(Self { brand: grant.parent, phone: grant.business.unwrap_or_default() })
+        Ok(Self { tenant: grant.parent, phone: grant.business.unwrap_or_default() })
     }
 }
 

@@ -116,11 +116,11 @@ type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 /// `/crm_api/save/feedback/config`.
 async fn save_config(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackConfigRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackConfigRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let config = FeedbackConfig {
-        parent_business_id: brand.clone(),
-        child_business_id: body.child_business_id.filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned()),
+        parent_business_id: tenant.clone(),
+        child_business_id: body.child_business_id.filter(|c| *c != tenant).unwrap_or_else(|| "0".to_owned()),
         feedback_flow: body.feedback_flow,
         feedback_sms: body.feedback_sms.unwrap_or_else(|| "false".to_owned()),
         feedback_chat: body.feedback_chat.unwrap_or_else(|| "false".to_owned()),
@@ -139,18 +139,18 @@ async fn save_config(
     };
     let query = feedback::SaveConfig { config: Box::new(config) };
     let saved: FeedbackConfig =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
     Ok(answer(json!({"message": "Feedback configuration saved", "data": saved})))
 }
 
 /// `/crm_api/get/feedback/config`.
-async fn get_config(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
-    let child = body.child_business_id.or(body.business_id).filter(|c| *c != brand).unwrap_or_else(|| "0".to_owned());
+async fn get_config(State(state): State<AppState>, Staff { tenant, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
+    let child = body.child_business_id.or(body.business_id).filter(|c| *c != tenant).unwrap_or_else(|| "0".to_owned());
     let query = feedback::Config { child_business_id: child };
     let config: FeedbackConfig = state
         .platform
         .gateway
-        .ask(&brand, query)
+        .ask(&tenant, query)
         .await
         .map_err(|e| StaffError::from_query(e, "feedback configuration"))?;
     Ok(staff_answer(json!({"data": config})))
@@ -159,36 +159,36 @@ async fn get_config(State(state): State<AppState>, Staff { brand, body, .. }: St
 /// `/crm_api/fetch_feedback_customers`.
 async fn feedback_customers(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<RequestPage>>, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
     let query = feedback::Requests { business_id: body.business_id, page: body.page.unwrap_or(1), start, end };
     Ok(staff_answer(
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?,
     ))
 }
 
 /// `/crm_api/feedback_form_interaction_mis`.
 async fn interaction_mis(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = feedback::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
     Ok(staff_answer(json!({"data": mis})))
 }
 
 /// `/crm_api/legacy/feedback_sms`: a row of the legacy feedback SMS queue (processed 0).
 async fn legacy_feedback_sms(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<LegacySmsRequest>,
+    Staff { tenant, body, .. }: Staff<LegacySmsRequest>,
 ) -> Result<Json<Answer<Value>>, StaffError> {
     let id = uuid::Uuid::new_v4().simple().to_string();
     let row = engage_actors::capabilities::feedback::legacy::LegacySms {
         id: id.clone(),
-        parent_business_id: brand.clone(),
+        parent_business_id: tenant.clone(),
         business_id: body.business_id,
         url: body.url,
         processed: 0,
@@ -199,8 +199,8 @@ async fn legacy_feedback_sms(
         process_time: None,
         sent_at: None,
     };
-    let put = engage_actors::keys::legacy_sms(&brand, &id, true).put(&row);
-    let listed = engage_actors::keys::legacy_sms_brand(&brand).put(&json!({}));
+    let put = engage_actors::keys::legacy_sms(&tenant, &id, true).put(&row);
+    let listed = engage_actors::keys::legacy_sms_tenant(&tenant).put(&json!({}));
     state.platform.repo.store().batch(vec![put, listed]).await.map_err(StaffError::unavailable)?;
     Ok(answer(json!({"id": id})))
 }
@@ -208,53 +208,56 @@ async fn legacy_feedback_sms(
 /// `/crm_api/orders_summary`.
 async fn orders_summary(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Result<Json<StaffAnswer<OrdersSummary>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = feedback::GetOrdersSummary { business_id: body.business_id, start, end, page: body.page.unwrap_or(1) };
-    let summary = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "orders"))?;
+    let summary = state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "orders"))?;
     Ok(staff_answer(summary))
 }
 
 /// `/crm_api/get/rating_list`: sources 1 and 2 are engage's own ratings (every record source);
 /// 3 and 4 the app stores' reviews, as each store sent them.
-async fn rating_list(State(state): State<AppState>, Staff { brand, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
+async fn rating_list(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
+) -> Answered {
     let (start, end) = ordered(&body.start, &body.end);
     let page = body.page.unwrap_or(1);
     if let Some(source @ (3 | 4)) = body.source {
         let store = if source == 3 { "a" } else { "b" };
         let query = feedback::StoreReviews { store: store.to_owned(), page };
         let reviews: ReviewPage =
-            state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
+            state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
         return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
     }
     let query = feedback::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
     let ratings: RatingPage =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
     Ok(staff_answer(serde_json::to_value(ratings).unwrap_or_default()))
 }
 
-async fn rating_days(state: &AppState, brand: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
+async fn rating_days(state: &AppState, tenant: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
     let query = feedback::GetRatingDays { business_id: body.business_id, start, end };
-    state.platform.gateway.ask(brand, query).await.map_err(|e| StaffError::from_query(e, "rating"))
+    state.platform.gateway.ask(tenant, query).await.map_err(|e| StaffError::from_query(e, "rating"))
 }
 
 /// `/crm_api/get/rating_count_datewise`.
 async fn rating_count_datewise(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
-    let days = rating_days(&state, &brand, body).await?;
+    let days = rating_days(&state, &tenant, body).await?;
     Ok(staff_answer(json!({"data": days.days, "ratings_done": days.ratings_done, "avg_rating": days.avg_rating})))
 }
 
 /// `/crm_api/get/hear_about_us_source`.
 async fn hear_about_us_source(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
-    let days = rating_days(&state, &brand, body).await?;
+    let days = rating_days(&state, &tenant, body).await?;
     let data: Vec<Value> =
         days.hear_about_us.into_iter().map(|(source, count)| json!({"source": source, "count": count})).collect();
     Ok(staff_answer(json!({"data": data})))
@@ -263,9 +266,9 @@ async fn hear_about_us_source(
 /// `/crm_api/get/latest_rating`.
 async fn latest_rating(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<FeedbackReadRequest>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
 ) -> Answered {
-    let days = rating_days(&state, &brand, body).await?;
+    let days = rating_days(&state, &tenant, body).await?;
     Ok(staff_answer(json!({"data": days.latest})))
 }
 
@@ -273,7 +276,7 @@ async fn latest_rating(
 async fn nps_data(
     State(state): State<AppState>,
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
-    Open { brand, body }: Open<NpsDataRequest>,
+    Open { tenant, body }: Open<NpsDataRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     open_rate_limit(&state, "nps", peer)?;
     let given = NpsAnswer {
@@ -284,14 +287,14 @@ async fn nps_data(
         questions: body.questions.unwrap_or_default().into_iter().map(Value::Object).collect(),
     };
     let query = feedback::NpsRecord { answer: given, now: Utc::now() };
-    let stored: NpsResponse = state.platform.gateway.ask(&brand, query).await?;
+    let stored: NpsResponse = state.platform.gateway.ask(&tenant, query).await?;
     Ok(answer(json!({"nps_id": stored.nps_id})))
 }
 
 /// `/crm_api/npsList`.
 async fn nps_list(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<NpsRequest>,
+    Staff { tenant, body, .. }: Staff<NpsRequest>,
 ) -> Result<Json<Answer<NpsPage>>, StaffError> {
     let query = feedback::NpsList {
         business_id: body.business_id,
@@ -299,11 +302,11 @@ async fn nps_list(
         mobile_number: body.mobile_number,
         page: body.page.unwrap_or(1),
     };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?))
 }
 
 /// `/crm_api/npsData`.
-async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: Staff<NpsRequest>) -> Answered {
+async fn nps_report(State(state): State<AppState>, Staff { tenant, body, .. }: Staff<NpsRequest>) -> Answered {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let defaults = Buckets::default();
     let (promoter_from, passive_from) =
@@ -313,19 +316,19 @@ async fn nps_report(State(state): State<AppState>, Staff { brand, body, .. }: St
         Buckets { promoter_from: promoter_from.max(passive_from), passive_from: promoter_from.min(passive_from) };
     let query = feedback::GetNpsReport { business_id: body.business_id, start, end, buckets };
     let report: NpsReport =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     Ok(staff_answer(json!({"data": report})))
 }
 
 /// `/crm_api/download/nps/data`: the responses of the period as an XLSX workbook.
 async fn nps_download(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<NpsRequest>,
+    Staff { tenant, body, .. }: Staff<NpsRequest>,
 ) -> Result<Response, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = feedback::NpsExport { business_id: body.business_id, start: start.clone(), end: end.clone() };
     let page: NpsPage =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
     let bytes = engage_actors::reports::nps_workbook(&page.data).map_err(StaffError::unavailable)?;
     let name = format!("attachment; filename=\"nps-{start}_{end}.xlsx\"");
     Ok((

@@ -51,7 +51,7 @@ use engage_actors::QueryError;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
-use super::edge::{staff_answer, staff_brand, Staff, StaffAnswer};
+use super::edge::{staff_answer, staff_tenant, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use super::routes::Routes;
@@ -137,14 +137,14 @@ fn limit(given: Option<u32>) -> Option<u32> {
 }
 
 async fn configure_wallet_rules(State(state): State<AppState>, request: Staff<FraudWalletRulesRequest>) -> Answered {
-    let Staff { brand, body, .. } = request;
+    let Staff { tenant, body, .. } = request;
     let rules = VelocityRules {
         redemption_limit_value: limit(body.redemption_limit_value),
         redemption_limit_period: body.redemption_limit_period.unwrap_or_default(),
         points_earning_limit_value: limit(body.points_earning_limit_value),
         points_earning_limit_period: body.points_earning_limit_period.unwrap_or_default(),
     };
-    let rules: VelocityRules = state.platform.gateway.ask(&brand, fraud::SetVelocity { rules }).await?;
+    let rules: VelocityRules = state.platform.gateway.ask(&tenant, fraud::SetVelocity { rules }).await?;
     Ok(staff_answer(json!({"message": "fraud wallet rules saved", "rules": rules})))
 }
 
@@ -152,16 +152,16 @@ async fn configure_alert_settings(
     State(state): State<AppState>,
     request: Staff<FraudAlertSettingsRequest>,
 ) -> Answered {
-    let Staff { brand, body, .. } = request;
+    let Staff { tenant, body, .. } = request;
     let settings = AlertSettings {
-        parent_business_id: brand.clone(),
+        parent_business_id: tenant.clone(),
         alert_recipients: body.alert_recipients,
         channel_type: read("channel_type", &body.channel_type)?,
         template: body.template,
         sender_id: body.sender_id,
         template_type: read("template_type", body.template_type.as_deref().unwrap_or("UTILITY"))?,
     };
-    let settings: AlertSettings = state.platform.gateway.ask(&brand, fraud::SaveAlerts { settings }).await?;
+    let settings: AlertSettings = state.platform.gateway.ask(&tenant, fraud::SaveAlerts { settings }).await?;
     Ok(staff_answer(json!({"message": "fraud alert settings saved", "settings": settings})))
 }
 
@@ -173,9 +173,9 @@ fn read<T: serde::de::DeserializeOwned>(field: &str, value: &str) -> Result<T, S
 }
 
 async fn get_configuration(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let brand = request.brand;
-    let rules: VelocityRules = state.platform.gateway.ask(&brand, fraud::GetVelocity {}).await?;
-    let alerts: Option<AlertSettings> = state.platform.gateway.ask(&brand, fraud::Alerts {}).await?;
+    let tenant = request.tenant;
+    let rules: VelocityRules = state.platform.gateway.ask(&tenant, fraud::GetVelocity {}).await?;
+    let alerts: Option<AlertSettings> = state.platform.gateway.ask(&tenant, fraud::Alerts {}).await?;
     Ok(staff_answer(json!({"data": {"wallet_rules": rules, "alert_settings": alerts}})))
 }
 
@@ -192,7 +192,7 @@ async fn upload_blocklist(
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let limit = state.settings.max_upload_bytes;
     let form = Form::read(&headers, multipart, "parent_business_id and file", limit).await?;
-    let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    let tenant = staff_tenant(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
     access::admit_outlet(&grant, Scope::Tenant, None)?;
     let csv_rows = form.phone_rows()?;
     let (mut invalid, mut candidates) = (Vec::new(), Vec::new());
@@ -209,7 +209,7 @@ async fn upload_blocklist(
     // the brand's actor adds them: a number on the list already, or given twice, is a duplicate
     let contacts = candidates.iter().map(|(_, value)| value.clone()).collect();
     let query = fraud::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
-    let done: Blocklisted = state.platform.gateway.ask(&brand, query).await?;
+    let done: Blocklisted = state.platform.gateway.ask(&tenant, query).await?;
     let duplicates: Vec<Value> = done
         .duplicates
         .iter()
@@ -229,9 +229,9 @@ fn contacts(body: &FraudQueryRequest) -> Vec<String> {
 }
 
 async fn delete_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let Staff { brand, body, .. } = request;
+    let Staff { tenant, body, .. } = request;
     let query = fraud::Unblocklist { contacts: contacts(&body) };
-    let done: Unblocklisted = state.platform.gateway.ask(&brand, query).await?;
+    let done: Unblocklisted = state.platform.gateway.ask(&tenant, query).await?;
     Ok(staff_answer(json!({"deleted": done.deleted})))
 }
 
@@ -243,7 +243,7 @@ async fn flag_actions(
     action: FlagAction,
     comment: Option<String>,
 ) -> Result<(StatusCode, Json<Value>), StaffError> {
-    let Staff { brand, grant, body } = request;
+    let Staff { tenant, grant, body } = request;
     let list = contacts(&body);
     if list.is_empty() {
         return Err(StaffError::invalid_message("/contact", "contact or contacts is required"));
@@ -253,7 +253,7 @@ async fn flag_actions(
     for contact in list {
         let query =
             fraud::Flag { contact: contact.clone(), action, comment: comment.clone(), submitted_by: grant.id.clone() };
-        match state.platform.gateway.ask(&brand, query).await {
+        match state.platform.gateway.ask(&tenant, query).await {
             Ok(outcome) => {
                 ok += 1;
                 results.push(
@@ -301,7 +301,7 @@ fn page(body: &FraudQueryRequest, rows: Vec<Value>) -> Value {
 }
 
 async fn get_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let rows = state.platform.repo.all_json(BLOCKLIST, &request.brand).await.map_err(StaffError::unavailable)?;
+    let rows = state.platform.repo.all_json(BLOCKLIST, &request.tenant).await.map_err(StaffError::unavailable)?;
     Ok(staff_answer(page(&request.body, rows)))
 }
 
@@ -311,34 +311,34 @@ async fn check_blocked(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Answered {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
-    let brand = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
-    let brand = staff_brand(&grant, brand)?;
+    let tenant = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
+    let tenant = staff_tenant(&grant, tenant)?;
     access::admit_outlet(&grant, Scope::Tenant, None)?;
     let Some(contact) = query.get("contact").filter(|c| !c.is_empty()).cloned() else {
         return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };
-    let data: Evaluation = state.platform.gateway.ask(&brand, fraud::Evaluate { contact: contact.clone() }).await?;
+    let data: Evaluation = state.platform.gateway.ask(&tenant, fraud::Evaluate { contact: contact.clone() }).await?;
     Ok(staff_answer(
         json!({"contact": contact, "blocked": data.blocked, "blocklisted": data.blocklisted, "is_blocked": data.is_blocked}),
     ))
 }
 
 async fn evaluate_customer(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let Staff { brand, body, .. } = request;
+    let Staff { tenant, body, .. } = request;
     let Some(contact) = body.contact else {
         return Err(StaffError::invalid_message("/contact", "contact is required"));
     };
-    let data: Evaluation = state.platform.gateway.ask(&brand, fraud::Evaluate { contact }).await?;
+    let data: Evaluation = state.platform.gateway.ask(&tenant, fraud::Evaluate { contact }).await?;
     Ok(staff_answer(json!({"data": data})))
 }
 
 /// The brand's fraud flags, oldest first.
-async fn flags(state: &AppState, brand: &str) -> Result<Vec<Value>, StaffError> {
-    state.platform.repo.all_json(FRAUD_FLAGS, brand).await.map_err(StaffError::unavailable)
+async fn flags(state: &AppState, tenant: &str) -> Result<Vec<Value>, StaffError> {
+    state.platform.repo.all_json(FRAUD_FLAGS, tenant).await.map_err(StaffError::unavailable)
 }
 
 async fn view_fraud_customers(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let mut rows = flags(&state, &request.brand).await?;
+    let mut rows = flags(&state, &request.tenant).await?;
     if let Some(status) = request.body.status {
         rows.retain(|f| f["status"].as_u64() == Some(u64::from(status)));
     }
@@ -348,7 +348,7 @@ async fn view_fraud_customers(State(state): State<AppState>, request: Staff<Frau
 
 async fn group_list(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
     let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
-    for flag in flags(&state, &request.brand).await? {
+    for flag in flags(&state, &request.tenant).await? {
         let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
         let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
         entry.1 += 1;
@@ -369,7 +369,7 @@ async fn fraud_mis(State(state): State<AppState>, request: Staff<FraudQueryReque
     let end = request.body.end.clone().unwrap_or_else(|| "9999-12-31".to_owned());
     let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
     let mut total = 0;
-    for flag in flags(&state, &request.brand).await? {
+    for flag in flags(&state, &request.tenant).await? {
         let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
         if day < start || day > end {
             continue;
@@ -386,12 +386,12 @@ async fn fraud_mis(State(state): State<AppState>, request: Staff<FraudQueryReque
 }
 
 async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let Staff { brand, body, .. } = request;
+    let Staff { tenant, body, .. } = request;
     let (Some(contact), Some(business)) = (body.contact, body.business_id) else {
         return Err(StaffError::invalid_message("/contact", "contact and business_id are required"));
     };
     let query = fraud::SendAlert { contact, business, now: chrono::Utc::now() };
-    let sent: AlertSent = match state.platform.gateway.ask(&brand, query).await {
+    let sent: AlertSent = match state.platform.gateway.ask(&tenant, query).await {
         Ok(sent) => sent,
         Err(QueryError::Invalid(message)) => return Err(StaffError::invalid_message("", &message)),
         Err(error) => return Err(error.into()),

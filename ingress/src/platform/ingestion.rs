@@ -268,7 +268,7 @@ pub async fn enqueue(
         metrics::counter!("engage_ingest_rejected_total", "source" => spec.source).increment(1);
         return Err(IntegrationError::too_large("the event, as JSON,", MAX_EVENT_BYTES));
     }
-    let tenant = match (caller.bound_brand(), body.get("parentBusinessId").and_then(Value::as_str)) {
+    let tenant = match (caller.bound_tenant(), body.get("parentBusinessId").and_then(Value::as_str)) {
         (Some(parent), Some(given)) if given != parent => return Err(IntegrationError::tenant_mismatch()),
         (Some(parent), _) => parent.to_owned(),
         (None, Some(given)) => given.to_owned(),

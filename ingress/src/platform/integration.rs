@@ -65,11 +65,11 @@ pub fn routes() -> Routes {
 fn apply_now(
     kind: EventKind,
     source: &str,
-    brand: &str,
+    tenant: &str,
     trace: &str,
     body: &IntegrationUserRequest,
 ) -> customers::ApplyNow {
-    let mut payload = json!({"parentBusinessId": brand, "phone": body.customer_number});
+    let mut payload = json!({"parentBusinessId": tenant, "phone": body.customer_number});
     let fields = [
         ("name", &body.name),
         ("email", &body.email),
@@ -86,15 +86,15 @@ fn apply_now(
             payload[field] = json!(value);
         }
     }
-    customers::ApplyNow { envelope: Envelope::new(kind, source, 0, brand, trace, payload) }
+    customers::ApplyNow { envelope: Envelope::new(kind, source, 0, tenant, trace, payload) }
 }
 
 async fn ask_customer(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     query: impl Question<Reply = CustomerView> + Into<TenantQuery>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let customer = state.platform.gateway.ask(brand, query).await?;
+    let customer = state.platform.gateway.ask(tenant, query).await?;
     Ok(answer(CustomerAnswer::from(customer)))
 }
 
@@ -102,34 +102,34 @@ async fn ask_customer(
 async fn create_user(
     State(state): State<AppState>,
     Extension(trace): Extension<TraceId>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let query = apply_now(EventKind::Customer, "integration", &brand, &trace.0, &body);
-    ask_customer(&state, &brand, query).await
+    let query = apply_now(EventKind::Customer, "integration", &tenant, &trace.0, &body);
+    ask_customer(&state, &tenant, query).await
 }
 
 /// `/pos_e/v1/update_pos_customer_details` (open): `{status: 1, customer}` (created or updated).
 async fn update_pos_customer_details(
     State(state): State<AppState>,
     Extension(trace): Extension<TraceId>,
-    Open { brand, body }: Open<IntegrationUserRequest>,
+    Open { tenant, body }: Open<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    let query = apply_now(EventKind::Customer, "pos_e", &brand, &trace.0, &body);
-    ask_customer(&state, &brand, query).await
+    let query = apply_now(EventKind::Customer, "pos_e", &tenant, &trace.0, &body);
+    ask_customer(&state, &tenant, query).await
 }
 
 /// `/integration/v1/get_user_profile`: `{status: 1, customer}`; 404 `xE_404`.
 async fn get_user_profile(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
-    ask_customer(&state, &brand, customers::Details { phone: body.customer_number }).await
+    ask_customer(&state, &tenant, customers::Details { phone: body.customer_number }).await
 }
 
 /// `/integration/v1/update_user_profile`: `{status: 1, customer}`; 404 `xE_404`.
 async fn update_user_profile(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
     let query = customers::Update {
         phone: body.customer_number,
@@ -139,20 +139,20 @@ async fn update_user_profile(
         dob: body.dob,
         anniversary: body.anniversary,
     };
-    ask_customer(&state, &brand, query).await
+    ask_customer(&state, &tenant, query).await
 }
 
 /// `/integration/v1/fcm_token_ingestion`: `{status: 1, customer}`.
 async fn fcm_token_ingestion(
     State(state): State<AppState>,
     Extension(trace): Extension<TraceId>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
     if body.fcm_token.is_none() {
         return Err(IntegrationError::invalid_message("/fcm_token", "\"fcm_token\" is a required property"));
     }
-    let query = apply_now(EventKind::PushToken, "integration", &brand, &trace.0, &body);
-    ask_customer(&state, &brand, query).await
+    let query = apply_now(EventKind::PushToken, "integration", &tenant, &trace.0, &body);
+    ask_customer(&state, &tenant, query).await
 }
 
 /// A deduction's answer: `{deducted, wallet_balance, txn_id}`.
@@ -166,20 +166,20 @@ pub struct Deducted {
 /// `/integration/v1/deduct_wallet_points`: a final redemption keyed by `reference`.
 async fn deduct_wallet_points(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<Deducted>>, IntegrationError> {
     let (Some(points), Some(reference)) = (body.points, body.reference.clone()) else {
         return Err(IntegrationError::invalid_message("/reference", "points and reference are required"));
     };
-    let done: Redeemed = state.platform.gateway.ask(&brand, user_redemption(body, points, reference)).await?;
+    let done: Redeemed = state.platform.gateway.ask(&tenant, user_redemption(body, points, reference)).await?;
     Ok(answer(Deducted { deducted: done.redeemed, wallet_balance: done.wallet_balance, txn_id: done.txn_id }))
 }
 
 /// `/pos_e/v1/get_loyalty_details` (open): `{status: 1, loyalty_points, redeemable_points, …}`.
 async fn pos_loyalty_details(
     State(state): State<AppState>,
-    Open { brand, body }: Open<IntegrationUserRequest>,
+    Open { tenant, body }: Open<IntegrationUserRequest>,
 ) -> Result<Json<Answer<PointsBalance>>, IntegrationError> {
     let query = loyalty::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }

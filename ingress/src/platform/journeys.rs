@@ -51,7 +51,7 @@ use engage_actors::signed_links::LinkRefusal;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
-use super::edge::{answer, staff_answer, staff_brand, Answer, Staff, StaffAnswer};
+use super::edge::{answer, staff_answer, staff_tenant, Answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
@@ -139,46 +139,46 @@ fn bulk_campaign_operation() -> Value {
     bulk
 }
 
-/// Every journey type `brand` sees: the eight built-in ones, those added before types belonged to
+/// Every journey type `tenant` sees: the eight built-in ones, those added before types belonged to
 /// a brand (read-only, for every brand), then those the brand added with `/crm_api/autoCampaign`.
 /// Another brand's types are never among them.
-async fn all_types(state: &AppState, brand: &str) -> Result<Vec<JourneyType>, StaffError> {
+async fn all_types(state: &AppState, tenant: &str) -> Result<Vec<JourneyType>, StaffError> {
     let mut types = builtin_types();
     let repo = &state.platform.repo;
     let legacy: Vec<JourneyType> =
         repo.all(JOURNEY_TYPES, keys::LEGACY_JOURNEY_TYPES).await.map_err(StaffError::unavailable)?;
     let own: Vec<JourneyType> =
-        repo.all(JOURNEY_TYPES, &keys::journey_types_partition(brand)).await.map_err(StaffError::unavailable)?;
+        repo.all(JOURNEY_TYPES, &keys::journey_types_partition(tenant)).await.map_err(StaffError::unavailable)?;
     types.extend(legacy);
     types.extend(own);
     Ok(types)
 }
 
-/// The type `id` names among those `brand` sees, or the 400 that names the field.
-async fn journey_type(state: &AppState, brand: &str, id: Option<&str>) -> Result<JourneyType, StaffError> {
+/// The type `id` names among those `tenant` sees, or the 400 that names the field.
+async fn journey_type(state: &AppState, tenant: &str, id: Option<&str>) -> Result<JourneyType, StaffError> {
     let Some(id) = id else {
         return Err(StaffError::invalid_message("/campaign_type_id", "campaign_type_id is required"));
     };
-    all_types(state, brand)
+    all_types(state, tenant)
         .await?
         .into_iter()
         .find(|t| t.id == id)
         .ok_or_else(|| StaffError::not_found(&format!("journey type {id}")))
 }
 
-async fn brand_journeys(
+async fn tenant_journeys(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     child: Option<String>,
 ) -> Result<Vec<JourneyConfig>, StaffError> {
-    let journeys: Journeys = state.platform.gateway.ask(brand, journeys::List { child_business_id: child }).await?;
+    let journeys: Journeys = state.platform.gateway.ask(tenant, journeys::List { child_business_id: child }).await?;
     Ok(journeys.data)
 }
 
 /// `/crm_api/get/campaign/type/ids`.
 async fn campaign_type_ids(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
-    let journeys = brand_journeys(&state, &request.brand, None).await?;
-    let data: Vec<Value> = all_types(&state, &request.brand)
+    let journeys = tenant_journeys(&state, &request.tenant, None).await?;
+    let data: Vec<Value> = all_types(&state, &request.tenant)
         .await?
         .into_iter()
         .map(|t| {
@@ -195,13 +195,13 @@ async fn campaign_type_ids(State(state): State<AppState>, request: Staff<Journey
 
 /// `/crm_api/get/campaign/fields`.
 async fn campaign_fields(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
-    let t = journey_type(&state, &request.brand, request.body.campaign_type_id.as_deref()).await?;
+    let t = journey_type(&state, &request.tenant, request.body.campaign_type_id.as_deref()).await?;
     Ok(staff_answer(json!({"data": {"campaign_type_id": t.id, "campaign_type": t.campaign_type, "fields": t.fields}})))
 }
 
 /// `/crm_api/get/field/parameters`.
 async fn field_parameters(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
-    let t = journey_type(&state, &request.brand, request.body.campaign_type_id.as_deref()).await?;
+    let t = journey_type(&state, &request.tenant, request.body.campaign_type_id.as_deref()).await?;
     let Some(ref_id) = request.body.ref_id else {
         return Err(StaffError::invalid_message("/ref_id", "ref_id is required"));
     };
@@ -223,12 +223,12 @@ async fn days_type_options(_request: Staff<JourneyCatalogueRequest>) -> Answered
 /// `/crm_api/autoCampaign`: a new journey type, with the common form fields.
 async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaignRequest>) -> Answered {
     let body = request.body;
-    if all_types(&state, &request.brand).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
+    if all_types(&state, &request.tenant).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
         return Err(StaffError::conflict(format!("a journey type {} exists already", body.campaign_type)));
     }
     let fields = common_fields();
     // the brand is part of the id: two brands adding the same campaign_type get two types
-    let id = engage_actors::capabilities::journeys::journey_id("type", &request.brand, &body.campaign_type);
+    let id = engage_actors::capabilities::journeys::journey_id("type", &request.tenant, &body.campaign_type);
     let new = JourneyType {
         id: id.clone(),
         title: body.title,
@@ -238,7 +238,7 @@ async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaig
         execution_type: body.execution_type,
         fields,
     };
-    let op = keys::journey_type(&request.brand, &id).put(&new);
+    let op = keys::journey_type(&request.tenant, &id).put(&new);
     state.platform.repo.store().batch(vec![op]).await.map_err(StaffError::unavailable)?;
     Ok(staff_answer(json!({"message": "journey type added", "data": new})))
 }
@@ -276,8 +276,8 @@ fn campaign_data(input: CampaignDataInput) -> Result<CampaignData, StaffError> {
 
 /// `/crm_api/save/campaign/journey`.
 async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyRequest>) -> Answered {
-    let Staff { brand, body, .. } = request;
-    let t = journey_type(&state, &brand, Some(&body.campaign_type_id)).await?;
+    let Staff { tenant, body, .. } = request;
+    let t = journey_type(&state, &tenant, Some(&body.campaign_type_id)).await?;
     let data = campaign_data(body.campaign_data)?;
     check(&t, &data)
         .map_err(|(field, reason)| StaffError::invalid_message(&format!("/campaign_data/{field}"), reason))?;
@@ -287,7 +287,7 @@ async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyR
         campaign_type: t.campaign_type,
         campaign_data: Box::new(data),
     };
-    let saved: Saved = state.platform.gateway.ask(&brand, query).await?;
+    let saved: Saved = state.platform.gateway.ask(&tenant, query).await?;
     let message = if saved.created { "journey saved" } else { "journey updated" };
     Ok(staff_answer(json!({"message": message, "campaign_journey_id": saved.campaign_journey_id})))
 }
@@ -305,7 +305,7 @@ async fn enable_journey(State(state): State<AppState>, request: Staff<JourneyReq
         return Err(StaffError::invalid_message("/campaign_enabled", "campaign_enabled (0 or 1) is required"));
     };
     let query = journeys::Enable { campaign_journey_id: id, enabled: enabled == 1 };
-    let row: JourneyConfig = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
+    let row: JourneyConfig = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"campaign_journey_id": row.campaign_journey_id, "campaign_enabled": row.campaign_enabled})))
 }
 
@@ -320,7 +320,7 @@ fn journey_refusal(error: engage_actors::QueryError) -> StaffError {
 /// `/crm_api/view/campaign/journey`.
 async fn view_journey(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
     let query = journeys::View { campaign_journey_id: journey_id(&request.body)? };
-    let row: JourneyConfig = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
+    let row: JourneyConfig = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"data": row})))
 }
 
@@ -328,20 +328,20 @@ async fn view_journey(State(state): State<AppState>, request: Staff<JourneyReque
 /// ROI.
 async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
     let mut by_outlet: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for journey in brand_journeys(&state, &request.brand, request.body.child_business_id).await? {
+    for journey in tenant_journeys(&state, &request.tenant, request.body.child_business_id).await? {
         let query = journeys::Roi { campaign_journey_id: journey.campaign_journey_id.clone() };
-        let roi: RoiSummary = state.platform.gateway.ask(&request.brand, query).await?;
+        let roi: RoiSummary = state.platform.gateway.ask(&request.tenant, query).await?;
         let mut entry = json!(journey);
         entry["roi"] = json!(roi);
         by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
     }
     let flags: Vec<BusinessConfig> =
-        state.platform.repo.all(BUSINESS_CONFIGS, &request.brand).await.map_err(StaffError::unavailable)?;
+        state.platform.repo.all(BUSINESS_CONFIGS, &request.tenant).await.map_err(StaffError::unavailable)?;
     let flag = |business: &str| flags.iter().find(|f| f.business_id == business).map(|f| f.auto_campaign);
     let data: Vec<Value> = by_outlet
         .into_iter()
         .map(|(child, journeys)| {
-            let auto_campaign = if child == "0" || child == request.brand { flag("0") } else { flag(&child) };
+            let auto_campaign = if child == "0" || child == request.tenant { flag("0") } else { flag(&child) };
             json!({"child_business_id": child, "auto_campaign": auto_campaign, "journeys": journeys})
         })
         .collect();
@@ -356,14 +356,14 @@ async fn auto_campaign_users(State(state): State<AppState>, request: Staff<Journ
     let page = request.body.page.unwrap_or(1).max(1) as usize;
     let page_size = request.body.page_size.unwrap_or(20).clamp(1, 100) as usize;
     let query = journeys::GetAudience { campaign_journey_id: id, offset: (page - 1) * page_size, limit: page_size };
-    let audience: Audience = state.platform.gateway.ask(&request.brand, query).await.map_err(journey_refusal)?;
+    let audience: Audience = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
     Ok(staff_answer(json!({"data": audience.data, "total": audience.total, "page": page, "page_size": page_size})))
 }
 
 /// `/crm_api/view/sent/automated/campaigns`: the send history.
 async fn sent_campaigns(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
     let query = journeys::GetRuns { campaign_journey_id: request.body.campaign_journey_id.clone() };
-    let runs: Runs = state.platform.gateway.ask(&request.brand, query).await?;
+    let runs: Runs = state.platform.gateway.ask(&request.tenant, query).await?;
     Ok(staff_answer(json!({"data": runs.data})))
 }
 
@@ -373,7 +373,7 @@ async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyR
         return Err(StaffError::invalid_message("/auto_id", "auto_id is required"));
     };
     let query = journeys::GetReport { auto_id, business_id: request.body.business_id.clone() };
-    let report: Report = state.platform.gateway.ask(&request.brand, query).await?;
+    let report: Report = state.platform.gateway.ask(&request.tenant, query).await?;
     Ok(staff_answer(json!(report)))
 }
 
@@ -382,7 +382,7 @@ async fn journey_settings(State(state): State<AppState>, request: Staff<JourneyS
     let body = request.body;
     let set = if body.quiet_hours.is_some() || body.frequency_cap.is_some() {
         let query = journeys::Settings { set: None };
-        let mut settings: JourneySettings = state.platform.gateway.ask(&request.brand, query).await?;
+        let mut settings: JourneySettings = state.platform.gateway.ask(&request.tenant, query).await?;
         if let Some(hours) = body.quiet_hours {
             let hours = QuietHours { start: hours.start, end: hours.end };
             if !hours.valid() {
@@ -397,7 +397,7 @@ async fn journey_settings(State(state): State<AppState>, request: Staff<JourneyS
     } else {
         None
     };
-    let settings: JourneySettings = state.platform.gateway.ask(&request.brand, journeys::Settings { set }).await?;
+    let settings: JourneySettings = state.platform.gateway.ask(&request.tenant, journeys::Settings { set }).await?;
     Ok(staff_answer(json!({"data": settings})))
 }
 
@@ -407,7 +407,7 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
         return Err(StaffError::invalid_message("/tag_name", "tag_name is required"));
     };
     let query = journeys::CreateTag { tag_name, color: request.body.color.clone() };
-    let tag: CampaignTag = state.platform.gateway.ask(&request.brand, query).await.map_err(|error| match error {
+    let tag: CampaignTag = state.platform.gateway.ask(&request.tenant, query).await.map_err(|error| match error {
         engage_actors::QueryError::Invalid(message) => StaffError::invalid_message("/tag_name", message),
         other => StaffError::from(other),
     })?;
@@ -416,7 +416,7 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
 
 /// `/crm_api/get/campaign_tags`.
 async fn campaign_tags(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
-    let tags: Tags = state.platform.gateway.ask(&request.brand, journeys::GetTags {}).await?;
+    let tags: Tags = state.platform.gateway.ask(&request.tenant, journeys::GetTags {}).await?;
     Ok(staff_answer(json!({"data": tags.data})))
 }
 
@@ -455,7 +455,7 @@ async fn create_bulk_campaign(
         state.settings.max_upload_bytes,
     )
     .await?;
-    let brand = staff_brand(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    let tenant = staff_tenant(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
     let required = |name: &str, longest: usize| match form.field(&[name]) {
         None => Err(StaffError::invalid_message(&format!("/{name}"), format!("{name} is required"))),
         Some(value) if value.chars().count() > longest => {
@@ -515,13 +515,13 @@ async fn create_bulk_campaign(
     }
     let now = chrono::Utc::now();
     let spec = BulkSpec { campaign_name, business_id, channel, template_id, message };
-    let mut campaign: BulkCampaign = state.platform.gateway.ask(&brand, journeys::BulkCreate { spec, now }).await?;
+    let mut campaign: BulkCampaign = state.platform.gateway.ask(&tenant, journeys::BulkCreate { spec, now }).await?;
     for chunk in recipients.chunks(BULK_CHUNK) {
         let query = journeys::BulkQueue { campaign_id: campaign.campaign_id, recipients: chunk.to_vec(), now };
-        campaign = state.platform.gateway.ask(&brand, query).await?;
+        campaign = state.platform.gateway.ask(&tenant, query).await?;
     }
     tracing::info!(
-        brand,
+        tenant,
         campaign_id = campaign.campaign_id,
         queued = campaign.queued,
         unpaid = campaign.unpaid,

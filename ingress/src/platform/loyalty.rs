@@ -94,63 +94,63 @@ fn day_wise_query(body: &DayWiseRequest) -> Result<loyalty::GetDayWise, StaffErr
 /// `/crm_api/fetch_loyalty_details`: `{status: true, rules, rewards}`.
 async fn fetch_loyalty_details(
     State(state): State<AppState>,
-    Staff { brand, .. }: Staff<LoyaltyRulesRequest>,
+    Staff { tenant, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
-    let rules: LoyaltyRules = gateway.ask(&brand, loyalty::GetRules {}).await?;
-    let catalogue: Catalogue = gateway.ask(&brand, rewards::ListRewards { phone: None }).await?;
+    let rules: LoyaltyRules = gateway.ask(&tenant, loyalty::GetRules {}).await?;
+    let catalogue: Catalogue = gateway.ask(&tenant, rewards::ListRewards { phone: None }).await?;
     Ok(staff_answer(json!({"rules": rules, "rewards": catalogue.rewards})))
 }
 
 /// `/crm_api/loyalty/ledger`: `{status: true, data, page, page_size, total, loyalty_points}`.
 async fn staff_ledger(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<IntegrationUserRequest>,
+    Staff { tenant, body, .. }: Staff<IntegrationUserRequest>,
 ) -> Result<Json<StaffAnswer<LedgerPage>>, StaffError> {
     let query = loyalty::Ledger {
         phone: body.customer_number,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `/crm_api/redeem_points`: a final redemption by staff, `{status: true, redeemed,
 /// wallet_balance, txn_id}`.
 async fn staff_redeem(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<IntegrationUserRequest>,
+    Staff { tenant, body, .. }: Staff<IntegrationUserRequest>,
 ) -> Result<Json<StaffAnswer<Redemption>>, StaffError> {
     let (Some(points), Some(order_id)) = (body.points, body.order_id.clone()) else {
         return Err(StaffError::invalid_message("/order_id", "points and order_id are required"));
     };
-    let redeemed: Redeemed = state.platform.gateway.ask(&brand, user_redemption(body, points, order_id)).await?;
+    let redeemed: Redeemed = state.platform.gateway.ask(&tenant, user_redemption(body, points, order_id)).await?;
     Ok(staff_answer(Redemption::from(redeemed)))
 }
 
 /// `/crm_api/day/wise/data`: `{status: true, from, to, data, totals}`.
 async fn day_wise(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<DayWiseRequest>,
+    Staff { tenant, body, .. }: Staff<DayWiseRequest>,
 ) -> Result<Json<StaffAnswer<DayWise>>, StaffError> {
-    Ok(staff_answer(state.platform.gateway.ask(&brand, day_wise_query(&body)?).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, day_wise_query(&body)?).await?))
 }
 
 /// `/crm_api/get/referal/rules`: `{status: true, referral}`.
 async fn referral_rules(
     State(state): State<AppState>,
-    Staff { brand, .. }: Staff<LoyaltyRulesRequest>,
+    Staff { tenant, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::GetRules {}).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::GetRules {}).await?;
     Ok(staff_answer(json!({"referral": rules.referral})))
 }
 
 /// `/crm_api/get/loyalty/rules/details` (integration token): `{status: 1, rules}`.
 async fn rules_details(
     State(state): State<AppState>,
-    Integration { brand, .. }: Integration<LoyaltyRulesRequest>,
+    Integration { tenant, .. }: Integration<LoyaltyRulesRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
-    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::GetRules {}).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::GetRules {}).await?;
     Ok(answer(json!({"rules": rules})))
 }
 
@@ -158,7 +158,7 @@ async fn rules_details(
 /// to the customer and paid by `business_id`'s wallet (SMS price + GST); never in the answer.
 async fn generate_otp(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<IntegrationUserRequest>,
+    Integration { tenant, body }: Integration<IntegrationUserRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     let Some(business) = body.business_id else {
         return Err(IntegrationError::invalid_message(
@@ -167,7 +167,7 @@ async fn generate_otp(
         ));
     };
     let query = otp::Generate { phone: body.customer_number, business };
-    let generated = state.platform.gateway.ask(&brand, query).await?;
+    let generated = state.platform.gateway.ask(&tenant, query).await?;
     Ok(answer(json!({"message": "one-time password sent by SMS", "expires_at": generated.expires_at})))
 }
 
@@ -175,22 +175,22 @@ async fn generate_otp(
 /// a correct password opens a 5-minute window for one POS redemption; 403 `xE_112` otherwise.
 async fn authenticate_points_redemption(
     State(state): State<AppState>,
-    Open { brand, body }: Open<IntegrationUserRequest>,
+    Open { tenant, body }: Open<IntegrationUserRequest>,
 ) -> Result<Json<Answer<Verified>>, IntegrationError> {
     let Some(otp) = body.otp else {
         return Err(IntegrationError::invalid_message("/otp", "\"otp\" is a required property"));
     };
     let query = otp::Verify { phone: body.customer_number, otp };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// Current rules with the body's fields applied.
 async fn merged_rules(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     body: &LoyaltyRulesRequest,
 ) -> Result<LoyaltyRules, engage_actors::QueryError> {
-    let current: LoyaltyRules = state.platform.gateway.ask(brand, loyalty::GetRules {}).await?;
+    let current: LoyaltyRules = state.platform.gateway.ask(tenant, loyalty::GetRules {}).await?;
     Ok(LoyaltyRules {
         earn_percent: decimal_or(&body.earn_percent, current.earn_percent),
         min_bill: decimal_or(&body.min_bill, current.min_bill),
@@ -219,31 +219,31 @@ fn merged_referral(current: ReferralRules, patch: Option<&ReferralPatch>) -> Ref
 /// `/crm_api/add_edit_rules`: `{status: true, message, rules}`.
 async fn add_edit_rules(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<LoyaltyRulesRequest>,
+    Staff { tenant, body, .. }: Staff<LoyaltyRulesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let rules = merged_rules(&state, &brand, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::SetRules { rules }).await?;
+    let rules = merged_rules(&state, &tenant, &body).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::SetRules { rules }).await?;
     Ok(staff_answer(json!({"message": "loyalty rules saved", "rules": rules})))
 }
 
 /// `/crm_api/add_edit_milestone`: `{status: true, message, rules}`.
 async fn add_edit_milestone(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<MilestonesRequest>,
+    Staff { tenant, body, .. }: Staff<MilestonesRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let milestones = body.milestones.into_iter().map(|m| Milestone { orders: m.orders, bonus_points: m.bonus_points });
     let query = loyalty::SetMilestones { milestones: milestones.collect() };
-    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, query).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, query).await?;
     Ok(staff_answer(json!({"message": "milestones saved", "rules": rules})))
 }
 
 /// `/integration/v1/configure_points`: `{status: 1, rules}`.
 async fn configure_points(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<LoyaltyRulesRequest>,
+    Integration { tenant, body }: Integration<LoyaltyRulesRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
-    let rules = merged_rules(&state, &brand, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask(&brand, loyalty::SetRules { rules }).await?;
+    let rules = merged_rules(&state, &tenant, &body).await?;
+    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::SetRules { rules }).await?;
     Ok(answer(json!({"rules": rules})))
 }
 
@@ -294,9 +294,9 @@ pub(super) fn user_redemption(body: IntegrationUserRequest, points: i64, order_i
 /// `/integration/v1/redeem_points`: `{status: 1, redeemed, wallet_balance, txn_id}`.
 async fn redeem_points(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<RedeemPointsRequest>,
+    Integration { tenant, body }: Integration<RedeemPointsRequest>,
 ) -> Result<Json<Answer<Redemption>>, IntegrationError> {
-    let redeemed = state.platform.gateway.ask(&brand, redeem_query(body, None)).await?;
+    let redeemed = state.platform.gateway.ask(&tenant, redeem_query(body, None)).await?;
     Ok(answer(Redemption::from(redeemed)))
 }
 
@@ -305,11 +305,11 @@ async fn redeem_points(
 /// `ENGAGE_POS_REDEMPTION_TTL_MINUTES` otherwise.
 async fn pos_redemption(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     body: RedeemPointsRequest,
 ) -> Result<Redemption, engage_actors::QueryError> {
     let ttl = state.settings.pos_redemption_ttl_minutes;
-    let redeemed = state.platform.gateway.ask(brand, redeem_query(body, Some(ttl))).await?;
+    let redeemed = state.platform.gateway.ask(tenant, redeem_query(body, Some(ttl))).await?;
     let expires_at = redeemed.pending_until;
     Ok(Redemption { expires_at, ..Redemption::from(redeemed) })
 }
@@ -317,63 +317,63 @@ async fn pos_redemption(
 /// `/api/redeemLoyalty`: `{status: 1, redeemed, wallet_balance, txn_id, expires_at}`.
 async fn redeem_loyalty(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<RedeemPointsRequest>,
+    Integration { tenant, body }: Integration<RedeemPointsRequest>,
 ) -> Result<Json<Answer<Redemption>>, IntegrationError> {
-    Ok(answer(pos_redemption(&state, &brand, body).await?))
+    Ok(answer(pos_redemption(&state, &tenant, body).await?))
 }
 
 /// `/pos_e/v1/redeem_loyalty_points` (open): as `/api/redeemLoyalty`.
 async fn pos_redeem_loyalty(
     State(state): State<AppState>,
-    Open { brand, body }: Open<RedeemPointsRequest>,
+    Open { tenant, body }: Open<RedeemPointsRequest>,
 ) -> Result<Json<Answer<Redemption>>, IntegrationError> {
-    Ok(answer(pos_redemption(&state, &brand, body).await?))
+    Ok(answer(pos_redemption(&state, &tenant, body).await?))
 }
 
 /// Revokes the redemption of the body's `order_id` now.
-async fn revoke(state: &AppState, brand: &str, body: CustomerLoyaltyRequest) -> Result<Revoked, IntegrationError> {
+async fn revoke(state: &AppState, tenant: &str, body: CustomerLoyaltyRequest) -> Result<Revoked, IntegrationError> {
     let Some(order_id) = body.order_id else {
         return Err(IntegrationError::invalid_message("/order_id", "\"order_id\" is a required property"));
     };
     let query = Revoke { phone: body.customer_number, order_id, now: chrono::Utc::now().to_rfc3339(), force: true };
-    Ok(state.platform.gateway.ask(brand, query).await?)
+    Ok(state.platform.gateway.ask(tenant, query).await?)
 }
 
 /// `/api/revokeLoyalty`: `{status: 1, reverted, restored, wallet_balance}`.
 async fn revoke_loyalty(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CustomerLoyaltyRequest>,
+    Integration { tenant, body }: Integration<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<Revoked>>, IntegrationError> {
-    Ok(answer(revoke(&state, &brand, body).await?))
+    Ok(answer(revoke(&state, &tenant, body).await?))
 }
 
 /// `/pos_e/v1/revoke_loyalty_points` (open): as `/api/revokeLoyalty`.
 async fn pos_revoke_loyalty(
     State(state): State<AppState>,
-    Open { brand, body }: Open<CustomerLoyaltyRequest>,
+    Open { tenant, body }: Open<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<Revoked>>, IntegrationError> {
-    Ok(answer(revoke(&state, &brand, body).await?))
+    Ok(answer(revoke(&state, &tenant, body).await?))
 }
 
 /// `{status: 1, customer_number, loyalty_points, redeemable_points, point_value, min_redeem_points,
 /// max_redeem_percent}`; `redeemable_points` honours `bill_amount` when given.
 async fn get_user_loyalty(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CustomerLoyaltyRequest>,
+    Integration { tenant, body }: Integration<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<PointsBalance>>, IntegrationError> {
     let query = loyalty::Balance { phone: body.customer_number, bill: body.bill_amount.map(|n| n.to_string()) };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `{status: 1, data: [ledger entries, oldest first], page, page_size, total, loyalty_points}`.
 async fn get_wallet_ledger(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CustomerLoyaltyRequest>,
+    Integration { tenant, body }: Integration<CustomerLoyaltyRequest>,
 ) -> Result<Json<Answer<LedgerPage>>, IntegrationError> {
     let query = loyalty::Ledger {
         phone: body.customer_number,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }

@@ -43,15 +43,15 @@ pub fn routes() -> Routes {
 
 async fn settings(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<OpenRoutesSettingsRequest>,
+    Staff { tenant, body, .. }: Staff<OpenRoutesSettingsRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let key = keys::open_routes_setting(&brand);
+    let key = keys::open_routes_setting(&tenant);
     let closed = match body.open_routes.as_deref() {
         Some(wanted) => {
             let closed = wanted == "closed";
             let row = OpenRoutesRow { closed, updated_at: chrono::Utc::now().to_rfc3339() };
             state.platform.repo.store().batch(vec![key.put(&row)]).await.map_err(StaffError::unavailable)?;
-            tracing::info!(brand, closed, "a brand changed its open routes");
+            tracing::info!(tenant, closed, "a brand changed its open routes");
             closed
         }
         None => {
@@ -59,7 +59,7 @@ async fn settings(
             row.is_some_and(|row| row.closed)
         }
     };
-    state.platform.open_routes.remember(&brand, closed);
+    state.platform.open_routes.remember(&tenant, closed);
     Ok(staff_answer(json!({
         "open_routes": if closed { "closed" } else { "open" },
         "closed_for_all": state.platform.open_routes.closed_for_all(),

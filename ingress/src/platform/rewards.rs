@@ -71,29 +71,29 @@ pub fn routes() -> Routes {
 /// `/crm_api/get/customer/loyalty/details` (app token): `{status: true, customer, loyalty}`.
 async fn app_loyalty(
     State(state): State<AppState>,
-    AppCustomer { brand, phone }: AppCustomer,
+    AppCustomer { tenant, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let gateway = &state.platform.gateway;
-    let customer: CustomerView = gateway.ask(&brand, customers::Details { phone: phone.clone() }).await?;
-    let loyalty: PointsBalance = gateway.ask(&brand, loyalty::Balance { phone, bill: None }).await?;
+    let customer: CustomerView = gateway.ask(&tenant, customers::Details { phone: phone.clone() }).await?;
+    let loyalty: PointsBalance = gateway.ask(&tenant, loyalty::Balance { phone, bill: None }).await?;
     Ok(staff_answer(json!({"customer": customer, "loyalty": loyalty})))
 }
 
 /// `/crm_api/view/all/rewards` (app token): `{status: true, rewards[+affordable], loyalty_points}`.
 async fn app_rewards(
     State(state): State<AppState>,
-    AppCustomer { brand, phone }: AppCustomer,
+    AppCustomer { tenant, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Catalogue>>, StaffError> {
-    Ok(staff_answer(state.platform.gateway.ask(&brand, rewards::ListRewards { phone: Some(phone) }).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, rewards::ListRewards { phone: Some(phone) }).await?))
 }
 
 /// `/crm_api/view/expired/redeemed/rewards` (app token): `{status: true, coupons}` no longer
 /// usable (redeemed, revoked or expired).
 async fn app_used_coupons(
     State(state): State<AppState>,
-    AppCustomer { brand, phone }: AppCustomer,
+    AppCustomer { tenant, phone }: AppCustomer,
 ) -> Result<Json<StaffAnswer<Coupons>>, StaffError> {
-    let mut all: Coupons = state.platform.gateway.ask(&brand, rewards::CustomerCoupons { phone }).await?;
+    let mut all: Coupons = state.platform.gateway.ask(&tenant, rewards::CustomerCoupons { phone }).await?;
     all.coupons.retain(|c| c.status != CouponStatus::Issued);
     Ok(staff_answer(all))
 }
@@ -107,7 +107,7 @@ pub struct RewardAnswer {
 /// `/crm_api/add_edit_reward`: `{status: true, reward}`.
 async fn add_edit_reward(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<RewardRequest>,
+    Staff { tenant, body, .. }: Staff<RewardRequest>,
 ) -> Result<Json<StaffAnswer<RewardAnswer>>, StaffError> {
     let reward = RewardDraft {
         reward_id: body.reward_id,
@@ -117,7 +117,7 @@ async fn add_edit_reward(
         valid_days: body.valid_days,
         active: body.active,
     };
-    let reward = state.platform.gateway.ask(&brand, rewards::UpsertReward { reward }).await?;
+    let reward = state.platform.gateway.ask(&tenant, rewards::UpsertReward { reward }).await?;
     Ok(staff_answer(RewardAnswer { reward }))
 }
 
@@ -131,23 +131,23 @@ fn required(value: Option<String>, name: &str) -> Result<String, IntegrationErro
 /// `/integration/v1/get_rewards`: `{status: 1, rewards[+affordable], loyalty_points}`.
 async fn get_rewards(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CouponRequest>,
+    Integration { tenant, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Catalogue>>, IntegrationError> {
     let query = rewards::ListRewards { phone: body.customer_number };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `/integration/v1/purchase_rewards`: `{status: 1, coupon, loyalty_points}`.
 async fn purchase_rewards(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CouponRequest>,
+    Integration { tenant, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Purchased>>, IntegrationError> {
     let query = rewards::PurchaseReward {
         phone: required(body.customer_number, "customer_number")?,
         reward_id: required(body.reward_id, "reward_id")?,
         reference: body.reference,
     };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `{coupon}`.
@@ -160,7 +160,7 @@ pub struct CouponAnswer {
 /// arrives.
 async fn use_coupon(
     state: &AppState,
-    brand: &str,
+    tenant: &str,
     body: CouponRequest,
     pending_minutes: Option<u64>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
@@ -169,43 +169,43 @@ async fn use_coupon(
         order_id: required(body.order_id, "order_id")?,
         pending_minutes,
     };
-    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(brand, query).await? }))
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(tenant, query).await? }))
 }
 
 /// `/integration/v1/redeem_rewards`: `{status: 1, coupon}`, final at once.
 async fn redeem_rewards(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CouponRequest>,
+    Integration { tenant, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
-    use_coupon(&state, &brand, body, None).await
+    use_coupon(&state, &tenant, body, None).await
 }
 
 /// `/pos_e/v1/redeem_coupon_details` (open): `{status: 1, coupon}`, pending until the order.
 async fn redeem_coupon_details(
     State(state): State<AppState>,
-    Open { brand, body }: Open<CouponRequest>,
+    Open { tenant, body }: Open<CouponRequest>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
     let ttl = state.settings.pos_redemption_ttl_minutes;
-    use_coupon(&state, &brand, body, Some(ttl)).await
+    use_coupon(&state, &tenant, body, Some(ttl)).await
 }
 
 /// `/integration/v1/revoke_reward`: `{status: 1, coupon, loyalty_points}`.
 async fn revoke_reward(
     State(state): State<AppState>,
-    Integration { brand, body }: Integration<CouponRequest>,
+    Integration { tenant, body }: Integration<CouponRequest>,
 ) -> Result<Json<Answer<Purchased>>, IntegrationError> {
     let query = rewards::RevokeCoupon {
         phone: required(body.customer_number, "customer_number")?,
         code: required(body.coupon_code, "coupon_code")?,
     };
-    Ok(answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `/pos_e/v1/get_coupon_details` (open): `{status: 1, coupon}`.
 async fn get_coupon_details(
     State(state): State<AppState>,
-    Open { brand, body }: Open<CouponRequest>,
+    Open { tenant, body }: Open<CouponRequest>,
 ) -> Result<Json<Answer<CouponAnswer>>, IntegrationError> {
     let query = rewards::GetCoupon { code: required(body.coupon_code, "coupon_code")? };
-    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(&brand, query).await? }))
+    Ok(answer(CouponAnswer { coupon: state.platform.gateway.ask(&tenant, query).await? }))
 }

@@ -249,8 +249,8 @@ fn typed_operation(summary: &str, contract: Contract, ok: Value) -> Value {
     // a staff token, or no token, does not give the brand: the body must name it
     if matches!(contract.auth, Auth::Staff | Auth::None) && !contract.brand_fields.is_empty() {
         let named: Vec<Value> = contract.brand_fields.iter().map(|f| json!({"required": [f]})).collect();
-        let brand = if named.len() == 1 { named[0].clone() } else { json!({"anyOf": named}) };
-        require(&mut op, brand);
+        let tenant = if named.len() == 1 { named[0].clone() } else { json!({"anyOf": named}) };
+        require(&mut op, tenant);
     }
     op
 }

@@ -76,7 +76,7 @@ pub(super) fn period(body: &StatsRequest) -> Result<(String, String), StaffError
 
 async fn metric_answer(
     State(state): State<AppState>,
-    Staff { brand, body, grant }: Staff<StatsRequest>,
+    Staff { tenant, body, grant }: Staff<StatsRequest>,
     metric: Metric,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let (start, end) = period(&body)?;
@@ -84,7 +84,8 @@ async fn metric_answer(
     // an outlet-limited token asks for its outlet (the same answer as naming it)
     let business_id = body.business_id.or_else(|| grant.business.clone());
     let query = ReadMetric { metric, business_id, start, end, limit };
-    let mut data = state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
+    let mut data =
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "metrics"))?;
     // it sees its own outlet's place in the ranking, not the other outlets' figures
     if let (Some(own), Some(outlets)) = (&grant.business, data.get_mut("outlets").and_then(Value::as_array_mut)) {
         outlets.retain(|entry| entry["business_id"] == own.as_str());
@@ -95,10 +96,10 @@ async fn metric_answer(
 /// `/stats/special-days`.
 async fn mark_special_days(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<SpecialDaysRequest>,
+    Staff { tenant, body, .. }: Staff<SpecialDaysRequest>,
 ) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let query = MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
     let days =
-        state.platform.gateway.ask(&brand, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
+        state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
     Ok(staff_answer(json!({"data": days})))
 }

@@ -67,14 +67,14 @@ async fn dashboard_data(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
-    Open { brand, body }: Open<StatsRequest>,
+    Open { tenant, body }: Open<StatsRequest>,
 ) -> Answered {
     open_rate_limit(&state, "dashboarData", peer)?;
     let signed_in = match header(&headers, "token") {
         None => false,
         Some(_) => match token(&state, TokenKind::Staff, &headers).await {
             // an outlet-limited token sees its outlet's summary only
-            Ok(grant) if grant.parent == brand => {
+            Ok(grant) if grant.parent == tenant => {
                 access::admit_outlet(&grant, Scope::Outlet, body.business_id.as_deref())?;
                 true
             }
@@ -83,12 +83,12 @@ async fn dashboard_data(
     };
     let (start, end) = super::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
     let query = ReadMetric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
-    let summary = state.platform.gateway.ask(&brand, query).await?;
+    let summary = state.platform.gateway.ask(&tenant, query).await?;
     if signed_in {
         return Ok(answer(json!({"data": summary})));
     }
     Ok(answer(json!({"data": {
-        "parent_business_id": brand,
+        "parent_business_id": tenant,
         "period": summary["period"],
         "has_orders": summary["totals"]["orders"].as_i64().unwrap_or(0) > 0,
         "active_outlets": summary["active_outlets"],
@@ -111,12 +111,12 @@ async fn partner_token(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Path(partner): Path<String>,
-    Open { brand, body }: Open<PartnerTokenRequest>,
+    Open { tenant, body }: Open<PartnerTokenRequest>,
 ) -> Answered {
     open_rate_limit(&state, "generatePartnerToken", peer)?;
     partner_name(&partner)?;
     match state.platform.tokens.verify(TokenKind::Integration, &body.api_key).await {
-        Ok(Some(grant)) if grant.parent == brand => {
+        Ok(Some(grant)) if grant.parent == tenant => {
             access::admit_outlet(&grant, Scope::Outlet, body.business_id.as_deref())?;
         }
         Ok(_) => return Err(IntegrationError::auth_failed()),
@@ -125,7 +125,7 @@ async fn partner_token(
     let expires_at = Utc::now() + Duration::seconds(PARTNER_TOKEN_SECS);
     let claims = ChatClaims {
         scope: "chat_partner".to_owned(),
-        tenant: brand,
+        tenant,
         business_id: body.business_id,
         subject: partner.clone(),
         order_id: None,
@@ -141,7 +141,7 @@ async fn partner_profile(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Path(partner): Path<String>,
-    Open { brand, body }: Open<PartnerProfileRequest>,
+    Open { tenant, body }: Open<PartnerProfileRequest>,
 ) -> Answered {
     open_rate_limit(&state, "getPartnerProfile", peer)?;
     partner_name(&partner)?;
@@ -150,18 +150,18 @@ async fn partner_profile(
         .links
         .verify_as::<ChatClaims>(&body.token)
         .ok()
-        .filter(|c| c.scope == "chat_partner" && c.subject == partner && c.tenant == brand)
+        .filter(|c| c.scope == "chat_partner" && c.subject == partner && c.tenant == tenant)
         .ok_or_else(IntegrationError::auth_failed)?;
     let business_id = claims.business_id.clone().unwrap_or_else(|| "0".to_owned());
     let record: Option<BusinessConfig> = state
         .platform
         .repo
-        .get(&keys::business_config(&brand, &business_id))
+        .get(&keys::business_config(&tenant, &business_id))
         .await
         .map_err(IntegrationError::unavailable)?;
     let expires_at = chrono::DateTime::from_timestamp(claims.exp, 0);
     Ok(answer(json!({"data": {
-        "partner": partner, "parent_business_id": brand, "business_id": business_id,
+        "partner": partner, "parent_business_id": tenant, "business_id": business_id,
         "expires_at": expires_at, "business": record,
     }})))
 }

@@ -48,13 +48,13 @@ pub fn recharge_query(business: String, amount: &Number, reference: Option<Strin
 /// `/crm_api/wallet/recharge`: `{status: true, txn_id, balance[, replayed]}`.
 async fn recharge(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WalletRequest>,
+    Staff { tenant, body, .. }: Staff<WalletRequest>,
 ) -> Result<Json<StaffAnswer<Recharged>>, StaffError> {
     let Some(amount) = &body.amount else {
         return Err(StaffError::invalid_message("/amount", "amount is required"));
     };
     let query = recharge_query(body.business_id, amount, body.reference);
-    let recharged = state.platform.gateway.ask(&brand, query).await.map_err(|error| match error {
+    let recharged = state.platform.gateway.ask(&tenant, query).await.map_err(|error| match error {
         QueryError::Invalid(message) => StaffError::invalid_message("/amount", message),
         other => StaffError::from(other),
     })?;
@@ -64,23 +64,23 @@ async fn recharge(
 /// `/crm_api/wallet/balance`: `{status: true, business_id, balance, transactions}`.
 async fn balance(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WalletRequest>,
+    Staff { tenant, body, .. }: Staff<WalletRequest>,
 ) -> Result<Json<StaffAnswer<Balance>>, StaffError> {
     let query = wallet::GetBalance { business: body.business_id };
-    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `/crm_api/wallet/transactions`: `{status: true, data, page, page_size, total, balance}`.
 async fn transactions(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WalletRequest>,
+    Staff { tenant, body, .. }: Staff<WalletRequest>,
 ) -> Result<Json<StaffAnswer<TxnPage>>, StaffError> {
     let query = wallet::Txns {
         business: body.business_id,
         page: body.page.unwrap_or(1),
         page_size: body.page_size.unwrap_or(20),
     };
-    Ok(staff_answer(state.platform.gateway.ask(&brand, query).await?))
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `{pricing}`.
@@ -93,9 +93,9 @@ pub struct PricingAnswer {
 /// values until one is set).
 async fn get_pricing(
     State(state): State<AppState>,
-    Staff { brand, .. }: Staff<WalletPricingRequest>,
+    Staff { tenant, .. }: Staff<WalletPricingRequest>,
 ) -> Result<Json<StaffAnswer<PricingAnswer>>, StaffError> {
-    let pricing = state.platform.gateway.ask(&brand, wallet::GetPricing {}).await?;
+    let pricing = state.platform.gateway.ask(&tenant, wallet::GetPricing {}).await?;
     Ok(staff_answer(PricingAnswer { pricing }))
 }
 
@@ -114,12 +114,12 @@ fn channel_prices(patch: &Option<ChannelPricesPatch>, current: ChannelPrices) ->
 /// prices, sends queued before keep what they paid.
 async fn set_pricing(
     State(state): State<AppState>,
-    Staff { brand, body, .. }: Staff<WalletPricingRequest>,
+    Staff { tenant, body, .. }: Staff<WalletPricingRequest>,
 ) -> Result<Json<StaffAnswer<serde_json::Value>>, StaffError> {
     let Some(patch) = body.pricing else {
         return Err(StaffError::invalid_message("/pricing", "pricing is required"));
     };
-    let current: Pricing = state.platform.gateway.ask(&brand, wallet::GetPricing {}).await?;
+    let current: Pricing = state.platform.gateway.ask(&tenant, wallet::GetPricing {}).await?;
     let pricing = Pricing {
         digital_bill_sms: decimal_or(&patch.digital_bill_sms, current.digital_bill_sms),
         digital_chat_cost: decimal_or(&patch.digital_chat_cost, current.digital_chat_cost),
@@ -131,6 +131,6 @@ async fn set_pricing(
         campaign: channel_prices(&patch.campaign, current.campaign),
         otp: channel_prices(&patch.otp, current.otp),
     };
-    let pricing: Pricing = state.platform.gateway.ask(&brand, wallet::SetPricing { pricing }).await?;
+    let pricing: Pricing = state.platform.gateway.ask(&tenant, wallet::SetPricing { pricing }).await?;
     Ok(staff_answer(serde_json::json!({"message": "pricing saved", "pricing": pricing})))
 }

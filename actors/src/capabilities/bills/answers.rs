@@ -93,7 +93,7 @@ pub(super) async fn save_config(tenant: &mut Tenant, mut config: LinkConfig) -> 
     if let Some(old) = tenant.repo().get::<LinkConfig>(&key).await? {
         config.inserted_at = old.inserted_at;
     }
-    let ops = vec![key.put(&config), keys::bill_brand(&tenant.id).put(&serde_json::json!({}))];
+    let ops = vec![key.put(&config), keys::bill_tenant(&tenant.id).put(&serde_json::json!({}))];
     tenant.cache.forget::<BillConfigs>();
     tenant.batch(ops).await?;
     Ok(config)

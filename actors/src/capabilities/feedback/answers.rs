@@ -78,7 +78,7 @@ pub(super) async fn submit(
     };
     let mut ops = vec![
         keys::rating(&tenant.id, &claims.business_id, &claims.order_id, "3").put(&rating),
-        keys::feedback_brand(&tenant.id).put(&serde_json::json!({})),
+        keys::feedback_tenant(&tenant.id).put(&serde_json::json!({})),
     ];
     if let Some(mut request) = request_of(tenant, &claims).await? {
         if !request.is_submitted {
@@ -319,6 +319,6 @@ pub(super) async fn orders_summary(
 pub(super) async fn save_config(tenant: &mut Tenant, config: FeedbackConfig) -> Result<FeedbackConfig, QueryError> {
     let key = keys::feedback_config(&tenant.id, &config.child_business_id);
     tenant.cache.forget::<BTreeMap<String, FeedbackConfig>>();
-    tenant.batch(vec![key.put(&config), keys::feedback_brand(&tenant.id).put(&serde_json::json!({}))]).await?;
+    tenant.batch(vec![key.put(&config), keys::feedback_tenant(&tenant.id).put(&serde_json::json!({}))]).await?;
     Ok(config)
 }

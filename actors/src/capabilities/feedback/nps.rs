@@ -128,7 +128,7 @@ pub struct NpsReport {
     /// The buckets used.
     pub buckets: Buckets,
     /// The brand (or the one outlet asked for).
-    pub tenant: NpsFigures,
+    pub brand: NpsFigures,
     /// Per outlet.
     pub outlets: Vec<NpsFigures>,
 }
@@ -236,7 +236,7 @@ pub async fn report(
             .or_insert_with(|| NpsFigures { business_id: row.businessId.clone(), ..NpsFigures::default() })
             .count(row.rating, buckets);
     }
-    Ok(NpsReport { buckets, tenant: whole.finish(), outlets: outlets.into_values().map(NpsFigures::finish).collect() })
+    Ok(NpsReport { buckets, brand: whole.finish(), outlets: outlets.into_values().map(NpsFigures::finish).collect() })
 }
 
 /// The conversion of IST day `day`'s feedback-form ratings (source `'3'`) into responses: a

@@ -65,7 +65,7 @@ pub async fn handle(tenant: &mut Tenant, query: JourneysQuery) -> QueryReply {
                 created_at: existing.as_ref().map_or(now, |e| e.created_at),
                 updated_at: now,
             };
-            let index = keys::journey_brand(&tenant.id).put(&serde_json::json!({}));
+            let index = keys::journey_tenant(&tenant.id).put(&serde_json::json!({}));
             tenant.batch(vec![keys::campaign_journey(&tenant.id, &id).put(&row), index]).await?;
             tenant.cache.forget::<Vec<JourneyConfig>>();
             reply(Ok(Saved { campaign_journey_id: id, created }))

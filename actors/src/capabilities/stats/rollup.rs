@@ -248,9 +248,9 @@ impl Figures {
         money::decimal(self.discount_units)
     }
 
-    /// Adds (`sign` 1) or takes back (`sign` -1) one order's contribution; `brand` rows also
+    /// Adds (`sign` 1) or takes back (`sign` -1) one order's contribution; brand-wide rows (`whole`) also
     /// count it under its outlet.
-    pub fn add(&mut self, c: &Contribution, sign: i64, tenant: bool) {
+    pub fn add(&mut self, c: &Contribution, sign: i64, whole: bool) {
         plus(&mut self.refunded_units, money::units(c.refunded), sign);
         if c.void {
             plus(&mut self.refunded_orders, 1, sign);
@@ -292,7 +292,7 @@ impl Figures {
         }
         bump_within(&mut self.cities, &c.city, 1, amount, sign, MAX_PLACES);
         bump_within(&mut self.pincodes, &c.pincode, 1, amount, sign, MAX_PLACES);
-        if tenant {
+        if whole {
             bump(&mut self.outlets, &c.outlet, 1, amount, sign);
         }
         if self.hours.iter().all(is_default) {

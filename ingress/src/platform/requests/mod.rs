@@ -41,8 +41,8 @@ macro_rules! platform_requests {
             const SCOPE: Scope = $ty::SCOPE;
             const OUTLET_FIELDS: &'static [&'static str] = $ty::OUTLET_FIELDS;
             const BRAND_FIELDS: &'static [&'static str] = $ty::BRAND_FIELDS;
-            fn brand(&self) -> Option<&str> {
-                self.named_brand()
+            fn tenant(&self) -> Option<&str> {
+                self.named_tenant()
             }
         })*
 
@@ -113,7 +113,7 @@ macro_rules! brand_field {
         impl $ty {
             const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
 
-            fn named_brand(&self) -> Option<&str> {
+            fn named_tenant(&self) -> Option<&str> {
                 self.parent_business_id.as_deref()
             }
         }
@@ -126,7 +126,7 @@ macro_rules! brand_either {
         impl $ty {
             const BRAND_FIELDS: &'static [&'static str] = &["parentBusinessId", "parent_business_id"];
 
-            fn named_brand(&self) -> Option<&str> {
+            fn named_tenant(&self) -> Option<&str> {
                 self.parent_business_id_camel.as_deref().or(self.parent_business_id.as_deref())
             }
         }
@@ -170,24 +170,24 @@ brand_field!(
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 
 /// Bodies of ingestion-token routes: the brand is the token's.
-macro_rules! brand_of_token {
+macro_rules! tenant_of_token {
     ($($ty:ident),*) => {$(
         impl $ty {
             const BRAND_FIELDS: &'static [&'static str] = &[];
 
-            fn named_brand(&self) -> Option<&str> {
+            fn named_tenant(&self) -> Option<&str> {
                 None
             }
         }
     )*};
 }
 
-brand_of_token!(BillEventRequest, WidgetInsightRequest, ChatCheckRequest);
+tenant_of_token!(BillEventRequest, WidgetInsightRequest, ChatCheckRequest);
 
 impl NpsDataRequest {
     const BRAND_FIELDS: &'static [&'static str] = &["parentBusinessId"];
 
-    fn named_brand(&self) -> Option<&str> {
+    fn named_tenant(&self) -> Option<&str> {
         Some(self.parent_business_id_camel.as_str())
     }
 }

@@ -25,7 +25,7 @@ impl PlatformRequest for OpenRoutesSettingsRequest {
     const SCOPE: Scope = Scope::Tenant;
     const BRAND_FIELDS: &'static [&'static str] = &["parent_business_id"];
 
-    fn brand(&self) -> Option<&str> {
+    fn tenant(&self) -> Option<&str> {
         self.parent_business_id.as_deref()
     }
 }

@@ -77,6 +77,35 @@ pub trait Question {
     type Reply: DeserializeOwned + Send + 'static;
 }
 
+/// Declares a question: the struct (its fields are what goes on the wire, tagged by its area
+/// enum's variant) and the [`Question`] impl naming its reply:
+///
+/// ```ignore
+/// question! {
+///     /// A customer's points: [`PointsBalance`].
+///     pub struct Balance {
+///         /// Customer phone.
+///         pub phone: String,
+///     } -> PointsBalance;
+/// }
+/// ```
+macro_rules! question {
+    ($(#[$meta:meta])* pub struct $name:ident {
+        $($(#[$field_meta:meta])* pub $field:ident : $ty:ty),* $(,)?
+    } -> $reply:ty;) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty),*
+        }
+
+        impl $crate::query::Question for $name {
+            type Reply = $reply;
+        }
+    };
+}
+pub(crate) use question;
+
 /// Answer to a query as it crosses the mailbox: the capability's typed reply.
 pub type QueryReply = Result<Reply, QueryError>;
 

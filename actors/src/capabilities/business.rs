@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use engage_storage::{StoreError, WriteOp};
 
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
 /// A business's configuration record.
@@ -63,19 +63,16 @@ pub enum BusinessQuery {
     SaveConfig(SaveConfig),
 }
 
-/// Merges `fields` into the record of `business_id`: [`BusinessConfig`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SaveConfig {
-    /// The outlet, or `0`.
-    pub business_id: String,
-    /// The fields to set (`null` removes one).
-    pub fields: Map<String, Value>,
-    /// The clock.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for SaveConfig {
-    type Reply = BusinessConfig;
+question! {
+    /// Merges `fields` into the record of `business_id`: [`BusinessConfig`].
+    pub struct SaveConfig {
+        /// The outlet, or `0`.
+        pub business_id: String,
+        /// The fields to set (`null` removes one).
+        pub fields: Map<String, Value>,
+        /// The clock.
+        pub now: DateTime<Utc>,
+    } -> BusinessConfig;
 }
 
 /// Answers a query.

@@ -9,7 +9,7 @@ use engage_streams::Envelope;
 use super::loyalty::number;
 use super::orders::apply;
 use crate::domain::customer::Customer;
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
 /// Customer questions (each its own type, answered with a [`CustomerView`]).
@@ -24,49 +24,40 @@ pub enum CustomersQuery {
     ApplyNow(ApplyNow),
 }
 
-/// `get/customer/details`: the customer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Details {
-    /// Customer phone.
-    pub phone: String,
+question! {
+    /// `get/customer/details`: the customer.
+    pub struct Details {
+        /// Customer phone.
+        pub phone: String,
+    } -> CustomerView;
 }
 
-/// `update/customer/details`: the customer after it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Update {
-    /// Customer phone.
-    pub phone: String,
-    /// New name.
-    pub name: Option<String>,
-    /// New email.
-    pub email: Option<String>,
-    /// New gender.
-    pub gender: Option<String>,
-    /// New date of birth.
-    pub dob: Option<String>,
-    /// New anniversary (`YYYY-MM-DD`).
-    #[serde(default)]
-    pub anniversary: Option<String>,
+question! {
+    /// `update/customer/details`: the customer after it.
+    pub struct Update {
+        /// Customer phone.
+        pub phone: String,
+        /// New name.
+        pub name: Option<String>,
+        /// New email.
+        pub email: Option<String>,
+        /// New gender.
+        pub gender: Option<String>,
+        /// New date of birth.
+        pub dob: Option<String>,
+        /// New anniversary (`YYYY-MM-DD`).
+        #[serde(default)]
+        pub anniversary: Option<String>,
+    } -> CustomerView;
 }
 
-/// Process an envelope now and answer with the customer (instant orders). Idempotent with the bus
-/// delivery of the same envelope.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ApplyNow {
-    /// The envelope, already published.
-    pub envelope: Envelope,
-}
-
-impl Question for Details {
-    type Reply = CustomerView;
-}
-
-impl Question for Update {
-    type Reply = CustomerView;
-}
-
-impl Question for ApplyNow {
-    type Reply = CustomerView;
+question! {
+    /// Process an envelope now and answer with the customer (instant orders). Idempotent with the bus
+    /// delivery of the same envelope.
+    pub struct ApplyNow {
+        /// The envelope, already published.
+        pub envelope: Envelope,
+    } -> CustomerView;
 }
 
 /// The customer as `get/customer/details` shows it.

@@ -18,7 +18,7 @@ use crate::domain::fraud::{
 };
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
 /// Fraud queries.
@@ -45,112 +45,85 @@ pub enum FraudQuery {
     SendAlert(SendAlert),
 }
 
-/// Replace the brand's velocity limits; answers them.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetVelocity {
-    /// The limits.
-    pub rules: VelocityRules,
+question! {
+    /// Replace the brand's velocity limits; answers them.
+    pub struct SetVelocity {
+        /// The limits.
+        pub rules: VelocityRules,
+    } -> VelocityRules;
 }
 
-impl Question for SetVelocity {
-    type Reply = VelocityRules;
+question! {
+    /// The brand's velocity limits.
+    pub struct GetVelocity {} -> VelocityRules;
 }
 
-/// The brand's velocity limits.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetVelocity {}
-
-impl Question for GetVelocity {
-    type Reply = VelocityRules;
+question! {
+    /// Staff act on a contact's open fraud flags (block, unblock, resolve): [`FlagOutcome`].
+    pub struct Flag {
+        /// Customer phone.
+        pub contact: String,
+        /// What to do.
+        pub action: FlagAction,
+        /// Staff comment.
+        pub comment: Option<String>,
+        /// Who acts.
+        pub submitted_by: String,
+    } -> FlagOutcome;
 }
 
-/// Staff act on a contact's open fraud flags (block, unblock, resolve): [`FlagOutcome`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Flag {
-    /// Customer phone.
-    pub contact: String,
-    /// What to do.
-    pub action: FlagAction,
-    /// Staff comment.
-    pub comment: Option<String>,
-    /// Who acts.
-    pub submitted_by: String,
+question! {
+    /// Blocked state, open flags and velocity counts of a contact: [`Evaluation`].
+    pub struct Evaluate {
+        /// Customer phone.
+        pub contact: String,
+    } -> Evaluation;
 }
 
-impl Question for Flag {
-    type Reply = FlagOutcome;
+question! {
+    /// Replace the brand's alert settings: [`AlertSettings`].
+    pub struct SaveAlerts {
+        /// The settings.
+        pub settings: AlertSettings,
+    } -> AlertSettings;
 }
 
-/// Blocked state, open flags and velocity counts of a contact: [`Evaluation`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Evaluate {
-    /// Customer phone.
-    pub contact: String,
+question! {
+    /// The brand's alert settings: `Option<AlertSettings>`.
+    pub struct Alerts {} -> Option<AlertSettings>;
 }
 
-impl Question for Evaluate {
-    type Reply = Evaluation;
+question! {
+    /// Put contacts on the blocklist (each valid, each once): [`Blocklisted`].
+    pub struct Blocklist {
+        /// The numbers.
+        pub contacts: Vec<String>,
+        /// Where they came from (`csv`).
+        pub source: String,
+        /// The clock.
+        pub now: DateTime<Utc>,
+    } -> Blocklisted;
 }
 
-/// Replace the brand's alert settings: [`AlertSettings`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SaveAlerts {
-    /// The settings.
-    pub settings: AlertSettings,
+question! {
+    /// Take contacts off the blocklist: [`Unblocklisted`].
+    pub struct Unblocklist {
+        /// The numbers.
+        pub contacts: Vec<String>,
+    } -> Unblocklisted;
 }
 
-impl Question for SaveAlerts {
-    type Reply = AlertSettings;
-}
-
-/// The brand's alert settings: `Option<AlertSettings>`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Alerts {}
-
-impl Question for Alerts {
-    type Reply = Option<AlertSettings>;
-}
-
-/// Put contacts on the blocklist (each valid, each once): [`Blocklisted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Blocklist {
-    /// The numbers.
-    pub contacts: Vec<String>,
-    /// Where they came from (`csv`).
-    pub source: String,
-    /// The clock.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for Blocklist {
-    type Reply = Blocklisted;
-}
-
-/// Take contacts off the blocklist: [`Unblocklisted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Unblocklist {
-    /// The numbers.
-    pub contacts: Vec<String>,
-}
-
-impl Question for Unblocklist {
-    type Reply = Unblocklisted;
-}
-
-/// Queue the alert about `contact` to every alert recipient, each paid from `business`'s
-/// wallet: [`AlertSent`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SendAlert {
-    /// The contact the alert is about.
-    pub contact: String,
-    /// The outlet whose wallet pays.
-    pub business: String,
-    /// The clock.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for SendAlert {
-    type Reply = AlertSent;
+question! {
+    /// Queue the alert about `contact` to every alert recipient, each paid from `business`'s
+    /// wallet: [`AlertSent`].
+    pub struct SendAlert {
+        /// The contact the alert is about.
+        pub contact: String,
+        /// The outlet whose wallet pays.
+        pub business: String,
+        /// The clock.
+        pub now: DateTime<Utc>,
+    } -> AlertSent;
 }
 
 /// The brand's fraud alert settings (table `fraud_config`, row `alerts`).

@@ -19,7 +19,7 @@ use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{Repo, LOYALTY_DAILY, LOYALTY_LEDGER};
 use crate::tenant_core::Tenant;
@@ -44,90 +44,69 @@ pub enum LoyaltyQuery {
     Ledger(Ledger),
 }
 
-/// Replace the brand's loyalty rules (milestones are kept); answers the rules.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetRules {
-    /// The new rules.
-    pub rules: LoyaltyRules,
+question! {
+    /// Replace the brand's loyalty rules (milestones are kept); answers the rules.
+    pub struct SetRules {
+        /// The new rules.
+        pub rules: LoyaltyRules,
+    } -> LoyaltyRules;
 }
 
-impl Question for SetRules {
-    type Reply = LoyaltyRules;
+question! {
+    /// Replace the brand's milestones; answers the rules.
+    pub struct SetMilestones {
+        /// The milestones.
+        pub milestones: Vec<Milestone>,
+    } -> LoyaltyRules;
 }
 
-/// Replace the brand's milestones; answers the rules.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetMilestones {
-    /// The milestones.
-    pub milestones: Vec<Milestone>,
+question! {
+    /// The brand's rules.
+    pub struct GetRules {} -> LoyaltyRules;
 }
 
-impl Question for SetMilestones {
-    type Reply = LoyaltyRules;
+question! {
+    /// A customer's points, and how many are redeemable on `bill` (decimal text) when given:
+    /// [`PointsBalance`].
+    pub struct Balance {
+        /// Customer phone.
+        pub phone: String,
+        /// Bill amount, when known.
+        pub bill: Option<String>,
+    } -> PointsBalance;
 }
 
-/// The brand's rules.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetRules {}
-
-impl Question for GetRules {
-    type Reply = LoyaltyRules;
+question! {
+    /// Expire the customer's points whose expiry is at or before `now` (the expiry job): [`Expired`].
+    pub struct ExpirePoints {
+        /// Customer phone.
+        pub phone: String,
+        /// The job's clock (RFC 3339).
+        pub now: String,
+    } -> Expired;
 }
 
-/// A customer's points, and how many are redeemable on `bill` (decimal text) when given:
-/// [`PointsBalance`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Balance {
-    /// Customer phone.
-    pub phone: String,
-    /// Bill amount, when known.
-    pub bill: Option<String>,
+question! {
+    /// Day-wise loyalty figures of the IST days `from..=to` (`YYYY-MM-DD`): [`DayWise`]. Read
+    /// beside the actor ([`day_wise`]), never holding up the brand's writes.
+    pub struct GetDayWise {
+        /// First day.
+        pub from: String,
+        /// Last day.
+        pub to: String,
+    } -> DayWise;
 }
 
-impl Question for Balance {
-    type Reply = PointsBalance;
-}
-
-/// Expire the customer's points whose expiry is at or before `now` (the expiry job): [`Expired`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExpirePoints {
-    /// Customer phone.
-    pub phone: String,
-    /// The job's clock (RFC 3339).
-    pub now: String,
-}
-
-impl Question for ExpirePoints {
-    type Reply = Expired;
-}
-
-/// Day-wise loyalty figures of the IST days `from..=to` (`YYYY-MM-DD`): [`DayWise`]. Read
-/// beside the actor ([`day_wise`]), never holding up the brand's writes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetDayWise {
-    /// First day.
-    pub from: String,
-    /// Last day.
-    pub to: String,
-}
-
-impl Question for GetDayWise {
-    type Reply = DayWise;
-}
-
-/// A page of a customer's points ledger: [`LedgerPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Ledger {
-    /// Customer phone.
-    pub phone: String,
-    /// Page number, from 1.
-    pub page: u64,
-    /// Entries per page.
-    pub page_size: u64,
-}
-
-impl Question for Ledger {
-    type Reply = LedgerPage;
+question! {
+    /// A page of a customer's points ledger: [`LedgerPage`].
+    pub struct Ledger {
+        /// Customer phone.
+        pub phone: String,
+        /// Page number, from 1.
+        pub page: u64,
+        /// Entries per page.
+        pub page_size: u64,
+    } -> LedgerPage;
 }
 
 /// A customer's points.

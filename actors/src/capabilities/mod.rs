@@ -31,9 +31,15 @@
 //! `questions!` so that [`crate::rpc::TenantGateway::ask`] takes it and answers the reply type:
 //!
 //! ```ignore
-//! /// A customer's points: [`PointsBalance`].
-//! pub struct Balance { pub phone: String, pub bill: Option<String> }
-//! impl Question for Balance { type Reply = PointsBalance; }
+//! question! {
+//!     /// A customer's points: [`PointsBalance`].
+//!     pub struct Balance {
+//!         /// Customer phone.
+//!         pub phone: String,
+//!         /// Bill amount, when known.
+//!         pub bill: Option<String>,
+//!     } -> PointsBalance;
+//! }
 //! // LoyaltyQuery::Balance(Balance), and `Balance` in `questions!`
 //! let points = gateway.ask(&tenant, loyalty::Balance { phone, bill: None }).await?;
 //! ```

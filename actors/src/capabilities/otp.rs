@@ -10,7 +10,7 @@ use super::wallet::{send_now, SendRequest};
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
 /// Most verification attempts per password.
@@ -28,31 +28,25 @@ pub enum OtpQuery {
     Verify(Verify),
 }
 
-/// Create a one-time password and queue it by SMS, paid by `business`'s wallet: [`Generated`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Generate {
-    /// Customer phone.
-    pub phone: String,
-    /// The outlet whose wallet pays for the SMS.
-    pub business: String,
+question! {
+    /// Create a one-time password and queue it by SMS, paid by `business`'s wallet: [`Generated`].
+    pub struct Generate {
+        /// Customer phone.
+        pub phone: String,
+        /// The outlet whose wallet pays for the SMS.
+        pub business: String,
+    } -> Generated;
 }
 
-impl Question for Generate {
-    type Reply = Generated;
-}
-
-/// Check a one-time password; a correct one opens a 5-minute window for one POS redemption:
-/// [`Verified`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Verify {
-    /// Customer phone.
-    pub phone: String,
-    /// The password.
-    pub otp: String,
-}
-
-impl Question for Verify {
-    type Reply = Verified;
+question! {
+    /// Check a one-time password; a correct one opens a 5-minute window for one POS redemption:
+    /// [`Verified`].
+    pub struct Verify {
+        /// Customer phone.
+        pub phone: String,
+        /// The password.
+        pub otp: String,
+    } -> Verified;
 }
 
 /// The row of a customer's current password (table `loyalty_otps`).

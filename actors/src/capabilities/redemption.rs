@@ -18,7 +18,7 @@ use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUEN
 use crate::domain::order::OrderFacts;
 use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::tenant_core::Tenant;
 
@@ -33,26 +33,23 @@ pub enum RedemptionQuery {
     Revoke(Revoke),
 }
 
-/// Revert a pending POS redemption whose order never arrived (the revoke job, with its clock), or
-/// any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Revoke {
-    /// Customer phone.
-    pub phone: String,
-    /// The order.
-    pub order_id: String,
-    /// The clock to judge expiry by (RFC 3339).
-    pub now: String,
-    /// Revoke even if not expired / not pending.
-    pub force: bool,
+question! {
+    /// Revert a pending POS redemption whose order never arrived (the revoke job, with its clock), or
+    /// any redemption of the order now (`force`, `/api/revokeLoyalty`): [`Revoked`].
+    pub struct Revoke {
+        /// Customer phone.
+        pub phone: String,
+        /// The order.
+        pub order_id: String,
+        /// The clock to judge expiry by (RFC 3339).
+        pub now: String,
+        /// Revoke even if not expired / not pending.
+        pub force: bool,
+    } -> Revoked;
 }
 
 impl Question for RedeemRequest {
     type Reply = Redeemed;
-}
-
-impl Question for Revoke {
-    type Reply = Revoked;
 }
 
 impl RedemptionQuery {

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::query::Question;
+use crate::query::question;
 
 #[allow(unused_imports)]
 use super::*;
@@ -65,183 +65,144 @@ pub enum BillsQuery {
     Report(Report),
 }
 
-/// Create or replace a business's configuration (its `insertedAt` is kept): [`LinkConfig`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SaveConfig {
-    /// The configuration.
-    pub config: Box<LinkConfig>,
+question! {
+    /// Create or replace a business's configuration (its `insertedAt` is kept): [`LinkConfig`].
+    pub struct SaveConfig {
+        /// The configuration.
+        pub config: Box<LinkConfig>,
+    } -> LinkConfig;
 }
 
-impl Question for SaveConfig {
-    type Reply = LinkConfig;
+question! {
+    /// Turn a business's bills on or off (also `business_configs.digital_bill`): [`LinkConfig`];
+    /// not found when it has no configuration.
+    pub struct SetStatus {
+        /// The outlet, or the brand.
+        pub business_id: String,
+        /// 0/1.
+        pub status: u8,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> LinkConfig;
 }
 
-/// Turn a business's bills on or off (also `business_configs.digital_bill`): [`LinkConfig`];
-/// not found when it has no configuration.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetStatus {
-    /// The outlet, or the brand.
-    pub business_id: String,
-    /// 0/1.
-    pub status: u8,
-    /// Now.
-    pub now: DateTime<Utc>,
+question! {
+    /// A business's configuration and widgets, and the brand's when the business has none:
+    /// [`ConfigView`].
+    pub struct Config {
+        /// The outlet, or the brand.
+        pub business_id: String,
+    } -> ConfigView;
 }
 
-impl Question for SetStatus {
-    type Reply = LinkConfig;
+question! {
+    /// Map a widget kind for a business: [`WidgetMapping`].
+    pub struct AddWidget {
+        /// The outlet, or the brand.
+        pub business_id: String,
+        /// Catalogue id.
+        pub widget_id: u32,
+        /// Its fields.
+        pub fields: WidgetFields,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> WidgetMapping;
 }
 
-/// A business's configuration and widgets, and the brand's when the business has none:
-/// [`ConfigView`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Config {
-    /// The outlet, or the brand.
-    pub business_id: String,
+question! {
+    /// Change a widget: [`WidgetMapping`]; not found when unknown.
+    pub struct EditWidget {
+        /// The mapping's id.
+        pub id: u64,
+        /// The fields to change.
+        pub fields: WidgetFields,
+    } -> WidgetMapping;
 }
 
-impl Question for Config {
-    type Reply = ConfigView;
+question! {
+    /// A page of sent bills, newest first: [`BillPage`].
+    pub struct Customers {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// From 1.
+        pub page: u64,
+        /// First IST day, when given.
+        pub start: Option<String>,
+        /// Last IST day, when given.
+        pub end: Option<String>,
+    } -> BillPage;
 }
 
-/// Map a widget kind for a business: [`WidgetMapping`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct AddWidget {
-    /// The outlet, or the brand.
-    pub business_id: String,
-    /// Catalogue id.
-    pub widget_id: u32,
-    /// Its fields.
-    pub fields: WidgetFields,
-    /// Now.
-    pub now: DateTime<Utc>,
+question! {
+    /// The funnel between two IST days: [`Mis`].
+    pub struct GetMis {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day.
+        pub end: String,
+    } -> Mis;
 }
 
-impl Question for AddWidget {
-    type Reply = WidgetMapping;
+question! {
+    /// An open of the bill (`/invoice/open`, `GET /b/<code>`): [`Counted`].
+    pub struct Open {
+        /// The bill.
+        pub bill_id: String,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> Counted;
 }
 
-/// Change a widget: [`WidgetMapping`]; not found when unknown.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct EditWidget {
-    /// The mapping's id.
-    pub id: u64,
-    /// The fields to change.
-    pub fields: WidgetFields,
+question! {
+    /// An open of the bill's feedback link: [`Counted`].
+    pub struct FeedbackOpen {
+        /// The bill.
+        pub bill_id: String,
+    } -> Counted;
 }
 
-impl Question for EditWidget {
-    type Reply = WidgetMapping;
+question! {
+    /// A download of the bill: [`Counted`].
+    pub struct Download {
+        /// The bill.
+        pub bill_id: String,
+    } -> Counted;
 }
 
-/// A page of sent bills, newest first: [`BillPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Customers {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// From 1.
-    pub page: u64,
-    /// First IST day, when given.
-    pub start: Option<String>,
-    /// Last IST day, when given.
-    pub end: Option<String>,
+question! {
+    /// A widget click or watch time: [`Counted`].
+    pub struct Insight {
+        /// The bill.
+        pub bill_id: String,
+        /// Catalogue id.
+        pub widget_id: u32,
+        /// Click or watch.
+        pub event: InsightEvent,
+        /// Seconds (watch).
+        pub watch_time: u64,
+    } -> Counted;
 }
 
-impl Question for Customers {
-    type Reply = BillPage;
+question! {
+    /// One page of the generation job over the queue records of one IST day: [`Generated`].
+    pub struct Generate {
+        /// Now.
+        pub now: DateTime<Utc>,
+        /// The IST day.
+        pub day: String,
+        /// The clustering key after which to read.
+        pub after: Option<String>,
+    } -> Generated;
 }
 
-/// The funnel between two IST days: [`Mis`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetMis {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day.
-    pub end: String,
-}
-
-impl Question for GetMis {
-    type Reply = Mis;
-}
-
-/// An open of the bill (`/invoice/open`, `GET /b/<code>`): [`Counted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Open {
-    /// The bill.
-    pub bill_id: String,
-    /// Now.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for Open {
-    type Reply = Counted;
-}
-
-/// An open of the bill's feedback link: [`Counted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FeedbackOpen {
-    /// The bill.
-    pub bill_id: String,
-}
-
-impl Question for FeedbackOpen {
-    type Reply = Counted;
-}
-
-/// A download of the bill: [`Counted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Download {
-    /// The bill.
-    pub bill_id: String,
-}
-
-impl Question for Download {
-    type Reply = Counted;
-}
-
-/// A widget click or watch time: [`Counted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Insight {
-    /// The bill.
-    pub bill_id: String,
-    /// Catalogue id.
-    pub widget_id: u32,
-    /// Click or watch.
-    pub event: InsightEvent,
-    /// Seconds (watch).
-    pub watch_time: u64,
-}
-
-impl Question for Insight {
-    type Reply = Counted;
-}
-
-/// One page of the generation job over the queue records of one IST day: [`Generated`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Generate {
-    /// Now.
-    pub now: DateTime<Utc>,
-    /// The IST day.
-    pub day: String,
-    /// The clustering key after which to read.
-    pub after: Option<String>,
-}
-
-impl Question for Generate {
-    type Reply = Generated;
-}
-
-/// The daily report's figures for IST day `day`: [`BillReport`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Report {
-    /// The day reported (yesterday, for the 11:32 job).
-    pub day: String,
-}
-
-impl Question for Report {
-    type Reply = BillReport;
+question! {
+    /// The daily report's figures for IST day `day`: [`BillReport`].
+    pub struct Report {
+        /// The day reported (yesterday, for the 11:32 job).
+        pub day: String,
+    } -> BillReport;
 }
 
 /// A configuration, its widgets, and the brand's record when the business has none.

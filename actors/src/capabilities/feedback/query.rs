@@ -4,7 +4,7 @@ use crate::signed_links::FormClaims;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::query::Question;
+use crate::query::question;
 use std::collections::BTreeMap;
 
 #[allow(unused_imports)]
@@ -48,235 +48,187 @@ pub enum FeedbackQuery {
     Mis(Mis),
 }
 
-/// Create or replace a configuration: [`FeedbackConfig`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SaveConfig {
-    /// The configuration.
-    pub config: Box<FeedbackConfig>,
+question! {
+    /// Create or replace a configuration: [`FeedbackConfig`].
+    pub struct SaveConfig {
+        /// The configuration.
+        pub config: Box<FeedbackConfig>,
+    } -> FeedbackConfig;
 }
 
-impl Question for SaveConfig {
-    type Reply = FeedbackConfig;
+question! {
+    /// A business's configuration: [`FeedbackConfig`]; not found when it has none.
+    pub struct Config {
+        /// The outlet, or `"0"`.
+        pub child_business_id: String,
+    } -> FeedbackConfig;
 }
 
-/// A business's configuration: [`FeedbackConfig`]; not found when it has none.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Config {
-    /// The outlet, or `"0"`.
-    pub child_business_id: String,
+question! {
+    /// The form of a link was opened: [`FormView`].
+    pub struct Open {
+        /// The link's claims.
+        pub claims: FormClaims,
+    } -> FormView;
 }
 
-impl Question for Config {
-    type Reply = FeedbackConfig;
+question! {
+    /// The form was submitted: [`Submitted`].
+    pub struct Submit {
+        /// The link's claims.
+        pub claims: FormClaims,
+        /// The link's token (`x_jwt_token` of a recovery message).
+        pub token: String,
+        /// What was submitted.
+        pub submission: Submission,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> Submitted;
 }
 
-/// The form of a link was opened: [`FormView`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Open {
-    /// The link's claims.
-    pub claims: FormClaims,
+question! {
+    /// Feedback requests, newest first, 20 a page: [`RequestPage`].
+    pub struct Requests {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// From 1.
+        pub page: u64,
+        /// First IST day.
+        pub start: Option<String>,
+        /// Last IST day.
+        pub end: Option<String>,
+    } -> RequestPage;
 }
 
-impl Question for Open {
-    type Reply = FormView;
+question! {
+    /// Ratings of the sources, newest first, 20 a page: [`RatingPage`].
+    pub struct Ratings {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// Only these sources (`'1'`, `'2'` internal, `'3'` form; empty: all).
+        pub sources: Vec<String>,
+        /// From 1.
+        pub page: u64,
+        /// First IST day.
+        pub start: Option<String>,
+        /// Last IST day.
+        pub end: Option<String>,
+    } -> RatingPage;
 }
 
-/// The form was submitted: [`Submitted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Submit {
-    /// The link's claims.
-    pub claims: FormClaims,
-    /// The link's token (`x_jwt_token` of a recovery message).
-    pub token: String,
-    /// What was submitted.
-    pub submission: Submission,
-    /// Now.
-    pub now: DateTime<Utc>,
+question! {
+    /// Ratings per IST day: [`RatingDays`].
+    pub struct GetRatingDays {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: Option<String>,
+        /// Last IST day.
+        pub end: Option<String>,
+    } -> RatingDays;
 }
 
-impl Question for Submit {
-    type Reply = Submitted;
+question! {
+    /// Store an answer of `/nps/data`: [`nps::NpsResponse`].
+    pub struct NpsRecord {
+        /// The answer.
+        pub answer: nps::NpsAnswer,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> nps::NpsResponse;
 }
 
-/// Feedback requests, newest first, 20 a page: [`RequestPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Requests {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// From 1.
-    pub page: u64,
-    /// First IST day.
-    pub start: Option<String>,
-    /// Last IST day.
-    pub end: Option<String>,
+question! {
+    /// A page of NPS responses, newest first: [`nps::NpsPage`].
+    pub struct NpsList {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// Only this answer.
+        pub rating: Option<u8>,
+        /// Only this customer's.
+        pub mobile_number: Option<String>,
+        /// From 1.
+        pub page: u64,
+    } -> nps::NpsPage;
 }
 
-impl Question for Requests {
-    type Reply = RequestPage;
+question! {
+    /// The NPS of a period: [`nps::NpsReport`].
+    pub struct GetNpsReport {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day.
+        pub end: String,
+        /// The buckets.
+        pub buckets: nps::Buckets,
+    } -> nps::NpsReport;
 }
 
-/// Ratings of the sources, newest first, 20 a page: [`RatingPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Ratings {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// Only these sources (`'1'`, `'2'` internal, `'3'` form; empty: all).
-    pub sources: Vec<String>,
-    /// From 1.
-    pub page: u64,
-    /// First IST day.
-    pub start: Option<String>,
-    /// Last IST day.
-    pub end: Option<String>,
+question! {
+    /// Every response of a period, newest first (the export): [`nps::NpsPage`].
+    pub struct NpsExport {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day.
+        pub end: String,
+    } -> nps::NpsPage;
 }
 
-impl Question for Ratings {
-    type Reply = RatingPage;
+question! {
+    /// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
+    pub struct NpsConvert {
+        /// The IST day.
+        pub day: String,
+    } -> nps::Converted;
 }
 
-/// Ratings per IST day: [`RatingDays`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetRatingDays {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: Option<String>,
-    /// Last IST day.
-    pub end: Option<String>,
+question! {
+    /// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
+    pub struct StoreReviews {
+        /// `a` or `b`.
+        pub store: String,
+        /// From 1.
+        pub page: u64,
+    } -> ReviewPage;
 }
 
-impl Question for GetRatingDays {
-    type Reply = RatingDays;
+question! {
+    /// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
+    /// the brand knows that has no record of its own: [`ConfigsSynced`].
+    pub struct SyncConfigs {
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> ConfigsSynced;
 }
 
-/// Store an answer of `/nps/data`: [`nps::NpsResponse`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NpsRecord {
-    /// The answer.
-    pub answer: nps::NpsAnswer,
-    /// Now.
-    pub now: DateTime<Utc>,
+question! {
+    /// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
+    pub struct GetOrdersSummary {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day (a longer period keeps the 32 days up to it).
+        pub end: String,
+        /// From 1.
+        pub page: u64,
+    } -> OrdersSummary;
 }
 
-impl Question for NpsRecord {
-    type Reply = nps::NpsResponse;
-}
-
-/// A page of NPS responses, newest first: [`nps::NpsPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NpsList {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// Only this answer.
-    pub rating: Option<u8>,
-    /// Only this customer's.
-    pub mobile_number: Option<String>,
-    /// From 1.
-    pub page: u64,
-}
-
-impl Question for NpsList {
-    type Reply = nps::NpsPage;
-}
-
-/// The NPS of a period: [`nps::NpsReport`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetNpsReport {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day.
-    pub end: String,
-    /// The buckets.
-    pub buckets: nps::Buckets,
-}
-
-impl Question for GetNpsReport {
-    type Reply = nps::NpsReport;
-}
-
-/// Every response of a period, newest first (the export): [`nps::NpsPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NpsExport {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day.
-    pub end: String,
-}
-
-impl Question for NpsExport {
-    type Reply = nps::NpsPage;
-}
-
-/// The conversion of IST day `day`'s form ratings: [`nps::Converted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NpsConvert {
-    /// The IST day.
-    pub day: String,
-}
-
-impl Question for NpsConvert {
-    type Reply = nps::Converted;
-}
-
-/// App-store reviews of store `store` (`a` or `b`), newest first, 20 a page: [`ReviewPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StoreReviews {
-    /// `a` or `b`.
-    pub store: String,
-    /// From 1.
-    pub page: u64,
-}
-
-impl Question for StoreReviews {
-    type Reply = ReviewPage;
-}
-
-/// The 12:06 sync: the brand's record, when its `feedback_flow` is 1, copied to each outlet
-/// the brand knows that has no record of its own: [`ConfigsSynced`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SyncConfigs {
-    /// Now.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for SyncConfigs {
-    type Reply = ConfigsSynced;
-}
-
-/// Orders of a period with the valid/invalid-number summary: [`OrdersSummary`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetOrdersSummary {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day (a longer period keeps the 32 days up to it).
-    pub end: String,
-    /// From 1.
-    pub page: u64,
-}
-
-impl Question for GetOrdersSummary {
-    type Reply = OrdersSummary;
-}
-
-/// The funnel between two IST days: [`FeedbackMis`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Mis {
-    /// Only this outlet's.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day.
-    pub end: String,
-}
-
-impl Question for Mis {
-    type Reply = FeedbackMis;
+question! {
+    /// The funnel between two IST days: [`FeedbackMis`].
+    pub struct Mis {
+        /// Only this outlet's.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day.
+        pub end: String,
+    } -> FeedbackMis;
 }
 
 /// A page of app-store reviews, each the store's own record.

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::query::Question;
+use crate::query::question;
 use serde_json::Value;
 
 #[allow(unused_imports)]
@@ -53,248 +53,191 @@ pub enum JourneysQuery {
     Health(GetHealth),
 }
 
-/// Create or update the configuration of (brand, `child_business_id`, type): [`Saved`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Save {
-    /// The outlet (`"0"` or the brand's id for a brand-wide journey, as the caller sends it).
-    pub child_business_id: String,
-    /// The journey type.
-    pub campaign_type_id: String,
-    /// The type's `campaign_type` (denormalised for the builders).
-    pub campaign_type: String,
-    /// Channels, templates, thresholds.
-    pub campaign_data: Box<CampaignData>,
+question! {
+    /// Create or update the configuration of (brand, `child_business_id`, type): [`Saved`].
+    pub struct Save {
+        /// The outlet (`"0"` or the brand's id for a brand-wide journey, as the caller sends it).
+        pub child_business_id: String,
+        /// The journey type.
+        pub campaign_type_id: String,
+        /// The type's `campaign_type` (denormalised for the builders).
+        pub campaign_type: String,
+        /// Channels, templates, thresholds.
+        pub campaign_data: Box<CampaignData>,
+    } -> Saved;
 }
 
-impl Question for Save {
-    type Reply = Saved;
+question! {
+    /// Turn a configuration on or off: the [`JourneyConfig`] after it.
+    pub struct Enable {
+        /// Its id.
+        pub campaign_journey_id: String,
+        /// On (1) or off (0).
+        pub enabled: bool,
+    } -> JourneyConfig;
 }
 
-/// Turn a configuration on or off: the [`JourneyConfig`] after it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Enable {
-    /// Its id.
-    pub campaign_journey_id: String,
-    /// On (1) or off (0).
-    pub enabled: bool,
+question! {
+    /// One configuration: [`JourneyConfig`].
+    pub struct View {
+        /// Its id.
+        pub campaign_journey_id: String,
+    } -> JourneyConfig;
 }
 
-impl Question for Enable {
-    type Reply = JourneyConfig;
+question! {
+    /// The brand's configurations, optionally of one outlet: [`Journeys`].
+    pub struct List {
+        /// Only this outlet's.
+        pub child_business_id: Option<String>,
+    } -> Journeys;
 }
 
-/// One configuration: [`JourneyConfig`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct View {
-    /// Its id.
-    pub campaign_journey_id: String,
+question! {
+    /// The brand's journey settings, after replacing them with `set` when given:
+    /// [`JourneySettings`].
+    pub struct Settings {
+        /// The new settings.
+        pub set: Option<JourneySettings>,
+    } -> JourneySettings;
 }
 
-impl Question for View {
-    type Reply = JourneyConfig;
+question! {
+    /// One page of the nightly run as at `now`: [`RunPage`].
+    pub struct GetRunPage {
+        /// The run's time.
+        pub now: DateTime<Utc>,
+        /// The last customer of the previous page.
+        pub after: Option<String>,
+    } -> RunPage;
 }
 
-/// The brand's configurations, optionally of one outlet: [`Journeys`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct List {
-    /// Only this outlet's.
-    pub child_business_id: Option<String>,
+question! {
+    /// Re-attribute the orders after the sends of the journeys of these types: [`Attributed`].
+    pub struct Attribute {
+        /// The run's time.
+        pub now: DateTime<Utc>,
+        /// Journey types.
+        pub campaign_types: Vec<String>,
+    } -> Attributed;
 }
 
-impl Question for List {
-    type Reply = Journeys;
+question! {
+    /// The send history (newest day first), optionally of one journey: [`Runs`].
+    pub struct GetRuns {
+        /// Only this journey's.
+        pub campaign_journey_id: Option<String>,
+    } -> Runs;
 }
 
-/// The brand's journey settings, after replacing them with `set` when given:
-/// [`JourneySettings`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Settings {
-    /// The new settings.
-    pub set: Option<JourneySettings>,
+question! {
+    /// A page of one journey's audience (its decisions, with attributed orders): [`Audience`].
+    pub struct GetAudience {
+        /// The journey.
+        pub campaign_journey_id: String,
+        /// Decisions to pass over.
+        pub offset: usize,
+        /// Page size.
+        pub limit: usize,
+    } -> Audience;
 }
 
-impl Question for Settings {
-    type Reply = JourneySettings;
+question! {
+    /// A journey's ROI: [`RoiSummary`].
+    pub struct Roi {
+        /// The journey.
+        pub campaign_journey_id: String,
+    } -> RoiSummary;
 }
 
-/// One page of the nightly run as at `now`: [`RunPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetRunPage {
-    /// The run's time.
-    pub now: DateTime<Utc>,
-    /// The last customer of the previous page.
-    pub after: Option<String>,
+question! {
+    /// Remind the customers of the brand's abandoned `carts` as at `now`: [`CartsHandled`].
+    pub struct Carts {
+        /// The run's time.
+        pub now: DateTime<Utc>,
+        /// The brand's open carts.
+        pub carts: Vec<OpenCart>,
+    } -> CartsHandled;
 }
 
-impl Question for GetRunPage {
-    type Reply = RunPage;
+question! {
+    /// Add a campaign tag: the [`CampaignTag`]; a name the brand has already (letter case
+    /// aside) is [`QueryError::Invalid`].
+    pub struct CreateTag {
+        /// The tag's name.
+        pub tag_name: String,
+        /// Its colour, when given.
+        pub color: Option<String>,
+    } -> CampaignTag;
 }
 
-/// Re-attribute the orders after the sends of the journeys of these types: [`Attributed`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Attribute {
-    /// The run's time.
-    pub now: DateTime<Utc>,
-    /// Journey types.
-    pub campaign_types: Vec<String>,
+question! {
+    /// The brand's campaign tags, by name: [`Tags`].
+    pub struct GetTags {} -> Tags;
 }
 
-impl Question for Attribute {
-    type Reply = Attributed;
+question! {
+    /// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
+    pub struct GetReport {
+        /// The campaign (a journey id).
+        pub auto_id: String,
+        /// Only this outlet's wallet.
+        pub business_id: Option<String>,
+    } -> Report;
 }
 
-/// The send history (newest day first), optionally of one journey: [`Runs`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetRuns {
-    /// Only this journey's.
-    pub campaign_journey_id: Option<String>,
+question! {
+    /// Create a bulk campaign: the [`BulkCampaign`] with the brand's next id.
+    pub struct BulkCreate {
+        /// What it is.
+        pub spec: BulkSpec,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> BulkCampaign;
 }
 
-impl Question for GetRuns {
-    type Reply = Runs;
+question! {
+    /// Pay for and queue a chunk of a bulk campaign's recipients: the [`BulkCampaign`] after it.
+    pub struct BulkQueue {
+        /// The campaign.
+        pub campaign_id: u64,
+        /// At most [`BULK_CHUNK`] recipients.
+        pub recipients: Vec<BulkRecipient>,
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> BulkCampaign;
 }
 
-/// A page of one journey's audience (its decisions, with attributed orders): [`Audience`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetAudience {
-    /// The journey.
-    pub campaign_journey_id: String,
-    /// Decisions to pass over.
-    pub offset: usize,
-    /// Page size.
-    pub limit: usize,
+question! {
+    /// Count a click on a chat tracking link against the journey send: [`Clicked`].
+    pub struct Click {
+        /// The journey.
+        pub campaign_journey_id: String,
+        /// The customer.
+        pub phone: String,
+        /// The send's occasion.
+        pub occasion: String,
+        /// When.
+        pub now: DateTime<Utc>,
+    } -> Clicked;
 }
 
-impl Question for GetAudience {
-    type Reply = Audience;
+question! {
+    /// Set the brand's `business_configs.auto_campaign` flags: [`FlagsSynced`].
+    pub struct SyncFlags {
+        /// Now.
+        pub now: DateTime<Utc>,
+    } -> FlagsSynced;
 }
 
-/// A journey's ROI: [`RoiSummary`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Roi {
-    /// The journey.
-    pub campaign_journey_id: String,
-}
-
-impl Question for Roi {
-    type Reply = RoiSummary;
-}
-
-/// Remind the customers of the brand's abandoned `carts` as at `now`: [`CartsHandled`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Carts {
-    /// The run's time.
-    pub now: DateTime<Utc>,
-    /// The brand's open carts.
-    pub carts: Vec<OpenCart>,
-}
-
-impl Question for Carts {
-    type Reply = CartsHandled;
-}
-
-/// Add a campaign tag: the [`CampaignTag`]; a name the brand has already (letter case
-/// aside) is [`QueryError::Invalid`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CreateTag {
-    /// The tag's name.
-    pub tag_name: String,
-    /// Its colour, when given.
-    pub color: Option<String>,
-}
-
-impl Question for CreateTag {
-    type Reply = CampaignTag;
-}
-
-/// The brand's campaign tags, by name: [`Tags`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetTags {}
-
-impl Question for GetTags {
-    type Reply = Tags;
-}
-
-/// The wallet transactions of a campaign (`auto_id`), of one outlet or all: [`Report`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetReport {
-    /// The campaign (a journey id).
-    pub auto_id: String,
-    /// Only this outlet's wallet.
-    pub business_id: Option<String>,
-}
-
-impl Question for GetReport {
-    type Reply = Report;
-}
-
-/// Create a bulk campaign: the [`BulkCampaign`] with the brand's next id.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BulkCreate {
-    /// What it is.
-    pub spec: BulkSpec,
-    /// Now.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for BulkCreate {
-    type Reply = BulkCampaign;
-}
-
-/// Pay for and queue a chunk of a bulk campaign's recipients: the [`BulkCampaign`] after it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BulkQueue {
-    /// The campaign.
-    pub campaign_id: u64,
-    /// At most [`BULK_CHUNK`] recipients.
-    pub recipients: Vec<BulkRecipient>,
-    /// Now.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for BulkQueue {
-    type Reply = BulkCampaign;
-}
-
-/// Count a click on a chat tracking link against the journey send: [`Clicked`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Click {
-    /// The journey.
-    pub campaign_journey_id: String,
-    /// The customer.
-    pub phone: String,
-    /// The send's occasion.
-    pub occasion: String,
-    /// When.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for Click {
-    type Reply = Clicked;
-}
-
-/// Set the brand's `business_configs.auto_campaign` flags: [`FlagsSynced`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SyncFlags {
-    /// Now.
-    pub now: DateTime<Utc>,
-}
-
-impl Question for SyncFlags {
-    type Reply = FlagsSynced;
-}
-
-/// The brand's journey figures of the IST days `from..=to`: [`Health`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetHealth {
-    /// First day, `YYYY-MM-DD`.
-    pub from: String,
-    /// Last day, `YYYY-MM-DD`.
-    pub to: String,
-}
-
-impl Question for GetHealth {
-    type Reply = Health;
+question! {
+    /// The brand's journey figures of the IST days `from..=to`: [`Health`].
+    pub struct GetHealth {
+        /// First day, `YYYY-MM-DD`.
+        pub from: String,
+        /// Last day, `YYYY-MM-DD`.
+        pub to: String,
+    } -> Health;
 }
 
 /// A click's answer.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::query::Question;
+use crate::query::question;
 
 #[allow(unused_imports)]
 use super::*;
@@ -29,107 +29,83 @@ pub enum RewardsQuery {
     RevokeCoupon(RevokeCoupon),
 }
 
-/// Add or edit a reward of the brand's catalogue: the [`Reward`] stored.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct UpsertReward {
-    /// The reward.
-    pub reward: RewardDraft,
+question! {
+    /// Add or edit a reward of the brand's catalogue: the [`Reward`] stored.
+    pub struct UpsertReward {
+        /// The reward.
+        pub reward: RewardDraft,
+    } -> Reward;
 }
 
-impl Question for UpsertReward {
-    type Reply = Reward;
+question! {
+    /// The active rewards, with `affordable` for `phone` when given: [`Catalogue`].
+    pub struct ListRewards {
+        /// Customer phone, optional.
+        pub phone: Option<String>,
+    } -> Catalogue;
 }
 
-/// The active rewards, with `affordable` for `phone` when given: [`Catalogue`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ListRewards {
-    /// Customer phone, optional.
-    pub phone: Option<String>,
+question! {
+    /// Buy a reward with points: a coupon is issued (once per `reference` when given): [`Purchased`].
+    pub struct PurchaseReward {
+        /// Customer phone.
+        pub phone: String,
+        /// The reward.
+        pub reward_id: String,
+        /// Caller's reference for retries.
+        pub reference: Option<String>,
+    } -> Purchased;
 }
 
-impl Question for ListRewards {
-    type Reply = Catalogue;
+question! {
+    /// A customer's coupons: [`Coupons`].
+    pub struct CustomerCoupons {
+        /// Customer phone.
+        pub phone: String,
+    } -> Coupons;
 }
 
-/// Buy a reward with points: a coupon is issued (once per `reference` when given): [`Purchased`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PurchaseReward {
-    /// Customer phone.
-    pub phone: String,
-    /// The reward.
-    pub reward_id: String,
-    /// Caller's reference for retries.
-    pub reference: Option<String>,
+question! {
+    /// A [`Coupon`].
+    pub struct GetCoupon {
+        /// Its code.
+        pub code: String,
+    } -> Coupon;
 }
 
-impl Question for PurchaseReward {
-    type Reply = Purchased;
+question! {
+    /// Use an issued coupon on an order: the [`Coupon`].
+    pub struct UseCoupon {
+        /// Its code.
+        pub code: String,
+        /// The order.
+        pub order_id: String,
+        /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
+        /// back to `issued` after this many minutes otherwise. `None`: final at once.
+        #[serde(default)]
+        pub pending_minutes: Option<u64>,
+    } -> Coupon;
 }
 
-/// A customer's coupons: [`Coupons`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CustomerCoupons {
-    /// Customer phone.
-    pub phone: String,
+question! {
+    /// Put a pending coupon back to `issued` when its order never arrived (the revoke job):
+    /// [`CouponReverted`].
+    pub struct RevokePendingCoupon {
+        /// Its code.
+        pub code: String,
+        /// The job's clock (RFC 3339).
+        pub now: String,
+    } -> CouponReverted;
 }
 
-impl Question for CustomerCoupons {
-    type Reply = Coupons;
-}
-
-/// A [`Coupon`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetCoupon {
-    /// Its code.
-    pub code: String,
-}
-
-impl Question for GetCoupon {
-    type Reply = Coupon;
-}
-
-/// Use an issued coupon on an order: the [`Coupon`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct UseCoupon {
-    /// Its code.
-    pub code: String,
-    /// The order.
-    pub order_id: String,
-    /// POS use: the coupon stays `pending` until the order arrives, and the revoke job puts it
-    /// back to `issued` after this many minutes otherwise. `None`: final at once.
-    #[serde(default)]
-    pub pending_minutes: Option<u64>,
-}
-
-impl Question for UseCoupon {
-    type Reply = Coupon;
-}
-
-/// Put a pending coupon back to `issued` when its order never arrived (the revoke job):
-/// [`CouponReverted`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RevokePendingCoupon {
-    /// Its code.
-    pub code: String,
-    /// The job's clock (RFC 3339).
-    pub now: String,
-}
-
-impl Question for RevokePendingCoupon {
-    type Reply = CouponReverted;
-}
-
-/// Revoke an issued (unused) coupon: its points come back: [`Purchased`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RevokeCoupon {
-    /// Customer phone (must own the coupon).
-    pub phone: String,
-    /// Its code.
-    pub code: String,
-}
-
-impl Question for RevokeCoupon {
-    type Reply = Purchased;
+question! {
+    /// Revoke an issued (unused) coupon: its points come back: [`Purchased`].
+    pub struct RevokeCoupon {
+        /// Customer phone (must own the coupon).
+        pub phone: String,
+        /// Its code.
+        pub code: String,
+    } -> Purchased;
 }
 
 /// A reward with whether the customer asked about can afford it.

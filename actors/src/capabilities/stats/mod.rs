@@ -17,7 +17,7 @@ use serde_json::Value;
 use engage_storage::StoreError;
 
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply, Question};
+use crate::query::{question, reply, QueryError, QueryReply};
 use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
 use crate::tenant_core::Tenant;
 
@@ -68,38 +68,32 @@ pub enum StatsQuery {
     MarkSpecialDays(MarkSpecialDays),
 }
 
-/// One metric over the IST days `start..=end`, for one outlet or (`None`) the brand.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ReadMetric {
-    /// Which.
-    pub metric: Metric,
-    /// The outlet, or the whole brand.
-    pub business_id: Option<String>,
-    /// First IST day.
-    pub start: String,
-    /// Last IST day.
-    pub end: String,
-    /// Entries of a top list.
-    pub limit: usize,
+question! {
+    /// One metric over the IST days `start..=end`, for one outlet or (`None`) the brand.
+    pub struct ReadMetric {
+        /// Which.
+        pub metric: Metric,
+        /// The outlet, or the whole brand.
+        pub business_id: Option<String>,
+        /// First IST day.
+        pub start: String,
+        /// Last IST day.
+        pub end: String,
+        /// Entries of a top list.
+        pub limit: usize,
+    } -> Value;
 }
 
-impl Question for ReadMetric {
-    type Reply = Value;
-}
-
-/// Marks (or, with `remove`, unmarks) days as special: [`SpecialDays`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MarkSpecialDays {
-    /// IST days.
-    pub dates: Vec<String>,
-    /// What the days are (`Special day` when absent).
-    pub label: Option<String>,
-    /// Unmark them instead.
-    pub remove: bool,
-}
-
-impl Question for MarkSpecialDays {
-    type Reply = SpecialDays;
+question! {
+    /// Marks (or, with `remove`, unmarks) days as special: [`SpecialDays`].
+    pub struct MarkSpecialDays {
+        /// IST days.
+        pub dates: Vec<String>,
+        /// What the days are (`Special day` when absent).
+        pub label: Option<String>,
+        /// Unmark them instead.
+        pub remove: bool,
+    } -> SpecialDays;
 }
 
 /// A day the brand marked special.

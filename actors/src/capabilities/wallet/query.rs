@@ -3,7 +3,7 @@
 use crate::domain::wallet::Pricing;
 use serde::{Deserialize, Serialize};
 
-use crate::query::Question;
+use crate::query::{question, Question};
 use serde_json::Value;
 
 #[allow(unused_imports)]
@@ -27,71 +27,56 @@ pub enum WalletQuery {
     SetPricing(SetPricing),
 }
 
-/// Credit a business wallet (idempotent per `reference`): [`Recharged`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Recharge {
-    /// The outlet.
-    pub business: String,
-    /// Amount, decimal text, positive.
-    pub amount: String,
-    /// Payment reference; a recharge with a reference already applied changes nothing.
-    pub reference: Option<String>,
-    /// `recharge` (default) or `refund` (the failed-chat refund job).
-    #[serde(default)]
-    pub refund: bool,
+question! {
+    /// Credit a business wallet (idempotent per `reference`): [`Recharged`].
+    pub struct Recharge {
+        /// The outlet.
+        pub business: String,
+        /// Amount, decimal text, positive.
+        pub amount: String,
+        /// Payment reference; a recharge with a reference already applied changes nothing.
+        pub reference: Option<String>,
+        /// `recharge` (default) or `refund` (the failed-chat refund job).
+        #[serde(default)]
+        pub refund: bool,
+    } -> Recharged;
 }
 
-impl Question for Recharge {
-    type Reply = Recharged;
+question! {
+    /// A business wallet's balance: [`Balance`].
+    pub struct GetBalance {
+        /// The outlet.
+        pub business: String,
+    } -> Balance;
 }
 
-/// A business wallet's balance: [`Balance`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetBalance {
-    /// The outlet.
-    pub business: String,
-}
-
-impl Question for GetBalance {
-    type Reply = Balance;
-}
-
-/// A page of a business wallet's transactions: [`TxnPage`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Txns {
-    /// The outlet.
-    pub business: String,
-    /// Page, from 1.
-    pub page: u64,
-    /// Per page.
-    pub page_size: u64,
-}
-
-impl Question for Txns {
-    type Reply = TxnPage;
+question! {
+    /// A page of a business wallet's transactions: [`TxnPage`].
+    pub struct Txns {
+        /// The outlet.
+        pub business: String,
+        /// Page, from 1.
+        pub page: u64,
+        /// Per page.
+        pub page_size: u64,
+    } -> TxnPage;
 }
 
 impl Question for SendRequest {
     type Reply = Queued;
 }
 
-/// The brand's price table: [`Pricing`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GetPricing {}
-
-impl Question for GetPricing {
-    type Reply = Pricing;
+question! {
+    /// The brand's price table: [`Pricing`].
+    pub struct GetPricing {} -> Pricing;
 }
 
-/// Replace the brand's price table; answers it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetPricing {
-    /// The new table.
-    pub pricing: Pricing,
-}
-
-impl Question for SetPricing {
-    type Reply = Pricing;
+question! {
+    /// Replace the brand's price table; answers it.
+    pub struct SetPricing {
+        /// The new table.
+        pub pricing: Pricing,
+    } -> Pricing;
 }
 
 /// A recharge's answer.

@@ -1,5 +1,5 @@
-//! The order-reaction seam. When the tenant actor applies an order it runs
-//! [`EngineContext::reactions`](crate::tenant_core::EngineContext::reactions) in order; each
+//! The order-reaction seam. When the tenant actor applies an order it runs the list it was
+//! started with ([`TenantArgs::reactions`](crate::tenant::TenantArgs::reactions)) in order; each
 //! [`OrderReaction`] gets the order's facts and the customer and adds write operations to the
 //! one atomic batch of that order (written with the customer row last). The default list is
 //! [`crate::capabilities::order_reactions`].

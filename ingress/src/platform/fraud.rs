@@ -25,7 +25,7 @@
 //! number already on the blocklist or repeated in the file is a duplicate.
 //!
 //! Every write (velocity limits, flag actions, alert settings, blocklist additions and removals,
-//! alert sends) is a [`FraudQuery`] answered by the brand's tenant actor
+//! alert sends) is a [`FraudQuery`](engage_actors::capabilities::fraud::FraudQuery) answered by the brand's tenant actor
 //! ([`engage_actors::capabilities::fraud`]); these handlers parse and answer.
 //!
 //! `/send_fraud_alert` (`contact`, `business_id`): one message per alert recipient, on the

@@ -18,7 +18,7 @@
 //!
 //! Redemption refusals (integration family, HTTP 409: the request is valid, the balance or rules refuse it): `xE_105` insufficient points, `xE_106`
 //! below the minimum, `xE_107` over the bill share; unknown customer 404 `xE_404`. Fraud
-//! prevention denials are 403 with `fraud_detected` ([`fraud_denial`]).
+//! prevention denials are 403 with `fraud_detected` ([`FraudDenial`](super::errors::FraudDenial)).
 
 use axum::extract::State;
 use axum::Json;

@@ -303,7 +303,8 @@ impl Funnel {
     }
 }
 
-/// The brand's configurations, by business (cached in [`Tenant::bill_configs`]).
+/// The brand's configurations, by business (cached in the tenant's [`Tenant::cache`] as
+/// [`BillConfigs`]).
 pub async fn configs(tenant: &mut Tenant) -> Result<BTreeMap<String, LinkConfig>, engage_storage::StoreError> {
     if let Some(configs) = tenant.cache.get::<BillConfigs>() {
         return Ok(configs.clone());

@@ -468,7 +468,8 @@ mod tests {
         loop {
             let query = crate::capabilities::customers::Details { phone: "9000000001".to_owned() }.into();
             let answer = engine.ask_local("brand-s", query, Duration::from_secs(1)).await;
-            if let Ok(view) = crate::query::read_reply::<crate::capabilities::customers::CustomerView>(answer) {
+            if let Ok(view) = answer.and_then(crate::query::Reply::answer_to::<crate::capabilities::customers::Details>)
+            {
                 if view.total_orders == 1 {
                     break;
                 }

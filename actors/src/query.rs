@@ -170,26 +170,32 @@ impl Reply {
     /// The reply as `T`: the value itself when it is a `T` (no encoding), else through JSON (a
     /// reply that came over the wire, or a caller reading another shape of it).
     pub fn into_typed<T: DeserializeOwned + 'static>(self) -> Result<T, QueryError> {
-        if self.0.as_any().is::<T>() {
-            if let Ok(typed) = self.0.into_any().downcast::<T>() {
-                return Ok(*typed);
-            }
-            return Err(QueryError::Failed("the reply changed type".to_owned()));
+        match self.take::<T>()? {
+            Ok(typed) => Ok(typed),
+            Err(reply) => serde_json::from_value(reply.into_json()?)
+                .map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}"))),
         }
-        serde_json::from_value(self.into_json()?)
-            .map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
     }
 
     /// The reply as JSON, taken: a reply that came over the wire is JSON already and is moved out,
     /// not copied.
     pub fn into_json(self) -> Result<Value, QueryError> {
-        if self.0.as_any().is::<Value>() {
-            if let Ok(json) = self.0.into_any().downcast::<Value>() {
-                return Ok(*json);
-            }
-            return Err(QueryError::Failed("the reply changed type".to_owned()));
+        match self.take::<Value>()? {
+            Ok(json) => Ok(json),
+            Err(reply) => reply.to_json(),
         }
-        self.to_json()
+    }
+
+    /// The value itself when the reply is a `T` (`Ok(Ok(value))`), else the reply back
+    /// (`Ok(Err(reply))`).
+    fn take<T: 'static>(self) -> Result<Result<T, Self>, QueryError> {
+        if !self.0.as_any().is::<T>() {
+            return Ok(Err(self));
+        }
+        match self.0.into_any().downcast::<T>() {
+            Ok(typed) => Ok(Ok(*typed)),
+            Err(_) => Err(QueryError::Failed("the reply changed type".to_owned())),
+        }
     }
 }
 
@@ -205,11 +211,6 @@ impl std::fmt::Debug for Reply {
 /// A typed answer as a [`QueryReply`].
 pub fn reply<T: Serialize + Send + 'static>(answer: Result<T, QueryError>) -> QueryReply {
     answer.map(Reply::new)
-}
-
-/// Reads a typed answer back from a [`QueryReply`].
-pub fn read_reply<T: DeserializeOwned + 'static>(answer: QueryReply) -> Result<T, QueryError> {
-    answer.and_then(Reply::into_typed)
 }
 
 /// A [`QueryReply`] as it goes over the wire.
@@ -272,7 +273,7 @@ mod tests {
     #[test]
     fn a_local_caller_takes_the_typed_reply_back_without_encoding_it() {
         let answer = reply(Ok(Unencodable(7)));
-        assert_eq!(read_reply::<Unencodable>(answer).unwrap(), Unencodable(7));
+        assert_eq!(answer.and_then(Reply::into_typed::<Unencodable>).unwrap(), Unencodable(7));
         // the same reply cannot go over the wire, and says so
         let wire = to_wire(reply(Ok(Unencodable(7))));
         assert!(matches!(wire, Err(QueryError::Failed(ref m)) if m.contains("never encoded")), "{wire:?}");
@@ -304,13 +305,15 @@ mod tests {
     #[test]
     fn a_reply_read_as_another_shape_or_from_the_wire_goes_through_json() {
         let typed = Balance { business_id: "outlet-1".into(), balance: 120 };
-        let json = read_reply::<Value>(reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 }))).unwrap();
+        let json = reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 }))
+            .and_then(Reply::into_typed::<Value>)
+            .unwrap();
         assert_eq!(json, serde_json::json!({"business_id": "outlet-1", "balance": 120}));
         // what a node receives over NATS is JSON: read as the type it was
         let wire = to_wire(reply(Ok(Balance { business_id: "outlet-1".into(), balance: 120 })));
         let received = wire.map(Reply::new);
-        assert_eq!(read_reply::<Balance>(received).unwrap(), typed);
-        let wrong = read_reply::<Balance>(reply(Ok(3u8)));
+        assert_eq!(received.and_then(Reply::into_typed::<Balance>).unwrap(), typed);
+        let wrong = reply(Ok(3u8)).and_then(Reply::into_typed::<Balance>);
         assert!(
             matches!(wrong, Err(QueryError::Failed(ref m)) if m.starts_with("unexpected reply shape")),
             "{wrong:?}"

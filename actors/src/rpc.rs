@@ -107,7 +107,7 @@ impl TenantGateway {
     }
 
     /// Asks `tenant`'s actor wherever it runs; the typed answer (from another node: its JSON).
-    pub async fn ask_reply(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
+    async fn ask_reply(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
         let query = query.into();
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {

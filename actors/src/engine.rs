@@ -335,10 +335,18 @@ impl PartitionRunner {
             self.keep_supervisor().await;
             let mut waits = Vec::with_capacity(batch.len());
             for delivery in batch {
+                // what no retry can help (misrouted, out of bounds) is parked at once, before
+                // the tenant's actor or the store sees it
+                let unfit = delivery.refused.clone().or_else(|| crate::domain::bounds::refusal(&delivery.envelope));
+                if let Some(reason) = unfit {
+                    self.park(delivery, reason).await;
+                    continue;
+                }
                 let (tx, rx) = tokio::sync::oneshot::channel();
+                let position = delivery.rank();
                 let msg = SupervisorMsg::Route {
                     tenant: delivery.envelope.tenant.clone(),
-                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), reply: tx.into() },
+                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), position, reply: tx.into() },
                 };
                 // If the supervisor is gone, the dropped reply port makes this delivery fail below.
                 let _ = self.supervisor.send_message(msg);
@@ -403,6 +411,20 @@ impl PartitionRunner {
             delivery.nak(delay).await;
             return;
         }
+        self.park_since(delivery, error, first).await;
+    }
+
+    /// Parks a delivery that must not be applied at all (see [`crate::domain::bounds`]).
+    async fn park(&mut self, delivery: Delivery, reason: String) {
+        metrics::counter!("engage_events_refused_total").increment(1);
+        self.park_since(delivery, reason, chrono::Utc::now()).await;
+    }
+
+    /// Parks a delivery whose first failure was at `first`, and takes it off the queue.
+    async fn park_since(&mut self, delivery: Delivery, error: String, first: chrono::DateTime<chrono::Utc>) {
+        let partition = self.partition;
+        let envelope = delivery.envelope.clone();
+        let now = chrono::Utc::now();
         let letter = engage_streams::DeadLetter {
             envelope: envelope.as_ref().clone(),
             error: error.clone(),
@@ -410,6 +432,8 @@ impl PartitionRunner {
             first_failure: first.to_rfc3339(),
             last_failure: now.to_rfc3339(),
             partition,
+            position: Some(delivery.rank()),
+            unreplayable: None,
         };
         match self.bus.park(&letter).await {
             Ok(()) => {

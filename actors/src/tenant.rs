@@ -254,6 +254,8 @@ pub enum TenantMsg {
     Apply {
         /// The envelope (shared with the bus delivery).
         envelope: std::sync::Arc<Envelope>,
+        /// Its bus position: the rank of this copy of an order ([`crate::domain::order::copy_version`]).
+        position: u64,
         /// Where the outcome goes.
         reply: RpcReplyPort<Result<(), ApplyError>>,
     },
@@ -341,10 +343,13 @@ impl Actor for TenantActor {
         tenant.follow_store_generation();
         tenant.begin_message();
         match message {
-            TenantMsg::Apply { envelope, reply } => {
+            TenantMsg::Apply { envelope, position, reply } => {
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
-                let outcome = match AssertUnwindSafe(orders::apply(tenant, reactions, &envelope)).catch_unwind().await {
+                let outcome = match AssertUnwindSafe(orders::apply(tenant, reactions, &envelope, position))
+                    .catch_unwind()
+                    .await
+                {
                     Ok(applied) => applied.map(|_| ()).map_err(|e| ApplyError::Failed(e.to_string())),
                     Err(panic) => Err(ApplyError::Panicked(panicked(tenant, &*panic))),
                 };

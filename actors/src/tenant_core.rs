@@ -476,7 +476,7 @@ mod tests {
         let envelope =
             engage_streams::Envelope::new(engage_streams::EventKind::Order, "platform", 1, "brand-1", "t", order);
         let reactions = Arc::new(crate::capabilities::order_reactions());
-        let phone = crate::capabilities::orders::apply(&mut tenant, &reactions, &envelope).await.unwrap();
+        let phone = crate::capabilities::orders::apply(&mut tenant, &reactions, &envelope, 1).await.unwrap();
         assert_eq!(phone.as_deref(), Some("9000000001"));
         assert!(tenant.read_ahead.is_empty(), "rows read ahead must not outlive their order");
         assert!(tenant.has_cached_customer("9000000001"));

@@ -34,16 +34,92 @@ pub struct DeadLetter {
     pub last_failure: String,
     /// The partition it was taken from.
     pub partition: u32,
+    /// The bus position it was accepted at: a replay keeps this rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u64>,
+    /// Set when the parked copy is not the whole event (it did not fit in a dead letter, or it
+    /// was not an envelope at all): why it cannot be replayed, and where the original is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreplayable: Option<String>,
 }
+
+/// What a truncated or undecodable event keeps of its payload, in bytes.
+pub const KEPT_HEAD: usize = 4096;
 
 impl DeadLetter {
     /// The envelope id: what `engage dead-letters show|replay|drop` take.
     pub fn id(&self) -> &str {
         &self.envelope.id
     }
+
+    /// A letter for bus bytes that are not an envelope at all (garbage published straight onto
+    /// the stream): its id is `undecodable-<partition>-<position>`, its tenant what the subject
+    /// names (or empty), its payload the first [`KEPT_HEAD`] bytes as text. It cannot be replayed.
+    pub fn undecodable(partition: u32, position: u64, tenant: &str, raw: &[u8], error: &str, at: &str) -> Self {
+        let head = String::from_utf8_lossy(&raw[..raw.len().min(KEPT_HEAD)]).into_owned();
+        let payload = serde_json::json!({"undecodable": head, "bytes": raw.len()});
+        let mut envelope = Envelope::new(crate::EventKind::Order, "undecodable", 0, tenant, "", payload);
+        envelope.id = format!("undecodable-{partition}-{position}");
+        Self {
+            envelope,
+            error: format!("not an envelope: {error}"),
+            attempts: 1,
+            first_failure: at.to_owned(),
+            last_failure: at.to_owned(),
+            partition,
+            position: Some(position),
+            unreplayable: Some(format!(
+                "the message at position {position} of partition {partition} is not an engage envelope ({} bytes; the first {} kept here)",
+                raw.len(),
+                raw.len().min(KEPT_HEAD)
+            )),
+        }
+    }
+
+    /// This letter, cut to at most `limit` bytes as JSON: when the whole envelope does not fit
+    /// (an event near the bus's own size limit), its payload is replaced by its first
+    /// [`KEPT_HEAD`] bytes and the letter says where the original is. The error text is cut to
+    /// 2 KiB as well.
+    pub fn fit(mut self, limit: usize) -> (Self, Vec<u8>) {
+        if self.error.len() > 2048 {
+            let mut end = 2048;
+            while !self.error.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.error.truncate(end);
+        }
+        let whole = serde_json::to_vec(&self).unwrap_or_default();
+        if whole.len() <= limit {
+            return (self, whole);
+        }
+        let text = self.envelope.payload.to_string();
+        let mut end = text.len().min(KEPT_HEAD);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.envelope.payload = serde_json::json!({"truncated": &text[..end], "bytes": text.len()});
+        let position = self.position.map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        self.unreplayable = Some(format!(
+            "its payload ({} bytes) did not fit in a dead letter; the first {end} bytes are kept here, the whole event is at position {position} of partition {} of the orders stream while the stream keeps it",
+            text.len(),
+            self.partition
+        ));
+        let cut = serde_json::to_vec(&self).unwrap_or_default();
+        (self, cut)
+    }
 }
 
-/// `engage.dead.<partition>.<token(tenant)>`.
+/// Longest tenant token a dead-letter subject carries as it is.
+const MAX_SUBJECT_TOKEN: usize = 200;
+
+/// `engage.dead.<partition>.<token(tenant)>`; a tenant whose token is longer than 200 bytes (an
+/// event published by hand, out of bounds) is named by `~h` and a digest of it instead, so the
+/// subject stays far inside the NATS protocol's control line.
 pub fn dead_subject(partition: u32, tenant: &str) -> String {
-    format!("{DEAD_LETTER_PREFIX}.{partition}.{}", token(tenant))
+    let mut tenant_token = token(tenant);
+    if tenant_token.len() > MAX_SUBJECT_TOKEN {
+        use sha2::Digest;
+        tenant_token = format!("~h{}", hex::encode(&sha2::Sha256::digest(tenant.as_bytes())[..16]));
+    }
+    format!("{DEAD_LETTER_PREFIX}.{partition}.{tenant_token}")
 }

@@ -53,6 +53,11 @@ pub struct Envelope {
     pub trace_id: String,
     /// The payload as received (validated by the route).
     pub payload: Value,
+    /// The bus position it was first accepted at, when it travels again (a dead-letter replay
+    /// keeps its rank; the instant-order route applies it with the position its publish got).
+    /// Absent on a first publish: the delivery's own position ranks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u64>,
 }
 
 impl Envelope {
@@ -69,6 +74,7 @@ impl Envelope {
             api_source: None,
             trace_id: trace_id.to_owned(),
             payload,
+            position: None,
         }
     }
 }

@@ -35,6 +35,7 @@ mod loyalty_programme;
 mod open_routes;
 mod operability;
 mod ops;
+mod order_race;
 mod otlp;
 mod pages;
 mod paid_reactions;

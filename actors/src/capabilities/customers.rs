@@ -120,9 +120,11 @@ pub async fn handle(tenant: &mut Tenant, reactions: &crate::reaction::Reactions,
             tenant.commit_customer(Vec::new(), customer).await?;
             reply(Ok(answer))
         }
-        CustomersQuery::ApplyNow(ApplyNow { envelope }) => match apply(tenant, reactions, &envelope).await? {
-            Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
-            None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
-        },
+        CustomersQuery::ApplyNow(ApplyNow { envelope }) => {
+            match apply(tenant, reactions, &envelope, envelope.position.unwrap_or(0)).await? {
+                Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
+                None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
+            }
+        }
     }
 }

@@ -342,8 +342,7 @@ impl OrderReaction for EarnPoints {
             let mut after = rules.points_for(facts.net());
             if order.voids() {
                 // the earn it counted against the velocity limit is taken back too
-                if let Some(at) =
-                    order.before.as_ref().and_then(|b| b.version.split('|').next()).and_then(parse_instant)
+                if let Some(at) = order.before.as_ref().and_then(|b| crate::domain::order::version_received(&b.version))
                 {
                     crate::domain::fraud::unrecord(&mut customer.velocity, TXN_EARN, at);
                 }

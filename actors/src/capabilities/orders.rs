@@ -11,8 +11,8 @@ use engage_streams::{Envelope, EventKind};
 
 use super::referral::refer;
 use crate::capabilities::journeys::{OpenCart, CART_SOURCES};
-use crate::domain::customer::Customer;
-use crate::domain::order::{OrderFacts, RefundRequest};
+use crate::domain::customer::{Contribution, Customer};
+use crate::domain::order::{copy_version, OrderFacts, RefundRequest};
 use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
 use crate::keys;
 use crate::reaction::{OrderEvent, Reactions};
@@ -26,6 +26,34 @@ async fn merge_business(tenant: &Tenant, business_id: &str, patch: Value) -> Res
         row.extend(patch);
     }
     Ok(key.put(&row))
+}
+
+/// The field of an order's row that keeps what the customer's totals counted for it (a
+/// [`Contribution`]), so a refund of an order the customer's row no longer keeps takes back
+/// exactly that.
+const COUNTED: &str = "counted";
+
+/// What the order's own row says the customer counted for `facts`' order, when the row is the
+/// same customer's (rows written before [`COUNTED`] existed: read from the payload it holds).
+async fn counted(tenant: &mut Tenant, facts: &OrderFacts) -> Result<Option<Contribution>, StoreError> {
+    let row: Option<Value> = tenant.get(&keys::order(&tenant.id, &facts.business_id, &facts.order_id)).await?;
+    let Some(row) = row else { return Ok(None) };
+    let payload = row.get("payload").cloned().unwrap_or_default();
+    let Ok(stored) = OrderFacts::from_payload(&payload) else { return Ok(None) };
+    if stored.phone != facts.phone {
+        return Ok(None);
+    }
+    if let Some(counted) = row.get(COUNTED).and_then(|c| serde_json::from_value::<Contribution>(c.clone()).ok()) {
+        return Ok(Some(counted));
+    }
+    Ok(Some(Contribution {
+        amount: stored.net(),
+        version: row.get("version").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        order_time: stored.order_time.clone(),
+        points: 0,
+        void: stored.void,
+        refunded: stored.refunded,
+    }))
 }
 
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
@@ -75,8 +103,13 @@ async fn apply_order(
     });
     let facts = merged.as_ref().unwrap_or(facts);
     let mut customer = tenant.customer_or_new(&facts.phone, now).await?;
-    let before = customer.orders.get(&facts.key()).cloned();
-    let applied = customer.apply_order(facts, version);
+    // an order older than the ones the row keeps: what its own row says it counted
+    let stored = match customer.orders.contains_key(&facts.key()) || customer.folded == Default::default() {
+        true => None,
+        false => counted(tenant, facts).await?,
+    };
+    let before = customer.orders.get(&facts.key()).cloned().or_else(|| stored.clone());
+    let applied = customer.apply_copy(facts, version, stored);
     let event = OrderEvent {
         facts,
         envelope,
@@ -93,6 +126,9 @@ async fn apply_order(
         let mut row = event.order_row.lock().map(|mut fields| std::mem::take(&mut *fields)).unwrap_or_default();
         row.insert("payload".to_owned(), envelope.payload.clone());
         row.insert("version".to_owned(), json!(version));
+        if let Some(counted) = customer.orders.get(&facts.key()) {
+            row.insert(COUNTED.to_owned(), json!(counted));
+        }
         row.insert("amount".to_owned(), json!(facts.amount));
         row.insert("source".to_owned(), json!(envelope.source_id));
         ops.push(keys::order(&tenant.id, &facts.business_id, &facts.order_id).put(&row));
@@ -126,6 +162,7 @@ async fn apply_refund(
     ops.push(key.put(&refunds));
     let row: Option<Value> = tenant.get(&keys::order(&tenant.id, &request.business_id, &request.order_id)).await?;
     let row_source = row.as_ref().and_then(|r| r["source"].as_u64()).and_then(|s| u8::try_from(s).ok());
+    let copy = row.as_ref().and_then(|r| r["version"].as_str()).map(str::to_owned);
     let Some(mut order_payload) = row.and_then(|mut row| row.get_mut("payload").map(Value::take)) else {
         return Ok(None);
     };
@@ -136,7 +173,10 @@ async fn apply_refund(
     // the order keeps its own source (a bill, the stats' source figures)
     let source_id = row_source.unwrap_or(envelope.source_id);
     let order = Envelope { kind: EventKind::Order, payload: order_payload, source_id, ..envelope.clone() };
-    apply_order(tenant, reactions, &order, &facts, version, ops, status).await.map(Some)
+    // The order's copy keeps its rank: a refund adds to whichever copy counts, it does not make
+    // the stored copy newer than a later one (refunds only add, so their order does not matter).
+    let version = copy.unwrap_or_else(|| version.to_owned());
+    apply_order(tenant, reactions, &order, &facts, &version, ops, status).await.map(Some)
 }
 
 /// A cart (`status` 0): the customer is known (a new one is created) but nothing is counted; a
@@ -175,16 +215,20 @@ async fn open_cart(
 /// Applies one envelope; returns the phone of the customer it touched (if any), whose row is
 /// then in the brand's cache. An event that cannot be processed is kept as a queue record with
 /// status 2 (not retried).
+///
+/// `position` is where the bus accepted it ([`engage_streams::Delivery::rank`]): copies of one
+/// order are ranked by it ([`copy_version`]), so the last copy the ingress accepted wins.
 pub async fn apply(
     tenant: &mut Tenant,
     reactions: &Reactions,
     envelope: &Envelope,
+    position: u64,
 ) -> Result<Option<String>, StoreError> {
     let now = Utc::now();
     let received = parse_instant(&envelope.received_at).unwrap_or(now);
     metrics::histogram!("engage_processing_lag_seconds")
         .record((now - received).num_milliseconds().max(0) as f64 / 1000.0);
-    let version = format!("{}|{}", envelope.received_at, envelope.id);
+    let version = copy_version(position, &envelope.received_at);
     let text = |name: &str| envelope.payload.get(name).and_then(Value::as_str).map(str::to_owned);
     let mut ops = Vec::new();
     let mut touched: Option<Customer> = None;

@@ -217,37 +217,62 @@ impl Customer {
 
     /// Applies one order version; recomputes LTV (LTO and AOV are derived).
     pub fn apply_order(&mut self, facts: &OrderFacts, version: &str) -> Applied {
-        if let Some(name) = &facts.name {
-            self.name = Some(name.clone());
+        self.apply_copy(facts, version, None)
+    }
+
+    /// Applies one copy of an order, ranked by `version` ([`super::order::copy_version`]): an
+    /// older copy than the one counted is `Stale`; the same content again (the same copy, or a
+    /// newer copy that changes nothing) is `Unchanged`; otherwise the order's contribution is
+    /// replaced. The same version with other content is an update too: the copy's recorded
+    /// refunds grew (refunds only ever add).
+    ///
+    /// `stored` is what the order's own row says it counted, given for an order this row no
+    /// longer keeps one by one ([`MAX_KEPT_ORDERS`]): it is taken out of the folded totals and
+    /// ranked as usual, so a refund of an old order takes back exactly what it added.
+    pub fn apply_copy(&mut self, facts: &OrderFacts, version: &str, stored: Option<Contribution>) -> Applied {
+        let key = facts.key();
+        let mut unfolded = false;
+        if let Some(stored) = stored.filter(|_| !self.orders.contains_key(&key) && self.folded != Folded::default()) {
+            self.folded.orders = self.folded.orders.saturating_sub(u64::from(!stored.void));
+            self.folded.amount = (self.folded.amount - stored.amount).max(Decimal::ZERO);
+            self.orders.insert(key.clone(), stored);
+            unfolded = true;
         }
-        let points = self.orders.get(&facts.key()).map_or(0, |c| c.points);
         let contribution = Contribution {
             amount: facts.net(),
             version: version.to_owned(),
             order_time: facts.order_time.clone(),
-            points,
+            points: self.orders.get(&key).map_or(0, |c| c.points),
             void: facts.void,
             refunded: facts.refunded,
         };
-        let applied = match self.orders.get_mut(&facts.key()) {
+        let applied = match self.orders.get_mut(&key) {
             None => Applied::New,
-            Some(existing) if existing.version == version => return Applied::Unchanged,
-            Some(existing) if existing.version.as_str() > version => return Applied::Stale,
+            Some(existing) if existing.version.as_str() > version => Applied::Stale,
             Some(existing)
                 if existing.amount == contribution.amount
                     && existing.void == contribution.void
                     && existing.refunded == contribution.refunded
                     && existing.order_time == facts.order_time =>
             {
-                // a newer copy of the same content: remember the version, totals stay
+                // the same content again: remember the newest version, totals stay
                 existing.version = version.to_owned();
-                return Applied::Unchanged;
+                Applied::Unchanged
             }
             Some(_) => Applied::Updated,
         };
-        self.orders.insert(facts.key(), contribution);
-        self.fold_oldest();
-        self.lifetime_value = self.orders.values().map(|c| c.amount).sum::<Decimal>() + self.folded.amount;
+        if applied != Applied::Stale {
+            if let Some(name) = &facts.name {
+                self.name = Some(name.clone());
+            }
+        }
+        if matches!(applied, Applied::New | Applied::Updated) {
+            self.orders.insert(key, contribution);
+        }
+        if unfolded || matches!(applied, Applied::New | Applied::Updated) {
+            self.fold_oldest();
+            self.lifetime_value = self.orders.values().map(|c| c.amount).sum::<Decimal>() + self.folded.amount;
+        }
         applied
     }
 
@@ -316,6 +341,57 @@ mod tests {
         let time = customer.orders.values().next().unwrap().order_time.clone().unwrap();
         assert_eq!(customer.apply_order(&order(&kept, "10", &time), &version), Applied::Unchanged);
         assert_eq!(customer.total_orders(), 3000);
+    }
+
+    #[test]
+    fn a_refund_of_an_order_folded_out_of_the_row_takes_back_what_it_added() {
+        let mut customer = Customer::new("9876543210", Utc::now());
+        for i in 0..600u32 {
+            let time = format!("2026-01-01 {:02}:{:02}:00", i / 60, i % 60);
+            customer.apply_order(&order(&i.to_string(), "10", &time), &format!("v{i:05}"));
+        }
+        assert!(!customer.orders.contains_key("outlet/0"), "the oldest is folded");
+        let stored = Contribution {
+            amount: Decimal::from(10),
+            version: "v00000".into(),
+            order_time: Some("2026-01-01 00:00:00".into()),
+            points: 3,
+            void: false,
+            refunded: Decimal::ZERO,
+        };
+        let void = OrderFacts { void: true, refunded: Decimal::from(10), ..order("0", "10", "2026-01-01 00:00:00") };
+        assert_eq!(customer.apply_copy(&void, "v00000", Some(stored.clone())), Applied::Updated);
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (599, Decimal::from(5990)));
+        assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS, "the row stays bounded");
+        // the same refund again (the order folded once more) changes nothing
+        let again =
+            customer.apply_copy(&void, "v00000", Some(Contribution { void: true, amount: Decimal::ZERO, ..stored }));
+        assert!(matches!(again, Applied::Unchanged | Applied::Updated));
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (599, Decimal::from(5990)));
+    }
+
+    #[test]
+    fn copies_rank_by_position_not_by_the_clock() {
+        use crate::domain::order::copy_version;
+        let mut customer = Customer::new("9876543210", Utc::now());
+        let same_ms = "2026-11-21T10:00:00.000Z";
+        assert_eq!(
+            customer.apply_order(&order("1", "80", "2026-11-21 10:00:00"), &copy_version(7, same_ms)),
+            Applied::New
+        );
+        let void = OrderFacts { void: true, refunded: Decimal::from(80), ..order("1", "80", "2026-11-21 10:00:00") };
+        assert_eq!(customer.apply_order(&void, &copy_version(8, same_ms)), Applied::Updated);
+        // the sale delivered again after its void changes nothing
+        assert_eq!(
+            customer.apply_order(&order("1", "80", "2026-11-21 10:00:00"), &copy_version(7, same_ms)),
+            Applied::Stale
+        );
+        assert_eq!(customer.total_orders(), 0);
+        // a copy ranked by position beats one ranked by the older clock form
+        let mut old = Customer::new("9876543210", Utc::now());
+        old.apply_order(&order("1", "80", "2026-11-21 10:00:00"), "2026-11-21T10:00:00.000Z|ffff");
+        assert_eq!(old.apply_order(&void, &copy_version(1, same_ms)), Applied::Updated);
+        assert_eq!(copy_version(9, same_ms) < copy_version(10, same_ms), true);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Pure domain logic: plain data and functions, no I/O. Actors wrap it.
 
+pub mod bounds;
 pub mod customer;
 pub mod delivery;
 pub mod fraud;

@@ -42,7 +42,29 @@ pub const STATUS_REFUNDED: u8 = 3;
 pub const WHOLE: &str = "whole";
 
 /// Status words POS systems send for a whole order that was cancelled, voided or refunded.
-const VOID_WORDS: [&str; 6] = ["cancelled", "canceled", "refunded", "voided", "void", "rejected"];
+pub const VOID_WORDS: [&str; 6] = ["cancelled", "canceled", "refunded", "voided", "void", "rejected"];
+
+/// Fields whose truth marks a whole order cancelled or refunded.
+pub const VOID_FLAGS: [&str; 4] = ["cancelled", "refunded", "isCancelled", "isRefunded"];
+
+/// A yes/no as POS systems send it: `true`/`false`, `1`/`0`, or those (and `yes`/`no`) as text,
+/// in any case and spacing. `None` for anything else (`null` included).
+pub fn flag(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x == 1.0 => Some(true),
+            Some(x) if x == 0.0 => Some(false),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "y" => Some(true),
+            "false" | "0" | "no" | "n" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// What the `returnedItems` of `payload` come to: quantity (`qty` or `quantity`, 1 when absent)
 /// times `price`, each line at least 0.
@@ -93,9 +115,7 @@ fn refund_of(payload: &Value, amount: Decimal, status: Option<u8>) -> (Decimal, 
         .iter()
         .filter_map(|field| payload.get(*field).and_then(Value::as_str))
         .any(|word| VOID_WORDS.contains(&word.trim().to_ascii_lowercase().as_str()));
-    let flagged = ["cancelled", "refunded", "isCancelled", "isRefunded"]
-        .iter()
-        .any(|field| payload.get(*field).and_then(Value::as_bool) == Some(true));
+    let flagged = VOID_FLAGS.iter().any(|field| payload.get(*field).and_then(flag) == Some(true));
     if word || flagged || matches!(status, Some(STATUS_CANCELLED | STATUS_REFUNDED)) {
         return (amount, true);
     }
@@ -115,6 +135,24 @@ fn refund_of(payload: &Value, amount: Decimal, status: Option<u8>) -> (Decimal, 
         .unwrap_or_default();
     let refunded = stated.max(items).max(recorded).max(Decimal::ZERO).min(amount);
     (refunded, amount > Decimal::ZERO && refunded >= amount)
+}
+
+/// The version of an order copy: `p` then its bus position in 20 digits, then `|` and when the
+/// ingress accepted it. Versions compare as text in the order the bus accepted the copies (the
+/// last copy accepted wins, never the clock); every such version ranks above the older
+/// `<received_at>|<envelope id>` form, so copies accepted after an upgrade win over rows written
+/// before it.
+pub fn copy_version(position: u64, received_at: &str) -> String {
+    format!("p{position:020}|{received_at}")
+}
+
+/// When the copy of `version` was accepted, for either form of [`copy_version`].
+pub fn version_received(version: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let received = match version.strip_prefix('p') {
+        Some(rest) => rest.split('|').nth(1),
+        None => version.split('|').next(),
+    };
+    received.and_then(super::time::parse_instant)
 }
 
 /// Why a payload is not an order (ingress validates first; this guards replays of odd data).

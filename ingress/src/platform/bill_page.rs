@@ -65,17 +65,22 @@ fn receipt(bill: &Bill, out: &mut String, widget: Option<&BillWidget>) {
     if !order.tax.is_zero() {
         let _ = write!(out, "<tr><td>Tax</td><td class=\"n\" id=\"tax\">{}</td></tr>", rupees(order.tax));
     }
+    // a sale that did not happen was never paid: its total is the order's, not a payment
+    let whole = bill.refund.as_ref().is_some_and(|r| r.whole);
     let _ = write!(
         out,
-        "<tr class=\"t\"><td>Total paid</td><td class=\"n\" id=\"total\">{}</td></tr>",
+        "<tr class=\"t\"><td>{}</td><td class=\"n\" id=\"total\">{}</td></tr>",
+        if whole { "Order total" } else { "Total paid" },
         rupees(order.amount)
     );
     match &bill.refund {
         Some(refund) if refund.whole => {
             let _ = write!(
                 out,
-                "<tr class=\"t\" id=\"refund\"><td>Refunded: this order was cancelled</td><td class=\"n\">-{}</td></tr>",
-                rupees(refund.amount)
+                "<tr class=\"t\" id=\"refund\"><td>Refunded: this order was cancelled</td><td class=\"n\">-{}</td></tr>\
+                 <tr class=\"t\"><td>Net paid</td><td class=\"n\" id=\"net\">{}</td></tr>",
+                rupees(refund.amount),
+                rupees(rust_decimal::Decimal::ZERO)
             );
         }
         Some(refund) => {
@@ -157,10 +162,18 @@ pub fn render(bill: &Bill, branding: &Branding, token: &str) -> String {
     let outlet =
         branding.outlet_name.as_deref().map(|o| format!("<p class=\"outlet\" id=\"outlet-name\">{}</p>", escape(o)));
     let heading = branding.brand_name.as_deref().unwrap_or("Your bill");
+    let cancelled = bill.refund.as_ref().is_some_and(|r| r.whole);
     let _ = write!(
         out,
         "<main data-bill=\"{bill_id}\" data-token=\"{token}\"><header class=\"brand\" style=\"background:{color};color:{text}\">{outlet}\
-<h1 id=\"brand-name\">{heading}</h1><p>Thank you{name}! Order <span id=\"order-id\">{order}</span> &middot; <time id=\"order-time\" datetime=\"{raw}\">{when} IST</time></p></header>",
+<h1 id=\"brand-name\">{heading}</h1><p>{greeting}{name}{tail} Order <span id=\"order-id\">{order}</span> &middot; <time id=\"order-time\" datetime=\"{raw}\">{when} IST</time></p>{notice}</header>",
+        greeting = if cancelled { "Hello" } else { "Thank you" },
+        tail = if cancelled { "." } else { "!" },
+        notice = if cancelled {
+            "<p id=\"cancelled\" role=\"status\"><strong>This order was cancelled and refunded in full: nothing was paid for it.</strong></p>"
+        } else {
+            ""
+        },
         bill_id = escape(&bill.bill_id),
         token = escape(token),
         outlet = outlet.unwrap_or_default(),

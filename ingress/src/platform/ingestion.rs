@@ -27,8 +27,9 @@ use crate::trace::TraceId;
 use crate::AppState;
 
 /// Largest event (its body as JSON) an enqueue route accepts: its order row, which holds it, and
-/// its bus message stay well inside every backend's value limit (NATS: 1 MiB).
-pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+/// its bus message stay well inside every backend's value limit (NATS: 1 MiB). The engine checks
+/// the same bound again for events that bypassed the edge.
+pub use engage_actors::domain::bounds::MAX_EVENT_BYTES;
 
 /// One enqueue route.
 #[derive(Clone, Copy, Debug)]
@@ -239,14 +240,14 @@ async fn enqueue_route(
     }
 }
 
-/// Validates, builds the envelope and publishes it.
+/// Validates, builds the envelope and publishes it; the envelope and the bus position it got.
 pub async fn enqueue(
     state: &AppState,
     spec: &EnqueueRoute,
     caller: &Caller,
     mut body: Value,
     trace_id: &str,
-) -> Result<std::sync::Arc<Envelope>, IntegrationError> {
+) -> Result<(std::sync::Arc<Envelope>, u64), IntegrationError> {
     state.platform.schemas.coerce(spec.schema, &mut body);
     let mut issues = state.platform.schemas.issues(spec.schema, &body);
     if let Some(time) = body.get("orderTime").and_then(Value::as_str) {
@@ -285,10 +286,10 @@ pub async fn enqueue(
     let mut envelope = Envelope::new(spec.kind, spec.source, source_id(spec.source), &tenant, trace_id, body);
     envelope.api_source = spec.api_source.map(str::to_owned);
     let envelope = std::sync::Arc::new(envelope);
-    state.platform.bus.publish(&envelope).await.map_err(IntegrationError::unavailable)?;
+    let position = state.platform.bus.publish(&envelope).await.map_err(IntegrationError::unavailable)?;
     metrics::counter!("engage_ingested_total", "source" => spec.source).increment(1);
     tracing::debug!(tenant, id = %envelope.id, source = spec.source, "enqueued");
-    Ok(envelope)
+    Ok((envelope, position))
 }
 
 /// `POST /injestion/instant/order`: enqueue, then process at once through the tenant's actor
@@ -304,12 +305,15 @@ pub async fn instant_order(
         Ok(accepted) => accepted,
         Err(refusal) => return refusal,
     };
-    let envelope = match enqueue(&state, &INSTANT_ORDER, &caller, body, &trace.0).await {
-        Ok(envelope) => envelope,
+    let (envelope, position) = match enqueue(&state, &INSTANT_ORDER, &caller, body, &trace.0).await {
+        Ok(enqueued) => enqueued,
         Err(error) => return error.into_response(),
     };
     let tenant = envelope.tenant.clone();
-    let envelope = std::sync::Arc::unwrap_or_clone(envelope);
+    // applied before its delivery, at the rank the bus gave it (the bus's copy is not touched:
+    // its deliveries carry their position themselves)
+    let mut envelope = std::sync::Arc::unwrap_or_clone(envelope);
+    envelope.position = Some(position);
     match state.platform.gateway.ask(&tenant, customers::ApplyNow { envelope }).await {
         Ok(customer) => Json(json!({"status": 1, "processed": true, "customer": customer})).into_response(),
         // Enqueued durably: it will be processed; say so instead of failing the producer.

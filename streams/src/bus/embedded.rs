@@ -37,6 +37,12 @@ use crate::envelope::Envelope;
 use crate::subject::partition_of;
 
 const TABLE: &str = "bus_orders";
+/// The bus's own bookkeeping: partition [`SEQ_PARTITION`] holds the sequence ceiling.
+const META_TABLE: &str = "bus_meta";
+const SEQ_PARTITION: &str = "seq";
+const SEQ_CEILING: &[u8] = b"ceiling";
+/// Sequence numbers reserved per write of the ceiling.
+const SEQ_BLOCK: u64 = 1 << 20;
 /// Parked events ([`crate::dead_letter`]): partition [`DEAD_PARTITION`], clustering the envelope id.
 const DEAD_TABLE: &str = "dead_letters";
 const DEAD_PARTITION: &str = "all";
@@ -77,9 +83,16 @@ pub struct EmbeddedBus {
     partitions: u32,
     wakeups: Arc<Vec<Arc<Notify>>>,
     pending: Partitions,
-    /// Next sequence number; starts at the wall clock in nanoseconds so it keeps growing across
-    /// restarts.
+    /// Next sequence number: the rank of an accepted event ([`Delivery::position`]). It starts
+    /// at the wall clock in nanoseconds or past the ceiling the last process reserved, whichever
+    /// is higher, so it keeps growing across restarts even when the clock goes back.
     seq: AtomicU64,
+    /// The lowest number this process may hand out (the stored ceiling, once read).
+    floor: AtomicU64,
+    /// Numbers below this are reserved on disk; reaching it writes a new ceiling first.
+    ceiling: AtomicU64,
+    /// Held while the ceiling is read or moved; true once the stored ceiling was read.
+    reserving: tokio::sync::Mutex<bool>,
 }
 
 impl EmbeddedBus {
@@ -97,6 +110,37 @@ impl EmbeddedBus {
             wakeups: Arc::new(wakeups),
             pending: Arc::new(pending),
             seq: AtomicU64::new(start),
+            floor: AtomicU64::new(u64::MAX),
+            ceiling: AtomicU64::new(0),
+            reserving: tokio::sync::Mutex::new(false),
+        }
+    }
+
+    /// The next sequence number. Every [`SEQ_BLOCK`] numbers the new ceiling is written (synced)
+    /// before any number under it is handed out, so no number is handed out twice, or lower than
+    /// one handed out before, whatever the clock does between two processes.
+    async fn next_seq(&self) -> Result<u64, BusError> {
+        loop {
+            let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+            // the ceiling before the floor: whoever sees a new ceiling sees its floor
+            let ceiling = self.ceiling.load(Ordering::SeqCst);
+            if seq >= self.floor.load(Ordering::SeqCst) && seq < ceiling {
+                return Ok(seq);
+            }
+            let mut read = self.reserving.lock().await;
+            if !*read {
+                let stored = self.store.get(META_TABLE, SEQ_PARTITION, SEQ_CEILING).await?;
+                let stored = stored.as_deref().and_then(seq_of).unwrap_or(0);
+                self.seq.fetch_max(stored, Ordering::SeqCst);
+                self.floor.store(stored.min(self.seq.load(Ordering::SeqCst)), Ordering::SeqCst);
+                *read = true;
+            }
+            let next = self.seq.load(Ordering::SeqCst);
+            if next >= self.ceiling.load(Ordering::SeqCst) {
+                let ceiling = next.saturating_add(SEQ_BLOCK);
+                self.store.put(META_TABLE, SEQ_PARTITION, SEQ_CEILING, ceiling.to_be_bytes().to_vec()).await?;
+                self.ceiling.store(ceiling, Ordering::SeqCst);
+            }
         }
     }
 
@@ -141,16 +185,26 @@ async fn load(store: &dyn Store, partition_key: &str, pending: &Mutex<Pending>) 
     Ok(())
 }
 
+/// Largest dead letter the embedded bus keeps whole (bigger ones are cut, [`DeadLetter::fit`]).
+const LETTER_LIMIT: usize = 16 << 20;
+
+/// Writes a parked event to the dead-letter table.
+async fn park_in(store: &dyn Store, letter: DeadLetter) -> Result<(), BusError> {
+    let (letter, value) = letter.fit(LETTER_LIMIT);
+    store.put(DEAD_TABLE, DEAD_PARTITION, letter.id().as_bytes(), value).await?;
+    Ok(())
+}
+
 fn partition_key(partition: u32) -> String {
     format!("p{partition}")
 }
 
 #[async_trait]
 impl Bus for EmbeddedBus {
-    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
+    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<u64, BusError> {
         let partition = partition_of(&envelope.tenant, self.partitions);
         let value = serde_json::to_vec(envelope.as_ref()).map_err(|e| BusError::Codec(e.to_string()))?;
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let seq = self.next_seq().await?;
         self.store.put(TABLE, &partition_key(partition), &seq.to_be_bytes(), value).await?;
         {
             let pending = self.pending(partition)?;
@@ -164,7 +218,7 @@ impl Bus for EmbeddedBus {
         if let Some(wakeup) = self.wakeups.get(partition as usize) {
             wakeup.notify_one();
         }
-        Ok(())
+        Ok(seq)
     }
 
     async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError> {
@@ -190,9 +244,7 @@ impl Bus for EmbeddedBus {
     }
 
     async fn park(&self, letter: &DeadLetter) -> Result<(), BusError> {
-        let value = serde_json::to_vec(letter).map_err(|e| BusError::Codec(e.to_string()))?;
-        self.store.put(DEAD_TABLE, DEAD_PARTITION, letter.id().as_bytes(), value).await?;
-        Ok(())
+        park_in(self.store.as_ref(), letter.clone()).await
     }
 
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, BusError> {
@@ -264,7 +316,13 @@ impl EmbeddedConsumer {
                 pending: self.pending.clone(),
             };
             if let Some(envelope) = kept {
-                deliveries.push(Delivery { envelope, attempt, handle: AckHandle::Embedded(ack()) });
+                deliveries.push(Delivery {
+                    envelope,
+                    attempt,
+                    position: seq,
+                    refused: None,
+                    handle: AckHandle::Embedded(ack()),
+                });
                 continue;
             }
             let Some(value) = self.store.get(TABLE, &self.partition_key, &seq.to_be_bytes()).await? else {
@@ -278,12 +336,20 @@ impl EmbeddedConsumer {
                 Ok(envelope) => deliveries.push(Delivery {
                     envelope: Arc::new(envelope),
                     attempt,
+                    position: seq,
+                    refused: None,
                     handle: AckHandle::Embedded(ack()),
                 }),
                 Err(error) => {
-                    // A row that is not an envelope can never be processed: drop it, loudly.
-                    tracing::error!(%error, "undecodable bus row dropped");
+                    // A row that is not an envelope can never be processed: it is parked as it
+                    // is (listed by `engage dead-letters`, never replayed) and leaves the queue.
+                    tracing::error!(%error, seq, "undecodable bus row parked");
                     metrics::counter!("engage_bus_undecodable_total").increment(1);
+                    let partition = self.partition_key.trim_start_matches('p').parse().unwrap_or(0);
+                    let at = chrono::Utc::now().to_rfc3339();
+                    let letter = DeadLetter::undecodable(partition, seq, "", &value, &error.to_string(), &at);
+                    park_in(self.store.as_ref(), letter).await?;
+                    metrics::gauge!("engage_dead_letters").increment(1.0);
                     ack().ack().await?;
                 }
             }

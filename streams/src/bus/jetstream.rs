@@ -165,7 +165,7 @@ impl JetStreamBus {
 
 #[async_trait]
 impl Bus for JetStreamBus {
-    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
+    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<u64, BusError> {
         self.publish_as(envelope, &envelope.id).await
     }
 
@@ -196,7 +196,12 @@ impl Bus for JetStreamBus {
             )
             .await
             .map_err(nats)?;
-        Ok(Box::new(JetStreamConsumer { consumer }))
+        Ok(Box::new(JetStreamConsumer {
+            consumer,
+            jetstream: self.jetstream.clone(),
+            partition,
+            partitions: self.partitions,
+        }))
     }
 
     fn partitions(&self) -> u32 {
@@ -204,21 +209,7 @@ impl Bus for JetStreamBus {
     }
 
     async fn park(&self, letter: &DeadLetter) -> Result<(), BusError> {
-        let payload = serde_json::to_vec(letter).map_err(|e| BusError::Codec(e.to_string()))?;
-        let mut headers = HeaderMap::new();
-        // unique per parking: parking the same event again (after a replay failed) is a new message
-        headers.insert("Nats-Msg-Id", format!("{}@{}", letter.id(), letter.last_failure).as_str());
-        headers.insert("Engage-Trace-Id", letter.envelope.trace_id.as_str());
-        headers.insert("Engage-Tenant", letter.envelope.tenant.as_str());
-        headers.insert("Engage-Attempts", letter.attempts.to_string().as_str());
-        let error: String = letter.error.chars().filter(|c| !c.is_control()).take(500).collect();
-        headers.insert("Engage-Error", error.as_str());
-        let subject = dead_subject(letter.partition, &letter.envelope.tenant);
-        let ack = self.jetstream.publish_with_headers(subject, headers, payload.into()).await.map_err(nats)?;
-        let parked = ack.await.map_err(nats)?.sequence;
-        // an earlier parking of the same event is replaced
-        self.delete_parked(|seq, earlier| earlier.id() == letter.id() && seq != parked).await?;
-        Ok(())
+        park_on(&self.jetstream, letter.clone()).await
     }
 
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, BusError> {
@@ -226,20 +217,48 @@ impl Bus for JetStreamBus {
     }
 
     async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError> {
-        self.delete_parked(|_, letter| letter.id() == id).await
+        delete_parked(&self.jetstream, |_, letter| letter.id() == id).await
     }
 
     async fn republish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
         // a replay gets its own Nats-Msg-Id: the first publish may still be in the duplicate window
         let replay_id =
             format!("{}@replay-{}", envelope.id, chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default());
-        self.publish_as(envelope, &replay_id).await
+        self.publish_as(envelope, &replay_id).await.map(|_| ())
     }
 }
 
+/// Room left in a message for the dead letter's headers.
+const HEADER_ROOM: usize = 4096;
+
+/// Parks `letter` on the dead-letter stream, cut to fit the server's payload limit
+/// ([`DeadLetter::fit`]), replacing an earlier parking of the same event.
+async fn park_on(jetstream: &Context, letter: DeadLetter) -> Result<(), BusError> {
+    let limit = jetstream.client().server_info().max_payload.saturating_sub(HEADER_ROOM).max(HEADER_ROOM);
+    let (letter, payload) = letter.fit(limit);
+    let mut headers = HeaderMap::new();
+    // unique per parking: parking the same event again (after a replay failed) is a new message
+    let id: String = letter.id().chars().take(200).collect();
+    headers.insert("Nats-Msg-Id", format!("{id}@{}", letter.last_failure).as_str());
+    let trace: String = letter.envelope.trace_id.chars().take(200).collect();
+    headers.insert("Engage-Trace-Id", trace.as_str());
+    let tenant: String = letter.envelope.tenant.chars().take(200).collect();
+    headers.insert("Engage-Tenant", tenant.as_str());
+    headers.insert("Engage-Attempts", letter.attempts.to_string().as_str());
+    let error: String = letter.error.chars().filter(|c| !c.is_control()).take(500).collect();
+    headers.insert("Engage-Error", error.as_str());
+    let subject = dead_subject(letter.partition, &letter.envelope.tenant);
+    let ack = jetstream.publish_with_headers(subject, headers, payload.into()).await.map_err(nats)?;
+    let parked = ack.await.map_err(nats)?.sequence;
+    // an earlier parking of the same event is replaced
+    delete_parked(jetstream, |seq, earlier| earlier.id() == letter.id() && seq != parked).await?;
+    Ok(())
+}
+
 impl JetStreamBus {
-    /// Publishes `envelope` on its partition's subject with `msg_id` as `Nats-Msg-Id`.
-    async fn publish_as(&self, envelope: &Envelope, msg_id: &str) -> Result<(), BusError> {
+    /// Publishes `envelope` on its partition's subject with `msg_id` as `Nats-Msg-Id`; its
+    /// stream sequence.
+    async fn publish_as(&self, envelope: &Envelope, msg_id: &str) -> Result<u64, BusError> {
         let partition = partition_of(&envelope.tenant, self.partitions);
         let payload = serde_json::to_vec(envelope).map_err(|e| BusError::Codec(e.to_string()))?;
         let mut headers = HeaderMap::new();
@@ -251,45 +270,61 @@ impl JetStreamBus {
             .publish_with_headers(order_subject(partition, &envelope.tenant), headers, payload.into())
             .await
             .map_err(nats)?;
-        ack.await.map_err(nats)?;
-        Ok(())
+        Ok(ack.await.map_err(nats)?.sequence)
     }
 
-    /// Deletes the parked events `matching` picks (by stream sequence and content); whether any was.
-    async fn delete_parked(&self, matching: impl Fn(u64, &DeadLetter) -> bool) -> Result<bool, BusError> {
-        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
-        let mut deleted = false;
-        for (seq, _) in self.parked().await?.into_iter().filter(|(seq, letter)| matching(*seq, letter)) {
-            deleted |= stream.delete_message(seq).await.map_err(nats)?;
-        }
-        Ok(deleted)
-    }
-
-    /// The parked events with their stream sequences, oldest first (at most `MAX_LISTED`).
     async fn parked(&self) -> Result<Vec<(u64, DeadLetter)>, BusError> {
-        let mut stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
-        let state = stream.info().await.map_err(nats)?.state.clone();
-        let mut out = Vec::new();
-        if state.messages == 0 {
-            return Ok(out);
-        }
-        for seq in state.first_sequence..=state.last_sequence {
-            if out.len() >= super::MAX_LISTED {
-                break;
-            }
-            // a dropped event leaves a gap
-            let Ok(message) = stream.get_raw_message(seq).await else { continue };
-            match serde_json::from_slice::<DeadLetter>(&message.payload) {
-                Ok(letter) => out.push((seq, letter)),
-                Err(error) => tracing::warn!(seq, %error, "a dead-letter message is not a parked event; skipped"),
-            }
-        }
-        Ok(out)
+        parked(&self.jetstream).await
     }
+}
+
+/// Deletes the parked events `matching` picks (by stream sequence and content); whether any was.
+async fn delete_parked(jetstream: &Context, matching: impl Fn(u64, &DeadLetter) -> bool) -> Result<bool, BusError> {
+    let stream = jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+    let mut deleted = false;
+    for (seq, _) in parked(jetstream).await?.into_iter().filter(|(seq, letter)| matching(*seq, letter)) {
+        deleted |= stream.delete_message(seq).await.map_err(nats)?;
+    }
+    Ok(deleted)
+}
+
+/// The parked events with their stream sequences, oldest first (at most `MAX_LISTED`).
+async fn parked(jetstream: &Context) -> Result<Vec<(u64, DeadLetter)>, BusError> {
+    let mut stream = jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+    let state = stream.info().await.map_err(nats)?.state.clone();
+    let mut out = Vec::new();
+    if state.messages == 0 {
+        return Ok(out);
+    }
+    for seq in state.first_sequence..=state.last_sequence {
+        if out.len() >= super::MAX_LISTED {
+            break;
+        }
+        // a dropped event leaves a gap
+        let Ok(message) = stream.get_raw_message(seq).await else { continue };
+        match serde_json::from_slice::<DeadLetter>(&message.payload) {
+            Ok(letter) => out.push((seq, letter)),
+            Err(error) => tracing::warn!(seq, %error, "a dead-letter message is not a parked event; skipped"),
+        }
+    }
+    Ok(out)
 }
 
 struct JetStreamConsumer {
     consumer: async_nats::jetstream::consumer::Consumer<pull::Config>,
+    jetstream: Context,
+    partition: u32,
+    partitions: u32,
+}
+
+/// Why an envelope delivered on `subject` must not be applied here: its tenant's subject is
+/// another (published by hand on another partition's or another tenant's subject, it would reach
+/// a second actor of the same brand).
+fn misrouted(subject: &str, envelope: &Envelope, partitions: u32) -> Option<String> {
+    let expected = order_subject(partition_of(&envelope.tenant, partitions), &envelope.tenant);
+    (subject != expected).then(|| {
+        format!("delivered on subject {subject}, but tenant {:?} belongs on {expected}: not applied", envelope.tenant)
+    })
 }
 
 #[async_trait]
@@ -306,19 +341,44 @@ impl PartitionConsumer for JetStreamConsumer {
         let mut deliveries = Vec::new();
         while let Some(message) = messages.next().await {
             let message = message.map_err(nats)?;
+            let info = message.info().ok().map(|info| (info.delivered, info.stream_sequence));
+            let attempt = info.map_or(1, |(delivered, _)| delivered.clamp(1, i64::from(u32::MAX)) as u32);
+            let position = info.map_or(0, |(_, sequence)| sequence);
             match serde_json::from_slice::<Envelope>(&message.payload) {
                 Ok(envelope) => {
-                    let attempt = message.info().map(|info| info.delivered.clamp(1, i64::from(u32::MAX)) as u32);
+                    let refused = misrouted(message.subject.as_str(), &envelope, self.partitions);
                     deliveries.push(Delivery {
                         envelope: Arc::new(envelope),
-                        attempt: attempt.unwrap_or(1),
+                        attempt,
+                        position,
+                        refused,
                         handle: AckHandle::Nats(Box::new(message)),
                     })
                 }
                 Err(error) => {
-                    tracing::error!(%error, subject = %message.subject, "undecodable message terminated");
+                    // not an envelope: parked as it is (listed, never replayed), then terminated
+                    tracing::error!(%error, subject = %message.subject, position, "undecodable message parked");
                     metrics::counter!("engage_bus_undecodable_total").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
+                    let tenant = message.subject.as_str().rsplit('.').next().unwrap_or_default().to_owned();
+                    let at = chrono::Utc::now().to_rfc3339();
+                    let letter = DeadLetter::undecodable(
+                        self.partition,
+                        position,
+                        &tenant,
+                        &message.payload,
+                        &error.to_string(),
+                        &at,
+                    );
+                    match park_on(&self.jetstream, letter).await {
+                        Ok(()) => {
+                            metrics::gauge!("engage_dead_letters").increment(1.0);
+                            let _ = message.ack_with(AckKind::Term).await;
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, position, "cannot park an undecodable message; it comes again");
+                            let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(10)))).await;
+                        }
+                    }
                 }
             }
         }

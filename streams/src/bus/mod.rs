@@ -43,9 +43,11 @@ pub enum BusError {
 /// Publishes and hands out partition consumers.
 #[async_trait]
 pub trait Bus: Send + Sync + 'static {
-    /// Durably enqueues `envelope` on its tenant's partition. `Ok` means it will be delivered.
-    /// (Shared: the embedded bus hands the same envelope to its consumer.)
-    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError>;
+    /// Durably enqueues `envelope` on its tenant's partition. `Ok` means it will be delivered, and
+    /// carries the position at which the bus accepted it ([`Delivery::position`]): the rank of
+    /// this copy among the copies of one order. (Shared: the embedded bus hands the same
+    /// envelope to its consumer.)
+    async fn publish(&self, envelope: &Arc<Envelope>) -> Result<u64, BusError>;
 
     /// Publishes a JSON payload on a side subject (`engage.chat.messages|receipts`).
     async fn publish_side(&self, subject: &str, payload: &Value, trace_id: &str) -> Result<(), BusError>;
@@ -68,7 +70,14 @@ pub trait Bus: Send + Sync + 'static {
     /// once), then forgets it; `None` when there is none.
     async fn replay(&self, id: &str) -> Result<Option<DeadLetter>, BusError> {
         let Some(letter) = self.dead_letters().await?.into_iter().find(|l| l.id() == id) else { return Ok(None) };
-        self.republish(&Arc::new(letter.envelope.clone())).await?;
+        if let Some(why) = &letter.unreplayable {
+            return Err(BusError::Codec(format!("parked event {id} cannot be replayed: {why}")));
+        }
+        // the replay keeps the rank the event was first accepted at: a newer copy of its order
+        // that was applied meanwhile still wins
+        let mut envelope = letter.envelope.clone();
+        envelope.position = envelope.position.or(letter.position);
+        self.republish(&Arc::new(envelope)).await?;
         self.drop_dead_letter(id).await?;
         metrics::counter!("engage_events_replayed_total").increment(1);
         Ok(Some(letter))
@@ -77,7 +86,7 @@ pub trait Bus: Send + Sync + 'static {
     /// Publishes an envelope that was published before (a replay): as [`Bus::publish`], past the
     /// bus's duplicate detection.
     async fn republish(&self, envelope: &Arc<Envelope>) -> Result<(), BusError> {
-        self.publish(envelope).await
+        self.publish(envelope).await.map(|_| ())
     }
 
     /// The partition count envelopes are spread over.
@@ -102,6 +111,13 @@ pub struct Delivery {
     /// Which delivery of it this is, from 1 (JetStream counts them; the embedded bus counts them
     /// in memory, from 1 again after a restart).
     pub attempt: u32,
+    /// Where the bus accepted it: the JetStream stream sequence, or the embedded bus's log
+    /// sequence. It only grows, across restarts and failover, so it ranks the copies of an order
+    /// by acceptance ([`Delivery::rank`]).
+    pub position: u64,
+    /// Why this delivery must not be applied, when the bus knows already (its subject names
+    /// another partition than its tenant's): the engine parks it at once with this reason.
+    pub refused: Option<String>,
     handle: AckHandle,
 }
 
@@ -111,6 +127,12 @@ enum AckHandle {
 }
 
 impl Delivery {
+    /// The rank its effects are applied at: the position the envelope carries when it was
+    /// accepted before (a dead-letter replay, an instant order), else this delivery's.
+    pub fn rank(&self) -> u64 {
+        self.envelope.position.unwrap_or(self.position)
+    }
+
     /// Settles the delivery: it will not come again.
     pub async fn ack(self) -> Result<(), BusError> {
         match self.handle {

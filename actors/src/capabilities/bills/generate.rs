@@ -21,7 +21,7 @@ use engage_storage::{StoreError, WriteOp};
 
 use super::{applicable, configs, funnel, put_funnel, widget_kind, widgets_for, Bill, BillItem, BillOrder, BillWidget};
 use super::{LinkConfig, GENERATION_BATCH, GENERATION_SLICE};
-use crate::capabilities::wallet::{committed, put_wallet, queue_send, wallet, SendRequest};
+use crate::capabilities::wallet::{cancel_queued, committed, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::delivery::DeliveryError;
 use crate::domain::order::{decimal, OrderFacts};
@@ -395,7 +395,9 @@ async fn make_bill(
         feedback_url,
         feedback_opens: 0,
         link_service_bill_id: None,
-        refund: None,
+        // an order that arrives with part of it returned: its bill shows what was given back
+        refund: (facts.refunded > Decimal::ZERO)
+            .then(|| super::rows::BillRefund { amount: facts.refunded, whole: facts.void }),
         brand_color: if config.brand_color.is_empty() { "#1f6feb".to_owned() } else { config.brand_color.clone() },
         footer_button: (config.enable_footer == 1 && !config.footer_button.is_empty())
             .then(|| config.footer_button.clone()),
@@ -453,6 +455,12 @@ async fn mark_refunded(
     let key = keys::digital_bill(&tenant.id, &bill_id);
     if let Some(mut bill) = tenant.repo().get::<Bill>(&key).await? {
         bill.refund = Some(super::rows::BillRefund { amount: facts.refunded, whole: facts.void });
+        if facts.void {
+            // a bill SMS or chat still waiting for its delay is not sent for a sale that did not
+            // happen
+            let day = ist_day(bill.scheduled_at).replace('-', "");
+            cancel_queued(tenant, &bill.send_id, &day, "the order was cancelled or refunded as a whole", ops).await?;
+        }
         ops.push(key.put(&bill));
     }
     Ok(())
@@ -493,12 +501,21 @@ pub async fn page(
         if record.status != STATUS_PROCESSED || record.source != BILL_SOURCE || record.kind != "order" {
             continue;
         }
-        let Ok(facts) = OrderFacts::from_payload(&record.data) else { continue };
+        let Ok(recorded) = OrderFacts::from_payload(&record.data) else { continue };
+        if recorded.is_cart() {
+            continue;
+        }
+        // the order as it is now, not as this record has it: a later copy, a cancellation or a
+        // refund since then decides (a cancelled order is skipped as refunded)
+        let order: Option<Value> =
+            tenant.repo().get(&keys::order(&tenant.id, &recorded.business_id, &recorded.order_id)).await?;
+        let payload = order.and_then(|mut row| row.get_mut("payload").map(Value::take)).unwrap_or(record.data.clone());
+        let Ok(facts) = OrderFacts::from_payload(&payload) else { continue };
         if facts.is_cart() {
             continue;
         }
         let customer = tenant.customer(&facts.phone).await?;
-        let candidate = Candidate { facts: &facts, payload: &record.data, day: day.to_owned() };
+        let candidate = Candidate { facts: &facts, payload: &payload, day: day.to_owned() };
         let mut ops = Vec::new();
         let outcome = generate(tenant, &candidate, customer.as_ref(), now, &mut ops).await?;
         match outcome {

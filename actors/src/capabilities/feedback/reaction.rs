@@ -1,7 +1,7 @@
 //! The order reaction: a feedback link sent after an order, by the outlet's (or brand's) configuration, paid by its wallet.
 
 use crate::capabilities::bills::generate::mobile_ok;
-use crate::capabilities::wallet::{put_wallet, queue_send, wallet, SendRequest};
+use crate::capabilities::wallet::{cancel_queued, put_wallet, queue_send, wallet, SendRequest};
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
@@ -69,6 +69,28 @@ pub fn message(template: Option<&str>, name: &str, phone: &str, order_id: &str, 
 /// number is `[6-9]\d{9}` gets the feedback-form link by SMS and/or chat, `feedback_time` minutes
 /// later, paid by the outlet's wallet at the feedback prices; one request per (outlet, order).
 /// A wallet that cannot pay a channel skips that channel.
+/// The feedback send id of an order's request on `channel`.
+fn send_id(business_id: &str, order_id: &str, channel: Channel) -> String {
+    format!("feedback-{}", keys::digest(&[business_id, order_id, channel.queue()]))
+}
+
+/// An order cancelled or refunded as a whole: its "rate us" sends still waiting for their delay
+/// are not sent.
+async fn cancel_request(
+    tenant: &mut Tenant,
+    facts: &crate::domain::order::OrderFacts,
+    ops: &mut Vec<WriteOp>,
+) -> Result<(), StoreError> {
+    let key = keys::feedback_request(&tenant.id, &facts.business_id, &facts.order_id);
+    let Some(request) = tenant.repo().get::<FeedbackRequest>(&key).await? else { return Ok(()) };
+    let day = ist_day(request.scheduled_at).replace('-', "");
+    for channel in &request.channels {
+        let id = send_id(&facts.business_id, &facts.order_id, *channel);
+        cancel_queued(tenant, &id, &day, "the order was cancelled or refunded as a whole", ops).await?;
+    }
+    Ok(())
+}
+
 pub struct SendFeedback;
 
 #[async_trait]
@@ -85,6 +107,9 @@ impl OrderReaction for SendFeedback {
         ops: &mut Vec<WriteOp>,
     ) -> Result<(), StoreError> {
         // no feedback request for an order that did not happen
+        if order.voids() {
+            return cancel_request(tenant, order.facts, ops).await;
+        }
         if order.applied != Applied::New || order.facts.void || !mobile_ok(&order.facts.phone) {
             return Ok(());
         }
@@ -128,7 +153,7 @@ impl OrderReaction for SendFeedback {
                 purpose: Purpose::Feedback,
                 to: facts.phone.clone(),
                 message: message(template.as_deref(), &name, &facts.phone, &facts.order_id, &url),
-                send_id: format!("feedback-{}", keys::digest(&[&facts.business_id, &facts.order_id, channel.queue()])),
+                send_id: send_id(&facts.business_id, &facts.order_id, channel),
                 delivery_date: ist_day(scheduled_at).replace('-', ""),
                 auto_id: None,
                 template_id: None,

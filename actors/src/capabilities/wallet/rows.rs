@@ -153,6 +153,19 @@ impl QueuedSend {
         }
     }
 
+    /// Given up before delivery because what it was about is gone (its order was cancelled or
+    /// refunded as a whole): `delivery_status` `cancelled`, and never delivered. It was paid when
+    /// it was queued and stays paid (a chat send is marked so that the failed-chat refund job
+    /// does not credit it either; `docs/refunds.md`).
+    pub fn cancel(&mut self, why: &str) {
+        self.settle(false);
+        self.delivery_status = Some("cancelled".to_owned());
+        self.last_error = Some(why.to_owned());
+        if self.channel == Channel::Chat {
+            self.refunded = true;
+        }
+    }
+
     /// Its row's key.
     pub fn key(&self) -> keys::Key {
         keys::queued_send(self.channel.queue(), &self.delivery_date, &self.parent_business_id, &self.send_id)

@@ -352,3 +352,91 @@ async fn a_refunded_bill_says_so_and_a_cancelled_order_is_not_billed() {
     let billed = wait_bills(&b, "outlet-1", 2).await;
     assert!(billed.iter().all(|bill| bill["order_id"] != "RB-2"), "{billed:?}");
 }
+
+/// Bills delayed 15 minutes and "rate us" links delayed 30: an order billed, then refunded as a
+/// whole before the drain runs, gets neither (its sends are cancelled, paid when queued and kept
+/// paid); an order skipped for an empty wallet and cancelled meanwhile is not billed when the
+/// generation job catches up after a recharge, while a live one is.
+#[tokio::test]
+async fn a_cancelled_order_gets_no_delayed_bill_or_feedback_and_the_job_bills_only_live_orders() {
+    use crate::bills::{brand, pos_order, wait_bills};
+    use crate::jobs::admin;
+    let sms = crate::jobs::provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let (b, _) = brand(&app, "brand-cancel-sends").await;
+    b.staff(
+        "/crm_api/links/addBusinessConfig",
+        json!({"business_id": "outlet-1", "mode": 1, "time": 15, "status": 1,
+               "sms_template": "Your bill: x_short_url", "sender_id": "ENGAGE"}),
+    )
+    .await;
+    b.staff("/crm_api/save/feedback/config", json!({"feedback_flow": 1, "feedback_sms": "true", "feedback_time": 30}))
+        .await;
+    // enough for the first order's bill and feedback SMS (0.16815 each, GST included), no more
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 0.34, "reference": "r1"})).await;
+    pos_order(&b, "outlet-1", "CS-1", "9811400021", json!({})).await;
+    wait_bills(&b, "outlet-1", 1).await;
+    let auth = [("authorization", b.integration.as_str())];
+    let whole = json!({"businessId": "outlet-1", "orderId": "CS-1", "refundId": "all"});
+    assert_eq!(post(&app, "/integration/v1/order/refund", &auth, &whole).await.0, 200);
+    crate::platform::wait_customer(&app, b.name, "9811400021", |c| c["total_orders"] == 0).await;
+    // the drain an hour later: both delays have passed
+    let later = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+    let drained = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain", "now": later})).await;
+    assert_eq!(sms.deliveries().0, 0, "nothing is sent for a cancelled order: {drained}");
+
+    // an empty wallet: the next order is skipped, then cancelled; another one stays live
+    let spent = b.staff("/crm_api/wallet/balance", json!({"business_id": "outlet-1"})).await;
+    let left: f64 = spent["balance"].as_str().unwrap().parse().unwrap();
+    assert!(left < 0.16, "{spent}");
+    pos_order(&b, "outlet-1", "CS-2", "9811400022", json!({})).await;
+    pos_order(&b, "outlet-1", "CS-3", "9811400023", json!({})).await;
+    pos_order(&b, "outlet-1", "CS-2", "9811400022", json!({"isCancelled": "true"})).await;
+    crate::platform::wait_customer(&app, b.name, "9811400023", |c| c["total_orders"] == 1).await;
+    crate::platform::wait_customer(&app, b.name, "9811400022", |c| c["total_orders"] == 0).await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 5, "reference": "r2"})).await;
+    admin(&app, "/admin/jobs/run", json!({"name": "bill_generation"})).await;
+    let billed = wait_bills(&b, "outlet-1", 2).await;
+    let ids: Vec<&str> = billed.iter().filter_map(|bill| bill["order_id"].as_str()).collect();
+    assert!(ids.contains(&"CS-3") && !ids.contains(&"CS-2"), "only the live order is billed: {ids:?}");
+}
+
+/// Cancellation flags come in the forms POS systems send them, and a status word engage does not
+/// know is refused with the words it does.
+#[tokio::test]
+async fn cancellation_flags_are_read_in_every_form_and_unknown_status_words_are_refused() {
+    let app = spawn_app(&[]).await;
+    let brand = "flags-brand";
+    let order = |id: &str, phone: &str, extra: Value| {
+        let mut body = json!({"parentBusinessId": brand, "businessId": "o1", "orderId": id,
+            "customer": {"phone": phone}, "amount": 50, "orderTime": format!("{DAY} 12:00:00")});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let cases = [
+        ("9811500001", json!({"isCancelled": "true"})),
+        ("9811500002", json!({"cancelled": 1})),
+        ("9811500003", json!({"isRefunded": "1"})),
+        ("9811500004", json!({"status": " CANCELLED "})),
+        ("9811500005", json!({"status": "3"})),
+    ];
+    for (phone, extra) in &cases {
+        send(&app, &order("F-1", phone, json!({}))).await;
+        send(&app, &order("F-1", phone, extra.clone())).await;
+    }
+    // a paid word and a false flag keep the order
+    send(&app, &order("F-2", "9811500006", json!({"status": "Completed", "isCancelled": "false"}))).await;
+    for (phone, extra) in &cases {
+        let customer = crate::platform::wait_customer(&app, brand, phone, |c| c["total_orders"] == 0).await;
+        assert_eq!(customer["lifetime_value"].as_f64(), Some(0.0), "{extra}: {customer}");
+    }
+    crate::platform::wait_customer(&app, brand, "9811500006", |c| c["total_orders"] == 1).await;
+    let (status, answer) =
+        post(&app, "/injestion/platform", &[], &order("F-3", "9811500007", json!({"status": "shipped"}))).await;
+    assert_eq!(status, 400, "{answer}");
+    let text = answer.to_string();
+    assert!(text.contains("shipped") && text.contains("cancelled") && text.contains("paid"), "{text}");
+    let (status, answer) =
+        post(&app, "/injestion/platform", &[], &order("F-3", "9811500007", json!({"isCancelled": "maybe"}))).await;
+    assert_eq!(status, 400, "{answer}");
+}

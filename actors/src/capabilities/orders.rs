@@ -57,12 +57,14 @@ async fn counted(tenant: &mut Tenant, facts: &OrderFacts) -> Result<Option<Contr
 }
 
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
+#[allow(clippy::too_many_arguments)]
 async fn apply_order(
     tenant: &mut Tenant,
     reactions: &Reactions,
     envelope: &Envelope,
     facts: &OrderFacts,
     version: &str,
+    refund: bool,
     ops: &mut Vec<WriteOp>,
     status: &mut u8,
 ) -> Result<Customer, StoreError> {
@@ -109,6 +111,11 @@ async fn apply_order(
         false => counted(tenant, facts).await?,
     };
     let before = customer.orders.get(&facts.key()).cloned().or_else(|| stored.clone());
+    // a refund re-applies the copy that counts: the customer's row may know it by a newer
+    // version than the order's row (a newer copy of the same content changes only the former)
+    let kept = before.as_ref().map(|c| c.version.as_str()).filter(|kept| refund && *kept > version);
+    let version = kept.unwrap_or(version).to_owned();
+    let version = version.as_str();
     let applied = customer.apply_copy(facts, version, stored);
     let event = OrderEvent {
         facts,
@@ -176,7 +183,7 @@ async fn apply_refund(
     // The order's copy keeps its rank: a refund adds to whichever copy counts, it does not make
     // the stored copy newer than a later one (refunds only add, so their order does not matter).
     let version = copy.unwrap_or_else(|| version.to_owned());
-    apply_order(tenant, reactions, &order, &facts, &version, ops, status).await.map(Some)
+    apply_order(tenant, reactions, &order, &facts, &version, true, ops, status).await.map(Some)
 }
 
 /// A cart (`status` 0): the customer is known (a new one is created) but nothing is counted; a
@@ -239,7 +246,8 @@ pub async fn apply(
         EventKind::Order => match OrderFacts::from_payload(&envelope.payload) {
             Ok(facts) if facts.is_cart() => touched = Some(open_cart(tenant, &facts, received, &mut ops).await?),
             Ok(facts) => {
-                let applied = apply_order(tenant, reactions, envelope, &facts, &version, &mut ops, &mut status).await;
+                let applied =
+                    apply_order(tenant, reactions, envelope, &facts, &version, false, &mut ops, &mut status).await;
                 // the rows read ahead serve this order only, applied or not
                 tenant.end_read_ahead();
                 touched = Some(applied?);

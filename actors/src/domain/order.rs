@@ -44,6 +44,16 @@ pub const WHOLE: &str = "whole";
 /// Status words POS systems send for a whole order that was cancelled, voided or refunded.
 pub const VOID_WORDS: [&str; 6] = ["cancelled", "canceled", "refunded", "voided", "void", "rejected"];
 
+/// Status words of an order that happened (besides the numbers 0 to 3 as text).
+pub const PAID_WORDS: [&str; 8] =
+    ["paid", "completed", "complete", "success", "delivered", "settled", "closed", "confirmed"];
+
+/// Every `status` text an order may carry, lower case: the numbers 0 to 3, [`PAID_WORDS`] and
+/// [`VOID_WORDS`]. The edge refuses any other (case and spacing are forgiven).
+pub fn status_words() -> Vec<&'static str> {
+    ["0", "1", "2", "3"].into_iter().chain(PAID_WORDS).chain(VOID_WORDS).collect()
+}
+
 /// Fields whose truth marks a whole order cancelled or refunded.
 pub const VOID_FLAGS: [&str; 4] = ["cancelled", "refunded", "isCancelled", "isRefunded"];
 

@@ -249,7 +249,21 @@ pub async fn enqueue(
     trace_id: &str,
 ) -> Result<(std::sync::Arc<Envelope>, u64), IntegrationError> {
     state.platform.schemas.coerce(spec.schema, &mut body);
+    // a status word in any case and spacing is the word
+    if let Some(Value::String(word)) = body.get_mut("status") {
+        *word = word.trim().to_ascii_lowercase();
+    }
     let mut issues = state.platform.schemas.issues(spec.schema, &body);
+    if let Some(Value::String(word)) = body.get("status") {
+        if issues.iter().any(|issue| issue.pointer == "/status") {
+            issues.retain(|issue| issue.pointer != "/status");
+            let words = engage_actors::domain::order::status_words().join(", ");
+            issues.push(crate::error::Issue {
+                pointer: "/status".to_owned(),
+                message: format!("{word:?} is not a status engage knows; send one of {words}, or 0 to 3 as a number"),
+            });
+        }
+    }
     if let Some(time) = body.get("orderTime").and_then(Value::as_str) {
         if issues.is_empty() && engage_actors::domain::time::parse_ist(time).is_none() {
             issues.push(crate::error::Issue {

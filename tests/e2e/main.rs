@@ -42,4 +42,5 @@ mod paid_reactions;
 mod platform;
 mod refunds;
 mod stats;
+mod stream_bounds;
 mod wallet;

@@ -3,10 +3,13 @@
 //! `/admin` route ([`super::admin`]).
 //!
 //! - `GET /admin/dead-letters` → `{dead_letters: [{id, tenant, kind, source, trace_id,
-//!   received_at, error, attempts, first_failure, last_failure, partition}]}`, oldest first;
+//!   received_at, error, attempts, first_failure, last_failure, partition, position, replayable}]}`,
+//!   oldest first (`position`: where the bus accepted it; `replayable` false for an event cut to
+//!   fit or never an envelope);
 //! - `GET /admin/dead-letters/{id}` → the parked event whole, its envelope included; 404 unknown;
 //! - `POST /admin/dead-letters/{id}/replay` → publishes the envelope again (its id unchanged, so
-//!   what it does counts once) and forgets it: `{replayed: true, id, tenant}`; 404 unknown;
+//!   what it does counts once, at the rank it was first accepted at) and forgets it:
+//!   `{replayed: true, id, tenant}`; 404 unknown; 409 for an event that is not whole;
 //! - `DELETE /admin/dead-letters/{id}` → forgets it: `{dropped: true, id}`; 404 unknown.
 
 use axum::extract::{Path, State};
@@ -27,8 +30,9 @@ pub fn routes() -> Routes {
     let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
     let failed = ("503", "{message: \"temporarily unavailable; retry\"}: the bus failed");
     let missing = ("404", "{message}: no parked event with that id");
+    let partial = ("409", "{message}: the parked event is not whole (cut to fit a dead letter, or never an envelope): it cannot be replayed; the message says where the original is");
     let listed = admin_op("The parked events, oldest first", "200",
-        "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition}]}",
+        "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition, position, replayable}]}",
         None, &[failed]);
     let mut shown = admin_op(
         "A parked event whole, its envelope included",
@@ -45,7 +49,7 @@ pub fn routes() -> Routes {
         "200",
         "{replayed: true, id, tenant}",
         None,
-        &[missing, failed],
+        &[missing, partial, failed],
     );
     replayed["parameters"] = id;
     Routes::new()
@@ -61,7 +65,7 @@ fn summary(letter: &DeadLetter) -> Value {
         "id": envelope.id, "tenant": envelope.tenant, "kind": envelope.kind, "source": envelope.source,
         "trace_id": envelope.trace_id, "received_at": envelope.received_at, "error": letter.error,
         "attempts": letter.attempts, "first_failure": letter.first_failure, "last_failure": letter.last_failure,
-        "partition": letter.partition,
+        "partition": letter.partition, "position": letter.position, "replayable": letter.unreplayable.is_none(),
     })
 }
 
@@ -98,6 +102,7 @@ async fn replay(State(state): State<AppState>, _admin: Admin, Path(id): Path<Str
             Json(json!({"replayed": true, "id": id, "tenant": envelope.tenant})).into_response()
         }
         Ok(None) => unknown(&id),
+        Err(engage_streams::BusError::Unreplayable(why)) => StaffError::conflict(why).into_response(),
         Err(error) => StaffError::unavailable(error).into_response(),
     }
 }

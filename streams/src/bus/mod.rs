@@ -38,6 +38,9 @@ pub enum BusError {
     /// A message could not be encoded or decoded.
     #[error("codec: {0}")]
     Codec(String),
+    /// The parked event is not whole (cut to fit, or never an envelope): it cannot be replayed.
+    #[error("{0}")]
+    Unreplayable(String),
 }
 
 /// Publishes and hands out partition consumers.
@@ -71,7 +74,7 @@ pub trait Bus: Send + Sync + 'static {
     async fn replay(&self, id: &str) -> Result<Option<DeadLetter>, BusError> {
         let Some(letter) = self.dead_letters().await?.into_iter().find(|l| l.id() == id) else { return Ok(None) };
         if let Some(why) = &letter.unreplayable {
-            return Err(BusError::Codec(format!("parked event {id} cannot be replayed: {why}")));
+            return Err(BusError::Unreplayable(format!("parked event {id} cannot be replayed: {why}")));
         }
         // the replay keeps the rank the event was first accepted at: a newer copy of its order
         // that was applied meanwhile still wins

@@ -90,7 +90,7 @@ async fn events_published_past_the_edge_are_bounded_parked_and_listed() {
         letters
             .iter()
             .find(|l| l["id"].as_str().is_some_and(|i| i.starts_with(id)))
-            .map(|l| l.clone())
+            .cloned()
             .unwrap_or_else(|| panic!("{id} not parked: {letters:?}"))
     };
     let long = error_of("long-phone");

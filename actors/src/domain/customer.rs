@@ -391,7 +391,7 @@ mod tests {
         let mut old = Customer::new("9876543210", Utc::now());
         old.apply_order(&order("1", "80", "2026-11-21 10:00:00"), "2026-11-21T10:00:00.000Z|ffff");
         assert_eq!(old.apply_order(&void, &copy_version(1, same_ms)), Applied::Updated);
-        assert_eq!(copy_version(9, same_ms) < copy_version(10, same_ms), true);
+        assert!(copy_version(9, same_ms) < copy_version(10, same_ms));
     }
 
     #[test]

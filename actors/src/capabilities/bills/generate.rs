@@ -397,7 +397,7 @@ async fn make_bill(
         link_service_bill_id: None,
         // an order that arrives with part of it returned: its bill shows what was given back
         refund: (facts.refunded > Decimal::ZERO)
-            .then(|| super::rows::BillRefund { amount: facts.refunded, whole: facts.void }),
+            .then_some(super::rows::BillRefund { amount: facts.refunded, whole: facts.void }),
         brand_color: if config.brand_color.is_empty() { "#1f6feb".to_owned() } else { config.brand_color.clone() },
         footer_button: (config.enable_footer == 1 && !config.footer_button.is_empty())
             .then(|| config.footer_button.clone()),

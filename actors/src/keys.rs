@@ -94,6 +94,20 @@ pub fn join(parts: &[&str]) -> String {
     out
 }
 
+/// The parts of a key [`join`] made (its inverse: `split(&join(parts)) == parts`).
+pub fn split(key: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = key.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ESCAPE => parts.last_mut().into_iter().for_each(|p| p.extend(chars.next())),
+            SEPARATOR => parts.push(String::new()),
+            c => parts.last_mut().into_iter().for_each(|p| p.push(c)),
+        }
+    }
+    parts
+}
+
 /// A short stable digest of `parts` (16 hex characters): deterministic ids for retried writes.
 pub fn digest(parts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
@@ -552,6 +566,13 @@ mod tests {
         "\u{1F600}",
         "\\\\|",
     ];
+
+    #[test]
+    fn split_reads_back_what_join_made() {
+        for parts in [vec!["a", "b"], vec!["o|1", "x\\y|"], vec!["", ""], vec!["ü|", "\\"]] {
+            assert_eq!(split(&join(&parts)), parts);
+        }
+    }
 
     #[test]
     fn joined_keys_are_injective_whatever_the_ids_hold() {

@@ -125,7 +125,7 @@ macro_rules! questions {
 }
 
 questions!(
-    customers::CustomersQuery => Customers { Details, Update, ApplyNow },
+    customers::CustomersQuery => Customers { Details, Update, ApplyNow, WaitingRefunds },
     otp::OtpQuery => Otp { Generate, Verify },
     business::BusinessQuery => Business { SaveConfig },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },

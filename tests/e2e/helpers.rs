@@ -94,6 +94,19 @@ impl TestApp {
         read(response).await
     }
 
+    /// `GET {base}{path}` with the app's admin key (`x-admin-key`), as JSON.
+    pub async fn admin_get(&self, path: &str) -> Value {
+        let key = std::fs::read_to_string(self.dir.path().join("admin.key")).expect("admin key");
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("x-admin-key", key.trim())
+            .send()
+            .await
+            .expect("request");
+        response.json().await.expect("JSON")
+    }
+
     /// Stored events of a group (embedded sink), oldest first.
     pub async fn stored(&self, group: &str) -> Vec<Value> {
         let (status, body) = self.get_json(&format!("/v1/logs/events?log_group={group}&limit=10000")).await;

@@ -166,3 +166,40 @@ async fn refunds_right_after_their_sale_always_count_on_jetstream() {
     let nats = crate::procs::NatsServer::start().await;
     refunds_right_after_their_sale_always_count(&[("ENGAGE_NATS_URL", &nats.url)]).await;
 }
+
+/// A redelivery: the sale's first delivery fails (an injected panic) and comes again after its
+/// void was applied; the older copy is recognised as older and changes nothing (on both buses).
+/// Beside it, an order updated twice in a row counts its last amount.
+async fn a_copy_delivered_again_after_a_newer_one_changes_nothing(env: &[(&str, &str)]) {
+    let mut settings = vec![("ENGAGE_FAULT_PANIC_ORDER_ID", "RD-1")];
+    settings.extend_from_slice(env);
+    let app = spawn_app(&settings).await;
+    let brand = "redelivery-brand";
+    let phones = vec!["9812000001".to_owned()];
+    send(&app.client, &app.base, "/injestion/platform", &[], &sale(brand, "RD-1", &phones[0])).await;
+    send(&app.client, &app.base, "/injestion/platform", &[], &void(brand, "RD-1", &phones[0])).await;
+    // a second order, updated twice in the same breath: the last amount counts
+    let mut first = sale(brand, "RD-2", &phones[0]);
+    first["amount"] = json!(30);
+    let mut second = first.clone();
+    second["amount"] = json!(20);
+    send(&app.client, &app.base, "/injestion/platform", &[], &first).await;
+    send(&app.client, &app.base, "/injestion/platform", &[], &second).await;
+    // the panicked sale comes back after 0.5 s: wait past it, then the sentinel
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    sentinels(&app, brand, &phones).await;
+    let customer = settled(&app, brand, &phones).await.remove(0);
+    assert_eq!(customer["total_orders"], json!(2), "RD-2 and the sentinel: {customer}");
+    assert_eq!(customer["lifetime_value"].as_f64(), Some(20.01), "{customer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_delivered_again_after_a_newer_one_changes_nothing_on_the_embedded_bus() {
+    a_copy_delivered_again_after_a_newer_one_changes_nothing(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_delivered_again_after_a_newer_one_changes_nothing_on_jetstream() {
+    let nats = crate::procs::NatsServer::start().await;
+    a_copy_delivered_again_after_a_newer_one_changes_nothing(&[("ENGAGE_NATS_URL", &nats.url)]).await;
+}

@@ -218,16 +218,7 @@ async fn each_auth_family_fails_with_its_own_body() {
 
     // a revoked token stops working
     let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
-    let list: Value = app
-        .client
-        .get(format!("{}/admin/tokens", app.base))
-        .header("x-admin-key", key.trim())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = app.admin_get("/admin/tokens").await;
     let id = list["tokens"].as_array().unwrap().iter().find(|t| t["kind"] == "ingestion").unwrap()["id"]
         .as_str()
         .unwrap()

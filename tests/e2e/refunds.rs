@@ -440,3 +440,84 @@ async fn cancellation_flags_are_read_in_every_form_and_unknown_status_words_are_
         post(&app, "/injestion/platform", &[], &order("F-3", "9811500007", json!({"isCancelled": "maybe"}))).await;
     assert_eq!(status, 400, "{answer}");
 }
+
+/// Refunds sent before their order are listed for staff until the order comes; then they apply.
+#[tokio::test]
+async fn refunds_waiting_for_their_order_are_listed_until_it_arrives() {
+    let app = spawn_app(&[]).await;
+    let brand = "waiting-brand";
+    let staff = create_token(&app, "staff", brand).await;
+    let integration = create_token(&app, "integration", brand).await;
+    refund(&app, &integration, "W-1", "rf-a", Some(1000)).await;
+    refund(&app, &integration, "W-2", "rf-b", None).await;
+    let list = |body: Value| {
+        let (app, staff) = (&app, staff.clone());
+        async move {
+            let (status, answer) = post(app, "/crm_api/get/waiting_refunds", &[("token", &staff)], &body).await;
+            assert_eq!(status, 200, "{answer}");
+            answer
+        }
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let page = loop {
+        let page = list(json!({"parent_business_id": brand})).await;
+        if page["data"].as_array().map_or(0, Vec::len) == 2 {
+            break page;
+        }
+        assert!(std::time::Instant::now() < deadline, "{page}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let first = &page["data"][0];
+    assert_eq!((&first["business_id"], &first["order_id"]), (&json!("o1"), &json!("W-1")), "{page}");
+    let amount: f64 = first["refunds"]["rf-a"].as_str().unwrap().parse().unwrap();
+    assert_eq!(amount, 10.0, "{page}");
+    assert_eq!(page["data"][1]["refunds"], json!({"rf-b": "whole"}), "{page}");
+    assert_eq!(page["next"], Value::Null);
+    // one a page: the cursor goes on
+    let first = list(json!({"parent_business_id": brand, "limit": 1})).await;
+    assert_eq!(first["data"].as_array().unwrap().len(), 1, "{first}");
+    let after = first["next"].as_str().unwrap().to_owned();
+    let second = list(json!({"parent_business_id": brand, "limit": 1, "after": after})).await;
+    assert_eq!(second["data"][0]["order_id"], json!("W-2"), "{second}");
+    // the order arrives: its refund applies and it leaves the list
+    let order = json!({"parentBusinessId": brand, "businessId": "o1", "orderId": "W-1",
+        "customer": {"phone": "9811700001"}, "amount": 50, "orderTime": format!("{DAY} 12:00:00")});
+    send(&app, &order).await;
+    let customer =
+        crate::platform::wait_customer(&app, brand, "9811700001", |c| c["lifetime_value"].as_f64() == Some(40.0)).await;
+    assert_eq!(customer["total_orders"], json!(1));
+    let page = list(json!({"parent_business_id": brand})).await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["data"][0]["order_id"], json!("W-2"));
+    // another outlet's filter sees none
+    let none = list(json!({"parent_business_id": brand, "business_id": "o2"})).await;
+    assert_eq!(none["data"], json!([]));
+}
+
+/// A regular with 600 orders (more than the 500 a customer row keeps one by one) refunds the
+/// oldest: it is taken out of the totals and `/stats` as it was counted, not added as a new one.
+#[tokio::test]
+async fn a_refund_of_an_order_older_than_the_kept_history_takes_back_what_it_added() {
+    let app = spawn_app(&[]).await;
+    let brand = "history-brand";
+    let staff = create_token(&app, "staff", brand).await;
+    let integration = create_token(&app, "integration", brand).await;
+    let phone = "9811800001";
+    for n in 0..600 {
+        let body = json!({"parentBusinessId": brand, "businessId": "o1", "orderId": format!("H-{n:03}"),
+            "customer": {"phone": phone}, "amount": 10,
+            "orderTime": format!("{DAY} {:02}:{:02}:00", n / 60, n % 60)});
+        send(&app, &body).await;
+    }
+    crate::platform::wait_customer(&app, brand, phone, |c| c["total_orders"] == 600).await;
+    refund(&app, &integration, "H-000", "rf-old", None).await;
+    let customer = crate::platform::wait_customer(&app, brand, phone, |c| c["total_orders"] == 599).await;
+    assert_eq!(customer["lifetime_value"].as_f64(), Some(5990.0), "{customer}");
+    let period = json!({"parent_business_id": brand, "start": DAY, "end": DAY});
+    let (status, answer) = post(&app, "/stats/dashboard/summary", &[("token", &staff)], &period).await;
+    assert_eq!(status, 200, "{answer}");
+    let totals = &answer["data"]["totals"];
+    assert_eq!((&totals["orders"], &totals["refunded_orders"]), (&json!(599), &json!(1)), "{totals}");
+    assert_eq!(totals["revenue"].as_f64(), Some(5990.0), "{totals}");
+    assert_eq!(totals["gross_revenue"].as_f64(), Some(6000.0), "{totals}");
+}

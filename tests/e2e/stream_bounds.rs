@@ -69,16 +69,7 @@ async fn events_published_past_the_edge_are_bounded_parked_and_listed() {
     let key = std::fs::read_to_string(app.dir.path().join("admin.key")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let letters = loop {
-        let listed: Value = app
-            .client
-            .get(format!("{}/admin/dead-letters", app.base))
-            .header("x-admin-key", key.trim())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let listed = app.admin_get("/admin/dead-letters").await;
         let letters = listed["dead_letters"].as_array().cloned().unwrap_or_default();
         if letters.len() >= 4 {
             break letters;

@@ -22,6 +22,8 @@ pub enum CustomersQuery {
     Update(Update),
     /// An instant order.
     ApplyNow(ApplyNow),
+    /// Refunds waiting for their order.
+    WaitingRefunds(WaitingRefunds),
 }
 
 question! {
@@ -58,6 +60,41 @@ question! {
         /// The envelope, already published.
         pub envelope: Envelope,
     } -> CustomerView;
+}
+
+question! {
+    /// Refunds sent on their own (`/integration/v1/order/refund`) whose order has not arrived,
+    /// by outlet and order id, a page at a time: [`WaitingPage`].
+    pub struct WaitingRefunds {
+        /// Only this outlet's.
+        #[serde(default)]
+        pub business: Option<String>,
+        /// Go on after this cursor (`next` of the page before).
+        #[serde(default)]
+        pub after: Option<String>,
+        /// At most this many refunds' orders.
+        pub limit: usize,
+    } -> WaitingPage;
+}
+
+/// One order that refunds wait for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaitingRefund {
+    /// The outlet.
+    pub business_id: String,
+    /// The order they refund.
+    pub order_id: String,
+    /// Each refund by its id: an amount (a decimal string), or `"whole"`.
+    pub refunds: std::collections::BTreeMap<String, String>,
+}
+
+/// A page of [`WaitingRefund`]s.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitingPage {
+    /// The orders refunds wait for, by outlet and order id.
+    pub data: Vec<WaitingRefund>,
+    /// The cursor of the next page (`after`), when there may be more.
+    pub next: Option<String>,
 }
 
 /// The customer as `get/customer/details` shows it.
@@ -120,6 +157,7 @@ pub async fn handle(tenant: &mut Tenant, reactions: &crate::reaction::Reactions,
             tenant.commit_customer(Vec::new(), customer).await?;
             reply(Ok(answer))
         }
+        CustomersQuery::WaitingRefunds(question) => reply(super::orders::waiting_refunds(tenant, question).await),
         CustomersQuery::ApplyNow(ApplyNow { envelope }) => {
             match apply(tenant, reactions, &envelope, envelope.position.unwrap_or(0)).await? {
                 Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),

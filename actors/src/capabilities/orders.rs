@@ -355,3 +355,57 @@ pub async fn apply(
         }
     }
 }
+
+/// Rows of `order_refunds` one [`waiting_refunds`] page reads at most.
+const WAITING_SCAN: usize = 2000;
+
+/// The refunds recorded for orders that have not arrived (no order row), in key order, after
+/// `after` (a hex cursor), at most `limit` orders. A page stops after reading [`WAITING_SCAN`]
+/// rows and answers `next`, so a brand with many refunds is read a page at a time.
+pub async fn waiting_refunds(
+    tenant: &mut Tenant,
+    question: super::customers::WaitingRefunds,
+) -> Result<super::customers::WaitingPage, crate::query::QueryError> {
+    use super::customers::{WaitingPage, WaitingRefund};
+    let mut page = WaitingPage::default();
+    let mut after = match &question.after {
+        Some(cursor) => Some(hex::decode(cursor).map_err(|_| {
+            crate::query::QueryError::Invalid(format!("after {cursor:?} is not a cursor of this list"))
+        })?),
+        None => None,
+    };
+    let limit = question.limit.clamp(1, 500);
+    let mut read = 0;
+    loop {
+        let rows = tenant.repo().store().scan(crate::tables::ORDER_REFUNDS, &tenant.id, after.as_deref(), 500).await?;
+        let Some(last) = rows.last() else { return Ok(page) };
+        after = Some(last.clustering.clone());
+        let full = rows.len() == 500;
+        for row in rows {
+            read += 1;
+            let parts = keys::split(&String::from_utf8_lossy(&row.clustering));
+            let Ok([business_id, order_id]) = <[String; 2]>::try_from(parts) else { continue };
+            if question.business.as_ref().is_some_and(|b| *b != business_id) {
+                continue;
+            }
+            let recorded: serde_json::Map<String, Value> = serde_json::from_slice(&row.value).unwrap_or_default();
+            if recorded.is_empty()
+                || tenant.repo().get::<Value>(&keys::order(&tenant.id, &business_id, &order_id)).await?.is_some()
+            {
+                continue;
+            }
+            let refunds = recorded
+                .into_iter()
+                .map(|(id, amount)| (id, amount.as_str().map_or_else(|| amount.to_string(), str::to_owned)))
+                .collect();
+            page.data.push(WaitingRefund { business_id, order_id, refunds });
+            if page.data.len() >= limit || read >= WAITING_SCAN {
+                page.next = Some(hex::encode(&row.clustering));
+                return Ok(page);
+            }
+        }
+        if !full {
+            return Ok(page);
+        }
+    }
+}

@@ -53,6 +53,7 @@ pub mod integration;
 pub mod journeys;
 pub mod loyalty;
 pub mod open_routes;
+pub mod refunds;
 pub mod requests;
 pub mod rewards;
 pub mod routes;
@@ -120,6 +121,7 @@ fn routes() -> routes::Routes {
         .merge(admin::routes())
         .merge(open_routes::routes())
         .merge(dead_letters::routes())
+        .merge(refunds::routes())
 }
 
 /// Every platform route, mounted.

@@ -30,7 +30,7 @@ scope!(
         FeedbackConfigRequest => [child_business_id], FeedbackReadRequest => [business_id, child_business_id],
         NpsDataRequest => [business_id], NpsRequest => [business_id], LegacySmsRequest => [business_id],
         StatsRequest => [business_id], BusinessConfigRequest => [business_id], PartnerTokenRequest => [business_id],
-        RiderLoginRequest => [business_id];
+        RiderLoginRequest => [business_id], WaitingRefundsRequest => [business_id];
     Customer: CustomerDetailsRequest => [business_id], UpdateCustomerRequest => [business_id],
         RedeemPointsRequest => [outlet_id], CustomerLoyaltyRequest, IntegrationUserRequest => [business_id, outlet_id],
         CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest;

@@ -152,3 +152,20 @@ impl BusinessConfigRequest {
 fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<serde_json::Value>, D::Error> {
     serde_json::Value::deserialize(deserializer).map(Some)
 }
+
+/// `/crm_api/get/waiting_refunds`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    description = r#"Refunds waiting for their order: the brand's, or one outlet's (business_id); a page of at most limit orders (default 100), after the cursor `after` (the `next` of the page before)."#
+)]
+pub struct WaitingRefundsRequest {
+    #[schemars(length(min = 1, max = 128))]
+    #[schemars(required)]
+    pub parent_business_id: Option<String>,
+    #[schemars(length(min = 1, max = 128))]
+    pub business_id: Option<String>,
+    #[schemars(pattern(r#"^([0-9a-f]{2}){1,600}$"#))]
+    pub after: Option<String>,
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u64>,
+}

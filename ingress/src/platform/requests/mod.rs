@@ -68,6 +68,7 @@ macro_rules! platform_requests {
 platform_requests!(
     CustomerDetailsRequest,
     UpdateCustomerRequest,
+    WaitingRefundsRequest,
     LoyaltyRulesRequest,
     MilestonesRequest,
     RedeemPointsRequest,
@@ -136,6 +137,7 @@ macro_rules! brand_either {
 brand_field!(
     CustomerDetailsRequest,
     UpdateCustomerRequest,
+    WaitingRefundsRequest,
     LoyaltyRulesRequest,
     MilestonesRequest,
     IntegrationUserRequest,

@@ -392,13 +392,19 @@ async fn a_cancelled_order_gets_no_delayed_bill_or_feedback_and_the_job_bills_on
     pos_order(&b, "outlet-1", "CS-2", "9811400022", json!({})).await;
     pos_order(&b, "outlet-1", "CS-3", "9811400023", json!({})).await;
     pos_order(&b, "outlet-1", "CS-2", "9811400022", json!({"isCancelled": "true"})).await;
+    // refunded whole on the refund route, then sent again by the POS, which knows nothing of it
+    pos_order(&b, "outlet-1", "CS-4", "9811400024", json!({})).await;
+    let whole = json!({"businessId": "outlet-1", "orderId": "CS-4", "refundId": "all-4"});
+    assert_eq!(post(&app, "/integration/v1/order/refund", &auth, &whole).await.0, 200);
+    pos_order(&b, "outlet-1", "CS-4", "9811400024", json!({"subtotal": 301})).await;
     crate::platform::wait_customer(&app, b.name, "9811400023", |c| c["total_orders"] == 1).await;
     crate::platform::wait_customer(&app, b.name, "9811400022", |c| c["total_orders"] == 0).await;
+    crate::platform::wait_customer(&app, b.name, "9811400024", |c| c["total_orders"] == 0).await;
     b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 5, "reference": "r2"})).await;
     admin(&app, "/admin/jobs/run", json!({"name": "bill_generation"})).await;
     let billed = wait_bills(&b, "outlet-1", 2).await;
     let ids: Vec<&str> = billed.iter().filter_map(|bill| bill["order_id"].as_str()).collect();
-    assert!(ids.contains(&"CS-3") && !ids.contains(&"CS-2"), "only the live order is billed: {ids:?}");
+    assert!(ids.contains(&"CS-3") && !ids.contains(&"CS-2") && !ids.contains(&"CS-4"), "only the live order: {ids:?}");
 }
 
 /// Cancellation flags come in the forms POS systems send them, and a status word engage does not

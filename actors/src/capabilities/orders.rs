@@ -92,6 +92,8 @@ async fn apply_order(
     }
     tenant.read_ahead(reads).await?;
     let recorded: Option<serde_json::Map<String, Value>> = tenant.get(&refunds_key).await?;
+    // the copy with every refund recorded for it: what the order now is (kept in its row, where
+    // the bill job and a later refund read it)
     let merged = recorded.filter(|r| !r.is_empty()).and_then(|recorded| {
         let mut payload = envelope.payload.clone();
         let fields = payload.as_object_mut()?;
@@ -101,9 +103,10 @@ async fn apply_order(
             refunds.entry(id).or_insert(amount);
         }
         fields.insert("refunds".to_owned(), Value::Object(refunds));
-        OrderFacts::from_payload(&payload).ok()
+        let facts = OrderFacts::from_payload(&payload).ok()?;
+        Some((facts, payload))
     });
-    let facts = merged.as_ref().unwrap_or(facts);
+    let facts = merged.as_ref().map_or(facts, |(facts, _)| facts);
     let mut customer = tenant.customer_or_new(&facts.phone, now).await?;
     // an order older than the ones the row keeps: what its own row says it counted
     let stored = match customer.orders.contains_key(&facts.key()) || customer.folded == Default::default() {
@@ -131,7 +134,8 @@ async fn apply_order(
     }
     if event.changed() {
         let mut row = event.order_row.lock().map(|mut fields| std::mem::take(&mut *fields)).unwrap_or_default();
-        row.insert("payload".to_owned(), envelope.payload.clone());
+        let payload = merged.as_ref().map_or_else(|| envelope.payload.clone(), |(_, payload)| payload.clone());
+        row.insert("payload".to_owned(), payload);
         row.insert("version".to_owned(), json!(version));
         if let Some(counted) = customer.orders.get(&facts.key()) {
             row.insert(COUNTED.to_owned(), json!(counted));

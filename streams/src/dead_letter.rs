@@ -123,3 +123,51 @@ pub fn dead_subject(partition: u32, tenant: &str) -> String {
     }
     format!("{DEAD_LETTER_PREFIX}.{partition}.{tenant_token}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::EventKind;
+    use serde_json::json;
+
+    fn letter(payload: serde_json::Value) -> DeadLetter {
+        DeadLetter {
+            envelope: Envelope::new(EventKind::Order, "platform", 1, "t", "tr", payload),
+            error: "e".repeat(5000),
+            attempts: 5,
+            first_failure: "a".into(),
+            last_failure: "b".into(),
+            partition: 3,
+            position: Some(42),
+            unreplayable: None,
+        }
+    }
+
+    #[test]
+    fn a_letter_that_fits_stays_whole_and_one_that_does_not_is_cut_and_says_where_the_event_is() {
+        let (small, bytes) = letter(json!({"orderId": "1"})).fit(1 << 20);
+        assert!(small.unreplayable.is_none());
+        assert_eq!(small.error.len(), 2048, "errors are cut to 2 KiB");
+        assert_eq!(serde_json::from_slice::<DeadLetter>(&bytes).unwrap(), small);
+        let (cut, bytes) = letter(json!({"note": "x".repeat(1 << 20)})).fit(64 * 1024);
+        assert!(bytes.len() <= 64 * 1024, "{}", bytes.len());
+        let why = cut.unreplayable.as_deref().unwrap();
+        assert!(why.contains("position 42 of partition 3"), "{why}");
+        assert_eq!(cut.envelope.payload["bytes"], json!((1 << 20) + 11));
+    }
+
+    #[test]
+    fn bytes_that_are_no_envelope_become_an_unreplayable_letter() {
+        let letter = DeadLetter::undecodable(2, 9, "brand", b"\xff\x00garbage", "expected value", "now");
+        assert_eq!(letter.id(), "undecodable-2-9");
+        assert!(letter.unreplayable.is_some() && letter.error.contains("not an envelope"));
+        assert_eq!(letter.envelope.payload["bytes"], json!(9));
+    }
+
+    #[test]
+    fn a_dead_letter_subject_stays_short_whatever_the_tenant() {
+        assert_eq!(dead_subject(1, "brand-1"), "engage.dead.1.brand-1");
+        let long = dead_subject(1, &"é".repeat(3000));
+        assert!(long.len() < 100 && long.starts_with("engage.dead.1.~h"), "{long}");
+    }
+}

@@ -535,6 +535,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn positions_grow_across_restarts_even_when_the_clock_went_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        // a ceiling reserved by an earlier process whose clock ran far ahead of this one's
+        let ahead = u64::MAX / 2;
+        store.put(META_TABLE, SEQ_PARTITION, SEQ_CEILING, ahead.to_be_bytes().to_vec()).await.unwrap();
+        let bus = EmbeddedBus::new(store.clone(), 1);
+        let first = bus.publish(&Arc::new(envelope("t", 1))).await.unwrap();
+        let second = bus.publish(&Arc::new(envelope("t", 2))).await.unwrap();
+        assert!(first >= ahead && second > first, "{first} {second}");
+        // the next process starts past what this one reserved
+        let reserved = seq_of(&store.get(META_TABLE, SEQ_PARTITION, SEQ_CEILING).await.unwrap().unwrap()).unwrap();
+        assert!(reserved > second);
+        let again = EmbeddedBus::new(store.clone(), 1);
+        let third = again.publish(&Arc::new(envelope("t", 3))).await.unwrap();
+        assert!(third >= reserved, "{third} after {reserved}");
+        // and deliveries carry their position
+        let mut consumer = again.consumer(0).await.unwrap();
+        let batch = consumer.next_batch(10, Duration::ZERO).await.unwrap();
+        let positions: Vec<u64> = batch.iter().map(|d| d.position).collect();
+        assert_eq!(positions, vec![first, second, third]);
+    }
+
+    #[tokio::test]
     async fn stored_rows_come_in_sequence_order_and_acks_leave_the_store() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());

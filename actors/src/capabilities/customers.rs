@@ -8,6 +8,7 @@ use engage_streams::Envelope;
 
 use super::loyalty::number;
 use super::orders::apply;
+pub use super::orders::{WaitingPage, WaitingRefund, WaitingRefunds};
 use crate::domain::customer::Customer;
 use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
@@ -60,41 +61,6 @@ question! {
         /// The envelope, already published.
         pub envelope: Envelope,
     } -> CustomerView;
-}
-
-question! {
-    /// Refunds sent on their own (`/integration/v1/order/refund`) whose order has not arrived,
-    /// by outlet and order id, a page at a time: [`WaitingPage`].
-    pub struct WaitingRefunds {
-        /// Only this outlet's.
-        #[serde(default)]
-        pub business: Option<String>,
-        /// Go on after this cursor (`next` of the page before).
-        #[serde(default)]
-        pub after: Option<String>,
-        /// At most this many refunds' orders.
-        pub limit: usize,
-    } -> WaitingPage;
-}
-
-/// One order that refunds wait for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WaitingRefund {
-    /// The outlet.
-    pub business_id: String,
-    /// The order they refund.
-    pub order_id: String,
-    /// Each refund by its id: an amount (a decimal string), or `"whole"`.
-    pub refunds: std::collections::BTreeMap<String, String>,
-}
-
-/// A page of [`WaitingRefund`]s.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct WaitingPage {
-    /// The orders refunds wait for, by outlet and order id.
-    pub data: Vec<WaitingRefund>,
-    /// The cursor of the next page (`after`), when there may be more.
-    pub next: Option<String>,
 }
 
 /// The customer as `get/customer/details` shows it.

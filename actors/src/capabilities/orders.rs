@@ -4,6 +4,7 @@
 //! are read together ([`Tenant::read_ahead`]): one round trip on NATS KV instead of one per row.
 
 use chrono::Utc;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use engage_storage::{StoreError, WriteOp};
@@ -15,6 +16,7 @@ use crate::domain::customer::{Contribution, Customer};
 use crate::domain::order::{copy_version, OrderFacts, RefundRequest};
 use crate::domain::time::{ist_day, ist_timestamp, parse_instant};
 use crate::keys;
+use crate::query::question;
 use crate::reaction::{OrderEvent, Reactions};
 use crate::repo::{QueueRecord, STATUS_PROCESSED, STATUS_UNPROCESSABLE};
 use crate::tenant_core::Tenant;
@@ -360,6 +362,41 @@ pub async fn apply(
     }
 }
 
+question! {
+    /// Refunds sent on their own (`/integration/v1/order/refund`) whose order has not arrived,
+    /// by outlet and order id, a page at a time: [`WaitingPage`].
+    pub struct WaitingRefunds {
+        /// Only this outlet's.
+        #[serde(default)]
+        pub business: Option<String>,
+        /// Go on after this cursor (`next` of the page before).
+        #[serde(default)]
+        pub after: Option<String>,
+        /// At most this many refunds' orders.
+        pub limit: usize,
+    } -> WaitingPage;
+}
+
+/// One order that refunds wait for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaitingRefund {
+    /// The outlet.
+    pub business_id: String,
+    /// The order they refund.
+    pub order_id: String,
+    /// Each refund by its id: an amount (a decimal string), or `"whole"`.
+    pub refunds: std::collections::BTreeMap<String, String>,
+}
+
+/// A page of [`WaitingRefund`]s.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitingPage {
+    /// The orders refunds wait for, by outlet and order id.
+    pub data: Vec<WaitingRefund>,
+    /// The cursor of the next page (`after`), when there may be more.
+    pub next: Option<String>,
+}
+
 /// Rows of `order_refunds` one [`waiting_refunds`] page reads at most.
 const WAITING_SCAN: usize = 2000;
 
@@ -368,9 +405,8 @@ const WAITING_SCAN: usize = 2000;
 /// rows and answers `next`, so a brand with many refunds is read a page at a time.
 pub async fn waiting_refunds(
     tenant: &mut Tenant,
-    question: super::customers::WaitingRefunds,
-) -> Result<super::customers::WaitingPage, crate::query::QueryError> {
-    use super::customers::{WaitingPage, WaitingRefund};
+    question: WaitingRefunds,
+) -> Result<WaitingPage, crate::query::QueryError> {
     let mut page = WaitingPage::default();
     let mut after = match &question.after {
         Some(cursor) => Some(hex::decode(cursor).map_err(|_| {

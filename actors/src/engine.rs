@@ -337,7 +337,10 @@ impl PartitionRunner {
             for delivery in batch {
                 // what no retry can help (misrouted, out of bounds) is parked at once, before
                 // the tenant's actor or the store sees it
-                let unfit = delivery.refused.clone().or_else(|| crate::domain::bounds::refusal(&delivery.envelope));
+                let unfit = delivery
+                    .refused
+                    .clone()
+                    .or_else(|| crate::domain::bounds::refusal(&delivery.envelope, delivery.encoded_len));
                 if let Some(reason) = unfit {
                     self.park(delivery, reason).await;
                     continue;

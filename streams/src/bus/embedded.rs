@@ -52,11 +52,14 @@ const DEAD_PARTITION: &str = "all";
 /// not yet applied are kept (a few hundred); the bound matters when a backlog builds.
 pub const IN_MEMORY: usize = 8192;
 
+/// An envelope kept in memory, with its size as stored (JSON bytes).
+type Kept = (Arc<Envelope>, usize);
+
 /// One partition's unsettled rows, by sequence number, with the envelope when this process
 /// published it and kept it.
 #[derive(Default)]
 struct Pending {
-    rows: BTreeMap<u64, Option<Arc<Envelope>>>,
+    rows: BTreeMap<u64, Option<Kept>>,
     /// How many times each row was handed out since this process started.
     attempts: HashMap<u64, u32>,
     /// How many envelopes all partitions hold (shared by them).
@@ -205,6 +208,7 @@ impl Bus for EmbeddedBus {
         let partition = partition_of(&envelope.tenant, self.partitions);
         let value = serde_json::to_vec(envelope.as_ref()).map_err(|e| BusError::Codec(e.to_string()))?;
         let seq = self.next_seq().await?;
+        let value_len = value.len();
         self.store.put(TABLE, &partition_key(partition), &seq.to_be_bytes(), value).await?;
         {
             let pending = self.pending(partition)?;
@@ -213,7 +217,7 @@ impl Bus for EmbeddedBus {
                 .kept
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < IN_MEMORY).then_some(n + 1))
                 .is_ok();
-            pending.rows.insert(seq, keep.then(|| envelope.clone()));
+            pending.rows.insert(seq, keep.then(|| (envelope.clone(), value_len)));
         }
         if let Some(wakeup) = self.wakeups.get(partition as usize) {
             wakeup.notify_one();
@@ -292,7 +296,7 @@ impl EmbeddedConsumer {
             delayed.retain(|_, until| *until > now);
             delayed.clone()
         };
-        let seqs: Vec<(u64, Option<Arc<Envelope>>, u32)> = {
+        let seqs: Vec<(u64, Option<Kept>, u32)> = {
             let mut pending = self.pending.lock().map_err(|_| poisoned())?;
             let Pending { rows, attempts, .. } = &mut *pending;
             rows.iter()
@@ -315,11 +319,12 @@ impl EmbeddedConsumer {
                 wakeup: self.wakeup.clone(),
                 pending: self.pending.clone(),
             };
-            if let Some(envelope) = kept {
+            if let Some((envelope, encoded_len)) = kept {
                 deliveries.push(Delivery {
                     envelope,
                     attempt,
                     position: seq,
+                    encoded_len: Some(encoded_len),
                     refused: None,
                     handle: AckHandle::Embedded(ack()),
                 });
@@ -337,6 +342,7 @@ impl EmbeddedConsumer {
                     envelope: Arc::new(envelope),
                     attempt,
                     position: seq,
+                    encoded_len: Some(value.len()),
                     refused: None,
                     handle: AckHandle::Embedded(ack()),
                 }),

@@ -351,6 +351,7 @@ impl PartitionConsumer for JetStreamConsumer {
                         envelope: Arc::new(envelope),
                         attempt,
                         position,
+                        encoded_len: Some(message.payload.len()),
                         refused,
                         handle: AckHandle::Nats(Box::new(message)),
                     })

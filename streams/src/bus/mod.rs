@@ -118,6 +118,9 @@ pub struct Delivery {
     /// sequence. It only grows, across restarts and failover, so it ranks the copies of an order
     /// by acceptance ([`Delivery::rank`]).
     pub position: u64,
+    /// The envelope's size as the bus holds it (JSON bytes), when known: an envelope within the
+    /// event bound as a whole needs no other size check.
+    pub encoded_len: Option<usize>,
     /// Why this delivery must not be applied, when the bus knows already (its subject names
     /// another partition than its tenant's): the engine parks it at once with this reason.
     pub refused: Option<String>,

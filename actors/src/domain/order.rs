@@ -165,6 +165,12 @@ pub fn version_received(version: &str) -> Option<chrono::DateTime<chrono::Utc>> 
     received.and_then(super::time::parse_instant)
 }
 
+/// A JSON number with no fraction written as a float (`2.0`: the edge's schema takes it as the
+/// integer it is).
+fn whole(value: &Value) -> Option<u64> {
+    value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= 255.0).map(|f| f as u64)
+}
+
 /// Why a payload is not an order (ingress validates first; this guards replays of odd data).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("unprocessable order: {0}")]
@@ -208,7 +214,7 @@ impl OrderFacts {
         let order_time = text(payload.get("orderTime")).filter(|t| super::time::parse_ist(t).is_some());
         let status = payload
             .get("status")
-            .and_then(|s| s.as_u64().or_else(|| s.as_str().and_then(|s| s.trim().parse().ok())))
+            .and_then(|s| s.as_u64().or_else(|| whole(s)).or_else(|| s.as_str().and_then(|s| s.trim().parse().ok())))
             .and_then(|s| u8::try_from(s).ok());
         let os = text(payload.get("os"));
         let (refunded, void) = refund_of(payload, amount, status);
@@ -274,6 +280,9 @@ mod tests {
         for whole in [
             json!({"status": 2}),
             json!({"status": 3}),
+            json!({"status": 2.0}),
+            json!({"isCancelled": "true"}),
+            json!({"cancelled": 1}),
             json!({"status": "Cancelled"}),
             json!({"orderStatus": "REFUNDED"}),
             json!({"isCancelled": true}),

@@ -165,6 +165,15 @@ pub fn message(template: Option<&str>, bill: &Bill) -> String {
     text
 }
 
+/// The channel a bill goes out on: `mode` 2 chat, else SMS.
+fn bill_channel(mode: u8) -> Channel {
+    if mode == 2 {
+        Channel::Chat
+    } else {
+        Channel::Sms
+    }
+}
+
 /// An order that may get a bill.
 pub struct Candidate<'a> {
     /// Its facts.
@@ -274,7 +283,7 @@ pub async fn generate(
     let mut bill = bill;
     bill.short_url = short_url;
     bill.link_service_bill_id = link_id;
-    let channel = if config.mode == 2 { Channel::Chat } else { Channel::Sms };
+    let channel = bill_channel(config.mode);
     let send = SendRequest {
         business: facts.business_id.clone(),
         channel,
@@ -459,7 +468,9 @@ async fn mark_refunded(
             // a bill SMS or chat still waiting for its delay is not sent for a sale that did not
             // happen
             let day = ist_day(bill.scheduled_at).replace('-', "");
-            cancel_queued(tenant, &bill.send_id, &day, "the order was cancelled or refunded as a whole", ops).await?;
+            let channel = bill_channel(bill.mode);
+            cancel_queued(tenant, channel, &bill.send_id, &day, "the order was cancelled or refunded as a whole", ops)
+                .await?;
         }
         ops.push(key.put(&bill));
     }

@@ -27,11 +27,10 @@ pub fn is_phone(text: &str) -> bool {
     (7..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// An id as text: a string as it is, a number as its digits (only numbers are written out).
-fn id_text(value: &Value) -> Option<std::borrow::Cow<'_, str>> {
+fn id_text(value: &Value) -> Option<String> {
     match value {
-        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
-        Value::Number(n) => Some(std::borrow::Cow::Owned(n.to_string())),
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
 }

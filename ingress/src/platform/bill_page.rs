@@ -66,10 +66,11 @@ fn receipt(bill: &Bill, out: &mut String, widget: Option<&BillWidget>) {
         let _ = write!(out, "<tr><td>Tax</td><td class=\"n\" id=\"tax\">{}</td></tr>", rupees(order.tax));
     }
     // a sale that did not happen was never paid: its total is the order's, not a payment
+    let whole = bill.refund.as_ref().is_some_and(|r| r.whole);
     let _ = write!(
         out,
         "<tr class=\"t\"><td>{}</td><td class=\"n\" id=\"total\">{}</td></tr>",
-        if bill.cancelled() { "Order total" } else { "Total paid" },
+        if whole { "Order total" } else { "Total paid" },
         rupees(order.amount)
     );
     match &bill.refund {
@@ -161,7 +162,7 @@ pub fn render(bill: &Bill, branding: &Branding, token: &str) -> String {
     let outlet =
         branding.outlet_name.as_deref().map(|o| format!("<p class=\"outlet\" id=\"outlet-name\">{}</p>", escape(o)));
     let heading = branding.brand_name.as_deref().unwrap_or("Your bill");
-    let cancelled = bill.cancelled();
+    let cancelled = bill.refund.as_ref().is_some_and(|r| r.whole);
     let _ = write!(
         out,
         "<main data-bill=\"{bill_id}\" data-token=\"{token}\"><header class=\"brand\" style=\"background:{color};color:{text}\">{outlet}\

@@ -66,21 +66,3 @@ impl PlatformSchemas {
         files.chain(super::requests::generated()).collect()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The Order schema's status words and cancellation flags are the ones the actors read: a
-    /// word the edge accepts is never one processing ignores.
-    #[test]
-    fn the_order_schema_names_the_status_words_and_flags_processing_reads() {
-        let order: Value = serde_json::from_str(SCHEMAS[0].1).unwrap();
-        let status = &order["properties"]["status"]["anyOf"];
-        let words: Vec<&str> = status[1]["enum"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-        assert_eq!(words, engage_actors::domain::order::status_words());
-        for flag in engage_actors::domain::order::VOID_FLAGS {
-            assert_eq!(order["properties"][flag]["type"], "boolean", "{flag}");
-        }
-    }
-}

@@ -165,15 +165,6 @@ pub fn message(template: Option<&str>, bill: &Bill) -> String {
     text
 }
 
-/// The channel a bill goes out on: `mode` 2 chat, else SMS.
-fn bill_channel(mode: u8) -> Channel {
-    if mode == 2 {
-        Channel::Chat
-    } else {
-        Channel::Sms
-    }
-}
-
 /// An order that may get a bill.
 pub struct Candidate<'a> {
     /// Its facts.
@@ -283,7 +274,7 @@ pub async fn generate(
     let mut bill = bill;
     bill.short_url = short_url;
     bill.link_service_bill_id = link_id;
-    let channel = bill_channel(config.mode);
+    let channel = if config.mode == 2 { Channel::Chat } else { Channel::Sms };
     let send = SendRequest {
         business: facts.business_id.clone(),
         channel,
@@ -468,9 +459,7 @@ async fn mark_refunded(
             // a bill SMS or chat still waiting for its delay is not sent for a sale that did not
             // happen
             let day = ist_day(bill.scheduled_at).replace('-', "");
-            let channel = bill_channel(bill.mode);
-            cancel_queued(tenant, channel, &bill.send_id, &day, "the order was cancelled or refunded as a whole", ops)
-                .await?;
+            cancel_queued(tenant, &bill.send_id, &day, "the order was cancelled or refunded as a whole", ops).await?;
         }
         ops.push(key.put(&bill));
     }

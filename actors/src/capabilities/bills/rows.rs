@@ -259,13 +259,6 @@ pub struct Bill {
     pub send_id: String,
 }
 
-impl Bill {
-    /// Its order was cancelled or refunded as a whole: no sale happened.
-    pub fn cancelled(&self) -> bool {
-        self.refund.as_ref().is_some_and(|refund| refund.whole)
-    }
-}
-
 /// A day's funnel of one outlet (table `bill_funnel`, partition brand, clustering `day|outlet`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Funnel {

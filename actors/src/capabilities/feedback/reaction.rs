@@ -86,7 +86,7 @@ async fn cancel_request(
     let day = ist_day(request.scheduled_at).replace('-', "");
     for channel in &request.channels {
         let id = send_id(&facts.business_id, &facts.order_id, *channel);
-        cancel_queued(tenant, *channel, &id, &day, "the order was cancelled or refunded as a whole", ops).await?;
+        cancel_queued(tenant, &id, &day, "the order was cancelled or refunded as a whole", ops).await?;
     }
     Ok(())
 }

@@ -107,25 +107,29 @@ pub async fn queue_send(
     })
 }
 
-/// Cancels the send `send_id` queued on `channel` for `delivery_date` (`YYYYMMDD`), when it is
-/// still pending ([`QueuedSend::cancel`]); whether it was.
+/// Cancels the send `send_id` queued for `delivery_date` (`YYYYMMDD`) on any channel, when it
+/// is still pending ([`QueuedSend::cancel`]); how many were.
 pub async fn cancel_queued(
     tenant: &Tenant,
-    channel: Channel,
     send_id: &str,
     delivery_date: &str,
     why: &str,
     ops: &mut Vec<WriteOp>,
-) -> Result<bool, engage_storage::StoreError> {
-    let key = keys::queued_send(channel.queue(), delivery_date, &tenant.id, send_id);
-    let Some(mut row) = tenant.repo().get::<QueuedSend>(&key).await?.filter(QueuedSend::pending) else {
-        return Ok(false);
-    };
-    row.cancel(why);
-    ops.extend(row.writes());
-    let purpose = format!("{:?}", row.purpose).to_lowercase();
-    metrics::counter!("engage_sends_cancelled_total", "purpose" => purpose).increment(1);
-    Ok(true)
+) -> Result<u32, engage_storage::StoreError> {
+    let mut cancelled = 0;
+    for channel in [Channel::Sms, Channel::Chat, Channel::Push] {
+        let key = keys::queued_send(channel.queue(), delivery_date, &tenant.id, send_id);
+        if let Some(mut row) = tenant.repo().get::<QueuedSend>(&key).await? {
+            if row.pending() {
+                row.cancel(why);
+                ops.extend(row.writes());
+                cancelled += 1;
+                metrics::counter!("engage_sends_cancelled_total", "purpose" => format!("{:?}", row.purpose).to_lowercase())
+                    .increment(1);
+            }
+        }
+    }
+    Ok(cancelled)
 }
 
 /// One send on its own: [`queue_send`], then `extra` writes (rows the send belongs with), then the

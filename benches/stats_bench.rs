@@ -24,9 +24,10 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers;
 use engage_actors::capabilities::stats::{answers, rollup::KeepRollups, Contribution, Extras, Figures, Metric, BRAND};
+use engage_actors::inspect::keys;
+use engage_actors::inspect::repo::{Repo, ORDERS};
 use engage_actors::reaction::OrderReaction;
-use engage_actors::repo::{Repo, ORDERS};
-use engage_actors::{keys, Engine, EngineConfig, TenantQuery};
+use engage_actors::{Engine, EngineConfig, TenantQuery};
 use engage_storage::{EmbeddedStore, Store, WriteOp};
 use engage_streams::bus::EmbeddedBus;
 use engage_streams::{Bus, Envelope, EventKind};
@@ -202,9 +203,9 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
         fault_panic_order_id: None,
         fault_poison_order_id: None,
         max_deliveries: 5,
-        services: engage_actors::tenant_core::Services::default(),
+        services: engage_actors::Services::default(),
     };
-    let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
+    let engine = Engine::with_reactions(store.clone(), bus.clone(), None, config, reactions);
     let tenants: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();
     let mut rng = Rng(0xfeed_0000_1111_2222);
     let envelopes: Vec<Arc<Envelope>> = (0..count)

@@ -19,7 +19,7 @@ source scripts/bench/common.sh
 orders=${1:-1000000}
 runs=${2:-3}
 tput_orders=${3:-80000}
-[ -x target/release/engage ] && [ -x target/release/stats-bench ] || cargo build --release --bin engage --bin stats-bench
+[ -x target/release/engage ] && [ -x target/release/stats-bench ] || cargo build --release --features inspect --bin engage --bin stats-bench
 
 data="$work/data"
 target/release/stats-bench seed "$data" stats-brand "$orders" 50

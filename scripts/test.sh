@@ -128,7 +128,7 @@ if [ -n "${ENGAGE_TEST_SCYLLA:-}" ]; then
   ignored=(--run-ignored all)
 fi
 set +e
-cargo nextest run --workspace --no-fail-fast --features engage/fault-injection "${ignored[@]}" "$@" 2>&1 | tee target/nextest.log
+cargo nextest run --workspace --no-fail-fast --features engage/fault-injection,engage/inspect "${ignored[@]}" "$@" 2>&1 | tee target/nextest.log
 nextest_status=${PIPESTATUS[0]}
 set -e
 [ "$nextest_status" = 0 ] || exit "$nextest_status"

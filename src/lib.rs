@@ -27,7 +27,6 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 pub use engage_config::{LogFormat, LogSinkKind, Role, Settings, StoreKind};
 use engage_ingress::auth::jwks::{JwksOptions, JwksVerifier};
@@ -267,7 +266,7 @@ impl Application {
             tracing::warn!("ENGAGE_FAULT_PANIC_ORDER_ID and ENGAGE_FAULT_POISON_ORDER_ID are ignored: this build has no fault-injection feature");
         }
         let link_secret = engage_actors::signed_links::secret(
-            &Repo::new(platform_store.clone()),
+            platform_store.clone(),
             settings.link_secret.as_ref().map(|s| s.expose()),
         )
         .await
@@ -276,7 +275,7 @@ impl Application {
         // the engine and partition ownership
         let engine = (settings.role != Role::Ingress).then(|| {
             Engine::new(
-                Repo::new(platform_store.clone()),
+                platform_store.clone(),
                 bus.clone(),
                 nats.clone(),
                 EngineConfig {
@@ -285,12 +284,9 @@ impl Application {
                     fault_panic_order_id: settings.fault_panic_order_id.clone(),
                     fault_poison_order_id: settings.fault_poison_order_id.clone(),
                     max_deliveries: settings.max_deliveries,
-                    services: engage_actors::tenant_core::Services::new(
-                        links.clone(),
-                        settings.link_service_url.clone(),
-                    )
-                    .with_feedback_service(settings.feedback_service_url.clone())
-                    .with_mail_service(settings.mail_service_url.clone()),
+                    services: engage_actors::Services::new(links.clone(), settings.link_service_url.clone())
+                        .with_feedback_service(settings.feedback_service_url.clone())
+                        .with_mail_service(settings.mail_service_url.clone()),
                 },
             )
         });
@@ -378,7 +374,7 @@ impl Application {
         }
         let jobs = engine.as_ref().map(|engine| {
             engage_actors::jobs::Jobs::new(
-                Repo::new(platform_store.clone()),
+                platform_store.clone(),
                 TenantGateway::new(Some(engine.clone()), nats.clone(), settings.partitions),
                 engage_actors::jobs::Providers {
                     sms: settings.sms_provider_url.clone(),
@@ -422,7 +418,7 @@ impl Application {
                 settings.partitions,
             ),
             tokens: TokenStore::new(platform_store.clone()),
-            repo: Repo::new(platform_store),
+            bill_codes: engage_actors::capabilities::bills::BillDirectory::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             // the loopback admin routes are served where the HTTP routes are (not on nodes)
             admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },
@@ -562,7 +558,7 @@ fn scylla_options(settings: &Settings) -> engage_storage::ScyllaOptions {
         replication_factor: settings.scylla_replication_factor,
         read_consistency: settings.scylla_read_consistency,
         write_consistency: settings.scylla_write_consistency,
-        ttls: engage_actors::tables::DAY_BUCKET_RETENTION_DAYS
+        ttls: engage_actors::DAY_BUCKET_RETENTION_DAYS
             .iter()
             .map(|(table, days)| (*table, (*days as i32).saturating_mul(86_400)))
             .collect(),

@@ -72,19 +72,25 @@ pub struct Engine {
 
 impl Engine {
     /// An engine owning nothing yet; call [`Engine::set_owned`].
-    pub fn new(repo: Repo, bus: Arc<dyn Bus>, nats: Option<async_nats::Client>, config: EngineConfig) -> Arc<Self> {
-        Self::with_reactions(repo, bus, nats, config, crate::capabilities::order_reactions())
+    pub fn new(
+        store: Arc<dyn engage_storage::Store>,
+        bus: Arc<dyn Bus>,
+        nats: Option<async_nats::Client>,
+        config: EngineConfig,
+    ) -> Arc<Self> {
+        Self::with_reactions(store, bus, nats, config, crate::capabilities::order_reactions())
     }
 
     /// An engine whose tenant actors run `reactions` on every applied order (instead of
     /// [`crate::capabilities::order_reactions`]).
     pub fn with_reactions(
-        repo: Repo,
+        store: Arc<dyn engage_storage::Store>,
         bus: Arc<dyn Bus>,
         nats: Option<async_nats::Client>,
         config: EngineConfig,
         reactions: Vec<Arc<dyn OrderReaction>>,
     ) -> Arc<Self> {
+        let repo = Repo::new(store);
         let reactions: crate::reaction::Reactions = Arc::new(reactions);
         let ctx = Arc::new(EngineContext {
             repo,
@@ -479,7 +485,7 @@ mod tests {
             max_deliveries: 5,
             services: Default::default(),
         };
-        let engine = Engine::new(Repo::new(store), bus.clone(), None, config);
+        let engine = Engine::new(store, bus.clone(), None, config);
         engine.set_owned(&BTreeSet::from([0])).await;
         let first = engine.supervisors.read().unwrap().get(&0).cloned().unwrap();
         first.kill();

@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use async_trait::async_trait;
-//! use engage_actors::tenant_core::Tenant;
+//! use engage_actors::Tenant;
 //! use engage_actors::domain::customer::Customer;
 //! use engage_actors::reaction::{OrderEvent, OrderReaction};
 //! use engage_storage::{StoreError, WriteOp};
@@ -69,20 +69,47 @@ pub mod capabilities;
 pub mod domain;
 pub mod engine;
 pub mod jobs;
+#[cfg(not(feature = "inspect"))]
+pub(crate) mod keys;
+#[cfg(feature = "inspect")]
+#[doc(hidden)]
 pub mod keys;
 pub mod query;
 pub mod reaction;
 pub mod read_ahead;
+#[cfg(not(feature = "inspect"))]
+pub(crate) mod repo;
+#[cfg(feature = "inspect")]
+#[doc(hidden)]
 pub mod repo;
 pub mod reports;
 pub mod reviews;
 pub mod rpc;
 pub mod signed_links;
 pub mod supervisor;
+#[cfg(not(feature = "inspect"))]
+pub(crate) mod tables;
+#[cfg(feature = "inspect")]
+#[doc(hidden)]
 pub mod tables;
 pub mod tenant;
+#[cfg(not(feature = "inspect"))]
+pub(crate) mod tenant_core;
+#[cfg(feature = "inspect")]
+#[doc(hidden)]
 pub mod tenant_core;
+
+/// The store's rows as the actors read and write them, for tests that look at what was stored and
+/// benchmarks that seed it (feature `inspect`; the service is built without it).
+#[cfg(feature = "inspect")]
+pub mod inspect {
+    pub use crate::keys;
+    pub use crate::repo::{self, Repo};
+    pub use crate::tables;
+}
 
 pub use engine::{Engine, EngineConfig};
 pub use rpc::TenantGateway;
+pub use tables::DAY_BUCKET_RETENTION_DAYS;
 pub use tenant::{QueryError, QueryReply, TenantQuery};
+pub use tenant_core::{Services, Tenant};

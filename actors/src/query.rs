@@ -18,7 +18,7 @@ use crate::domain::loyalty::RedeemError;
 use crate::domain::wallet::InsufficientBalance;
 
 /// Why a query failed.
-#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error, PartialEq, Eq, schemars::JsonSchema)]
 pub enum QueryError {
     /// No such customer.
     #[error("not found")]
@@ -224,7 +224,7 @@ pub fn page_of<T>(items: Vec<T>, page: u64, size: usize) -> Vec<T> {
 }
 
 /// One page of a list: `{data, total, page, page_size}`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Page<T> {
     /// The items of the page.
     pub data: Vec<T>,
@@ -264,7 +264,7 @@ mod tests {
         }
     }
 
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
     struct Balance {
         business_id: String,
         balance: i64,

@@ -77,6 +77,7 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
 pub use crate::tables::*;
 
 /// Queue status: the event is on the bus, not yet processed (the bus message is the record).
+#[allow(dead_code)] // the spec's status 0: no row is written in it (the bus message is the record)
 pub const STATUS_QUEUED: u8 = 0;
 /// Queue status: processed (customer and order upserted, totals recomputed).
 pub const STATUS_PROCESSED: u8 = 1;
@@ -87,7 +88,7 @@ pub const STATUS_BILL_GENERATED: u8 = 3;
 
 /// A `crm_queue` record, as the spec's table. `D` is how it holds the payload: a `Value` as read,
 /// a `&Value` when written from an envelope (no copy of the payload).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueRecord<D = Value> {
     /// The original payload.

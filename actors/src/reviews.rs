@@ -36,7 +36,7 @@ pub const REVIEW_PAGE: usize = 200;
 pub const ATTEMPTS: u32 = 4;
 
 /// Which store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AppStore {
     /// Store A.
@@ -66,7 +66,7 @@ pub struct StoreClient {
 
 /// A stored review (table `store_reviews`, partition `tenant|a` or `tenant|b`, clustering the
 /// review id): the store's own record, the brand, and engage's bookkeeping.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StoreReview {
     /// The store's record as it sent it (store A: `reviewId`, `reviewer`, …; store B: `id`,
     /// `attributes`, …), with `parent_business_id` (and `appId` for store B) added.
@@ -84,7 +84,7 @@ pub struct StoreReview {
 }
 
 /// A brand's last-reviewed marker of one store (table `review_markers`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Marker {
     /// The newest `lastModified` stored.
     pub last_modified: String,
@@ -93,7 +93,7 @@ pub struct Marker {
 }
 
 /// What one brand's run on one store did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Synced {
     /// Pages read.
     pub pages: u32,

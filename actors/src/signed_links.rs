@@ -19,7 +19,7 @@ use crate::repo::Repo;
 pub const LINK_VALIDITY_DAYS: i64 = 30;
 
 /// What a tracking token says.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LinkClaims {
     /// The brand.
     pub tenant: String,
@@ -51,7 +51,7 @@ pub enum LinkRefusal {
 
 /// What a feedback-form link of a bill says (`{public_url}/f/<token>`; the feedback capability
 /// serves the form).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FormClaims {
     /// `feedback_form`.
     pub scope: String,
@@ -71,7 +71,7 @@ pub struct FormClaims {
 
 /// What a bill page's own token says: it lets the page report its widgets' clicks and watch time
 /// for that one bill (`Authorization: Bearer` on `/crm_api/update/widget/insight`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillPageClaims {
     /// `bill_page`.
     pub scope: String,
@@ -86,7 +86,7 @@ pub struct BillPageClaims {
 /// What a chat token says: a delivery rider's for one order (`rider_chat`, from
 /// `/crm_api/rider/chat/login`) or a chat partner's for a brand (`chat_partner`, from
 /// `/crm_api/v2/{chat_partner}/generatePartnerToken`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatClaims {
     /// `rider_chat` or `chat_partner`.
     pub scope: String,
@@ -195,7 +195,11 @@ impl Links {
 
 /// The link-signing secret: `configured` when set, else the one kept in the store (made, at
 /// random, by the first process that needed it).
-pub async fn secret(repo: &Repo, configured: Option<&str>) -> Result<Vec<u8>, StoreError> {
+pub async fn secret(
+    store: std::sync::Arc<dyn engage_storage::Store>,
+    configured: Option<&str>,
+) -> Result<Vec<u8>, StoreError> {
+    let repo = &Repo::new(store);
     if let Some(secret) = configured.filter(|s| !s.is_empty()) {
         return Ok(secret.as_bytes().to_vec());
     }

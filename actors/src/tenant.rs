@@ -125,9 +125,9 @@ macro_rules! questions {
 }
 
 questions!(
-    customers::CustomersQuery => Customers { Details, Update, ApplyNow, WaitingRefunds },
+    customers::CustomersQuery => Customers { Details, Update, ApplyNow, WaitingRefunds, Order(GetOrder) },
     otp::OtpQuery => Otp { Generate, Verify },
-    business::BusinessQuery => Business { SaveConfig },
+    business::BusinessQuery => Business { SaveConfig, GetConfig, OpenRoutes },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Revoke },
     loyalty::LoyaltyQuery => Loyalty {
@@ -149,6 +149,10 @@ questions!(
         Blocklist,
         Unblocklist,
         SendAlert,
+        BlocklistPage,
+        FlagPage,
+        GroupFlags,
+        CountFlags,
     },
     wallet::WalletQuery => Wallet { Recharge, Balance(GetBalance), Txns, Send(SendRequest), GetPricing, SetPricing },
     journeys::JourneysQuery => Journeys {
@@ -171,6 +175,9 @@ questions!(
         Click,
         SyncFlags,
         Health(GetHealth),
+        Types(GetTypes),
+        AddType,
+        Flags(GetFlags),
     },
     bills::BillsQuery => Bills {
         SaveConfig,
@@ -186,6 +193,7 @@ questions!(
         Insight,
         Generate,
         Report,
+        ResolveBill,
     },
     feedback::FeedbackQuery => Feedback {
         SaveConfig,
@@ -204,6 +212,7 @@ questions!(
         SyncConfigs,
         OrdersSummary(GetOrdersSummary),
         Mis,
+        QueueLegacySms,
     },
     rewards::RewardsQuery => Rewards {
         UpsertReward,

@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::customers;
 use engage_actors::capabilities::loyalty;
 use engage_actors::capabilities::wallet::{self, SendRequest, WalletQuery};
-use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, NatsKvStore, Store};
 use engage_streams::bus::EmbeddedBus;
@@ -45,7 +44,7 @@ async fn start_on(store: Arc<dyn Store>, fault: Option<&str>) -> (Arc<dyn Bus>, 
 /// The engine (4 partitions, all owned) on `store` and `bus`.
 async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>) -> (Arc<Engine>, TenantGateway) {
     let engine = Engine::new(
-        Repo::new(store),
+        store,
         bus,
         None,
         EngineConfig {
@@ -139,7 +138,7 @@ async fn a_passivated_tenant_reloads_its_state_from_the_store() {
     let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), 2));
     let engine = Engine::new(
-        Repo::new(store),
+        store,
         bus.clone(),
         None,
         EngineConfig {
@@ -277,11 +276,14 @@ async fn a_torn_referral_write_pays_the_referrer_once_on_redelivery() {
     });
     let (bus, engine, gateway) = start_on(torn.clone(), None).await;
     let tenant = "brand-torn";
-    let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
+    let rules: engage_actors::domain::loyalty::LoyaltyRules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1,
         "referral": {"enabled": true, "referrer_points": 100, "referee_points": 50, "min_order_amount": "0", "max_referrals": 0}}))
     .unwrap();
-    gateway.ask_json(tenant, loyalty::SetRules { rules }).await.unwrap();
+    gateway
+        .ask_json(tenant, loyalty::SetRules { patch: engage_actors::domain::loyalty::RulesPatch::from(rules) })
+        .await
+        .unwrap();
     bus.publish(&order(tenant, "t1", referrer, 10.0)).await.unwrap();
     wait_orders(&gateway, tenant, referrer, 1).await;
     let create = Envelope::new(
@@ -326,7 +328,7 @@ impl engage_actors::reaction::OrderReaction for RecordOrders {
 
     async fn react(
         &self,
-        tenant: &mut engage_actors::tenant_core::Tenant,
+        tenant: &mut engage_actors::Tenant,
         order: &engage_actors::reaction::OrderEvent<'_>,
         customer: &mut engage_actors::domain::customer::Customer,
         ops: &mut Vec<engage_storage::WriteOp>,
@@ -361,7 +363,7 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
         max_deliveries: 5,
         services: Default::default(),
     };
-    let engine = Engine::with_reactions(Repo::new(store.clone()), bus.clone(), None, config, reactions);
+    let engine = Engine::with_reactions(store.clone(), bus.clone(), None, config, reactions);
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
     let gateway = TenantGateway::new(Some(engine.clone()), None, 4);
 
@@ -393,10 +395,14 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
 /// redemption per order, each seeing the one before; returns the balance after them.
 async fn redeem_concurrently(bus: &Arc<dyn Bus>, gateway: &TenantGateway) -> i64 {
     use engage_actors::capabilities::redemption::RedeemRequest;
-    let rules = serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
+    let rules: engage_actors::domain::loyalty::LoyaltyRules =
+        serde_json::from_value(json!({"earn_percent": "10", "min_bill": "0", "point_value": "1",
         "points_expiry_days": 365, "max_redeem_percent": "100", "min_redeem_points": 1}))
-    .unwrap();
-    gateway.ask_json("brand-r", loyalty::SetRules { rules }).await.unwrap();
+        .unwrap();
+    gateway
+        .ask_json("brand-r", loyalty::SetRules { patch: engage_actors::domain::loyalty::RulesPatch::from(rules) })
+        .await
+        .unwrap();
     bus.publish(&order("brand-r", "seed", "9000000001", 10_000.0)).await.unwrap();
     wait_orders(gateway, "brand-r", "9000000001", 1).await;
     let before = points(&customer(gateway, "brand-r", "9000000001").await.unwrap());
@@ -513,7 +519,7 @@ async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
     }
     let parked = bus.dead_letters().await.unwrap();
     assert_eq!((parked.len(), parked[0].attempts, parked[0].id()), (1, 5, large.id.as_str()));
-    let key = engage_actors::keys::stats_day("brand-x", BRAND, "2026-11-21");
+    let key = engage_actors::inspect::keys::stats_day("brand-x", BRAND, "2026-11-21");
     let row = store.get(key.table, &key.partition, &key.clustering).await.unwrap().expect("the day's rollup");
     let figures = decode(&row).unwrap();
     assert_eq!(figures.orders, 1, "five failed deliveries counted nothing: {figures:?}");

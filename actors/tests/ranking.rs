@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers;
-use engage_actors::repo::Repo;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, Store};
 use engage_streams::bus::EmbeddedBus;
@@ -48,7 +47,7 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>) -> (Arc<Engine>, Te
         max_deliveries: 5,
         services: Default::default(),
     };
-    let engine = Engine::new(Repo::new(store), bus, None, config);
+    let engine = Engine::new(store, bus, None, config);
     engine.set_owned(&(0..2).collect::<BTreeSet<u32>>()).await;
     let gateway = TenantGateway::new(Some(engine.clone()), None, 2);
     (engine, gateway)

@@ -307,14 +307,14 @@ async fn queue_records_follow_the_spec_table() {
     let dir = app.stop().await;
     let store: std::sync::Arc<dyn engage_storage::Store> =
         std::sync::Arc::new(engage_storage::EmbeddedStore::open(dir.path()).unwrap());
-    let repo = engage_actors::repo::Repo::new(store);
+    let repo = engage_actors::inspect::repo::Repo::new(store);
     let day = engage_actors::domain::time::ist_day(chrono::Utc::now());
     let records = repo.queue_records(t, &day, 10).await.unwrap();
     assert_eq!(records.len(), 2);
     let lambda = records.iter().find(|r| r.api_source.is_some()).expect("the serverless record");
     assert_eq!(lambda.source, 2, "pos_a is source 2");
     assert_eq!(lambda.api_source.as_deref(), Some("lambda"));
-    assert_eq!(lambda.status, engage_actors::repo::STATUS_PROCESSED);
+    assert_eq!(lambda.status, engage_actors::inspect::repo::STATUS_PROCESSED);
     assert!(
         chrono::NaiveDateTime::parse_from_str(&lambda.inserted_at, "%Y-%m-%d %H:%M:%S").is_ok(),
         "{}",
@@ -323,7 +323,8 @@ async fn queue_records_follow_the_spec_table() {
     let direct = records.iter().find(|r| r.api_source.is_none()).unwrap();
     assert_eq!(direct.source, 1);
     assert_eq!(direct.data["orderId"], "q2");
-    let outlet = repo.json(engage_actors::repo::BUSINESSES, t, b"outlet-1").await.unwrap().expect("business row");
+    let outlet =
+        repo.json(engage_actors::inspect::repo::BUSINESSES, t, b"outlet-1").await.unwrap().expect("business row");
     assert!(outlet["last_order_hit"].is_string(), "the serverless tier updates the last-order-hit marker: {outlet}");
 }
 

@@ -11,7 +11,7 @@ use crate::query::QueryError;
 use crate::tenant_core::Tenant;
 
 /// A brand as its pages show it; each part absent when not configured.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Branding {
     /// The brand's name (`business_name` of business `"0"`).
     #[serde(default)]

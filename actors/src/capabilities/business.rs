@@ -14,7 +14,7 @@ use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
 /// A business's configuration record.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BusinessConfig {
     /// The outlet, or `0` for the brand.
     #[serde(default)]
@@ -61,6 +61,39 @@ pub fn put(tenant: &Tenant, config: &BusinessConfig) -> WriteOp {
 pub enum BusinessQuery {
     /// See [`SaveConfig`].
     SaveConfig(SaveConfig),
+    /// See [`GetConfig`].
+    GetConfig(GetConfig),
+    /// See [`OpenRoutes`].
+    OpenRoutes(OpenRoutes),
+}
+
+question! {
+    /// The record of `business_id` (`0`: the brand's), empty when none is kept: [`BusinessConfig`].
+    pub struct GetConfig {
+        /// The outlet, or `0`.
+        pub business_id: String,
+    } -> BusinessConfig;
+}
+
+question! {
+    /// Whether the brand closed the spec's open routes for itself, after setting it to `closed`
+    /// when given: [`OpenRoutesSetting`].
+    pub struct OpenRoutes {
+        /// The new setting.
+        pub closed: Option<bool>,
+        /// The clock.
+        pub now: DateTime<Utc>,
+    } -> OpenRoutesSetting;
+}
+
+/// The brand's setting of the open routes (table `access_settings`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct OpenRoutesSetting {
+    /// Whether the brand closed the open routes.
+    pub closed: bool,
+    /// When it was last changed (RFC 3339; empty when never).
+    #[serde(default)]
+    pub updated_at: String,
 }
 
 question! {
@@ -80,6 +113,19 @@ pub async fn handle(tenant: &mut Tenant, query: BusinessQuery) -> QueryReply {
     match query {
         BusinessQuery::SaveConfig(SaveConfig { business_id, fields, now }) => {
             reply(save(tenant, business_id, fields, now).await)
+        }
+        BusinessQuery::GetConfig(GetConfig { business_id }) => reply(Ok(config(tenant, &business_id).await?)),
+        BusinessQuery::OpenRoutes(OpenRoutes { closed, now }) => {
+            let key = keys::open_routes_setting(&tenant.id);
+            let setting = match closed {
+                Some(closed) => {
+                    let setting = OpenRoutesSetting { closed, updated_at: now.to_rfc3339() };
+                    tenant.batch(vec![key.put(&setting)]).await?;
+                    setting
+                }
+                None => tenant.repo().get(&key).await?.unwrap_or_default(),
+            };
+            reply(Ok(setting))
         }
     }
 }

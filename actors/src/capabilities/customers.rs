@@ -8,7 +8,7 @@ use engage_streams::Envelope;
 
 use super::loyalty::number;
 use super::orders::apply;
-pub use super::orders::{WaitingPage, WaitingRefund, WaitingRefunds};
+pub use super::orders::{GetOrder, WaitingPage, WaitingRefund, WaitingRefunds};
 use crate::domain::customer::Customer;
 use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
@@ -25,6 +25,8 @@ pub enum CustomersQuery {
     ApplyNow(ApplyNow),
     /// Refunds waiting for their order.
     WaitingRefunds(WaitingRefunds),
+    /// See [`GetOrder`].
+    Order(GetOrder),
 }
 
 question! {
@@ -64,7 +66,7 @@ question! {
 }
 
 /// The customer as `get/customer/details` shows it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CustomerView {
     /// Phone.
     pub customer_number: String,
@@ -124,6 +126,7 @@ pub async fn handle(tenant: &mut Tenant, reactions: &crate::reaction::Reactions,
             reply(Ok(answer))
         }
         CustomersQuery::WaitingRefunds(question) => reply(super::orders::waiting_refunds(tenant, question).await),
+        CustomersQuery::Order(question) => reply(super::orders::order_row(tenant, question).await),
         CustomersQuery::ApplyNow(ApplyNow { envelope }) => {
             match apply(tenant, reactions, &envelope, envelope.position.unwrap_or(0)).await? {
                 Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),

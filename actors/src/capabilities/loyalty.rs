@@ -15,7 +15,7 @@ use super::fraud::{is_blocked, raise_flag, velocity};
 use super::ledger::{self, Draft, LotEffect};
 use crate::domain::customer::{Applied, Customer};
 use crate::domain::fraud::{breaches, count_in_period, record, POINTS_EARNING, TXN_EARN};
-use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone};
+use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone, RulesPatch};
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
@@ -45,10 +45,11 @@ pub enum LoyaltyQuery {
 }
 
 question! {
-    /// Replace the brand's loyalty rules (milestones are kept); answers the rules.
+    /// Change the brand's loyalty rules (fields left out keep their value, milestones are kept)
+    /// in one turn of its actor; answers the rules.
     pub struct SetRules {
-        /// The new rules.
-        pub rules: LoyaltyRules,
+        /// The changes.
+        pub patch: RulesPatch,
     } -> LoyaltyRules;
 }
 
@@ -110,7 +111,7 @@ question! {
 }
 
 /// A customer's points.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointsBalance {
     /// The customer.
     pub customer_number: String,
@@ -129,7 +130,7 @@ pub struct PointsBalance {
 }
 
 /// What an expiry run did to one customer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Expired {
     /// Points expired.
     pub expired: i64,
@@ -139,7 +140,7 @@ pub struct Expired {
 }
 
 /// Day-wise figures.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DayWise {
     /// First day.
     pub from: String,
@@ -152,7 +153,7 @@ pub struct DayWise {
 }
 
 /// A page of a ledger.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LedgerPage {
     /// The rows, oldest first.
     pub data: Vec<Value>,
@@ -202,9 +203,9 @@ async fn save_rules(tenant: &mut Tenant, rules: LoyaltyRules) -> Result<LoyaltyR
 pub async fn handle(tenant: &mut Tenant, query: LoyaltyQuery) -> QueryReply {
     let now = Utc::now();
     match query {
-        LoyaltyQuery::SetRules(SetRules { rules: new }) => {
-            let milestones = rules(tenant).await?.milestones;
-            reply(Ok(save_rules(tenant, LoyaltyRules { milestones, ..new }).await?))
+        LoyaltyQuery::SetRules(SetRules { patch }) => {
+            let new = patch.apply(&rules(tenant).await?);
+            reply(Ok(save_rules(tenant, new).await?))
         }
         LoyaltyQuery::SetMilestones(SetMilestones { mut milestones }) => {
             milestones.sort_by_key(|m| m.orders);

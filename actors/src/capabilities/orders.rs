@@ -363,6 +363,25 @@ pub async fn apply(
 }
 
 question! {
+    /// The order row of `order_id` at `business_id` as kept (the merged copy that counts, under
+    /// `payload`), when the brand has it.
+    pub struct GetOrder {
+        /// The outlet.
+        pub business_id: String,
+        /// The order.
+        pub order_id: String,
+    } -> Option<serde_json::Value>;
+}
+
+/// The row of an order, when kept.
+pub async fn order_row(
+    tenant: &Tenant,
+    question: GetOrder,
+) -> Result<Option<serde_json::Value>, crate::query::QueryError> {
+    Ok(tenant.repo().get(&keys::order(&tenant.id, &question.business_id, &question.order_id)).await?)
+}
+
+question! {
     /// Refunds sent on their own (`/integration/v1/order/refund`) whose order has not arrived,
     /// by outlet and order id, a page at a time: [`WaitingPage`].
     pub struct WaitingRefunds {
@@ -378,7 +397,7 @@ question! {
 }
 
 /// One order that refunds wait for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WaitingRefund {
     /// The outlet.
     pub business_id: String,
@@ -389,7 +408,7 @@ pub struct WaitingRefund {
 }
 
 /// A page of [`WaitingRefund`]s.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WaitingPage {
     /// The orders refunds wait for, by outlet and order id.
     pub data: Vec<WaitingRefund>,

@@ -50,7 +50,7 @@ question! {
 }
 
 /// The row of a customer's current password (table `loyalty_otps`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OtpRow {
     /// Digest of the password; `None` once used.
     pub hash: Option<String>,
@@ -63,14 +63,14 @@ pub struct OtpRow {
 }
 
 /// A generated password's answer (the password itself only goes by SMS).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Generated {
     /// When it expires (RFC 3339).
     pub expires_at: String,
 }
 
 /// A verification's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verified {
     /// Always true (a wrong password is an error).
     pub verified: bool,

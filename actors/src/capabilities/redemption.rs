@@ -69,7 +69,7 @@ impl RedemptionQuery {
 }
 
 /// A redemption's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Redeemed {
     /// Points redeemed.
     pub redeemed: i64,
@@ -85,7 +85,7 @@ pub struct Redeemed {
 }
 
 /// A revocation's answer.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Revoked {
     /// Whether points came back.
     pub reverted: bool,
@@ -132,7 +132,7 @@ pub async fn handle(tenant: &mut Tenant, query: RedemptionQuery) -> QueryReply {
 }
 
 /// A redemption asked for.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RedeemRequest {
     /// Customer phone.
     pub phone: String,

@@ -16,7 +16,7 @@ use super::order::OrderFacts;
 use super::time::parse_ist;
 
 /// One order's contribution.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Contribution {
     /// The amount counted.
     pub amount: Decimal,
@@ -44,7 +44,7 @@ pub struct Contribution {
 pub const MAX_KEPT_ORDERS: usize = 500;
 
 /// The orders folded out of a customer's row: still in the totals.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Folded {
     /// How many.
     pub orders: u64,
@@ -55,7 +55,7 @@ pub struct Folded {
 /// A redemption, remembered per order (table `loyalty_redemptions`) so that a retried redemption is
 /// not applied twice. It counts only when the customer row committed it: `ledger_seq` is below the
 /// customer's `ledger_seq`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Redemption {
     /// Its ledger transaction id.
     pub txn_id: String,
@@ -70,7 +70,7 @@ pub struct Redemption {
 }
 
 /// A customer of one brand (keyed by brand + phone).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Customer {
     /// Phone number (the key).
     pub phone: String,

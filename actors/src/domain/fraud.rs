@@ -28,7 +28,7 @@ pub const TXN_EARN: u8 = 1;
 pub const TXN_REDEEM: u8 = 2;
 
 /// A velocity period.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Period {
     /// The IST clock hour.
@@ -41,7 +41,7 @@ pub enum Period {
 }
 
 /// A brand's velocity limits (`None`: no limit).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VelocityRules {
     /// Redemptions allowed per period.
     pub redemption_limit_value: Option<u32>,
@@ -127,7 +127,7 @@ pub fn breaches(limit: Option<u32>, already: u32) -> bool {
 }
 
 /// A flag's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FlagState {
     /// Raised by a breach; status 1.
@@ -152,7 +152,7 @@ impl FlagState {
 }
 
 /// What staff do to a flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FlagAction {
     /// Block the customer (`block_unblock_resolve_contacts` status 2).
@@ -164,7 +164,7 @@ pub enum FlagAction {
 }
 
 /// A refused transition.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, schemars::JsonSchema)]
 #[error("cannot {action:?} a flag that is {state:?}")]
 pub struct TransitionRefused {
     /// The flag's state.
@@ -184,7 +184,7 @@ pub fn transition(state: FlagState, action: FlagAction) -> Result<FlagState, Tra
 }
 
 /// A fraud flag, as the spec's record (plus `flag_id` and `state`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FraudFlag {
     /// Id.
     pub flag_id: String,

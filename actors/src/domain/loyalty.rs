@@ -14,7 +14,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// A milestone: a bonus when the customer's order count reaches `orders`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Milestone {
     /// The order count that triggers it.
     pub orders: u32,
@@ -23,7 +23,7 @@ pub struct Milestone {
 }
 
 /// A brand's loyalty rules.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoyaltyRules {
     /// Points earned, in percent of the bill amount.
     pub earn_percent: Decimal,
@@ -54,7 +54,7 @@ pub struct LoyaltyRules {
 /// of at least `min_order_amount`, the referee earns `referee_points` and the referrer
 /// `referrer_points` (at most `max_referrals` rewarded referrals per referrer; 0 = no cap). The
 /// points expire like earned points.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReferralRules {
     /// Whether referrals are rewarded.
     #[serde(default)]
@@ -71,6 +71,93 @@ pub struct ReferralRules {
     /// Rewarded referrals per referrer at most; 0: no cap.
     #[serde(default)]
     pub max_referrals: u32,
+}
+
+/// Changes to a brand's loyalty rules; fields left out keep their value, milestones are kept.
+/// Applied by the brand's actor to the rules it holds, in one turn, so concurrent patches of
+/// different fields all land.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RulesPatch {
+    /// See [`LoyaltyRules::earn_percent`].
+    pub earn_percent: Option<Decimal>,
+    /// See [`LoyaltyRules::min_bill`].
+    pub min_bill: Option<Decimal>,
+    /// See [`LoyaltyRules::point_value`].
+    pub point_value: Option<Decimal>,
+    /// See [`LoyaltyRules::points_expiry_days`].
+    pub points_expiry_days: Option<u32>,
+    /// See [`LoyaltyRules::max_redeem_percent`].
+    pub max_redeem_percent: Option<Decimal>,
+    /// See [`LoyaltyRules::min_redeem_points`].
+    pub min_redeem_points: Option<i64>,
+    /// See [`LoyaltyRules::otp_required`].
+    pub otp_required: Option<bool>,
+    /// Changes to the refer-and-earn programme.
+    #[serde(default)]
+    pub referral: ReferralPatch,
+}
+
+/// Changes to the refer-and-earn programme; fields left out keep their value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReferralPatch {
+    /// See [`ReferralRules::enabled`].
+    pub enabled: Option<bool>,
+    /// See [`ReferralRules::referrer_points`].
+    pub referrer_points: Option<i64>,
+    /// See [`ReferralRules::referee_points`].
+    pub referee_points: Option<i64>,
+    /// See [`ReferralRules::min_order_amount`].
+    pub min_order_amount: Option<Decimal>,
+    /// See [`ReferralRules::max_referrals`].
+    pub max_referrals: Option<u32>,
+}
+
+impl RulesPatch {
+    /// `current` with this patch's fields (milestones kept).
+    pub fn apply(&self, current: &LoyaltyRules) -> LoyaltyRules {
+        let referral = &self.referral;
+        let was = &current.referral;
+        LoyaltyRules {
+            earn_percent: self.earn_percent.unwrap_or(current.earn_percent),
+            min_bill: self.min_bill.unwrap_or(current.min_bill),
+            point_value: self.point_value.unwrap_or(current.point_value),
+            points_expiry_days: self.points_expiry_days.unwrap_or(current.points_expiry_days),
+            max_redeem_percent: self.max_redeem_percent.unwrap_or(current.max_redeem_percent),
+            min_redeem_points: self.min_redeem_points.unwrap_or(current.min_redeem_points),
+            otp_required: self.otp_required.unwrap_or(current.otp_required),
+            milestones: current.milestones.clone(),
+            referral: ReferralRules {
+                enabled: referral.enabled.unwrap_or(was.enabled),
+                referrer_points: referral.referrer_points.unwrap_or(was.referrer_points),
+                referee_points: referral.referee_points.unwrap_or(was.referee_points),
+                min_order_amount: referral.min_order_amount.unwrap_or(was.min_order_amount),
+                max_referrals: referral.max_referrals.unwrap_or(was.max_referrals),
+            },
+        }
+    }
+}
+
+impl From<LoyaltyRules> for RulesPatch {
+    /// Every field of `rules` (milestones aside).
+    fn from(rules: LoyaltyRules) -> Self {
+        let r = rules.referral;
+        Self {
+            earn_percent: Some(rules.earn_percent),
+            min_bill: Some(rules.min_bill),
+            point_value: Some(rules.point_value),
+            points_expiry_days: Some(rules.points_expiry_days),
+            max_redeem_percent: Some(rules.max_redeem_percent),
+            min_redeem_points: Some(rules.min_redeem_points),
+            otp_required: Some(rules.otp_required),
+            referral: ReferralPatch {
+                enabled: Some(r.enabled),
+                referrer_points: Some(r.referrer_points),
+                referee_points: Some(r.referee_points),
+                min_order_amount: Some(r.min_order_amount),
+                max_referrals: Some(r.max_referrals),
+            },
+        }
+    }
 }
 
 impl Default for LoyaltyRules {
@@ -91,7 +178,7 @@ impl Default for LoyaltyRules {
 }
 
 /// Why a redemption is refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum RedeemError {
     /// Points must be positive.
     #[error("points must be a positive whole number")]
@@ -172,7 +259,7 @@ impl LoyaltyRules {
 }
 
 /// Points that expire together: a lot of earned points with its expiry instant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Lot {
     /// When these points expire.
     pub expires_at: chrono::DateTime<chrono::Utc>,
@@ -183,7 +270,7 @@ pub struct Lot {
 /// The lots of a customer's balance, by expiry.
 /// Their sum never exceeds the balance; points outside any lot (none are made any more) never
 /// expire.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Lots(pub std::collections::BTreeMap<chrono::DateTime<chrono::Utc>, i64>);
 
@@ -292,7 +379,7 @@ impl DayFigures {
 }
 
 /// One row of a customer's points ledger.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LedgerEntry {
     /// Transaction id (deterministic: a retried operation writes the same row).
     pub txn_id: String,

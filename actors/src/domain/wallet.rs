@@ -13,7 +13,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// A delivery channel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
     /// SMS.
@@ -47,7 +47,7 @@ pub enum PricingRefused {
 }
 
 /// A chat template's category.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum TemplateType {
     /// Utility (cheaper chat).
@@ -58,7 +58,7 @@ pub enum TemplateType {
 }
 
 /// Which price table applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// Digital bills.
@@ -74,7 +74,7 @@ pub enum Purpose {
 }
 
 /// What one send costs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Charge {
     /// Price before tax.
     pub cost: Decimal,
@@ -85,7 +85,7 @@ pub struct Charge {
 }
 
 /// The prices of one purpose's sends: SMS, chat (marketing, utility) and push.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChannelPrices {
     /// One SMS.
     pub sms: Decimal,
@@ -112,7 +112,7 @@ impl ChannelPrices {
 /// A brand's price table (spec "Wallet pricing configuration"; the spec's values by default).
 /// The five fields of the spec keep their names; feedback, alert, campaign and OTP prices are
 /// engage's additions. Every field may be left out of a stored or submitted table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Pricing {
     /// Digital bill by SMS (0.145).
@@ -215,8 +215,77 @@ impl Pricing {
     }
 }
 
+/// Changes to one purpose's prices; fields left out keep their value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChannelPricesPatch {
+    /// One SMS.
+    pub sms: Option<Decimal>,
+    /// One marketing chat message.
+    pub chat: Option<Decimal>,
+    /// One utility chat message.
+    pub chat_utility: Option<Decimal>,
+    /// One push notification.
+    pub push: Option<Decimal>,
+}
+
+impl ChannelPricesPatch {
+    fn apply(self, to: ChannelPrices) -> ChannelPrices {
+        ChannelPrices {
+            sms: self.sms.unwrap_or(to.sms),
+            chat: self.chat.unwrap_or(to.chat),
+            chat_utility: self.chat_utility.unwrap_or(to.chat_utility),
+            push: self.push.unwrap_or(to.push),
+        }
+    }
+}
+
+/// Changes to a brand's price table; fields left out keep their value. Applied by the brand's
+/// actor to the table it holds, in one turn, so concurrent patches of different fields all land.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PricingPatch {
+    /// Digital bill by SMS.
+    pub digital_bill_sms: Option<Decimal>,
+    /// Digital bill by marketing chat.
+    pub digital_chat_cost: Option<Decimal>,
+    /// Digital bill by utility chat.
+    pub digital_chat_cost_utility: Option<Decimal>,
+    /// GST on SMS, percent.
+    pub sms_gst: Option<Decimal>,
+    /// GST on chat, percent.
+    pub chat_gst: Option<Decimal>,
+    /// Feedback requests.
+    #[serde(default)]
+    pub feedback: ChannelPricesPatch,
+    /// Fraud alerts.
+    #[serde(default)]
+    pub fraud_alert: ChannelPricesPatch,
+    /// Campaigns and journeys.
+    #[serde(default)]
+    pub campaign: ChannelPricesPatch,
+    /// One-time passwords.
+    #[serde(default)]
+    pub otp: ChannelPricesPatch,
+}
+
+impl PricingPatch {
+    /// `current` with this patch's fields.
+    pub fn apply(&self, current: &Pricing) -> Pricing {
+        Pricing {
+            digital_bill_sms: self.digital_bill_sms.unwrap_or(current.digital_bill_sms),
+            digital_chat_cost: self.digital_chat_cost.unwrap_or(current.digital_chat_cost),
+            digital_chat_cost_utility: self.digital_chat_cost_utility.unwrap_or(current.digital_chat_cost_utility),
+            sms_gst: self.sms_gst.unwrap_or(current.sms_gst),
+            chat_gst: self.chat_gst.unwrap_or(current.chat_gst),
+            feedback: self.feedback.apply(current.feedback),
+            fraud_alert: self.fraud_alert.apply(current.fraud_alert),
+            campaign: self.campaign.apply(current.campaign),
+            otp: self.otp.apply(current.otp),
+        }
+    }
+}
+
 /// A refused debit.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, schemars::JsonSchema)]
 #[error("insufficient wallet balance: {balance} < {needed}")]
 pub struct InsufficientBalance {
     /// The balance.
@@ -226,7 +295,7 @@ pub struct InsufficientBalance {
 }
 
 /// A business wallet.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Wallet {
     /// Balance (never negative).
     pub balance: Decimal,

@@ -93,7 +93,7 @@ const DRAIN_CONCURRENCY: usize = 16;
 pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The jobs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobName {
     /// SMS queue drain.
@@ -313,7 +313,7 @@ fn schedule(cron: &str) -> Option<cron::Schedule> {
 impl Jobs {
     /// The jobs of a node. `claims` is the lease bucket in distributed mode.
     pub fn new(
-        repo: Repo,
+        store: Arc<dyn engage_storage::Store>,
         gateway: TenantGateway,
         providers: Providers,
         schedules: Vec<(JobName, String)>,
@@ -321,6 +321,7 @@ impl Jobs {
         node: String,
     ) -> Arc<Self> {
         let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
+        let repo = Repo::new(store);
         Arc::new(Self { repo, gateway, providers, client, schedules, claims, node, running: Default::default() })
     }
 

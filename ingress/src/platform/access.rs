@@ -23,10 +23,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderMap;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use engage_actors::keys;
+use engage_actors::capabilities::business;
 
 use super::auth::token;
 use super::errors::{IntegrationError, StaffError};
@@ -219,25 +218,14 @@ impl OpenRoutes {
     }
 }
 
-/// A brand's stored open-routes setting (`access_settings`).
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct OpenRoutesRow {
-    /// Whether the brand closed its open routes.
-    pub closed: bool,
-    /// When it was last changed (RFC 3339).
-    #[serde(default)]
-    pub updated_at: String,
-}
-
 /// Whether `tenant` closed the open routes for itself (cached for [`BRAND_SETTING_TTL`]).
 pub async fn brand_closed(state: &AppState, tenant: &str) -> Result<bool, IntegrationError> {
     let open_routes = &state.platform.open_routes;
     if let Some(closed) = open_routes.cached(tenant) {
         return Ok(closed);
     }
-    let row: Option<OpenRoutesRow> =
-        state.platform.repo.get(&keys::open_routes_setting(tenant)).await.map_err(IntegrationError::unavailable)?;
-    let closed = row.is_some_and(|row| row.closed);
+    let query = business::OpenRoutes { closed: None, now: chrono::Utc::now() };
+    let closed = state.platform.gateway.ask(tenant, query).await.map_err(IntegrationError::from)?.closed;
     open_routes.remember(tenant, closed);
     Ok(closed)
 }

@@ -29,7 +29,6 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::bills::{
     self as bills, BillPage, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
 };
-use engage_actors::keys;
 use engage_actors::query::Question;
 use engage_actors::signed_links::BillPageClaims;
 use engage_actors::TenantQuery;
@@ -277,9 +276,7 @@ async fn invoice_download(
 
 /// A bill id as sent: engage's own, or the link service's (its alias).
 async fn bill_id(state: &AppState, tenant: &str, sent: String) -> Result<String, StaffError> {
-    let alias: Option<Value> =
-        state.platform.repo.get(&keys::bill_alias(tenant, &sent)).await.map_err(StaffError::unavailable)?;
-    Ok(alias.and_then(|a| a["bill_id"].as_str().map(str::to_owned)).unwrap_or(sent))
+    Ok(state.platform.gateway.ask(tenant, bills::ResolveBill { sent }).await?.bill_id)
 }
 
 /// `/crm_api/update/widget/insight`: an ingestion token (`token:`), or the bill page's own token
@@ -344,11 +341,11 @@ async fn bill_page_route(State(state): State<AppState>, Path(bill_id): Path<Stri
     if bill_id.len() > 64 || !bill_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return not_found();
     }
-    let owner: Option<Value> = match state.platform.repo.get(&keys::bill_code(&bill_id)).await {
+    let owner = match state.platform.bill_codes.owner(&bill_id).await {
         Ok(owner) => owner,
         Err(error) => return unavailable(error),
     };
-    let Some(tenant) = owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)) else { return not_found() };
+    let Some(tenant) = owner else { return not_found() };
     let counted: Counted = match state.platform.gateway.ask(&tenant, bills::Open { bill_id, now }).await {
         Ok(counted) => counted,
         Err(error) => return unavailable(error),

@@ -18,7 +18,7 @@ use axum::{Extension, Json};
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
-use engage_actors::keys;
+use engage_actors::capabilities::customers;
 use engage_actors::signed_links::{ChatClaims, LinkRefusal};
 
 use engage_streams::subject::{CHAT_MESSAGES, CHAT_RECEIPTS};
@@ -89,12 +89,8 @@ async fn rider_login(
     Open { tenant, body }: Open<RiderLoginRequest>,
 ) -> Result<Json<Answer<Value>>, IntegrationError> {
     open_rate_limit(&state, "rider_login", peer)?;
-    let order: Option<Value> = state
-        .platform
-        .repo
-        .get(&keys::order(&tenant, &body.business_id, &body.order_id))
-        .await
-        .map_err(IntegrationError::unavailable)?;
+    let query = customers::GetOrder { business_id: body.business_id.clone(), order_id: body.order_id.clone() };
+    let order: Option<Value> = state.platform.gateway.ask(&tenant, query).await?;
     let Some(order) = order else { return Err(IntegrationError::not_found("order")) };
     let expires_at = Utc::now() + Duration::hours(RIDER_TOKEN_HOURS);
     let claims = ChatClaims {

@@ -22,6 +22,34 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The schema of an answer of type `T`, as it is serialized: every subschema inlined, integer
+/// widths left out. A field that may be `null` says so; a field that may be left out is not
+/// required.
+pub fn answer_schema<T: JsonSchema>() -> Value {
+    let generator =
+        SchemaSettings::draft2020_12().for_serialize().with(|s| s.inline_subschemas = true).into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    drop_widths(&mut schema);
+    schema
+}
+
+fn drop_widths(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object.get("format").and_then(Value::as_str).is_some_and(|f| WIDTHS.contains(&f)) {
+                object.remove("format");
+            }
+            object.values_mut().for_each(drop_widths);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_widths),
+        _ => {}
+    }
+}
+
 /// Integer formats of Rust types, not of the contract.
 const WIDTHS: &[&str] =
     &["int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float", "double"];

@@ -38,7 +38,7 @@ fn with_customer(op: &mut serde_json::Value) {
 }
 
 /// `{customer}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct CustomerAnswer {
     customer: CustomerView,
 }
@@ -50,7 +50,7 @@ impl From<CustomerView> for CustomerAnswer {
 }
 
 /// `{message, customer}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Updated {
     message: &'static str,
     customer: CustomerView,

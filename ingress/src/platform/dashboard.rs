@@ -12,8 +12,7 @@ use axum::routing::get;
 use axum::Json;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::business::BusinessConfig;
-use engage_actors::keys;
+use engage_actors::capabilities::business::{self, BusinessConfig};
 
 use super::auth::{token, Auth};
 use super::edge::{staff_answer, StaffAnswer};
@@ -84,13 +83,12 @@ fn session_operation() -> Value {
 /// configured names.
 async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<StaffAnswer<Value>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
-    let name = |business: String| {
-        let repo = state.platform.repo.clone();
+    let name = |business_id: String| {
+        let gateway = state.platform.gateway.clone();
         let tenant = grant.parent.clone();
         async move {
-            let config: Option<BusinessConfig> =
-                repo.get(&keys::business_config(&tenant, &business)).await.map_err(StaffError::unavailable)?;
-            Ok::<_, StaffError>(config.and_then(|c| c.name().map(str::to_owned)))
+            let config: BusinessConfig = gateway.ask(&tenant, business::GetConfig { business_id }).await?;
+            Ok::<_, StaffError>(config.name().map(str::to_owned))
         }
     };
     let brand_name = name("0".to_owned()).await?;

@@ -194,8 +194,8 @@ pub fn template_type(named: Option<&str>) -> engage_actors::domain::wallet::Temp
 }
 
 /// A decimal field of a body, or `current` when the body leaves it out.
-pub fn decimal_or(given: &Option<serde_json::Number>, current: rust_decimal::Decimal) -> rust_decimal::Decimal {
-    given.as_ref().and_then(|n| engage_actors::domain::order::decimal(&Value::Number(n.clone()))).unwrap_or(current)
+pub fn decimal(given: &Option<serde_json::Number>) -> Option<rust_decimal::Decimal> {
+    given.as_ref().and_then(|n| engage_actors::domain::order::decimal(&Value::Number(n.clone())))
 }
 
 /// An ingestion-token request: the brand is the token's (staff error family).
@@ -314,9 +314,12 @@ impl FromRequest<AppState> for AppCustomer {
     }
 }
 
-/// A staff-family answer: `{status: true, …fields of T}`.
-#[derive(Debug, Serialize)]
+/// A staff-family answer: `{status: true, …fields of T}`; its schema in `/openapi.json` is
+/// generated from `T` ([`super::routes::Answers`]).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct StaffAnswer<T> {
+    /// Always `true` on a 200.
+    #[schemars(extend("const" = true))]
     status: bool,
     #[serde(flatten)]
     body: T,
@@ -327,9 +330,12 @@ pub fn staff_answer<T: Serialize>(body: T) -> Json<StaffAnswer<T>> {
     Json(StaffAnswer { status: true, body })
 }
 
-/// An integration-family answer: `{status: 1, …fields of T}`.
-#[derive(Debug, Serialize)]
+/// An integration-family answer: `{status: 1, …fields of T}`; its schema in `/openapi.json` is
+/// generated from `T` ([`super::routes::Answers`]).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Answer<T> {
+    /// Always `1` on a 200.
+    #[schemars(extend("const" = 1))]
     status: u8,
     #[serde(flatten)]
     body: T,

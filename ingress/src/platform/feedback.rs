@@ -31,6 +31,8 @@ use axum::Json;
 use chrono::Utc;
 use serde_json::{json, Value};
 
+use engage_actors::capabilities::feedback::legacy::{LegacyQueued, QueueLegacySms};
+
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
     self as feedback, FeedbackConfig, FeedbackMis, OrdersSummary, RatingDays, RatingPage, RequestPage, ReviewPage,
@@ -184,25 +186,9 @@ async fn interaction_mis(
 async fn legacy_feedback_sms(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<LegacySmsRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    let row = engage_actors::capabilities::feedback::legacy::LegacySms {
-        id: id.clone(),
-        parent_business_id: tenant.clone(),
-        business_id: body.business_id,
-        url: body.url,
-        processed: 0,
-        attempts: 0,
-        last_error: None,
-        given_up: false,
-        inserted_at: Utc::now(),
-        process_time: None,
-        sent_at: None,
-    };
-    let put = engage_actors::keys::legacy_sms(&tenant, &id, true).put(&row);
-    let listed = engage_actors::keys::legacy_sms_tenant(&tenant).put(&json!({}));
-    state.platform.repo.store().batch(vec![put, listed]).await.map_err(StaffError::unavailable)?;
-    Ok(answer(json!({"id": id})))
+) -> Result<Json<Answer<LegacyQueued>>, StaffError> {
+    let query = QueueLegacySms { business_id: body.business_id, url: body.url, now: Utc::now() };
+    Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
 /// `/crm_api/orders_summary`.

@@ -34,19 +34,20 @@
 //! One alert per contact, recipient and day: sending again the same day charges nothing.
 //! Answer: `{status: true, queued, skipped[{recipient, reason}], charged}`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use axum::extract::{Multipart, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::Json;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::fraud::{
-    self as fraud, AlertSent, AlertSettings, Blocklisted, Evaluation, Unblocklisted,
+    self as fraud, AlertSent, AlertSettings, BlocklistEntry, Blocklisted, Evaluation, Unblocklisted,
 };
-use engage_actors::domain::fraud::{FlagAction, VelocityRules};
-use engage_actors::repo::{BLOCKLIST, FRAUD_FLAGS};
+use engage_actors::domain::fraud::{FlagAction, FraudFlag, VelocityRules};
 use engage_actors::QueryError;
 
 use super::access::{self, Scope};
@@ -291,18 +292,18 @@ async fn mark_resolve(
     flag_actions(&state, request, FlagAction::Resolve, comment).await
 }
 
-/// Page `page` (from 1) of `page_size` (≤ 100, default 20) rows: `{data, total, page, page_size}`.
-fn page(body: &FraudQueryRequest, rows: Vec<Value>) -> Value {
-    let page = body.page.unwrap_or(1).max(1) as usize;
-    let size = body.page_size.unwrap_or(20).clamp(1, 100) as usize;
-    let total = rows.len();
-    let data: Vec<Value> = rows.into_iter().skip((page - 1) * size).take(size).collect();
-    json!({"data": data, "total": total, "page": page, "page_size": size})
+/// The page a body asks for: `page` from 1, `page_size` ≤ 100 (20 by default).
+fn page_of(body: &FraudQueryRequest) -> fraud::PageOf {
+    fraud::PageOf { page: body.page.unwrap_or(1) as usize, page_size: body.page_size.unwrap_or(20) as usize }
 }
 
-async fn get_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let rows = state.platform.repo.all_json(BLOCKLIST, &request.tenant).await.map_err(StaffError::unavailable)?;
-    Ok(staff_answer(page(&request.body, rows)))
+/// `/crm_api/get_blocklist_contacts`: `{status, data, total, page, page_size}`, by number.
+async fn get_blocklist(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<fraud::Page<BlocklistEntry>>>, StaffError> {
+    let query = fraud::BlocklistPage { page: page_of(&request.body) };
+    Ok(staff_answer(state.platform.gateway.ask(&request.tenant, query).await?))
 }
 
 async fn check_blocked(
@@ -332,57 +333,39 @@ async fn evaluate_customer(State(state): State<AppState>, request: Staff<FraudQu
     Ok(staff_answer(json!({"data": data})))
 }
 
-/// The brand's fraud flags, oldest first.
-async fn flags(state: &AppState, tenant: &str) -> Result<Vec<Value>, StaffError> {
-    state.platform.repo.all_json(FRAUD_FLAGS, tenant).await.map_err(StaffError::unavailable)
+/// `/crm_api/view_fraud_customers`: a page of the flags, newest first.
+async fn view_fraud_customers(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<fraud::Page<FraudFlag>>>, StaffError> {
+    let query = fraud::FlagPage { status: request.body.status, page: page_of(&request.body) };
+    Ok(staff_answer(state.platform.gateway.ask(&request.tenant, query).await?))
 }
 
-async fn view_fraud_customers(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let mut rows = flags(&state, &request.tenant).await?;
-    if let Some(status) = request.body.status {
-        rows.retain(|f| f["status"].as_u64() == Some(u64::from(status)));
-    }
-    rows.reverse(); // newest first
-    Ok(staff_answer(page(&request.body, rows)))
+/// `/crm_api/group_list_fraud_contacts`: the flags grouped by contact.
+async fn group_list(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<fraud::FlagGroups>>, StaffError> {
+    Ok(staff_answer(state.platform.gateway.ask(&request.tenant, fraud::GroupFlags {}).await?))
 }
 
-async fn group_list(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
-    let mut groups: BTreeMap<String, (Value, usize, BTreeSet<String>, String)> = BTreeMap::new();
-    for flag in flags(&state, &request.tenant).await? {
-        let contact = flag["contact"].as_str().unwrap_or_default().to_owned();
-        let entry = groups.entry(contact).or_insert((flag["name"].clone(), 0, BTreeSet::new(), String::new()));
-        entry.1 += 1;
-        entry.2.insert(flag["fraud_type"].as_str().unwrap_or_default().to_owned());
-        entry.3 = entry.3.clone().max(flag["created_at"].as_str().unwrap_or_default().to_owned());
-    }
-    let data: Vec<Value> = groups
-        .into_iter()
-        .map(|(contact, (name, count, types, latest))| {
-            json!({"contact": contact, "name": name, "flags": count, "fraud_types": types, "latest": latest})
-        })
-        .collect();
-    Ok(staff_answer(json!({"data": data})))
+/// `{data: {total, by_type}}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FlagCountsAnswer {
+    /// The flags of the period counted.
+    data: fraud::FlagCounts,
 }
 
-async fn fraud_mis(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+/// `/crm_api/get_fraud_list_mis`: the flags of the period counted by type and state.
+async fn fraud_mis(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<FlagCountsAnswer>>, StaffError> {
     let start = request.body.start.clone().unwrap_or_else(|| "0000-00-00".to_owned());
     let end = request.body.end.clone().unwrap_or_else(|| "9999-12-31".to_owned());
-    let mut by_type: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
-    let mut total = 0;
-    for flag in flags(&state, &request.tenant).await? {
-        let day = flag["created_at"].as_str().unwrap_or_default().get(..10).unwrap_or_default().to_owned();
-        if day < start || day > end {
-            continue;
-        }
-        total += 1;
-        let status = if flag["status"] == 1 { "pending" } else { "resolved" };
-        *by_type
-            .entry(flag["fraud_type"].as_str().unwrap_or_default().to_owned())
-            .or_default()
-            .entry(status)
-            .or_default() += 1;
-    }
-    Ok(staff_answer(json!({"data": {"total": total, "by_type": by_type}})))
+    let data = state.platform.gateway.ask(&request.tenant, fraud::CountFlags { start, end }).await?;
+    Ok(staff_answer(FlagCountsAnswer { data }))
 }
 
 async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {

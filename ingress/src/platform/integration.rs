@@ -156,7 +156,7 @@ async fn fcm_token_ingestion(
 }
 
 /// A deduction's answer: `{deducted, wallet_balance, txn_id}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Deducted {
     deducted: i64,
     wallet_balance: i64,

@@ -37,16 +37,16 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Json;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
-    self as journeys, builtin_types, check, common_fields, Audience, BulkCampaign, BulkRecipient, BulkSpec,
-    BusinessConfig, CampaignData, CampaignTag, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys,
-    QuietHours, Report, RoiSummary, Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
+    self as journeys, check, Audience, BulkCampaign, BulkRecipient, BulkSpec, BusinessConfig, CampaignData,
+    CampaignTag, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys, QuietHours, Report, RoiSummary,
+    Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
 };
 use engage_actors::domain::wallet::Channel;
-use engage_actors::keys;
-use engage_actors::repo::{BUSINESS_CONFIGS, JOURNEY_TYPES};
 use engage_actors::signed_links::LinkRefusal;
 
 use super::access::{self, Scope};
@@ -139,19 +139,9 @@ fn bulk_campaign_operation() -> Value {
     bulk
 }
 
-/// Every journey type `tenant` sees: the eight built-in ones, those added before types belonged to
-/// a brand (read-only, for every brand), then those the brand added with `/crm_api/autoCampaign`.
-/// Another brand's types are never among them.
+/// Every journey type `tenant` sees ([`journeys::GetTypes`]).
 async fn all_types(state: &AppState, tenant: &str) -> Result<Vec<JourneyType>, StaffError> {
-    let mut types = builtin_types();
-    let repo = &state.platform.repo;
-    let legacy: Vec<JourneyType> =
-        repo.all(JOURNEY_TYPES, keys::LEGACY_JOURNEY_TYPES).await.map_err(StaffError::unavailable)?;
-    let own: Vec<JourneyType> =
-        repo.all(JOURNEY_TYPES, &keys::journey_types_partition(tenant)).await.map_err(StaffError::unavailable)?;
-    types.extend(legacy);
-    types.extend(own);
-    Ok(types)
+    Ok(state.platform.gateway.ask(tenant, journeys::GetTypes {}).await?.data)
 }
 
 /// The type `id` names among those `tenant` sees, or the 400 that names the field.
@@ -220,27 +210,32 @@ async fn days_type_options(_request: Staff<JourneyCatalogueRequest>) -> Answered
     Ok(staff_answer(json!({"data": data})))
 }
 
-/// `/crm_api/autoCampaign`: a new journey type, with the common form fields.
-async fn auto_campaign(State(state): State<AppState>, request: Staff<AutoCampaignRequest>) -> Answered {
+/// `{message, data}`: the type added.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TypeAdded {
+    /// "journey type added".
+    message: &'static str,
+    /// The new type.
+    data: JourneyType,
+}
+
+/// `/crm_api/autoCampaign`: a new journey type of the brand's, with the common form fields,
+/// checked and added in one turn of the brand's actor (409 when the brand sees the
+/// `campaign_type` already).
+async fn auto_campaign(
+    State(state): State<AppState>,
+    request: Staff<AutoCampaignRequest>,
+) -> Result<Json<StaffAnswer<TypeAdded>>, StaffError> {
     let body = request.body;
-    if all_types(&state, &request.tenant).await?.iter().any(|t| t.campaign_type == body.campaign_type) {
-        return Err(StaffError::conflict(format!("a journey type {} exists already", body.campaign_type)));
-    }
-    let fields = common_fields();
-    // the brand is part of the id: two brands adding the same campaign_type get two types
-    let id = engage_actors::capabilities::journeys::journey_id("type", &request.tenant, &body.campaign_type);
-    let new = JourneyType {
-        id: id.clone(),
+    let query = journeys::AddType {
+        campaign_type: body.campaign_type,
         title: body.title,
         description: body.description.unwrap_or_default(),
-        campaign_type: body.campaign_type,
         icon_url: body.icon_url.unwrap_or_default(),
         execution_type: body.execution_type,
-        fields,
     };
-    let op = keys::journey_type(&request.tenant, &id).put(&new);
-    state.platform.repo.store().batch(vec![op]).await.map_err(StaffError::unavailable)?;
-    Ok(staff_answer(json!({"message": "journey type added", "data": new})))
+    let data = state.platform.gateway.ask(&request.tenant, query).await?;
+    Ok(staff_answer(TypeAdded { message: "journey type added", data }))
 }
 
 /// The body's `campaign_data` as the actor stores it.
@@ -335,8 +330,7 @@ async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRe
         entry["roi"] = json!(roi);
         by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
     }
-    let flags: Vec<BusinessConfig> =
-        state.platform.repo.all(BUSINESS_CONFIGS, &request.tenant).await.map_err(StaffError::unavailable)?;
+    let flags: Vec<BusinessConfig> = state.platform.gateway.ask(&request.tenant, journeys::GetFlags {}).await?.data;
     let flag = |business: &str| flags.iter().find(|f| f.business_id == business).map(|f| f.auto_campaign);
     let data: Vec<Value> = by_outlet
         .into_iter()

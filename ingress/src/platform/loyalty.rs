@@ -29,9 +29,10 @@ use engage_actors::capabilities::loyalty::{self, DayWise, LedgerPage, PointsBala
 use engage_actors::capabilities::otp::{self, Verified};
 use engage_actors::capabilities::redemption::{RedeemRequest, Redeemed, Revoke, Revoked};
 use engage_actors::capabilities::rewards::{self, Catalogue};
-use engage_actors::domain::loyalty::{LoyaltyRules, Milestone, ReferralRules};
+use engage_actors::domain::loyalty::{self as loyalty_domain, LoyaltyRules, Milestone, RulesPatch};
+use schemars::JsonSchema;
 
-use super::edge::{answer, decimal_or, staff_answer, Answer, Integration, Open, Staff, StaffAnswer};
+use super::edge::{answer, decimal, staff_answer, Answer, Integration, Open, Staff, StaffAnswer};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::{
     CustomerLoyaltyRequest, DayWiseRequest, IntegrationUserRequest, LoyaltyRulesRequest, MilestonesRequest,
@@ -184,73 +185,80 @@ async fn authenticate_points_redemption(
     Ok(answer(state.platform.gateway.ask(&tenant, query).await?))
 }
 
-/// Current rules with the body's fields applied.
-async fn merged_rules(
-    state: &AppState,
-    tenant: &str,
-    body: &LoyaltyRulesRequest,
-) -> Result<LoyaltyRules, engage_actors::QueryError> {
-    let current: LoyaltyRules = state.platform.gateway.ask(tenant, loyalty::GetRules {}).await?;
-    Ok(LoyaltyRules {
-        earn_percent: decimal_or(&body.earn_percent, current.earn_percent),
-        min_bill: decimal_or(&body.min_bill, current.min_bill),
-        point_value: decimal_or(&body.point_value, current.point_value),
-        points_expiry_days: body.points_expiry_days.unwrap_or(current.points_expiry_days),
-        max_redeem_percent: decimal_or(&body.max_redeem_percent, current.max_redeem_percent),
-        min_redeem_points: body.min_redeem_points.unwrap_or(current.min_redeem_points),
-        otp_required: body.otp_required.unwrap_or(current.otp_required),
-        referral: merged_referral(current.referral, body.referral.as_ref()),
-        milestones: current.milestones,
-    })
+/// The body's fields as a patch of the brand's rules (applied by its actor in one turn).
+fn rules_patch(body: &LoyaltyRulesRequest) -> RulesPatch {
+    let referral = body.referral.as_ref();
+    RulesPatch {
+        earn_percent: decimal(&body.earn_percent),
+        min_bill: decimal(&body.min_bill),
+        point_value: decimal(&body.point_value),
+        points_expiry_days: body.points_expiry_days,
+        max_redeem_percent: decimal(&body.max_redeem_percent),
+        min_redeem_points: body.min_redeem_points,
+        otp_required: body.otp_required,
+        referral: referral.map(referral_patch).unwrap_or_default(),
+    }
 }
 
-/// The referral programme with the body's `referral` fields applied.
-fn merged_referral(current: ReferralRules, patch: Option<&ReferralPatch>) -> ReferralRules {
-    let Some(patch) = patch else { return current };
-    ReferralRules {
-        enabled: patch.enabled.unwrap_or(current.enabled),
-        referrer_points: patch.referrer_points.unwrap_or(current.referrer_points),
-        referee_points: patch.referee_points.unwrap_or(current.referee_points),
-        min_order_amount: decimal_or(&patch.min_order_amount, current.min_order_amount),
-        max_referrals: patch.max_referrals.unwrap_or(current.max_referrals),
+fn referral_patch(patch: &ReferralPatch) -> loyalty_domain::ReferralPatch {
+    loyalty_domain::ReferralPatch {
+        enabled: patch.enabled,
+        referrer_points: patch.referrer_points,
+        referee_points: patch.referee_points,
+        min_order_amount: decimal(&patch.min_order_amount),
+        max_referrals: patch.max_referrals,
     }
+}
+
+/// `{message, rules}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RulesSaved {
+    /// What was saved.
+    message: &'static str,
+    /// The brand's rules after the change.
+    rules: LoyaltyRules,
+}
+
+/// `{rules}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RulesAnswer {
+    /// The brand's rules.
+    rules: LoyaltyRules,
 }
 
 /// `/crm_api/add_edit_rules`: `{status: true, message, rules}`.
 async fn add_edit_rules(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<LoyaltyRulesRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let rules = merged_rules(&state, &tenant, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::SetRules { rules }).await?;
-    Ok(staff_answer(json!({"message": "loyalty rules saved", "rules": rules})))
+) -> Result<Json<StaffAnswer<RulesSaved>>, StaffError> {
+    let rules = state.platform.gateway.ask(&tenant, loyalty::SetRules { patch: rules_patch(&body) }).await?;
+    Ok(staff_answer(RulesSaved { message: "loyalty rules saved", rules }))
 }
 
 /// `/crm_api/add_edit_milestone`: `{status: true, message, rules}`.
 async fn add_edit_milestone(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<MilestonesRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<RulesSaved>>, StaffError> {
     let milestones = body.milestones.into_iter().map(|m| Milestone { orders: m.orders, bonus_points: m.bonus_points });
     let query = loyalty::SetMilestones { milestones: milestones.collect() };
-    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, query).await?;
-    Ok(staff_answer(json!({"message": "milestones saved", "rules": rules})))
+    let rules = state.platform.gateway.ask(&tenant, query).await?;
+    Ok(staff_answer(RulesSaved { message: "milestones saved", rules }))
 }
 
 /// `/integration/v1/configure_points`: `{status: 1, rules}`.
 async fn configure_points(
     State(state): State<AppState>,
     Integration { tenant, body }: Integration<LoyaltyRulesRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
-    let rules = merged_rules(&state, &tenant, &body).await?;
-    let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::SetRules { rules }).await?;
-    Ok(answer(json!({"rules": rules})))
+) -> Result<Json<Answer<RulesAnswer>>, IntegrationError> {
+    let rules = state.platform.gateway.ask(&tenant, loyalty::SetRules { patch: rules_patch(&body) }).await?;
+    Ok(answer(RulesAnswer { rules }))
 }
 
 /// A redemption's answer: `{redeemed, wallet_balance, txn_id[, expires_at]}` (spec shape;
 /// `wallet_balance` is the points balance after it; `expires_at` the deadline of a POS
 /// redemption's order).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Redemption {
     redeemed: i64,
     wallet_balance: i64,

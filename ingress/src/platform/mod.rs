@@ -87,8 +87,9 @@ pub struct PlatformState {
     pub schemas: schemas::PlatformSchemas,
     /// Key of the loopback admin routes.
     pub admin_key: String,
-    /// Direct table access for reads and brand configuration that need no tenant actor.
-    pub repo: engage_actors::repo::Repo,
+    /// Whose bill a public bill link is (the one read without a brand; everything else a brand
+    /// holds is asked of its actor through [`PlatformState::gateway`]).
+    pub bill_codes: engage_actors::capabilities::bills::BillDirectory,
     /// The scheduled jobs, on processes that run the engine.
     pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
     /// Verifies chat tracking links.

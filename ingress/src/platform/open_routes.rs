@@ -11,11 +11,11 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use engage_actors::keys;
+use engage_actors::capabilities::business;
 
-use super::access::OpenRoutesRow;
 use super::edge::{staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::OpenRoutesSettingsRequest;
@@ -33,37 +33,33 @@ pub fn routes() -> Routes {
             "Read, or with open_routes, change whether the spec's open routes take this brand's requests without a credential (closed: an integration token of the brand is required): {status, open_routes, closed_for_all}",
             settings,
         )
-        .tweak(|op| {
-            op["responses"]["200"]["content"]["application/json"]["schema"] = json!({"type": "object",
-                "required": ["status", "open_routes", "closed_for_all"], "properties": {
-                "status": {"const": true}, "open_routes": {"enum": ["open", "closed"]},
-                "closed_for_all": {"type": "boolean"}}});
-        })
+}
+
+/// `{open_routes, closed_for_all}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OpenRoutesAnswer {
+    /// The brand's setting.
+    #[schemars(extend("enum" = ["open", "closed"]))]
+    open_routes: &'static str,
+    /// Whether the operator closed the open routes for every brand (`ENGAGE_OPEN_ROUTES=closed`).
+    closed_for_all: bool,
 }
 
 async fn settings(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<OpenRoutesSettingsRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
-    let key = keys::open_routes_setting(&tenant);
-    let closed = match body.open_routes.as_deref() {
-        Some(wanted) => {
-            let closed = wanted == "closed";
-            let row = OpenRoutesRow { closed, updated_at: chrono::Utc::now().to_rfc3339() };
-            state.platform.repo.store().batch(vec![key.put(&row)]).await.map_err(StaffError::unavailable)?;
-            tracing::info!(tenant, closed, "a brand changed its open routes");
-            closed
-        }
-        None => {
-            let row: Option<OpenRoutesRow> = state.platform.repo.get(&key).await.map_err(StaffError::unavailable)?;
-            row.is_some_and(|row| row.closed)
-        }
-    };
+) -> Result<Json<StaffAnswer<OpenRoutesAnswer>>, StaffError> {
+    let wanted = body.open_routes.as_deref().map(|wanted| wanted == "closed");
+    let query = business::OpenRoutes { closed: wanted, now: chrono::Utc::now() };
+    let closed = state.platform.gateway.ask(&tenant, query).await?.closed;
+    if wanted.is_some() {
+        tracing::info!(tenant, closed, "a brand changed its open routes");
+    }
     state.platform.open_routes.remember(&tenant, closed);
-    Ok(staff_answer(json!({
-        "open_routes": if closed { "closed" } else { "open" },
-        "closed_for_all": state.platform.open_routes.closed_for_all(),
-    })))
+    Ok(staff_answer(OpenRoutesAnswer {
+        open_routes: if closed { "closed" } else { "open" },
+        closed_for_all: state.platform.open_routes.closed_for_all(),
+    }))
 }
 
 #[cfg(test)]

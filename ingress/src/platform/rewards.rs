@@ -99,7 +99,7 @@ async fn app_used_coupons(
 }
 
 /// `{reward}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RewardAnswer {
     reward: Reward,
 }
@@ -151,7 +151,7 @@ async fn purchase_rewards(
 }
 
 /// `{coupon}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct CouponAnswer {
     coupon: Coupon,
 }

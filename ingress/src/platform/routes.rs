@@ -18,6 +18,7 @@ use axum::handler::Handler;
 use axum::response::Response;
 use axum::routing::{post, MethodRouter};
 use axum::{Json, Router};
+use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
 use super::access::Scope;
@@ -67,15 +68,15 @@ pub trait Answers {
     fn ok() -> Value;
 }
 
-impl<T> Answers for Json<StaffAnswer<T>> {
+impl<T: JsonSchema> Answers for Json<StaffAnswer<T>> {
     fn ok() -> Value {
-        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": true}}})
+        super::contract::answer_schema::<StaffAnswer<T>>()
     }
 }
 
-impl<T> Answers for Json<Answer<T>> {
+impl<T: JsonSchema> Answers for Json<Answer<T>> {
     fn ok() -> Value {
-        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": 1}}})
+        super::contract::answer_schema::<Answer<T>>()
     }
 }
 

@@ -16,7 +16,7 @@ const TOKENS: &str = "auth_tokens";
 const IDS: &str = "auth_token_ids";
 
 /// The token families kept here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenKind {
     /// `token:` header on staff routes.
@@ -43,7 +43,7 @@ impl TokenKind {
 }
 
 /// What a token grants.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TokenGrant {
     /// Token id (not secret).
     pub id: String,
@@ -61,7 +61,7 @@ pub struct TokenGrant {
     pub revoked_at: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct IdRow {
     grant: TokenGrant,
     hash: String,

@@ -16,9 +16,8 @@ use axum::Json;
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::business::BusinessConfig;
+use engage_actors::capabilities::business::{self, BusinessConfig};
 use engage_actors::capabilities::stats::{Metric, ReadMetric};
-use engage_actors::keys;
 use engage_actors::signed_links::ChatClaims;
 
 use super::access::{self, Scope};
@@ -153,12 +152,11 @@ async fn partner_profile(
         .filter(|c| c.scope == "chat_partner" && c.subject == partner && c.tenant == tenant)
         .ok_or_else(IntegrationError::auth_failed)?;
     let business_id = claims.business_id.clone().unwrap_or_else(|| "0".to_owned());
-    let record: Option<BusinessConfig> = state
-        .platform
-        .repo
-        .get(&keys::business_config(&tenant, &business_id))
-        .await
-        .map_err(IntegrationError::unavailable)?;
+    let query = business::GetConfig { business_id: business_id.clone() };
+    let record: BusinessConfig = state.platform.gateway.ask(&tenant, query).await?;
+    // an outlet without a record of its own: `business` is null
+    let record =
+        (record != BusinessConfig { business_id: business_id.clone(), ..Default::default() }).then_some(record);
     let expires_at = chrono::DateTime::from_timestamp(claims.exp, 0);
     Ok(answer(json!({"data": {
         "partner": partner, "parent_business_id": tenant, "business_id": business_id,

@@ -8,13 +8,13 @@
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
-use serde_json::Number;
 
 use engage_actors::capabilities::wallet::{self, Balance, Recharged, TxnPage};
-use engage_actors::domain::wallet::{ChannelPrices, Pricing};
+use engage_actors::domain::wallet::{self as wallet_domain, Pricing};
 use engage_actors::QueryError;
+use schemars::JsonSchema;
 
-use super::edge::{decimal_or, staff_answer, Staff, StaffAnswer};
+use super::edge::{decimal, staff_answer, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{ChannelPricesPatch, WalletPricingRequest, WalletRequest};
 use super::routes::Routes;
@@ -41,7 +41,7 @@ pub fn routes() -> Routes {
 }
 
 /// The recharge of `business`'s wallet by `amount` (a decimal), applied once per `reference`.
-pub fn recharge_query(business: String, amount: &Number, reference: Option<String>) -> wallet::Recharge {
+pub fn recharge_query(business: String, amount: &serde_json::Number, reference: Option<String>) -> wallet::Recharge {
     wallet::Recharge { business, amount: amount.to_string(), reference, refund: false }
 }
 
@@ -84,7 +84,7 @@ async fn transactions(
 }
 
 /// `{pricing}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct PricingAnswer {
     pricing: Pricing,
 }
@@ -99,38 +99,46 @@ async fn get_pricing(
     Ok(staff_answer(PricingAnswer { pricing }))
 }
 
-fn channel_prices(patch: &Option<ChannelPricesPatch>, current: ChannelPrices) -> ChannelPrices {
-    let Some(patch) = patch else { return current };
-    ChannelPrices {
-        sms: decimal_or(&patch.sms, current.sms),
-        chat: decimal_or(&patch.chat, current.chat),
-        chat_utility: decimal_or(&patch.chat_utility, current.chat_utility),
-        push: decimal_or(&patch.push, current.push),
+fn channel_patch(patch: &Option<ChannelPricesPatch>) -> wallet_domain::ChannelPricesPatch {
+    let Some(patch) = patch else { return Default::default() };
+    wallet_domain::ChannelPricesPatch {
+        sms: decimal(&patch.sms),
+        chat: decimal(&patch.chat),
+        chat_utility: decimal(&patch.chat_utility),
+        push: decimal(&patch.push),
     }
 }
 
+/// `{message, pricing}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PricingSaved {
+    /// "pricing saved".
+    message: &'static str,
+    /// The brand's table after the change.
+    pricing: Pricing,
+}
+
 /// `/crm_api/wallet/set_pricing`: applies `pricing` to the brand's table (fields left out keep
-/// their value) and answers `{status: true, message, pricing}`; sends queued after it pay the new
-/// prices, sends queued before keep what they paid.
+/// their value) inside the brand's actor, in one turn, and answers `{status: true, message,
+/// pricing}`; sends queued after it pay the new prices, sends queued before keep what they paid.
 async fn set_pricing(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<WalletPricingRequest>,
-) -> Result<Json<StaffAnswer<serde_json::Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<PricingSaved>>, StaffError> {
     let Some(patch) = body.pricing else {
         return Err(StaffError::invalid_message("/pricing", "pricing is required"));
     };
-    let current: Pricing = state.platform.gateway.ask(&tenant, wallet::GetPricing {}).await?;
-    let pricing = Pricing {
-        digital_bill_sms: decimal_or(&patch.digital_bill_sms, current.digital_bill_sms),
-        digital_chat_cost: decimal_or(&patch.digital_chat_cost, current.digital_chat_cost),
-        digital_chat_cost_utility: decimal_or(&patch.digital_chat_cost_utility, current.digital_chat_cost_utility),
-        sms_gst: decimal_or(&patch.sms_gst, current.sms_gst),
-        chat_gst: decimal_or(&patch.chat_gst, current.chat_gst),
-        feedback: channel_prices(&patch.feedback, current.feedback),
-        fraud_alert: channel_prices(&patch.fraud_alert, current.fraud_alert),
-        campaign: channel_prices(&patch.campaign, current.campaign),
-        otp: channel_prices(&patch.otp, current.otp),
+    let patch = wallet_domain::PricingPatch {
+        digital_bill_sms: decimal(&patch.digital_bill_sms),
+        digital_chat_cost: decimal(&patch.digital_chat_cost),
+        digital_chat_cost_utility: decimal(&patch.digital_chat_cost_utility),
+        sms_gst: decimal(&patch.sms_gst),
+        chat_gst: decimal(&patch.chat_gst),
+        feedback: channel_patch(&patch.feedback),
+        fraud_alert: channel_patch(&patch.fraud_alert),
+        campaign: channel_patch(&patch.campaign),
+        otp: channel_patch(&patch.otp),
     };
-    let pricing: Pricing = state.platform.gateway.ask(&tenant, wallet::SetPricing { pricing }).await?;
-    Ok(staff_answer(serde_json::json!({"message": "pricing saved", "pricing": pricing})))
+    let pricing: Pricing = state.platform.gateway.ask(&tenant, wallet::SetPricing { patch }).await?;
+    Ok(staff_answer(PricingSaved { message: "pricing saved", pricing }))
 }

@@ -38,7 +38,7 @@ use crate::tenant_core::Tenant;
 pub const BILL_SOURCE: u8 = 2;
 
 /// Why an order gets no bill.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Skip {
     /// The mobile is not `[6-9]\d{9}`, or is sequential or one digit repeated.
@@ -79,7 +79,7 @@ impl Skip {
 }
 
 /// A skipped order (table `bill_skips`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Skipped {
     /// The outlet.
     pub child_business_id: String,
@@ -92,7 +92,7 @@ pub struct Skipped {
 }
 
 /// One page of the generation job.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Generated {
     /// Queue records read.
     pub records: u64,

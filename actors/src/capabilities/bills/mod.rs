@@ -26,9 +26,11 @@ pub use rows::*;
 use crate::query::{reply, QueryReply};
 use crate::tenant_core::Tenant;
 
+mod codes;
 pub mod generate;
 pub mod report;
 
+pub use codes::{BillDirectory, BillRef, ResolveBill};
 pub use generate::{GenerateBill, Generated, Skip};
 pub use report::{BillReport, FunnelFigures, SkipCount, Unsent};
 
@@ -89,5 +91,6 @@ pub async fn handle(tenant: &mut Tenant, query: BillsQuery) -> QueryReply {
         }
         BillsQuery::Generate(Generate { now, day, after }) => reply(generate::page(tenant, now, &day, after).await),
         BillsQuery::Report(Report { day }) => reply(report::figures(tenant, &day).await),
+        BillsQuery::ResolveBill(ResolveBill { sent }) => reply(codes::resolve(tenant, sent).await),
     }
 }

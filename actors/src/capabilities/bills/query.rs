@@ -9,7 +9,7 @@ use crate::query::question;
 use super::*;
 
 /// A widget's fields as staff set them.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WidgetFields {
     /// Render order.
     pub sequence: Option<i64>,
@@ -24,7 +24,7 @@ pub struct WidgetFields {
 }
 
 /// What an insight records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InsightEvent {
     /// A click: `clicks` + 1.
@@ -63,6 +63,8 @@ pub enum BillsQuery {
     Generate(Generate),
     /// See [`Report`].
     Report(Report),
+    /// See [`super::codes::ResolveBill`].
+    ResolveBill(super::codes::ResolveBill),
 }
 
 question! {
@@ -206,7 +208,7 @@ question! {
 }
 
 /// A configuration, its widgets, and the brand's record when the business has none.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigView {
     /// The business's own record.
     pub config: Option<LinkConfig>,
@@ -220,7 +222,7 @@ pub struct ConfigView {
 pub type BillPage = crate::query::Page<Bill>;
 
 /// The funnel of a period.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mis {
     /// Totals (`date` is empty).
     pub totals: Funnel,
@@ -231,7 +233,7 @@ pub struct Mis {
 }
 
 /// What an event on a bill did.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counted {
     /// False for an unknown bill (nothing changed).
     pub counted: bool,

@@ -20,7 +20,7 @@ use crate::tenant_core::Tenant;
 pub const UNSENT_BALANCE: Decimal = Decimal::from_parts(30, 0, 0, false, 2);
 
 /// One outlet's funnel on the day and one and two weeks before.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FunnelFigures {
     /// The brand.
     pub parent_business_id: String,
@@ -35,7 +35,7 @@ pub struct FunnelFigures {
 }
 
 /// Skipped orders of one outlet and reason.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkipCount {
     /// The brand.
     pub parent_business_id: String,
@@ -48,7 +48,7 @@ pub struct SkipCount {
 }
 
 /// A business with bills on (or orders waiting for a bill) that sent none.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unsent {
     /// The brand.
     pub parent_business_id: String,
@@ -59,7 +59,7 @@ pub struct Unsent {
 }
 
 /// One brand's figures.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillReport {
     /// The reported IST day.
     pub date: String,

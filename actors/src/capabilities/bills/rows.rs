@@ -15,7 +15,7 @@ use super::*;
 pub const PLATFORMS: [&str; 5] = ["app", "website", "kiosk", "pos", "chat_api"];
 
 /// One kind of the widget catalogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Widget {
     /// Catalogue id.
     pub id: u32,
@@ -43,7 +43,7 @@ pub fn widget_kind(id: u32) -> Option<&'static Widget> {
 }
 
 /// A business's bill configuration (spec `link_config`; table `bill_configs`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LinkConfig {
     /// The outlet, or the brand for a brand-level record.
     #[serde(rename = "businessId")]
@@ -104,7 +104,7 @@ impl LinkConfig {
 }
 
 /// A widget of a business's bills (spec "Widget mapping"; table `bill_widgets`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WidgetMapping {
     /// The mapping's id within the brand.
     pub id: u64,
@@ -133,7 +133,7 @@ pub struct WidgetMapping {
 }
 
 /// A widget as one bill shows it, with its figures.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillWidget {
     /// Catalogue id.
     #[serde(rename = "widgetId")]
@@ -154,7 +154,7 @@ pub struct BillWidget {
 }
 
 /// A line of the bill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillItem {
     /// Name.
     pub name: String,
@@ -167,7 +167,7 @@ pub struct BillItem {
 }
 
 /// The order as the bill shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillOrder {
     /// Before tax and discount (the payload's `subtotal`, else the items' total, else `amount`).
     pub subtotal: rust_decimal::Decimal,
@@ -184,7 +184,7 @@ pub struct BillOrder {
 }
 
 /// What was given back on a billed order (shown on its page).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BillRefund {
     /// Money given back.
     pub amount: rust_decimal::Decimal,
@@ -194,7 +194,7 @@ pub struct BillRefund {
 
 /// A digital bill: the spec's bill customer record, with what the bill page shows (table
 /// `digital_bills`, partition brand, clustering `bill_id`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bill {
     /// Its id (also the code of its own short link, `/b/<bill_id>`).
     pub bill_id: String,
@@ -260,7 +260,7 @@ pub struct Bill {
 }
 
 /// A day's funnel of one outlet (table `bill_funnel`, partition brand, clustering `day|outlet`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Funnel {
     /// IST day.
     pub date: String,

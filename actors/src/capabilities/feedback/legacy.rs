@@ -14,11 +14,55 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+crate::query::question! {
+    /// Queue a legacy feedback SMS (a gateway URL the drain calls by GET): [`LegacyQueued`].
+    pub struct QueueLegacySms {
+        /// The outlet, when given.
+        pub business_id: Option<String>,
+        /// The gateway URL to GET.
+        pub url: String,
+        /// The clock.
+        pub now: DateTime<Utc>,
+    } -> LegacyQueued;
+}
+
+/// A queued legacy feedback SMS.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LegacyQueued {
+    /// Its id.
+    pub id: String,
+}
+
+/// Writes the row (processed 0) and lists the brand for the drain, in one batch.
+pub(super) async fn queue(
+    tenant: &mut crate::tenant_core::Tenant,
+    question: QueueLegacySms,
+) -> Result<LegacyQueued, crate::query::QueryError> {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let row = LegacySms {
+        id: id.clone(),
+        parent_business_id: tenant.id.clone(),
+        business_id: question.business_id,
+        url: question.url,
+        processed: 0,
+        attempts: 0,
+        last_error: None,
+        given_up: false,
+        inserted_at: question.now,
+        process_time: None,
+        sent_at: None,
+    };
+    let put = crate::keys::legacy_sms(&tenant.id, &id, true).put(&row);
+    let listed = crate::keys::legacy_sms_tenant(&tenant.id).put(&serde_json::json!({}));
+    tenant.batch(vec![put, listed]).await?;
+    Ok(LegacyQueued { id })
+}
+
 /// Failed calls before a row is given up.
 pub const LEGACY_ATTEMPTS: u32 = 5;
 
 /// A legacy feedback SMS.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LegacySms {
     /// Its id.
     pub id: String,

@@ -22,6 +22,7 @@ pub use reaction::*;
 pub use rows::*;
 
 pub mod legacy;
+pub use legacy::QueueLegacySms;
 pub mod nps;
 pub mod recovery;
 
@@ -83,6 +84,7 @@ pub async fn handle(tenant: &mut Tenant, query: FeedbackQuery) -> QueryReply {
             .map(|data| nps::NpsPage { total: data.len() as u64, data }),
         ),
         FeedbackQuery::NpsConvert(NpsConvert { day }) => reply(nps::convert(tenant, &day).await),
+        FeedbackQuery::QueueLegacySms(question) => reply(legacy::queue(tenant, question).await),
         FeedbackQuery::Ratings(Ratings { business_id, sources, page, start, end }) => {
             reply(ratings_in(tenant, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
                 let matching: Vec<Rating> =

@@ -24,7 +24,7 @@ pub const NPS_VALIDITY_DAYS: i64 = 365;
 pub const NPS_PAGE: usize = 20;
 
 /// An NPS response (spec "NPS response").
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(non_snake_case)]
 pub struct NpsResponse {
     /// Its id.
@@ -54,7 +54,7 @@ pub struct NpsResponse {
 }
 
 /// An NPS answer as `/nps/data` takes it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NpsAnswer {
     /// The outlet.
     pub business_id: String,
@@ -70,7 +70,7 @@ pub struct NpsAnswer {
 
 /// Report-level buckets: promoters from `promoter_from`, passives from `passive_from`, the rest
 /// detractors (the spec's 9–10, 7–8, 0–6 by default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Buckets {
     /// Lowest promoter answer (9).
     pub promoter_from: u8,
@@ -85,7 +85,7 @@ impl Default for Buckets {
 }
 
 /// One scope's NPS.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NpsFigures {
     /// The outlet (empty for the brand).
     pub business_id: String,
@@ -123,7 +123,7 @@ impl NpsFigures {
 }
 
 /// The brand's NPS and each outlet's.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NpsReport {
     /// The buckets used.
     pub buckets: Buckets,
@@ -134,7 +134,7 @@ pub struct NpsReport {
 }
 
 /// A page of responses.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NpsPage {
     /// `{mobileNo, rating, questions, businessId, order_id, insertedAt}`.
     pub data: Vec<NpsResponse>,
@@ -143,7 +143,7 @@ pub struct NpsPage {
 }
 
 /// What the conversion did.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Converted {
     /// Form ratings of the day read.
     pub ratings: u64,

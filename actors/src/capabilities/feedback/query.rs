@@ -46,6 +46,8 @@ pub enum FeedbackQuery {
     OrdersSummary(GetOrdersSummary),
     /// See [`Mis`].
     Mis(Mis),
+    /// See [`super::legacy::QueueLegacySms`].
+    QueueLegacySms(super::legacy::QueueLegacySms),
 }
 
 question! {
@@ -235,7 +237,7 @@ question! {
 pub type ReviewPage = crate::query::Page<serde_json::Value>;
 
 /// What the config sync did.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigsSynced {
     /// Outlets given the brand's record.
     pub copied: usize,
@@ -244,7 +246,7 @@ pub struct ConfigsSynced {
 }
 
 /// One order of the summary.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SummaryOrder {
     /// The outlet.
     pub business_id: String,
@@ -264,7 +266,7 @@ pub struct SummaryOrder {
 }
 
 /// Orders with the number summary.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OrdersSummary {
     /// A page of orders (20), newest first.
     pub data: Vec<SummaryOrder>,
@@ -281,7 +283,7 @@ pub struct OrdersSummary {
 }
 
 /// A stored rating and the recovery it started, if any.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Submitted {
     /// The rating.
     pub rating: Rating,
@@ -293,7 +295,7 @@ pub struct Submitted {
 }
 
 /// What the form shows.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FormView {
     /// The brand's questions.
     pub questions: Vec<String>,
@@ -310,7 +312,7 @@ pub struct FormView {
 pub type RequestPage = crate::query::Page<FeedbackRequest>;
 
 /// The funnel of a period.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FeedbackMis {
     /// Totals.
     pub totals: FeedbackFunnel,
@@ -322,7 +324,7 @@ pub struct FeedbackMis {
 pub type RatingPage = crate::query::Page<Rating>;
 
 /// Ratings per IST day, the average, and how customers heard about the brand.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RatingDays {
     /// Per day: `{date, rating_count, avg_rating}`.
     pub days: Vec<RatingDay>,
@@ -337,7 +339,7 @@ pub struct RatingDays {
 }
 
 /// One day's ratings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RatingDay {
     /// IST day.
     pub date: String,

@@ -39,7 +39,7 @@ use crate::tenant_core::Tenant;
 pub const COUPON_DAYS: i64 = 30;
 
 /// A recovery (table `feedback_recoveries`, clustering `outlet|orderId`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recovery {
     /// The outlet.
     pub child_business_id: String,

@@ -10,7 +10,7 @@ use super::*;
 
 /// A business's feedback configuration (table `feedback_configs`, clustering the outlet, `"0"`
 /// for the brand's own).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FeedbackConfig {
     /// The brand.
     pub parent_business_id: String,
@@ -71,7 +71,7 @@ impl FeedbackConfig {
 
 /// A feedback request: the link sent after one order (table `feedback_requests`, clustering
 /// `outlet|orderId`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FeedbackRequest {
     /// The brand.
     pub parent_business_id: String,
@@ -100,7 +100,7 @@ pub struct FeedbackRequest {
 }
 
 /// A day's feedback funnel of one outlet (table `feedback_funnel`, clustering `day|outlet`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FeedbackFunnel {
     /// IST day.
     pub date: String,
@@ -127,7 +127,7 @@ impl FeedbackFunnel {
 
 /// A rating or review (spec "Rating/review record"; table `ratings`, clustering
 /// `outlet|orderId|source`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rating {
     /// The outlet.
     pub business_id: String,
@@ -154,7 +154,7 @@ pub struct Rating {
 }
 
 /// An answer on the form.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Answer {
     /// The question.
     pub question: String,
@@ -163,7 +163,7 @@ pub struct Answer {
 }
 
 /// A submitted form.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Submission {
     /// Stars, 1 to 5.
     pub rating: u8,

@@ -25,7 +25,7 @@ use crate::tenant_core::Tenant;
 pub const BULK_CHUNK: usize = 1000;
 
 /// A bulk campaign (table `bulk_campaigns`, partition tenant, clustering the id).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BulkCampaign {
     /// The brand's campaign number (1, 2, …).
     pub campaign_id: u64,
@@ -60,7 +60,7 @@ impl BulkCampaign {
 }
 
 /// A recipient of a bulk campaign.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BulkRecipient {
     /// Ten digits.
     pub phone: String,
@@ -70,7 +70,7 @@ pub struct BulkRecipient {
 }
 
 /// What a new campaign is.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BulkSpec {
     /// Its name.
     pub campaign_name: String,

@@ -28,7 +28,7 @@ pub const DEFAULT_TRIGGER_MINUTES: u32 = 30;
 pub const CART_STALE_HOURS: i64 = 24;
 
 /// An open cart (table `open_carts`, partition `brand|<tenant>`, clustering `tenant|outlet/orderId`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpenCart {
     /// The brand.
     pub tenant: String,
@@ -52,7 +52,7 @@ impl OpenCart {
 }
 
 /// What a brand did with its open carts.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CartsHandled {
     /// Reminders sent.
     pub sent: u32,

@@ -22,7 +22,7 @@ use crate::repo::{BUSINESS_CONFIGS, BUSINESS_WALLETS, CAMPAIGN_ROI, JOURNEY_RUNS
 use crate::tenant_core::Tenant;
 
 /// One journey's figures over the span.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneyHealth {
     /// The brand.
     pub parent_business_id: String,
@@ -53,7 +53,7 @@ pub struct JourneyHealth {
 }
 
 /// A brand's journey health.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Health {
     /// One row per journey the brand has.
     pub data: Vec<JourneyHealth>,
@@ -117,7 +117,7 @@ pub async fn health(tenant: &mut Tenant, from: &str, to: &str) -> Result<Health,
 }
 
 /// What the flag sync did for a brand.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FlagsSynced {
     /// Records written.
     pub records: usize,

@@ -15,6 +15,7 @@ mod answers;
 mod query;
 mod reaction;
 mod rows;
+mod types;
 
 use answers::*;
 pub use query::*;
@@ -151,6 +152,11 @@ pub async fn handle(tenant: &mut Tenant, query: JourneysQuery) -> QueryReply {
         }
         JourneysQuery::SyncFlags(SyncFlags { now }) => reply(health::sync_flags(tenant, now).await),
         JourneysQuery::Health(GetHealth { from, to }) => reply(health::health(tenant, &from, &to).await),
+        JourneysQuery::Types(_) => reply(types::all(tenant).await),
+        JourneysQuery::AddType(add) => reply(types::add(tenant, add).await),
+        JourneysQuery::Flags(_) => {
+            reply(Ok(Flags { data: tenant.repo().all(crate::repo::BUSINESS_CONFIGS, &tenant.id).await? }))
+        }
         JourneysQuery::Roi(Roi { campaign_journey_id }) => {
             let journey = config(tenant, &campaign_journey_id).await?;
             let first = journey.campaign_data.channels.first().copied();

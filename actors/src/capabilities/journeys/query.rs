@@ -51,6 +51,54 @@ pub enum JourneysQuery {
     SyncFlags(SyncFlags),
     /// See [`GetHealth`].
     Health(GetHealth),
+    /// See [`GetTypes`].
+    Types(GetTypes),
+    /// See [`AddType`].
+    AddType(AddType),
+    /// See [`GetFlags`].
+    Flags(GetFlags),
+}
+
+question! {
+    /// The brand's `business_configs` rows (the `auto_campaign` flag of each outlet, `"0"` the
+    /// brand's): [`Flags`].
+    pub struct GetFlags {} -> Flags;
+}
+
+/// The brand's `business_configs` rows.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Flags {
+    /// One per outlet that has one.
+    pub data: Vec<BusinessConfig>,
+}
+
+question! {
+    /// Every journey type the brand sees: [`JourneyTypes`].
+    pub struct GetTypes {} -> JourneyTypes;
+}
+
+question! {
+    /// Add a journey type of the brand's own, with the common form fields: the [`JourneyType`]; a
+    /// `campaign_type` the brand sees already is [`QueryError::Duplicate`].
+    pub struct AddType {
+        /// `welcome`, `birthday`, … (unique among the types the brand sees).
+        pub campaign_type: String,
+        /// Title.
+        pub title: String,
+        /// Description.
+        pub description: String,
+        /// Icon.
+        pub icon_url: String,
+        /// `'1'` event-triggered, `'2'` scheduled.
+        pub execution_type: String,
+    } -> JourneyType;
+}
+
+/// The journey types a brand sees.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JourneyTypes {
+    /// Built-in first, then the legacy ones, then the brand's own.
+    pub data: Vec<JourneyType>,
 }
 
 question! {
@@ -241,7 +289,7 @@ question! {
 }
 
 /// A click's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Clicked {
     /// False when there is no such journey send (nothing counted).
     pub counted: bool,
@@ -250,14 +298,14 @@ pub struct Clicked {
 }
 
 /// The brand's campaign tags.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tags {
     /// By name.
     pub data: Vec<CampaignTag>,
 }
 
 /// A campaign's wallet transactions.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// Each transaction with its `business_id`, oldest first per outlet.
     pub data: Vec<Value>,
@@ -268,14 +316,14 @@ pub struct Report {
 }
 
 /// The send history.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Runs {
     /// Newest day first.
     pub data: Vec<JourneyRun>,
 }
 
 /// A page of a journey's audience.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Audience {
     /// The decisions, in phone order.
     pub data: Vec<JourneySend>,
@@ -284,7 +332,7 @@ pub struct Audience {
 }
 
 /// A save's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saved {
     /// The configuration's id.
     pub campaign_journey_id: String,
@@ -293,7 +341,7 @@ pub struct Saved {
 }
 
 /// The brand's configurations.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Journeys {
     /// By id.
     pub data: Vec<JourneyConfig>,

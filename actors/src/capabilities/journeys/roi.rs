@@ -31,7 +31,7 @@ pub const ATTRIBUTION_DAYS: i64 = 7;
 pub const ROI_LOOKBACK_DAYS: i64 = 30;
 
 /// One `auto_campaign_roi` row (partition tenant, clustering `journey|date|mode`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoiRow {
     /// The journey.
     pub campaign_journey: String,
@@ -52,7 +52,7 @@ pub struct RoiRow {
 }
 
 /// What an attribution pass did.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attributed {
     /// Journeys looked at.
     pub journeys: usize,
@@ -148,7 +148,7 @@ pub async fn attribute(
 }
 
 /// A journey's ROI over all its stored rows: per mode, and sent vs holdout conversion.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoiSummary {
     /// Rows summed per mode.
     pub modes: BTreeMap<String, RoiRow>,

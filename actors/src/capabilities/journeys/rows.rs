@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::*;
 
 /// A campaign tag (table `campaign_tags`, partition tenant, clustering its id).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CampaignTag {
     /// `digest(brand, lower-case name)`.
     pub tag_id: String,
@@ -29,7 +29,7 @@ pub struct CampaignTag {
 }
 
 /// IST quiet hours, `HH:MM` to `HH:MM` (the end excluded; a start after the end spans midnight).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuietHours {
     /// Start, `HH:MM` IST.
     pub start: String,
@@ -65,7 +65,7 @@ impl QuietHours {
 /// A brand's journey settings (beyond the spec): quiet hours, in which no campaign message is
 /// delivered (the drains leave them queued until the hours end), and a frequency cap, the most
 /// journey messages a customer gets in any 7 days.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneySettings {
     /// Quiet hours, when set.
     #[serde(default)]
@@ -86,7 +86,7 @@ pub async fn settings(tenant: &mut Tenant) -> Result<JourneySettings, StoreError
 }
 
 /// A channel a journey sends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JourneyChannel {
     /// SMS.
@@ -118,7 +118,7 @@ impl JourneyChannel {
 }
 
 /// A journey's `campaign_data` (the spec's free-form object, with the fields engage reads).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CampaignData {
     /// Channels to send on.
     #[serde(default)]
@@ -178,7 +178,7 @@ impl CampaignData {
 }
 
 /// A journey configuration (table `campaign_journeys`, partition brand, clustering its id).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneyConfig {
     /// `digest(brand, outlet, type)`: 24 hex characters.
     pub campaign_journey_id: String,
@@ -206,7 +206,7 @@ pub struct JourneyConfig {
 }
 
 /// A field of a journey type's form.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneyField {
     /// The `campaign_data` key it fills.
     pub ref_id: String,
@@ -222,7 +222,7 @@ pub struct JourneyField {
 }
 
 /// An allowed value of a field.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FieldOption {
     /// The value stored.
     pub value: String,
@@ -231,7 +231,7 @@ pub struct FieldOption {
 }
 
 /// A journey type (spec record "Journey type").
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneyType {
     /// 24 hex characters.
     pub id: String,

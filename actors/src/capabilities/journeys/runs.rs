@@ -41,7 +41,7 @@ pub const LAPSE_PICKUP_DAYS: i64 = 7;
 pub const NIGHTLY: [&str; 4] = ["birthday", "anniversary", "lost_customers", "wallet_expiry"];
 
 /// What became of one customer for one journey occasion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Messages were paid for and queued.
@@ -53,7 +53,7 @@ pub enum Outcome {
 }
 
 /// One queued message of a journey send.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SentMessage {
     /// `sms`, `chat` or `push`.
     pub channel: JourneyChannel,
@@ -65,7 +65,7 @@ pub struct SentMessage {
 
 /// A journey's decision about one customer for one occasion (table `journey_sends`, partition
 /// `tenant|journey`, clustering `phone|occasion`); the ROI job adds the orders that followed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneySend {
     /// The journey.
     pub campaign_journey_id: String,
@@ -112,7 +112,7 @@ impl JourneySend {
 
 /// The send history of one journey on one IST day (table `journey_runs`, partition tenant,
 /// clustering `journey|day`): the spec's "Journey send history".
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JourneyRun {
     /// The journey.
     pub campaign_journey_id: String,
@@ -467,7 +467,7 @@ pub fn backtracking(journey: &JourneyConfig, now: DateTime<Utc>) -> bool {
 }
 
 /// A nightly page's answer.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunPage {
     /// The last customer of this page when more follow (the next page starts after it).
     pub next: Option<String>,

@@ -109,7 +109,7 @@ question! {
 }
 
 /// A reward with whether the customer asked about can afford it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RewardView {
     /// The reward.
     #[serde(flatten)]
@@ -120,7 +120,7 @@ pub struct RewardView {
 }
 
 /// The active rewards.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Catalogue {
     /// Rewards.
     pub rewards: Vec<RewardView>,
@@ -129,7 +129,7 @@ pub struct Catalogue {
 }
 
 /// A coupon bought or revoked, and the balance.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Purchased {
     /// The coupon.
     pub coupon: Option<Coupon>,
@@ -141,14 +141,14 @@ pub struct Purchased {
 }
 
 /// A customer's coupons.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Coupons {
     /// Coupons, by code.
     pub coupons: Vec<Coupon>,
 }
 
 /// What the revoke job did to a pending coupon.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CouponReverted {
     /// Whether it is `issued` again.
     pub reverted: bool,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// A reward as staff submit it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RewardDraft {
     /// Its id, to edit one; a new one gets `RW-…`.
     pub reward_id: Option<String>,
@@ -27,7 +27,7 @@ pub struct RewardDraft {
 }
 
 /// A reward of the catalogue (table `rewards`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reward {
     /// Its id.
     pub reward_id: String,
@@ -44,7 +44,7 @@ pub struct Reward {
 }
 
 /// A coupon's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CouponStatus {
     /// Bought, not used.
@@ -72,7 +72,7 @@ impl CouponStatus {
 }
 
 /// A coupon (table `coupons`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Coupon {
     /// Its code.
     pub coupon_code: String,

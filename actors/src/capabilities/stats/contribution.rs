@@ -11,7 +11,7 @@ use crate::domain::order::decimal;
 use crate::domain::time::{ist, parse_ist};
 
 /// One item line of an order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemLine {
     /// Item name.
     pub name: String,
@@ -22,7 +22,7 @@ pub struct ItemLine {
 }
 
 /// What one order version added to the rollups (kept in `stats_orders`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Contribution {
     /// Outlet.
     pub outlet: String,

@@ -28,7 +28,7 @@ pub mod rollup;
 pub use rollup::{count_redeemed, Contribution, Figures, Fulfilment, KeepRollups, Tally, BRAND};
 
 /// The twelve metrics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// `/dashboard/summary`.
@@ -97,7 +97,7 @@ question! {
 }
 
 /// A day the brand marked special.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SpecialDay {
     /// IST day.
     pub date: String,
@@ -106,7 +106,7 @@ pub struct SpecialDay {
 }
 
 /// The brand's marked days.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SpecialDays {
     /// Every marked day, in order.
     pub days: Vec<SpecialDay>,

@@ -70,7 +70,7 @@ pub mod money {
 /// What goes under a name (item, city, outlet, hour): a count and revenue. For items the count is
 /// the quantity; elsewhere it is orders. The revenue is kept (and stored) in ten-thousandths: a
 /// brand's row holds over a hundred of these and is rewritten with every order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(from = "(i64, i64)", into = "(i64, i64)")]
 pub struct Tally {
     /// Orders (quantity, for items).
@@ -109,7 +109,7 @@ impl Tally {
 }
 
 /// One fulfilment channel's figures (money and minutes in ten-thousandths).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fulfilment {
     /// Orders.
     pub orders: i64,
@@ -157,7 +157,7 @@ impl Fulfilment {
 }
 
 /// The figures of one scope (an outlet, or the brand) on one IST day.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
     /// Orders.
     pub orders: i64,

@@ -176,7 +176,8 @@ pub async fn handle(tenant: &mut Tenant, query: WalletQuery) -> QueryReply {
         }
         WalletQuery::Send(send) => reply(send_now(tenant, &send, Vec::new(), now).await),
         WalletQuery::GetPricing(_) => reply(Ok(pricing(tenant).await?)),
-        WalletQuery::SetPricing(SetPricing { pricing }) => {
+        WalletQuery::SetPricing(SetPricing { patch }) => {
+            let pricing = patch.apply(&pricing(tenant).await?);
             pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
             tenant.batch(vec![keys::pricing(&tenant.id).put(&pricing)]).await?;
             tenant.pricing = Some(pricing.clone());

@@ -1,6 +1,6 @@
 //! The wallet questions (`WalletQuery`) and their reply types.
 
-use crate::domain::wallet::Pricing;
+use crate::domain::wallet::{Pricing, PricingPatch};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{question, Question};
@@ -72,15 +72,16 @@ question! {
 }
 
 question! {
-    /// Replace the brand's price table; answers it.
+    /// Change the brand's price table (fields left out keep their value), in one turn of its
+    /// actor; answers the table.
     pub struct SetPricing {
-        /// The new table.
-        pub pricing: Pricing,
+        /// The changes.
+        pub patch: PricingPatch,
     } -> Pricing;
 }
 
 /// A recharge's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recharged {
     /// Its transaction.
     pub txn_id: String,
@@ -92,7 +93,7 @@ pub struct Recharged {
 }
 
 /// A wallet's balance.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Balance {
     /// The outlet.
     pub business_id: String,
@@ -103,7 +104,7 @@ pub struct Balance {
 }
 
 /// A page of transactions.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TxnPage {
     /// The transactions, oldest first.
     pub data: Vec<Value>,
@@ -118,7 +119,7 @@ pub struct TxnPage {
 }
 
 /// A send's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Queued {
     /// The wallet transaction that paid it.
     pub txn_id: String,

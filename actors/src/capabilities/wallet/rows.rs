@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::*;
 
 /// One paid message.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SendRequest {
     /// The outlet paying.
     pub business: String,
@@ -48,7 +48,7 @@ pub struct SendRequest {
 
 /// A chat message's call-to-action button. The drain sends its `url` as a signed tracking link
 /// (`/track/chat/link/:token`) that counts the click against the journey send of `occasion`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatButton {
     /// Label.
     pub text: String,
@@ -60,7 +60,7 @@ pub struct ChatButton {
 }
 
 /// A queued send (table `channel_queue`), as the drains read and update it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueuedSend {
     /// The caller's id of the send.
     pub send_id: String,
@@ -191,7 +191,7 @@ impl QueuedSend {
 }
 
 /// A wallet transaction (table `wallet_txns`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WalletTxn {
     /// `W-<digest>`.
     pub txn_id: String,
@@ -227,7 +227,7 @@ pub struct WalletTxn {
     pub auto_id: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 pub(super) struct WalletRef {
     txn_id: String,
     seq: u64,

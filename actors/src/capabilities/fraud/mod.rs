@@ -21,6 +21,9 @@ use crate::keys::{self, digest};
 use crate::query::{question, reply, QueryError, QueryReply};
 use crate::tenant_core::Tenant;
 
+mod reads;
+pub use reads::*;
+
 /// Fraud queries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
@@ -43,6 +46,14 @@ pub enum FraudQuery {
     Unblocklist(Unblocklist),
     /// See [`SendAlert`].
     SendAlert(SendAlert),
+    /// See [`BlocklistPage`].
+    BlocklistPage(BlocklistPage),
+    /// See [`FlagPage`].
+    FlagPage(FlagPage),
+    /// See [`GroupFlags`].
+    GroupFlags(GroupFlags),
+    /// See [`CountFlags`].
+    CountFlags(CountFlags),
 }
 
 question! {
@@ -127,7 +138,7 @@ question! {
 }
 
 /// The brand's fraud alert settings (table `fraud_config`, row `alerts`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AlertSettings {
     /// The brand.
     pub parent_business_id: String,
@@ -146,7 +157,7 @@ pub struct AlertSettings {
 }
 
 /// A blocklist entry (table `blocklist`, clustering the number).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlocklistEntry {
     /// The brand.
     pub parent_business_id: String,
@@ -161,7 +172,7 @@ pub struct BlocklistEntry {
 }
 
 /// What a blocklist addition did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Blocklisted {
     /// The numbers added, in the order given.
     pub inserted: Vec<String>,
@@ -172,14 +183,14 @@ pub struct Blocklisted {
 }
 
 /// What a blocklist removal did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unblocklisted {
     /// Entries removed.
     pub deleted: usize,
 }
 
 /// What an alert send did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AlertSent {
     /// Messages queued (a replay of today's counts again, charging nothing).
     pub queued: usize,
@@ -193,7 +204,7 @@ pub struct AlertSent {
 pub const BLOCKLIST_BATCH: usize = 1000;
 
 /// The flags a staff action changed.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FlagOutcome {
     /// The flags, as written.
     pub flags: Vec<FraudFlag>,
@@ -202,7 +213,7 @@ pub struct FlagOutcome {
 }
 
 /// A contact's fraud state.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evaluation {
     /// The contact.
     pub contact: String,
@@ -321,6 +332,10 @@ pub async fn handle(tenant: &mut Tenant, query: FraudQuery) -> QueryReply {
             reply(Ok(settings))
         }
         FraudQuery::Alerts(_) => reply(Ok(alerts(tenant).await?)),
+        FraudQuery::BlocklistPage(BlocklistPage { page }) => reply(reads::blocklist_page(tenant, page).await),
+        FraudQuery::FlagPage(FlagPage { status, page }) => reply(reads::flag_page(tenant, status, page).await),
+        FraudQuery::GroupFlags(_) => reply(reads::groups(tenant).await),
+        FraudQuery::CountFlags(CountFlags { start, end }) => reply(reads::counts(tenant, &start, &end).await),
         FraudQuery::Blocklist(Blocklist { contacts, source, now }) => {
             reply(add_to_blocklist(tenant, contacts, &source, now).await)
         }

@@ -32,6 +32,7 @@ mod logs_api;
 mod logs_tail;
 mod loyalty;
 mod loyalty_programme;
+mod one_door;
 mod open_routes;
 mod operability;
 mod ops;

@@ -490,7 +490,6 @@ async fn concurrent_redemptions_on_nats_kv_are_exact_once_per_order_with_rows_re
 /// orders are counted once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
-    use engage_actors::capabilities::stats::rollup::{decode, BRAND};
     let url = std::env::var("ENGAGE_TEST_NATS_URL")
         .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
     let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
@@ -519,10 +518,16 @@ async fn an_order_the_store_refuses_is_never_counted_and_is_parked() {
     }
     let parked = bus.dead_letters().await.unwrap();
     assert_eq!((parked.len(), parked[0].attempts, parked[0].id()), (1, 5, large.id.as_str()));
-    let key = engage_actors::inspect::keys::stats_day("brand-x", BRAND, "2026-11-21");
-    let row = store.get(key.table, &key.partition, &key.clustering).await.unwrap().expect("the day's rollup");
-    let figures = decode(&row).unwrap();
-    assert_eq!(figures.orders, 1, "five failed deliveries counted nothing: {figures:?}");
+    let day = "2026-11-21".to_owned();
+    let query = engage_actors::capabilities::stats::ReadMetric {
+        metric: engage_actors::capabilities::stats::Metric::Summary,
+        business_id: None,
+        start: day.clone(),
+        end: day,
+        limit: 10,
+    };
+    let summary = gateway.ask("brand-x", query).await.unwrap();
+    assert_eq!(summary["totals"]["orders"], 1, "five failed deliveries counted nothing: {summary}");
     assert!(customer(&gateway, "brand-x", "9000000011").await.is_none(), "the refused order's customer landed");
     engine.shutdown().await;
     let _ = jetstream.delete_key_value(&bucket).await;

@@ -114,6 +114,10 @@ async fn redemption_limits_hold_at_their_edges_and_retries_are_idempotent() {
         code(&post(&app, "/integration/v1/redeem_points", &auth, &redeem(19, "p1", None)).await),
         (409, "xE_106".into())
     );
+    // a bill of 5e-324 (schema-valid, below what a decimal holds) is a bill of 0: refused by the
+    // rules (no share of it may be paid with points), not as a malformed number
+    let (status, tiny) = post(&app, "/api/redeemLoyalty", &auth, &redeem(20, "p0", Some(5e-324))).await;
+    assert_eq!((status, tiny["error_code"].clone()), (409, json!("xE_107")), "{tiny}");
     // bill 60 allows 60 points, not 61
     assert_eq!(
         code(&post(&app, "/integration/v1/redeem_points", &auth, &redeem(61, "p1", Some(60.0))).await),

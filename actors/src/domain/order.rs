@@ -187,14 +187,19 @@ fn text(value: Option<&Value>) -> Option<String> {
 /// A decimal from a JSON number or numeric string, exactly as written.
 pub fn decimal(value: &Value) -> Option<Decimal> {
     match value {
-        Value::Number(n) => Decimal::from_str(&n.to_string())
-            .or_else(|_| Decimal::from_scientific(&n.to_string()))
-            .ok()
-            // a magnitude below what a decimal holds (`2.2e-104`) is zero to it
-            .or_else(|| n.as_f64().filter(|f| f.abs() < 1e-20).map(|_| Decimal::ZERO)),
-        Value::String(s) => Decimal::from_str(s.trim()).ok(),
+        Value::Number(n) => decimal_text(&n.to_string()),
+        Value::String(s) => decimal_text(s.trim()),
         _ => None,
     }
+}
+
+/// Decimal text, plain or scientific (`"1.5e3"`); a magnitude below what a decimal holds
+/// (`5e-324`, `2.2e-104`) is zero to it, as a JSON number of it is.
+fn decimal_text(text: &str) -> Option<Decimal> {
+    Decimal::from_str(text)
+        .or_else(|_| Decimal::from_scientific(text))
+        .ok()
+        .or_else(|| text.parse::<f64>().ok().filter(|f| f.is_finite() && f.abs() < 1e-20).map(|_| Decimal::ZERO))
 }
 
 impl OrderFacts {
@@ -250,6 +255,21 @@ impl OrderFacts {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn decimals_are_read_from_numbers_and_text_alike() {
+        for (given, wanted) in [
+            (json!("5e-324"), "0"),
+            (json!(5e-324), "0"),
+            (json!("1.5e3"), "1500"),
+            (json!("12.50"), "12.50"),
+            (json!(2.5), "2.5"),
+        ] {
+            assert_eq!(decimal(&given), Decimal::from_str(wanted).ok(), "{given}");
+        }
+        assert_eq!(decimal(&json!("ten")), None);
+        assert_eq!(decimal(&json!("1e400")), None);
+    }
 
     #[test]
     fn reads_the_platform_shape_exactly() {

@@ -8,11 +8,10 @@
 use axum::extract::{ConnectInfo, State};
 use axum::Json;
 use chrono::Utc;
-use serde_json::{json, Value};
 
 use engage_actors::capabilities::business::{BusinessConfig, SaveConfig};
 
-use super::edge::{answer, open_rate_limit, Answer, Open, Staff};
+use super::edge::{answer, open_rate_limit, Answer, Open, Saved, Staff};
 use super::errors::{IntegrationError, StaffError};
 use super::requests::BusinessConfigRequest;
 use super::routes::Routes;
@@ -38,14 +37,14 @@ fn query(body: BusinessConfigRequest) -> SaveConfig {
     SaveConfig { business_id, fields: body.fields(), now: Utc::now() }
 }
 
-fn saved(config: BusinessConfig) -> Json<Answer<Value>> {
-    answer(json!({"message": "Business configuration saved", "data": config}))
+fn saved(config: BusinessConfig) -> Json<Answer<Saved<BusinessConfig>>> {
+    answer(Saved { message: "Business configuration saved".into(), data: config })
 }
 
 async fn add_staff(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<BusinessConfigRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<Saved<BusinessConfig>>>, StaffError> {
     let config =
         state.platform.gateway.ask(&tenant, query(body)).await.map_err(|e| StaffError::from_query(e, "business"))?;
     Ok(saved(config))
@@ -55,7 +54,7 @@ async fn add_open(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Open { tenant, body }: Open<BusinessConfigRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
+) -> Result<Json<Answer<Saved<BusinessConfig>>>, IntegrationError> {
     open_rate_limit(&state, "add_b_config", peer)?;
     Ok(saved(state.platform.gateway.ask(&tenant, query(body)).await?))
 }

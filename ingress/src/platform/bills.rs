@@ -36,7 +36,8 @@ use engage_actors::TenantQuery;
 use super::auth::token;
 use super::bill_page;
 use super::edge::{
-    answer, checked_body, ordered, period_of, staff_answer, template_type, Answer, Ingested, Staff, StaffAnswer,
+    answer, checked_body, ordered, period_of, staff_answer, template_type, Answer, Data, Ingested, Saved, Staff,
+    StaffAnswer,
 };
 use super::errors::StaffError;
 use super::requests::{BillConfigRequest, BillEventRequest, BillRequest, WidgetInsightRequest, WidgetRequest};
@@ -109,7 +110,7 @@ async fn widget_list(Staff { .. }: Staff<BillRequest>) -> Json<StaffAnswer<Value
 async fn add_business_config(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<BillConfigRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<Saved<LinkConfig>>>, StaffError> {
     let now = Utc::now();
     let business_id = business(&tenant, body.business_id);
     let parent_id = if business_id == tenant { "0".to_owned() } else { tenant.clone() };
@@ -137,7 +138,7 @@ async fn add_business_config(
     let query = bills::SaveConfig { config: Box::new(config) };
     let saved: LinkConfig =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
-    Ok(answer(json!({"message": "Digital bill configuration saved", "data": saved})))
+    Ok(answer(Saved { message: "Digital bill configuration saved".into(), data: saved }))
 }
 
 /// `/crm_api/update/bill/status`.
@@ -163,11 +164,11 @@ async fn update_bill_status(
 async fn get_business_config(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<BillRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<ConfigView>>>, StaffError> {
     let query = bills::Config { business_id: business(&tenant, body.business_id) };
     let view: ConfigView =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "configuration"))?;
-    Ok(staff_answer(json!({"data": view})))
+    Ok(staff_answer(Data { data: view }))
 }
 
 fn widget_fields(body: &WidgetRequest) -> WidgetFields {
@@ -184,7 +185,7 @@ fn widget_fields(body: &WidgetRequest) -> WidgetFields {
 async fn add_widget(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<WidgetRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<Saved<WidgetMapping>>>, StaffError> {
     let Some(widget_id) = body.widget_id else {
         return Err(StaffError::invalid_message("/widget_id", "widget_id (the catalogue id, 1 to 6) is required"));
     };
@@ -193,21 +194,21 @@ async fn add_widget(
         bills::AddWidget { business_id: business(&tenant, body.business_id), widget_id, fields, now: Utc::now() };
     let widget: WidgetMapping =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
-    Ok(answer(json!({"message": "Widget added", "data": widget})))
+    Ok(answer(Saved { message: "Widget added".into(), data: widget }))
 }
 
 /// `/crm_api/links/editWidget`.
 async fn edit_widget(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<WidgetRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<Saved<WidgetMapping>>>, StaffError> {
     let Some(id) = body.id else {
         return Err(StaffError::invalid_message("/id", "id (the widget mapping's id) is required"));
     };
     let query = bills::EditWidget { id, fields: widget_fields(&body) };
     let widget: WidgetMapping =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "widget"))?;
-    Ok(answer(json!({"message": "Widget updated", "data": widget})))
+    Ok(answer(Saved { message: "Widget updated".into(), data: widget }))
 }
 
 /// `/crm_api/get_digital_bill_customers`.
@@ -224,11 +225,11 @@ async fn bill_customers(
 async fn bill_mis(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<BillRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<Mis>>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = bills::GetMis { business_id: body.business_id, start, end };
     let mis: Mis = state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
-    Ok(staff_answer(json!({"data": mis})))
+    Ok(staff_answer(Data { data: mis }))
 }
 
 /// Asks the bill's brand `query`; the answer's `counted` and one figure of the bill.

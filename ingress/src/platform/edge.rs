@@ -341,6 +341,22 @@ pub struct Answer<T> {
     body: T,
 }
 
+/// `{data}`: an answer that is one value under `data`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Data<T> {
+    /// The value.
+    pub data: T,
+}
+
+/// `{message, data}`: what a change saved, and a line that says so.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Saved<T> {
+    /// What was done.
+    pub message: String,
+    /// What was saved.
+    pub data: T,
+}
+
 /// `{status: 1, …body}`.
 pub fn answer<T: Serialize>(body: T) -> Json<Answer<T>> {
     Json(Answer { status: 1, body })

@@ -35,14 +35,15 @@ use engage_actors::capabilities::feedback::legacy::{LegacyQueued, QueueLegacySms
 
 use engage_actors::capabilities::feedback::nps::{Buckets, NpsAnswer, NpsPage, NpsReport, NpsResponse};
 use engage_actors::capabilities::feedback::{
-    self as feedback, FeedbackConfig, FeedbackMis, OrdersSummary, RatingDays, RatingPage, RequestPage, ReviewPage,
-    Submission,
+    self as feedback, FeedbackConfig, FeedbackMis, OrdersSummary, Rating, RatingDays, RatingPage, RequestPage,
+    ReviewPage, Submission,
 };
 use engage_actors::signed_links::{FormClaims, LinkRefusal};
 
 use super::auth::Auth;
 use super::edge::{
-    answer, open_rate_limit, ordered, period_of, staff_answer, template_type, Answer, Open, Staff, StaffAnswer,
+    answer, open_rate_limit, ordered, period_of, staff_answer, template_type, Answer, Data, Open, Saved, Staff,
+    StaffAnswer,
 };
 use super::errors::{IntegrationError, StaffError};
 use super::feedback_page;
@@ -119,7 +120,7 @@ type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 async fn save_config(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackConfigRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<Saved<FeedbackConfig>>>, StaffError> {
     let config = FeedbackConfig {
         parent_business_id: tenant.clone(),
         child_business_id: body.child_business_id.filter(|c| *c != tenant).unwrap_or_else(|| "0".to_owned()),
@@ -142,11 +143,14 @@ async fn save_config(
     let query = feedback::SaveConfig { config: Box::new(config) };
     let saved: FeedbackConfig =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "config"))?;
-    Ok(answer(json!({"message": "Feedback configuration saved", "data": saved})))
+    Ok(answer(Saved { message: "Feedback configuration saved".into(), data: saved }))
 }
 
 /// `/crm_api/get/feedback/config`.
-async fn get_config(State(state): State<AppState>, Staff { tenant, body, .. }: Staff<FeedbackReadRequest>) -> Answered {
+async fn get_config(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
+) -> Result<Json<StaffAnswer<Data<FeedbackConfig>>>, StaffError> {
     let child = body.child_business_id.or(body.business_id).filter(|c| *c != tenant).unwrap_or_else(|| "0".to_owned());
     let query = feedback::Config { child_business_id: child };
     let config: FeedbackConfig = state
@@ -155,7 +159,7 @@ async fn get_config(State(state): State<AppState>, Staff { tenant, body, .. }: S
         .ask(&tenant, query)
         .await
         .map_err(|e| StaffError::from_query(e, "feedback configuration"))?;
-    Ok(staff_answer(json!({"data": config})))
+    Ok(staff_answer(Data { data: config }))
 }
 
 /// `/crm_api/fetch_feedback_customers`.
@@ -174,12 +178,12 @@ async fn feedback_customers(
 async fn interaction_mis(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<Data<FeedbackMis>>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let query = feedback::Mis { business_id: body.business_id, start, end };
     let mis: FeedbackMis =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "feedback"))?;
-    Ok(staff_answer(json!({"data": mis})))
+    Ok(staff_answer(Data { data: mis }))
 }
 
 /// `/crm_api/legacy/feedback_sms`: a row of the legacy feedback SMS queue (processed 0).
@@ -242,20 +246,20 @@ async fn rating_count_datewise(
 async fn hear_about_us_source(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
     let days = rating_days(&state, &tenant, body).await?;
     let data: Vec<Value> =
         days.hear_about_us.into_iter().map(|(source, count)| json!({"source": source, "count": count})).collect();
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(Data { data: data }))
 }
 
 /// `/crm_api/get/latest_rating`.
 async fn latest_rating(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<Data<Vec<Rating>>>>, StaffError> {
     let days = rating_days(&state, &tenant, body).await?;
-    Ok(staff_answer(json!({"data": days.latest})))
+    Ok(staff_answer(Data { data: days.latest }))
 }
 
 /// `/crm_api/nps/data` (no auth).
@@ -292,7 +296,10 @@ async fn nps_list(
 }
 
 /// `/crm_api/npsData`.
-async fn nps_report(State(state): State<AppState>, Staff { tenant, body, .. }: Staff<NpsRequest>) -> Answered {
+async fn nps_report(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<NpsRequest>,
+) -> Result<Json<StaffAnswer<Data<NpsReport>>>, StaffError> {
     let (start, end) = period_of(&body.start, &body.end, &body.date)?;
     let defaults = Buckets::default();
     let (promoter_from, passive_from) =
@@ -303,7 +310,7 @@ async fn nps_report(State(state): State<AppState>, Staff { tenant, body, .. }: S
     let query = feedback::GetNpsReport { business_id: body.business_id, start, end, buckets };
     let report: NpsReport =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "NPS"))?;
-    Ok(staff_answer(json!({"data": report})))
+    Ok(staff_answer(Data { data: report }))
 }
 
 /// `/crm_api/download/nps/data`: the responses of the period as an XLSX workbook.

@@ -52,7 +52,7 @@ use engage_actors::QueryError;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
-use super::edge::{staff_answer, staff_tenant, Staff, StaffAnswer};
+use super::edge::{staff_answer, staff_tenant, Data, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use super::routes::Routes;
@@ -324,13 +324,16 @@ async fn check_blocked(
     ))
 }
 
-async fn evaluate_customer(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+async fn evaluate_customer(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<Data<Evaluation>>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let Some(contact) = body.contact else {
         return Err(StaffError::invalid_message("/contact", "contact is required"));
     };
     let data: Evaluation = state.platform.gateway.ask(&tenant, fraud::Evaluate { contact }).await?;
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(Data { data: data }))
 }
 
 /// `/crm_api/view_fraud_customers`: a page of the flags, newest first.

@@ -43,15 +43,15 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::journeys::{
     self as journeys, check, Audience, BulkCampaign, BulkRecipient, BulkSpec, BusinessConfig, CampaignData,
-    CampaignTag, JourneyChannel, JourneyConfig, JourneySettings, JourneyType, Journeys, QuietHours, Report, RoiSummary,
-    Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
+    CampaignTag, JourneyChannel, JourneyConfig, JourneyField, JourneyRun, JourneySettings, JourneyType, Journeys,
+    QuietHours, Report, RoiSummary, Runs, Saved, Tags, BULK_CHUNK, DAYS_TYPE_OPTIONS,
 };
 use engage_actors::domain::wallet::Channel;
 use engage_actors::signed_links::LinkRefusal;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
-use super::edge::{answer, staff_answer, staff_tenant, Answer, Staff, StaffAnswer};
+use super::edge::{answer, staff_answer, staff_tenant, Answer, Data, Saved as SavedAs, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
@@ -166,7 +166,10 @@ async fn tenant_journeys(
 }
 
 /// `/crm_api/get/campaign/type/ids`.
-async fn campaign_type_ids(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
+async fn campaign_type_ids(
+    State(state): State<AppState>,
+    request: Staff<JourneyCatalogueRequest>,
+) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
     let journeys = tenant_journeys(&state, &request.tenant, None).await?;
     let data: Vec<Value> = all_types(&state, &request.tenant)
         .await?
@@ -180,7 +183,7 @@ async fn campaign_type_ids(State(state): State<AppState>, request: Staff<Journey
             entry
         })
         .collect();
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(Data { data: data }))
 }
 
 /// `/crm_api/get/campaign/fields`.
@@ -190,7 +193,10 @@ async fn campaign_fields(State(state): State<AppState>, request: Staff<JourneyCa
 }
 
 /// `/crm_api/get/field/parameters`.
-async fn field_parameters(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
+async fn field_parameters(
+    State(state): State<AppState>,
+    request: Staff<JourneyCatalogueRequest>,
+) -> Result<Json<StaffAnswer<Data<JourneyField>>>, StaffError> {
     let t = journey_type(&state, &request.tenant, request.body.campaign_type_id.as_deref()).await?;
     let Some(ref_id) = request.body.ref_id else {
         return Err(StaffError::invalid_message("/ref_id", "ref_id is required"));
@@ -198,16 +204,18 @@ async fn field_parameters(State(state): State<AppState>, request: Staff<JourneyC
     let field = t.fields.into_iter().find(|f| f.ref_id == ref_id).ok_or_else(|| {
         StaffError::invalid_message("/ref_id", format!("a {} journey has no field {ref_id}", t.campaign_type))
     })?;
-    Ok(staff_answer(json!({"data": field})))
+    Ok(staff_answer(Data { data: field }))
 }
 
 /// `/crm_api/get/days/type/options`.
-async fn days_type_options(_request: Staff<JourneyCatalogueRequest>) -> Answered {
+async fn days_type_options(
+    _request: Staff<JourneyCatalogueRequest>,
+) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
     let data: Vec<Value> = DAYS_TYPE_OPTIONS
         .iter()
         .map(|(id, title, offset)| json!({"id": id, "title": title, "offset_days": offset}))
         .collect();
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(Data { data: data }))
 }
 
 /// `{message, data}`: the type added.
@@ -313,10 +321,13 @@ fn journey_refusal(error: engage_actors::QueryError) -> StaffError {
 }
 
 /// `/crm_api/view/campaign/journey`.
-async fn view_journey(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
+async fn view_journey(
+    State(state): State<AppState>,
+    request: Staff<JourneyRequest>,
+) -> Result<Json<StaffAnswer<Data<JourneyConfig>>>, StaffError> {
     let query = journeys::View { campaign_journey_id: journey_id(&request.body)? };
     let row: JourneyConfig = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
-    Ok(staff_answer(json!({"data": row})))
+    Ok(staff_answer(Data { data: row }))
 }
 
 /// `/crm_api/get/campaign/mapped/business`: the configurations grouped by outlet, each with its
@@ -355,10 +366,13 @@ async fn auto_campaign_users(State(state): State<AppState>, request: Staff<Journ
 }
 
 /// `/crm_api/view/sent/automated/campaigns`: the send history.
-async fn sent_campaigns(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+async fn sent_campaigns(
+    State(state): State<AppState>,
+    request: Staff<JourneyReportRequest>,
+) -> Result<Json<StaffAnswer<Data<Vec<JourneyRun>>>>, StaffError> {
     let query = journeys::GetRuns { campaign_journey_id: request.body.campaign_journey_id.clone() };
     let runs: Runs = state.platform.gateway.ask(&request.tenant, query).await?;
-    Ok(staff_answer(json!({"data": runs.data})))
+    Ok(staff_answer(Data { data: runs.data }))
 }
 
 /// `/crm_api/automated/campaigns/report`: a campaign's wallet transactions.
@@ -372,7 +386,10 @@ async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyR
 }
 
 /// `/crm_api/journeys/settings`: read, or change the fields given.
-async fn journey_settings(State(state): State<AppState>, request: Staff<JourneySettingsRequest>) -> Answered {
+async fn journey_settings(
+    State(state): State<AppState>,
+    request: Staff<JourneySettingsRequest>,
+) -> Result<Json<StaffAnswer<Data<JourneySettings>>>, StaffError> {
     let body = request.body;
     let set = if body.quiet_hours.is_some() || body.frequency_cap.is_some() {
         let query = journeys::Settings { set: None };
@@ -392,11 +409,14 @@ async fn journey_settings(State(state): State<AppState>, request: Staff<JourneyS
         None
     };
     let settings: JourneySettings = state.platform.gateway.ask(&request.tenant, journeys::Settings { set }).await?;
-    Ok(staff_answer(json!({"data": settings})))
+    Ok(staff_answer(Data { data: settings }))
 }
 
 /// `/crm_api/create/campaign_tag`.
-async fn create_campaign_tag(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
+async fn create_campaign_tag(
+    State(state): State<AppState>,
+    request: Staff<CampaignTagRequest>,
+) -> Result<Json<StaffAnswer<SavedAs<CampaignTag>>>, StaffError> {
     let Some(tag_name) = request.body.tag_name.clone().filter(|n| !n.trim().is_empty()) else {
         return Err(StaffError::invalid_message("/tag_name", "tag_name is required"));
     };
@@ -405,13 +425,16 @@ async fn create_campaign_tag(State(state): State<AppState>, request: Staff<Campa
         engage_actors::QueryError::Invalid(message) => StaffError::invalid_message("/tag_name", message),
         other => StaffError::from(other),
     })?;
-    Ok(staff_answer(json!({"message": "tag created", "data": tag})))
+    Ok(staff_answer(SavedAs { message: "tag created".into(), data: tag }))
 }
 
 /// `/crm_api/get/campaign_tags`.
-async fn campaign_tags(State(state): State<AppState>, request: Staff<CampaignTagRequest>) -> Answered {
+async fn campaign_tags(
+    State(state): State<AppState>,
+    request: Staff<CampaignTagRequest>,
+) -> Result<Json<StaffAnswer<Data<Vec<CampaignTag>>>>, StaffError> {
     let tags: Tags = state.platform.gateway.ask(&request.tenant, journeys::GetTags {}).await?;
-    Ok(staff_answer(json!({"data": tags.data})))
+    Ok(staff_answer(Data { data: tags.data }))
 }
 
 /// A bulk campaign recipient's number as ten digits `[6-9]\d{9}` (spaces, dashes and a leading

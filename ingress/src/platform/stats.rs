@@ -22,9 +22,9 @@ use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
 
-use engage_actors::capabilities::stats::{MarkSpecialDays, Metric, ReadMetric};
+use engage_actors::capabilities::stats::{MarkSpecialDays, Metric, ReadMetric, SpecialDays};
 
-use super::edge::{staff_answer, Staff, StaffAnswer};
+use super::edge::{staff_answer, Data, Staff, StaffAnswer};
 use super::errors::StaffError;
 use super::requests::{SpecialDaysRequest, StatsRequest};
 use super::routes::Routes;
@@ -78,7 +78,7 @@ async fn metric_answer(
     State(state): State<AppState>,
     Staff { tenant, body, grant }: Staff<StatsRequest>,
     metric: Metric,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<Value>>>, StaffError> {
     let (start, end) = period(&body)?;
     let limit = body.limit.map_or(10, |l| l.clamp(1, 100) as usize);
     // an outlet-limited token asks for its outlet (the same answer as naming it)
@@ -90,16 +90,16 @@ async fn metric_answer(
     if let (Some(own), Some(outlets)) = (&grant.business, data.get_mut("outlets").and_then(Value::as_array_mut)) {
         outlets.retain(|entry| entry["business_id"] == own.as_str());
     }
-    Ok(staff_answer(json!({"data": data})))
+    Ok(staff_answer(Data { data: data }))
 }
 
 /// `/stats/special-days`.
 async fn mark_special_days(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<SpecialDaysRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<SpecialDays>>>, StaffError> {
     let query = MarkSpecialDays { dates: body.dates, label: body.label, remove: body.remove.unwrap_or(false) };
     let days =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "special days"))?;
-    Ok(staff_answer(json!({"data": days})))
+    Ok(staff_answer(Data { data: days }))
 }

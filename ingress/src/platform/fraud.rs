@@ -52,8 +52,10 @@ use engage_actors::QueryError;
 
 use super::access::{self, Scope};
 use super::auth::{token, Auth};
+use super::contract::answer_schema;
 use super::edge::{staff_answer, staff_tenant, Data, Staff, StaffAnswer};
 use super::errors::StaffError;
+use super::fraud_answers as answers;
 use super::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use super::routes::Routes;
 use super::tokens::TokenKind;
@@ -61,7 +63,6 @@ use super::upload::Form;
 use crate::AppState;
 
 /// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
-type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
@@ -97,7 +98,7 @@ pub fn routes() -> Routes {
 /// The 409 of the flag routes: every contact's transition was refused; the body says why, per contact.
 fn flag_conflict(op: &mut Value) {
     op["responses"]["409"] = json!({"description": "every contact's flag transition is refused in its state: {status: true, results: [{contact, ok: false, error}]}",
-        "content": {"application/json": {"schema": {"type": "object", "required": ["results"]}}}});
+        "content": {"application/json": {"schema": answer_schema::<answers::FlagResults>()}}});
 }
 
 /// The blocklist upload's multipart operation.
@@ -106,7 +107,7 @@ fn upload_operation() -> Value {
         "Upload blocklist contacts: multipart with parent_business_id and file (CSV with a Phone column; 10 digits not starting 0-5)",
         Auth::Staff,
         None,
-        json!({"type": "object"}),
+        answer_schema::<StaffAnswer<answers::Uploaded>>(),
     );
     upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "file"],
@@ -124,7 +125,7 @@ fn check_blocked_operation() -> Value {
         "Is a contact blocked (blocklist or staff block)?",
         Auth::Staff,
         None,
-        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": true}}}),
+        answer_schema::<StaffAnswer<answers::Blocked>>(),
     );
     blocked["parameters"] = json!([
         {"name": "contact", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
@@ -137,7 +138,10 @@ fn limit(given: Option<u32>) -> Option<u32> {
     given.filter(|v| *v > 0)
 }
 
-async fn configure_wallet_rules(State(state): State<AppState>, request: Staff<FraudWalletRulesRequest>) -> Answered {
+async fn configure_wallet_rules(
+    State(state): State<AppState>,
+    request: Staff<FraudWalletRulesRequest>,
+) -> Result<Json<StaffAnswer<answers::RulesSaved>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let rules = VelocityRules {
         redemption_limit_value: limit(body.redemption_limit_value),
@@ -146,13 +150,13 @@ async fn configure_wallet_rules(State(state): State<AppState>, request: Staff<Fr
         points_earning_limit_period: body.points_earning_limit_period.unwrap_or_default(),
     };
     let rules: VelocityRules = state.platform.gateway.ask(&tenant, fraud::SetVelocity { rules }).await?;
-    Ok(staff_answer(json!({"message": "fraud wallet rules saved", "rules": rules})))
+    Ok(staff_answer(answers::RulesSaved { message: "fraud wallet rules saved", rules }))
 }
 
 async fn configure_alert_settings(
     State(state): State<AppState>,
     request: Staff<FraudAlertSettingsRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<answers::SettingsSaved>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let settings = AlertSettings {
         parent_business_id: tenant.clone(),
@@ -163,7 +167,7 @@ async fn configure_alert_settings(
         template_type: read("template_type", body.template_type.as_deref().unwrap_or("UTILITY"))?,
     };
     let settings: AlertSettings = state.platform.gateway.ask(&tenant, fraud::SaveAlerts { settings }).await?;
-    Ok(staff_answer(json!({"message": "fraud alert settings saved", "settings": settings})))
+    Ok(staff_answer(answers::SettingsSaved { message: "fraud alert settings saved", settings }))
 }
 
 /// A text field's value as the enum it names.
@@ -173,11 +177,14 @@ fn read<T: serde::de::DeserializeOwned>(field: &str, value: &str) -> Result<T, S
     })
 }
 
-async fn get_configuration(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+async fn get_configuration(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<Data<answers::Configuration>>>, StaffError> {
     let tenant = request.tenant;
     let rules: VelocityRules = state.platform.gateway.ask(&tenant, fraud::GetVelocity {}).await?;
     let alerts: Option<AlertSettings> = state.platform.gateway.ask(&tenant, fraud::Alerts {}).await?;
-    Ok(staff_answer(json!({"data": {"wallet_rules": rules, "alert_settings": alerts}})))
+    Ok(staff_answer(Data { data: answers::Configuration { wallet_rules: rules, alert_settings: alerts } }))
 }
 
 /// Whether a blocklist number is valid: 10 digits, not starting with 0–5.
@@ -189,7 +196,7 @@ async fn upload_blocklist(
     State(state): State<AppState>,
     headers: HeaderMap,
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<answers::Uploaded>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let limit = state.settings.max_upload_bytes;
     let form = Form::read(&headers, multipart, "parent_business_id and file", limit).await?;
@@ -200,10 +207,12 @@ async fn upload_blocklist(
     for row in csv_rows {
         let line = row.line;
         match row.phone {
-            Err(reason) => invalid.push(json!({"line": line, "value": null, "reason": reason})),
-            Ok(value) if !valid_blocklist_number(&value) => {
-                invalid.push(json!({"line": line, "value": value, "reason": "must be 10 digits not starting with 0-5"}))
-            }
+            Err(reason) => invalid.push(answers::InvalidLine { line, value: None, reason: reason.to_string() }),
+            Ok(value) if !valid_blocklist_number(&value) => invalid.push(answers::InvalidLine {
+                line,
+                value: Some(value),
+                reason: "must be 10 digits not starting with 0-5".to_owned(),
+            }),
             Ok(value) => candidates.push((line, value)),
         }
     }
@@ -211,15 +220,13 @@ async fn upload_blocklist(
     let contacts = candidates.iter().map(|(_, value)| value.clone()).collect();
     let query = fraud::Blocklist { contacts, source: "csv".to_owned(), now: chrono::Utc::now() };
     let done: Blocklisted = state.platform.gateway.ask(&tenant, query).await?;
-    let duplicates: Vec<Value> = done
+    let duplicates = done
         .duplicates
         .iter()
         .filter_map(|position| candidates.get(*position))
-        .map(|(line, value)| json!({"line": line, "contact": value}))
+        .map(|(line, value)| answers::DuplicateLine { line: *line, contact: value.clone() })
         .collect();
-    Ok(staff_answer(
-        json!({"inserted": done.inserted.len(), "duplicates": duplicates, "invalid": invalid, "batches": done.batches}),
-    ))
+    Ok(staff_answer(answers::Uploaded { inserted: done.inserted.len(), duplicates, invalid, batches: done.batches }))
 }
 
 /// The contacts a body names: `contacts[]` and `contact`.
@@ -229,11 +236,14 @@ fn contacts(body: &FraudQueryRequest) -> Vec<String> {
     out
 }
 
-async fn delete_blocklist(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+async fn delete_blocklist(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<answers::Deleted>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let query = fraud::Unblocklist { contacts: contacts(&body) };
     let done: Unblocklisted = state.platform.gateway.ask(&tenant, query).await?;
-    Ok(staff_answer(json!({"deleted": done.deleted})))
+    Ok(staff_answer(answers::Deleted { deleted: done.deleted }))
 }
 
 /// One staff action on each contact's flags: `{status, results[{contact, ok, flags?, error?}]}`,
@@ -243,7 +253,7 @@ async fn flag_actions(
     request: Staff<FraudQueryRequest>,
     action: FlagAction,
     comment: Option<String>,
-) -> Result<(StatusCode, Json<Value>), StaffError> {
+) -> Result<(StatusCode, Json<answers::FlagResults>), StaffError> {
     let Staff { tenant, grant, body } = request;
     let list = contacts(&body);
     if list.is_empty() {
@@ -257,24 +267,34 @@ async fn flag_actions(
         match state.platform.gateway.ask(&tenant, query).await {
             Ok(outcome) => {
                 ok += 1;
-                results.push(
-                    json!({"contact": contact, "ok": true, "flags": outcome.flags, "is_blocked": outcome.is_blocked}),
-                );
+                results.push(answers::FlagResult {
+                    contact,
+                    ok: true,
+                    flags: Some(outcome.flags),
+                    is_blocked: Some(outcome.is_blocked),
+                    error: None,
+                });
             }
             Err(error @ (QueryError::Unavailable(_) | QueryError::Failed(_))) => {
                 return Err(StaffError::unavailable(error))
             }
-            Err(error) => results.push(json!({"contact": contact, "ok": false, "error": error.to_string()})),
+            Err(error) => results.push(answers::FlagResult {
+                contact,
+                ok: false,
+                flags: None,
+                is_blocked: None,
+                error: Some(error.to_string()),
+            }),
         }
     }
     let status = if ok == 0 { StatusCode::CONFLICT } else { StatusCode::OK };
-    Ok((status, Json(json!({"status": ok > 0, "results": results}))))
+    Ok((status, Json(answers::FlagResults { status: ok > 0, results })))
 }
 
 async fn block_unblock_resolve(
     State(state): State<AppState>,
     request: Staff<FraudQueryRequest>,
-) -> Result<(StatusCode, Json<Value>), StaffError> {
+) -> Result<(StatusCode, Json<answers::FlagResults>), StaffError> {
     let action = match request.body.status {
         Some(2) => FlagAction::Block,
         Some(3) => FlagAction::Unblock,
@@ -287,7 +307,7 @@ async fn block_unblock_resolve(
 async fn mark_resolve(
     State(state): State<AppState>,
     request: Staff<FraudQueryRequest>,
-) -> Result<(StatusCode, Json<Value>), StaffError> {
+) -> Result<(StatusCode, Json<answers::FlagResults>), StaffError> {
     let comment = request.body.resolved_comment.clone().or_else(|| request.body.comment.clone());
     flag_actions(&state, request, FlagAction::Resolve, comment).await
 }
@@ -310,7 +330,7 @@ async fn check_blocked(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<answers::Blocked>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let tenant = query.get("parent_business_id").or_else(|| query.get("parentBusinessId")).cloned();
     let tenant = staff_tenant(&grant, tenant)?;
@@ -319,9 +339,12 @@ async fn check_blocked(
         return Err(StaffError::invalid_message("contact", "the contact query parameter is required"));
     };
     let data: Evaluation = state.platform.gateway.ask(&tenant, fraud::Evaluate { contact: contact.clone() }).await?;
-    Ok(staff_answer(
-        json!({"contact": contact, "blocked": data.blocked, "blocklisted": data.blocklisted, "is_blocked": data.is_blocked}),
-    ))
+    Ok(staff_answer(answers::Blocked {
+        contact,
+        blocked: data.blocked,
+        blocklisted: data.blocklisted,
+        is_blocked: data.is_blocked,
+    }))
 }
 
 async fn evaluate_customer(
@@ -371,7 +394,10 @@ async fn fraud_mis(
     Ok(staff_answer(FlagCountsAnswer { data }))
 }
 
-async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQueryRequest>) -> Answered {
+async fn send_fraud_alert(
+    State(state): State<AppState>,
+    request: Staff<FraudQueryRequest>,
+) -> Result<Json<StaffAnswer<answers::AlertQueued>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let (Some(contact), Some(business)) = (body.contact, body.business_id) else {
         return Err(StaffError::invalid_message("/contact", "contact and business_id are required"));
@@ -382,9 +408,9 @@ async fn send_fraud_alert(State(state): State<AppState>, request: Staff<FraudQue
         Err(QueryError::Invalid(message)) => return Err(StaffError::invalid_message("", &message)),
         Err(error) => return Err(error.into()),
     };
-    let skipped: Vec<Value> =
-        sent.skipped.iter().map(|(recipient, reason)| json!({"recipient": recipient, "reason": reason})).collect();
-    Ok(staff_answer(json!({"queued": sent.queued, "skipped": skipped, "charged": sent.charged.to_string()})))
+    let skipped =
+        sent.skipped.into_iter().map(|(recipient, reason)| answers::SkippedRecipient { recipient, reason }).collect();
+    Ok(staff_answer(answers::AlertQueued { queued: sent.queued, skipped, charged: sent.charged.to_string() }))
 }
 
 #[cfg(test)]

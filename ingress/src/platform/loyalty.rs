@@ -23,7 +23,6 @@
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use engage_actors::capabilities::loyalty::{self, DayWise, LedgerPage, PointsBalance};
 use engage_actors::capabilities::otp::{self, Verified};
@@ -92,15 +91,40 @@ fn day_wise_query(body: &DayWiseRequest) -> Result<loyalty::GetDayWise, StaffErr
     Ok(loyalty::GetDayWise { from: from.format("%Y-%m-%d").to_string(), to: to.format("%Y-%m-%d").to_string() })
 }
 
+/// `{rules, rewards}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LoyaltyDetails {
+    /// The brand's rules.
+    rules: LoyaltyRules,
+    /// The brand's rewards catalogue.
+    rewards: Vec<engage_actors::capabilities::rewards::RewardView>,
+}
+
+/// `{referral}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReferralAnswer {
+    /// The refer-and-earn programme.
+    referral: engage_actors::domain::loyalty::ReferralRules,
+}
+
+/// `{message, expires_at}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OtpSent {
+    /// "one-time password sent by SMS".
+    message: &'static str,
+    /// When the password expires (RFC 3339).
+    expires_at: String,
+}
+
 /// `/crm_api/fetch_loyalty_details`: `{status: true, rules, rewards}`.
 async fn fetch_loyalty_details(
     State(state): State<AppState>,
     Staff { tenant, .. }: Staff<LoyaltyRulesRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<LoyaltyDetails>>, StaffError> {
     let gateway = &state.platform.gateway;
     let rules: LoyaltyRules = gateway.ask(&tenant, loyalty::GetRules {}).await?;
     let catalogue: Catalogue = gateway.ask(&tenant, rewards::ListRewards { phone: None }).await?;
-    Ok(staff_answer(json!({"rules": rules, "rewards": catalogue.rewards})))
+    Ok(staff_answer(LoyaltyDetails { rules, rewards: catalogue.rewards }))
 }
 
 /// `/crm_api/loyalty/ledger`: `{status: true, data, page, page_size, total, loyalty_points}`.
@@ -141,18 +165,18 @@ async fn day_wise(
 async fn referral_rules(
     State(state): State<AppState>,
     Staff { tenant, .. }: Staff<LoyaltyRulesRequest>,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<ReferralAnswer>>, StaffError> {
     let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::GetRules {}).await?;
-    Ok(staff_answer(json!({"referral": rules.referral})))
+    Ok(staff_answer(ReferralAnswer { referral: rules.referral }))
 }
 
 /// `/crm_api/get/loyalty/rules/details` (integration token): `{status: 1, rules}`.
 async fn rules_details(
     State(state): State<AppState>,
     Integration { tenant, .. }: Integration<LoyaltyRulesRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
+) -> Result<Json<Answer<RulesAnswer>>, IntegrationError> {
     let rules: LoyaltyRules = state.platform.gateway.ask(&tenant, loyalty::GetRules {}).await?;
-    Ok(answer(json!({"rules": rules})))
+    Ok(answer(RulesAnswer { rules }))
 }
 
 /// `{status: 1, message, expires_at}`: a 6-digit one-time password, valid 5 minutes, sent by SMS
@@ -160,7 +184,7 @@ async fn rules_details(
 async fn generate_otp(
     State(state): State<AppState>,
     Integration { tenant, body }: Integration<IntegrationUserRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
+) -> Result<Json<Answer<OtpSent>>, IntegrationError> {
     let Some(business) = body.business_id else {
         return Err(IntegrationError::invalid_message(
             "/business_id",
@@ -169,7 +193,7 @@ async fn generate_otp(
     };
     let query = otp::Generate { phone: body.customer_number, business };
     let generated = state.platform.gateway.ask(&tenant, query).await?;
-    Ok(answer(json!({"message": "one-time password sent by SMS", "expires_at": generated.expires_at})))
+    Ok(answer(OtpSent { message: "one-time password sent by SMS", expires_at: generated.expires_at }))
 }
 
 /// `/pos_e/v1/authenticate_points_redemption` (open): `{status: 1, verified: true, valid_until}`;

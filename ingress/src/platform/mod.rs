@@ -48,6 +48,7 @@ pub mod feedback;
 pub mod feedback_page;
 pub mod form_view;
 pub mod fraud;
+pub mod fraud_answers;
 pub mod ingestion;
 pub mod integration;
 pub mod journeys;

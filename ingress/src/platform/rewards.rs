@@ -18,7 +18,6 @@
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers::{self, CustomerView};
 use engage_actors::capabilities::loyalty::{self, PointsBalance};
@@ -68,15 +67,24 @@ pub fn routes() -> Routes {
         )
 }
 
+/// `{customer, loyalty}`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct AppLoyalty {
+    /// The customer.
+    customer: CustomerView,
+    /// Their points.
+    loyalty: PointsBalance,
+}
+
 /// `/crm_api/get/customer/loyalty/details` (app token): `{status: true, customer, loyalty}`.
 async fn app_loyalty(
     State(state): State<AppState>,
     AppCustomer { tenant, phone }: AppCustomer,
-) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+) -> Result<Json<StaffAnswer<AppLoyalty>>, StaffError> {
     let gateway = &state.platform.gateway;
     let customer: CustomerView = gateway.ask(&tenant, customers::Details { phone: phone.clone() }).await?;
     let loyalty: PointsBalance = gateway.ask(&tenant, loyalty::Balance { phone, bill: None }).await?;
-    Ok(staff_answer(json!({"customer": customer, "loyalty": loyalty})))
+    Ok(staff_answer(AppLoyalty { customer, loyalty }))
 }
 
 /// `/crm_api/view/all/rewards` (app token): `{status: true, rewards[+affordable], loyalty_points}`.

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::access::Scope;
 use super::auth::Auth;
-use super::edge::{Answer, AppCustomer, Ingested, Integration, Open, PlatformRequest, Staff, StaffAnswer};
+use super::edge::{AppCustomer, Ingested, Integration, Open, PlatformRequest, Staff};
 use crate::AppState;
 
 /// What an extractor tells the contract: who may call, and the body it reads.
@@ -68,18 +68,6 @@ pub trait Answers {
     fn ok() -> Value;
 }
 
-impl<T: JsonSchema> Answers for Json<StaffAnswer<T>> {
-    fn ok() -> Value {
-        super::contract::answer_schema::<StaffAnswer<T>>()
-    }
-}
-
-impl<T: JsonSchema> Answers for Json<Answer<T>> {
-    fn ok() -> Value {
-        super::contract::answer_schema::<Answer<T>>()
-    }
-}
-
 impl<A: Answers, E> Answers for Result<A, E> {
     fn ok() -> Value {
         A::ok()
@@ -92,9 +80,10 @@ impl<A: Answers> Answers for (axum::http::StatusCode, A) {
     }
 }
 
-impl Answers for Json<Value> {
+/// A JSON answer documents its type (`StaffAnswer<T>`: `{status: true}` and `T`'s fields).
+impl<T: JsonSchema> Answers for Json<T> {
     fn ok() -> Value {
-        json!({"type": "object"})
+        super::contract::answer_schema::<T>()
     }
 }
 

@@ -24,6 +24,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Json;
 use chrono::Utc;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::bills::{
@@ -51,7 +53,7 @@ fn widget_insight_operation() -> Value {
         "A widget click (clicks + 1) or watch time (watchTime set): {status: 1, counted}. Also accepts the bill page's own token (Authorization: Bearer), for its bill only",
         super::auth::Auth::Ingestion,
         Some("WidgetInsightRequest"),
-        json!({"type": "object", "required": ["status"], "properties": {"status": {"const": 1}}}),
+        super::contract::answer_schema::<Answer<Counted1>>(),
     );
     op["security"] = json!([{"ingestionToken": []}, {"billPageToken": []}]);
     op["x-engage-scope"] = json!(<WidgetInsightRequest as super::edge::PlatformRequest>::SCOPE.as_str());
@@ -102,8 +104,8 @@ fn business(tenant: &str, business_id: Option<String>) -> String {
 }
 
 /// `/crm_api/links/getWidgetList`.
-async fn widget_list(Staff { .. }: Staff<BillRequest>) -> Json<StaffAnswer<Value>> {
-    staff_answer(json!({"data": WIDGETS}))
+async fn widget_list(Staff { .. }: Staff<BillRequest>) -> Json<StaffAnswer<Data<[bills::Widget; 6]>>> {
+    staff_answer(Data { data: WIDGETS })
 }
 
 /// `/crm_api/links/addBusinessConfig`.
@@ -145,7 +147,7 @@ async fn add_business_config(
 async fn update_bill_status(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<BillRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<StatusSet>>, StaffError> {
     let Some(status) = body.status else {
         return Err(StaffError::invalid_message("/status", "status (0 or 1) is required"));
     };
@@ -157,7 +159,7 @@ async fn update_bill_status(
         .await
         .map_err(|e| StaffError::from_query(e, "digital bill configuration of this business"))?;
     let message = if status == 1 { "Digital bill turned on" } else { "Digital bill turned off" };
-    Ok(answer(json!({"message": message, "data": config, "digital_bill": status})))
+    Ok(answer(StatusSet { message, data: config, digital_bill: status }))
 }
 
 /// `/crm_api/links/getBusinessConfig`.
@@ -237,42 +239,88 @@ async fn count(
     state: &AppState,
     tenant: &str,
     query: impl Question<Reply = Counted> + Into<TenantQuery>,
-    figure: &str,
-) -> Result<Json<Answer<Value>>, StaffError> {
+    figure: Figure,
+) -> Result<Json<Answer<BillCounted>>, StaffError> {
     let counted: Counted =
         state.platform.gateway.ask(tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
-    let mut body = json!({"counted": counted.counted});
+    let mut body = BillCounted { counted: counted.counted, ..Default::default() };
     if let Some(bill) = &counted.bill {
-        body[figure] = serde_json::to_value(bill).ok().map(|b| b[figure].clone()).unwrap_or(Value::Null);
+        match figure {
+            Figure::Clicked => body.clicked = Some(bill.clicked),
+            Figure::FeedbackOpens => body.feedback_opens = Some(bill.feedback_opens),
+            Figure::Downloads => body.download_flag = Some(bill.download_flag),
+        }
     }
     Ok(answer(body))
+}
+
+/// The figure of the bill a count answers with.
+enum Figure {
+    Clicked,
+    FeedbackOpens,
+    Downloads,
+}
+
+/// `{counted[, clicked | feedback_opens | download_flag]}`: whether the bill counted the event, and
+/// the bill's figure after it (the one the route counts).
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct BillCounted {
+    /// False for an unknown bill (nothing changed).
+    counted: bool,
+    /// Opens of the bill (`/crm_api/invoice/open`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clicked: Option<u64>,
+    /// Opens of its feedback form (`/crm_api/feedback_invoice/open`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feedback_opens: Option<u64>,
+    /// Downloads (`/crm_api/invoice/download`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    download_flag: Option<u64>,
+}
+
+/// `{message, data, digital_bill}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StatusSet {
+    /// "Digital bill turned on" or "… off".
+    message: &'static str,
+    /// The configuration now.
+    data: LinkConfig,
+    /// 1 on, 0 off.
+    digital_bill: u8,
+}
+
+/// `{counted}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Counted1 {
+    /// False for an unknown bill or widget (nothing changed).
+    counted: bool,
 }
 
 /// `/crm_api/invoice/open`.
 async fn invoice_open(
     State(state): State<AppState>,
     Ingested { tenant, body }: Ingested<BillEventRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<BillCounted>>, StaffError> {
     let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
-    count(&state, &tenant, bills::Open { bill_id, now: Utc::now() }, "clicked").await
+    count(&state, &tenant, bills::Open { bill_id, now: Utc::now() }, Figure::Clicked).await
 }
 
 /// `/crm_api/feedback_invoice/open`.
 async fn feedback_invoice_open(
     State(state): State<AppState>,
     Ingested { tenant, body }: Ingested<BillEventRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<BillCounted>>, StaffError> {
     let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
-    count(&state, &tenant, bills::FeedbackOpen { bill_id }, "feedback_opens").await
+    count(&state, &tenant, bills::FeedbackOpen { bill_id }, Figure::FeedbackOpens).await
 }
 
 /// `/crm_api/invoice/download`.
 async fn invoice_download(
     State(state): State<AppState>,
     Ingested { tenant, body }: Ingested<BillEventRequest>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<BillCounted>>, StaffError> {
     let bill_id = bill_id(&state, &tenant, body.bill_id).await?;
-    count(&state, &tenant, bills::Download { bill_id }, "download_flag").await
+    count(&state, &tenant, bills::Download { bill_id }, Figure::Downloads).await
 }
 
 /// A bill id as sent: engage's own, or the link service's (its alias).
@@ -282,7 +330,7 @@ async fn bill_id(state: &AppState, tenant: &str, sent: String) -> Result<String,
 
 /// `/crm_api/update/widget/insight`: an ingestion token (`token:`), or the bill page's own token
 /// (`Authorization: Bearer`), which is good for its one bill only.
-async fn widget_insight(State(state): State<AppState>, request: Request) -> Result<Json<Answer<Value>>, StaffError> {
+async fn widget_insight(State(state): State<AppState>, request: Request) -> Result<Json<Answer<Counted1>>, StaffError> {
     let headers: HeaderMap = request.headers().clone();
     let page = page_token(&state, &headers);
     let tenant = match page {
@@ -306,7 +354,7 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
     let query = bills::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
     let counted: Counted =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
-    Ok(answer(json!({"counted": counted.counted})))
+    Ok(answer(Counted1 { counted: counted.counted }))
 }
 
 /// The bill page token of `Authorization: Bearer`, when one is sent: its claims, or `Err` when it

@@ -16,6 +16,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json};
 use chrono::{Duration, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers;
@@ -57,7 +59,7 @@ pub fn routes() -> Routes {
         "Is a chat token (a rider's or a chat partner's) valid: {status: 1, valid: true, role, parent_business_id, business_id, order_id, subject, expires_at} or {status: 1, valid: false, reason}",
         Auth::InternalJwt,
         Some("ChatCheckRequest"),
-        ack,
+        super::contract::answer_schema::<Answer<Verdict>>(),
     );
     Routes::new()
         .route(
@@ -87,7 +89,7 @@ async fn rider_login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Open { tenant, body }: Open<RiderLoginRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
+) -> Result<Json<Answer<RiderLogin>>, IntegrationError> {
     open_rate_limit(&state, "rider_login", peer)?;
     let query = customers::GetOrder { business_id: body.business_id.clone(), order_id: body.order_id.clone() };
     let order: Option<Value> = state.platform.gateway.ask(&tenant, query).await?;
@@ -102,11 +104,10 @@ async fn rider_login(
         exp: expires_at.timestamp(),
     };
     let token = state.platform.links.sign(&claims).map_err(IntegrationError::internal)?;
-    let customer_name = order.pointer("/payload/customer/name").cloned().unwrap_or(Value::Null);
-    Ok(answer(json!({"token": token, "expires_at": expires_at, "chat": {
-        "parent_business_id": tenant, "business_id": body.business_id, "order_id": body.order_id,
-        "customer_name": customer_name,
-    }})))
+    let customer_name = order.pointer("/payload/customer/name").and_then(Value::as_str).map(str::to_owned);
+    let chat =
+        RiderChat { parent_business_id: tenant, business_id: body.business_id, order_id: body.order_id, customer_name };
+    Ok(answer(RiderLogin { token, expires_at, chat }))
 }
 
 /// `/crm_api/check/chat/login`.
@@ -129,6 +130,58 @@ async fn checked(
     }
 }
 
+/// Whether a chat token is valid, and what it is for.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct Verdict {
+    /// Whether the token is valid.
+    valid: bool,
+    /// `rider` or `partner` (valid tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
+    /// The brand (valid tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_business_id: Option<String>,
+    /// The outlet, when the token names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    business_id: Option<String>,
+    /// The order (riders' tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    order_id: Option<String>,
+    /// The rider's phone or the partner's name (valid tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject: Option<String>,
+    /// When it expires (valid tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<chrono::DateTime<Utc>>,
+    /// `expired` or `invalid` (refused tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+/// A rider's chat login.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RiderLogin {
+    /// The rider's chat token.
+    token: String,
+    /// When it expires (12 hours).
+    expires_at: chrono::DateTime<Utc>,
+    /// The chat it opens.
+    chat: RiderChat,
+}
+
+/// The chat a rider's token opens.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RiderChat {
+    /// The brand.
+    parent_business_id: String,
+    /// The outlet.
+    business_id: String,
+    /// The order.
+    order_id: String,
+    /// The customer's name on the order, when it has one.
+    customer_name: Option<String>,
+}
+
 async fn check_login(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -139,16 +192,20 @@ async fn check_login(
         Err(refusal) => return refusal,
     };
     let token = body.get("token").and_then(Value::as_str).unwrap_or_default();
+    let refused = |reason| Verdict { valid: false, reason: Some(reason), ..Default::default() };
     let verdict = match state.platform.links.verify_as::<ChatClaims>(token) {
-        Ok(claims) if claims.scope == "rider_chat" || claims.scope == "chat_partner" => json!({
-            "valid": true,
-            "role": if claims.scope == "rider_chat" { "rider" } else { "partner" },
-            "parent_business_id": claims.tenant, "business_id": claims.business_id,
-            "order_id": claims.order_id, "subject": claims.subject,
-            "expires_at": chrono::DateTime::from_timestamp(claims.exp, 0),
-        }),
-        Err(LinkRefusal::Expired) => json!({"valid": false, "reason": "expired"}),
-        _ => json!({"valid": false, "reason": "invalid"}),
+        Ok(claims) if claims.scope == "rider_chat" || claims.scope == "chat_partner" => Verdict {
+            valid: true,
+            role: Some(if claims.scope == "rider_chat" { "rider" } else { "partner" }),
+            parent_business_id: Some(claims.tenant),
+            business_id: claims.business_id,
+            order_id: claims.order_id,
+            subject: Some(claims.subject),
+            expires_at: chrono::DateTime::from_timestamp(claims.exp, 0),
+            reason: None,
+        },
+        Err(LinkRefusal::Expired) => refused("expired"),
+        _ => refused("invalid"),
     };
     answer(verdict).into_response()
 }

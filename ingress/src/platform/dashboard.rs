@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::business::{self, BusinessConfig};
 
 use super::auth::{token, Auth};
-use super::edge::{staff_answer, StaffAnswer};
+use super::edge::{staff_answer, Data, StaffAnswer};
 use super::errors::StaffError;
 use super::routes::Routes;
 use super::tokens::TokenKind;
@@ -64,15 +64,11 @@ async fn page() -> impl IntoResponse {
 }
 
 fn session_operation() -> Value {
-    let name = json!({"type": ["string", "null"]});
     let mut op = super::routes::operation(
         "Whom a staff token acts for (the dashboard's sign-in): {status, data: {parent_business_id, business_id (the outlet it is limited to, or null), brand_name, outlet_name (as /crm_api/add_b_config set them, or null)}}",
         Auth::Staff,
         None,
-        json!({"type": "object", "required": ["status", "data"], "properties": {"status": {"const": true},
-            "data": {"type": "object", "required": ["parent_business_id", "business_id", "brand_name", "outlet_name"], "properties": {
-                "parent_business_id": {"type": "string"}, "business_id": {"type": ["string", "null"]},
-                "brand_name": name, "outlet_name": name}}}}),
+        super::contract::answer_schema::<StaffAnswer<Data<Session>>>(),
     );
     // about the credential itself: it names no brand and answers the token's own
     op["x-engage-scope"] = json!("token");
@@ -81,7 +77,23 @@ fn session_operation() -> Value {
 
 /// `GET /dashboard/session`: the brand (and outlet) of the staff token in `token`, with their
 /// configured names.
-async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<StaffAnswer<Value>>, StaffError> {
+/// Whom a staff token acts for.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Session {
+    /// The brand.
+    parent_business_id: String,
+    /// The outlet the token is limited to, or null.
+    business_id: Option<String>,
+    /// The brand's name as `/crm_api/add_b_config` set it, or null.
+    brand_name: Option<String>,
+    /// The outlet's name, or null.
+    outlet_name: Option<String>,
+}
+
+async fn session(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<StaffAnswer<Data<Session>>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let name = |business_id: String| {
         let gateway = state.platform.gateway.clone();
@@ -96,6 +108,6 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Js
         Some(outlet) => name(outlet.clone()).await?,
         None => None,
     };
-    Ok(staff_answer(json!({"data": {"parent_business_id": grant.parent, "business_id": grant.business,
-        "brand_name": brand_name, "outlet_name": outlet_name}})))
+    let data = Session { parent_business_id: grant.parent, business_id: grant.business, brand_name, outlet_name };
+    Ok(staff_answer(Data { data }))
 }

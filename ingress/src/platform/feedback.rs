@@ -29,6 +29,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Json;
 use chrono::Utc;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use engage_actors::capabilities::feedback::legacy::{LegacyQueued, QueueLegacySms};
@@ -77,8 +79,7 @@ pub fn routes() -> Routes {
 
 /// `/crm_api/nps/data`: open, and limited per client when the operator sets a rate.
 fn nps_data_operation() -> Value {
-    let ack = json!({"type": "object", "required": ["status", "nps_id"],
-        "properties": {"status": {"const": 1}, "nps_id": {"type": "string"}}});
+    let ack = super::contract::answer_schema::<Answer<NpsStored>>();
     let mut op = super::routes::operation(
         "Store one NPS answer (no auth): rating 0 to 10; the same outlet, customer and order_id again replaces it",
         Auth::None,
@@ -113,8 +114,6 @@ fn form_operations() -> Value {
     submit["responses"]["400"] = html("no rating from 1 to 5 (a body that is not a form has none): a page saying so");
     json!({"get": page, "post": submit})
 }
-
-type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
 /// `/crm_api/save/feedback/config`.
 async fn save_config(
@@ -211,7 +210,7 @@ async fn orders_summary(
 async fn rating_list(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<Ratings>>, StaffError> {
     let (start, end) = ordered(&body.start, &body.end);
     let page = body.page.unwrap_or(1);
     if let Some(source @ (3 | 4)) = body.source {
@@ -219,12 +218,49 @@ async fn rating_list(
         let query = feedback::StoreReviews { store: store.to_owned(), page };
         let reviews: ReviewPage =
             state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
-        return Ok(staff_answer(serde_json::to_value(reviews).unwrap_or_default()));
+        return Ok(staff_answer(Ratings::Store(reviews)));
     }
     let query = feedback::Ratings { business_id: body.business_id, sources: Vec::new(), page, start, end };
     let ratings: RatingPage =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "rating"))?;
-    Ok(staff_answer(serde_json::to_value(ratings).unwrap_or_default()))
+    Ok(staff_answer(Ratings::Own(ratings)))
+}
+
+/// A page of ratings: engage's own (sources 1 and 2) or an app store's reviews (3 and 4).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Ratings {
+    /// engage's own ratings.
+    Own(RatingPage),
+    /// An app store's reviews, as the store sent them.
+    Store(ReviewPage),
+}
+
+/// `{data, ratings_done, avg_rating}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RatingCounts {
+    /// Per IST day.
+    data: Vec<engage_actors::capabilities::feedback::RatingDay>,
+    /// Ratings in the period.
+    ratings_done: u64,
+    /// Their average.
+    avg_rating: f64,
+}
+
+/// One "how did you hear about us" answer, counted.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SourceCount {
+    /// The answer.
+    source: String,
+    /// How many gave it.
+    count: u64,
+}
+
+/// `{nps_id}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NpsStored {
+    /// The stored answer's id.
+    nps_id: String,
 }
 
 async fn rating_days(state: &AppState, tenant: &str, body: FeedbackReadRequest) -> Result<RatingDays, StaffError> {
@@ -237,19 +273,19 @@ async fn rating_days(state: &AppState, tenant: &str, body: FeedbackReadRequest) 
 async fn rating_count_datewise(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Answered {
+) -> Result<Json<StaffAnswer<RatingCounts>>, StaffError> {
     let days = rating_days(&state, &tenant, body).await?;
-    Ok(staff_answer(json!({"data": days.days, "ratings_done": days.ratings_done, "avg_rating": days.avg_rating})))
+    Ok(staff_answer(RatingCounts { data: days.days, ratings_done: days.ratings_done, avg_rating: days.avg_rating }))
 }
 
 /// `/crm_api/get/hear_about_us_source`.
 async fn hear_about_us_source(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<FeedbackReadRequest>,
-) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<Vec<SourceCount>>>>, StaffError> {
     let days = rating_days(&state, &tenant, body).await?;
-    let data: Vec<Value> =
-        days.hear_about_us.into_iter().map(|(source, count)| json!({"source": source, "count": count})).collect();
+    let data: Vec<SourceCount> =
+        days.hear_about_us.into_iter().map(|(source, count)| SourceCount { source, count }).collect();
     Ok(staff_answer(Data { data: data }))
 }
 
@@ -267,7 +303,7 @@ async fn nps_data(
     State(state): State<AppState>,
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
     Open { tenant, body }: Open<NpsDataRequest>,
-) -> Result<Json<Answer<Value>>, IntegrationError> {
+) -> Result<Json<Answer<NpsStored>>, IntegrationError> {
     open_rate_limit(&state, "nps", peer)?;
     let given = NpsAnswer {
         business_id: body.business_id,
@@ -278,7 +314,7 @@ async fn nps_data(
     };
     let query = feedback::NpsRecord { answer: given, now: Utc::now() };
     let stored: NpsResponse = state.platform.gateway.ask(&tenant, query).await?;
-    Ok(answer(json!({"nps_id": stored.nps_id})))
+    Ok(answer(NpsStored { nps_id: stored.nps_id }))
 }
 
 /// `/crm_api/npsList`.

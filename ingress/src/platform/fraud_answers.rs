@@ -7,6 +7,8 @@ use serde::Serialize;
 use engage_actors::capabilities::fraud::AlertSettings;
 use engage_actors::domain::fraud::{FraudFlag, VelocityRules};
 
+pub use super::upload::InvalidLine;
+
 /// `{message, rules}`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RulesSaved {
@@ -54,17 +56,6 @@ pub struct DuplicateLine {
     pub line: usize,
     /// The number.
     pub contact: String,
-}
-
-/// A line of the file that was refused.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct InvalidLine {
-    /// Line of the file.
-    pub line: usize,
-    /// What it held; null when it held no number.
-    pub value: Option<String>,
-    /// Why it was refused.
-    pub reason: String,
 }
 
 /// `{deleted}`.

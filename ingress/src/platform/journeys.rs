@@ -53,6 +53,7 @@ use super::access::{self, Scope};
 use super::auth::{token, Auth};
 use super::edge::{answer, staff_answer, staff_tenant, Answer, Data, Saved as SavedAs, Staff, StaffAnswer};
 use super::errors::StaffError;
+use super::journeys_answers as answers;
 use super::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
     JourneyRequest, JourneySettingsRequest, SaveJourneyRequest,
@@ -63,7 +64,6 @@ use super::upload::Form;
 use crate::AppState;
 
 /// What the journey routes answer.
-type Answered = Result<Json<StaffAnswer<Value>>, StaffError>;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
@@ -119,12 +119,7 @@ fn bulk_campaign_operation() -> Value {
         "Create a bulk campaign: multipart with parent_business_id, business_id (the paying outlet), campaign_name, channel (sms or chat), template_id, an optional message (x_cust_name, x_cust_mobile, x_cust_eid replaced) and file (CSV with a Phone column and optionally Name). Each valid distinct number (10 digits from 6; +91/91/0 prefixes dropped) gets one message, paid by the outlet's wallet (campaign price, auto_id bulk-<campaign_id>), queued for today's drain; a wallet that runs short leaves the rest unpaid (not sent). Bad rows are listed with their line numbers; a file without one valid number is a 400.",
         Auth::Staff,
         None,
-        json!({"type": "object", "required": ["status", "campaign_id", "queued_recipients"], "properties": {
-            "status": {"const": 1}, "campaign_id": {"type": "integer", "minimum": 1},
-            "queued_recipients": {"type": "integer"}, "unpaid": {"type": "integer"},
-            "auto_id": {"type": "string"}, "delivery_date": {"type": "string"},
-            "invalid": {"type": "array", "items": {"type": "object"}},
-            "duplicates": {"type": "array", "items": {"type": "object"}}}}),
+        super::contract::answer_schema::<Answer<answers::BulkQueued>>(),
     );
     bulk["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "business_id", "campaign_name", "channel", "template_id", "file"],
@@ -169,27 +164,29 @@ async fn tenant_journeys(
 async fn campaign_type_ids(
     State(state): State<AppState>,
     request: Staff<JourneyCatalogueRequest>,
-) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
+) -> Result<Json<StaffAnswer<Data<Vec<answers::TypeInUse>>>>, StaffError> {
     let journeys = tenant_journeys(&state, &request.tenant, None).await?;
-    let data: Vec<Value> = all_types(&state, &request.tenant)
+    let data = all_types(&state, &request.tenant)
         .await?
         .into_iter()
         .map(|t| {
             let mine = journeys.iter().filter(|j| j.campaign_type_id == t.id);
             let configured = mine.clone().count();
             let enabled = mine.filter(|j| j.campaign_enabled == 1).count();
-            let mut entry = json!(t);
-            entry["roi"] = json!({"configured": configured, "enabled": enabled});
-            entry
+            answers::TypeInUse { journey_type: t, roi: answers::TypeUse { configured, enabled } }
         })
         .collect();
     Ok(staff_answer(Data { data: data }))
 }
 
 /// `/crm_api/get/campaign/fields`.
-async fn campaign_fields(State(state): State<AppState>, request: Staff<JourneyCatalogueRequest>) -> Answered {
+async fn campaign_fields(
+    State(state): State<AppState>,
+    request: Staff<JourneyCatalogueRequest>,
+) -> Result<Json<StaffAnswer<Data<answers::TypeFields>>>, StaffError> {
     let t = journey_type(&state, &request.tenant, request.body.campaign_type_id.as_deref()).await?;
-    Ok(staff_answer(json!({"data": {"campaign_type_id": t.id, "campaign_type": t.campaign_type, "fields": t.fields}})))
+    let data = answers::TypeFields { campaign_type_id: t.id, campaign_type: t.campaign_type, fields: t.fields };
+    Ok(staff_answer(Data { data }))
 }
 
 /// `/crm_api/get/field/parameters`.
@@ -210,10 +207,10 @@ async fn field_parameters(
 /// `/crm_api/get/days/type/options`.
 async fn days_type_options(
     _request: Staff<JourneyCatalogueRequest>,
-) -> Result<Json<StaffAnswer<Data<Vec<Value>>>>, StaffError> {
-    let data: Vec<Value> = DAYS_TYPE_OPTIONS
+) -> Result<Json<StaffAnswer<Data<Vec<answers::DayOption>>>>, StaffError> {
+    let data = DAYS_TYPE_OPTIONS
         .iter()
-        .map(|(id, title, offset)| json!({"id": id, "title": title, "offset_days": offset}))
+        .map(|(id, title, offset)| answers::DayOption { id, title, offset_days: *offset })
         .collect();
     Ok(staff_answer(Data { data: data }))
 }
@@ -278,7 +275,10 @@ fn campaign_data(input: CampaignDataInput) -> Result<CampaignData, StaffError> {
 }
 
 /// `/crm_api/save/campaign/journey`.
-async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyRequest>) -> Answered {
+async fn save_journey(
+    State(state): State<AppState>,
+    request: Staff<SaveJourneyRequest>,
+) -> Result<Json<StaffAnswer<answers::JourneySaved>>, StaffError> {
     let Staff { tenant, body, .. } = request;
     let t = journey_type(&state, &tenant, Some(&body.campaign_type_id)).await?;
     let data = campaign_data(body.campaign_data)?;
@@ -292,7 +292,7 @@ async fn save_journey(State(state): State<AppState>, request: Staff<SaveJourneyR
     };
     let saved: Saved = state.platform.gateway.ask(&tenant, query).await?;
     let message = if saved.created { "journey saved" } else { "journey updated" };
-    Ok(staff_answer(json!({"message": message, "campaign_journey_id": saved.campaign_journey_id})))
+    Ok(staff_answer(answers::JourneySaved { message, campaign_journey_id: saved.campaign_journey_id }))
 }
 
 fn journey_id(body: &JourneyRequest) -> Result<String, StaffError> {
@@ -302,14 +302,20 @@ fn journey_id(body: &JourneyRequest) -> Result<String, StaffError> {
 }
 
 /// `/crm_api/enable/automated/campaign/`.
-async fn enable_journey(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
+async fn enable_journey(
+    State(state): State<AppState>,
+    request: Staff<JourneyRequest>,
+) -> Result<Json<StaffAnswer<answers::Enabled>>, StaffError> {
     let id = journey_id(&request.body)?;
     let Some(enabled) = request.body.campaign_enabled else {
         return Err(StaffError::invalid_message("/campaign_enabled", "campaign_enabled (0 or 1) is required"));
     };
     let query = journeys::Enable { campaign_journey_id: id, enabled: enabled == 1 };
     let row: JourneyConfig = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
-    Ok(staff_answer(json!({"campaign_journey_id": row.campaign_journey_id, "campaign_enabled": row.campaign_enabled})))
+    Ok(staff_answer(answers::Enabled {
+        campaign_journey_id: row.campaign_journey_id,
+        campaign_enabled: row.campaign_enabled,
+    }))
 }
 
 /// An unknown journey is a journey, not a customer, that was not found.
@@ -332,29 +338,33 @@ async fn view_journey(
 
 /// `/crm_api/get/campaign/mapped/business`: the configurations grouped by outlet, each with its
 /// ROI.
-async fn mapped_business(State(state): State<AppState>, request: Staff<JourneyRequest>) -> Answered {
-    let mut by_outlet: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+async fn mapped_business(
+    State(state): State<AppState>,
+    request: Staff<JourneyRequest>,
+) -> Result<Json<StaffAnswer<answers::Mapped>>, StaffError> {
+    let mut by_outlet: BTreeMap<String, Vec<answers::JourneyRoi>> = BTreeMap::new();
     for journey in tenant_journeys(&state, &request.tenant, request.body.child_business_id).await? {
         let query = journeys::Roi { campaign_journey_id: journey.campaign_journey_id.clone() };
         let roi: RoiSummary = state.platform.gateway.ask(&request.tenant, query).await?;
-        let mut entry = json!(journey);
-        entry["roi"] = json!(roi);
-        by_outlet.entry(journey.child_business_id.clone()).or_default().push(entry);
+        by_outlet.entry(journey.child_business_id.clone()).or_default().push(answers::JourneyRoi { journey, roi });
     }
     let flags: Vec<BusinessConfig> = state.platform.gateway.ask(&request.tenant, journeys::GetFlags {}).await?.data;
     let flag = |business: &str| flags.iter().find(|f| f.business_id == business).map(|f| f.auto_campaign);
-    let data: Vec<Value> = by_outlet
+    let data = by_outlet
         .into_iter()
         .map(|(child, journeys)| {
             let auto_campaign = if child == "0" || child == request.tenant { flag("0") } else { flag(&child) };
-            json!({"child_business_id": child, "auto_campaign": auto_campaign, "journeys": journeys})
+            answers::OutletJourneys { child_business_id: child, auto_campaign, journeys }
         })
         .collect();
-    Ok(staff_answer(json!({"auto_campaign": flag("0"), "data": data})))
+    Ok(staff_answer(answers::Mapped { auto_campaign: flag("0"), data }))
 }
 
 /// `/crm_api/get/auto_campaign_users`: a page of a journey's audience.
-async fn auto_campaign_users(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+async fn auto_campaign_users(
+    State(state): State<AppState>,
+    request: Staff<JourneyReportRequest>,
+) -> Result<Json<StaffAnswer<answers::AudiencePage>>, StaffError> {
     let Some(id) = request.body.campaign_journey_id.clone() else {
         return Err(StaffError::invalid_message("/campaign_journey_id", "campaign_journey_id is required"));
     };
@@ -362,7 +372,7 @@ async fn auto_campaign_users(State(state): State<AppState>, request: Staff<Journ
     let page_size = request.body.page_size.unwrap_or(20).clamp(1, 100) as usize;
     let query = journeys::GetAudience { campaign_journey_id: id, offset: (page - 1) * page_size, limit: page_size };
     let audience: Audience = state.platform.gateway.ask(&request.tenant, query).await.map_err(journey_refusal)?;
-    Ok(staff_answer(json!({"data": audience.data, "total": audience.total, "page": page, "page_size": page_size})))
+    Ok(staff_answer(answers::AudiencePage { data: audience.data, total: audience.total, page, page_size }))
 }
 
 /// `/crm_api/view/sent/automated/campaigns`: the send history.
@@ -376,13 +386,16 @@ async fn sent_campaigns(
 }
 
 /// `/crm_api/automated/campaigns/report`: a campaign's wallet transactions.
-async fn campaigns_report(State(state): State<AppState>, request: Staff<JourneyReportRequest>) -> Answered {
+async fn campaigns_report(
+    State(state): State<AppState>,
+    request: Staff<JourneyReportRequest>,
+) -> Result<Json<StaffAnswer<Report>>, StaffError> {
     let Some(auto_id) = request.body.auto_id.clone() else {
         return Err(StaffError::invalid_message("/auto_id", "auto_id is required"));
     };
     let query = journeys::GetReport { auto_id, business_id: request.body.business_id.clone() };
     let report: Report = state.platform.gateway.ask(&request.tenant, query).await?;
-    Ok(staff_answer(json!(report)))
+    Ok(staff_answer(report))
 }
 
 /// `/crm_api/journeys/settings`: read, or change the fields given.
@@ -463,7 +476,7 @@ async fn create_bulk_campaign(
     State(state): State<AppState>,
     headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
-) -> Result<Json<Answer<Value>>, StaffError> {
+) -> Result<Json<Answer<answers::BulkQueued>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let form = Form::read(
         &headers,
@@ -501,14 +514,19 @@ async fn create_bulk_campaign(
         let value = match row.phone {
             Ok(value) => value,
             Err(reason) => {
-                invalid.push(json!({"line": row.line, "value": null, "reason": reason}));
+                invalid.push(answers::InvalidLine { line: row.line, value: None, reason: reason.to_string() });
                 continue;
             }
         };
         match bulk_phone(&value) {
-            None => invalid.push(json!({"line": row.line, "value": value,
-                                         "reason": "not a 10-digit mobile number starting 6-9"})),
-            Some(phone) if !seen.insert(phone.clone()) => duplicates.push(json!({"line": row.line, "phone": phone})),
+            None => invalid.push(answers::InvalidLine {
+                line: row.line,
+                value: Some(value),
+                reason: "not a 10-digit mobile number starting 6-9".to_owned(),
+            }),
+            Some(phone) if !seen.insert(phone.clone()) => {
+                duplicates.push(answers::DuplicatePhone { line: row.line, phone })
+            }
             Some(phone) => {
                 let name = row.columns.get("name").filter(|n| !n.is_empty()).cloned();
                 recipients.push(BulkRecipient { phone, name });
@@ -519,10 +537,7 @@ async fn create_bulk_campaign(
         let issues = invalid
             .iter()
             .take(100)
-            .map(|bad| crate::error::Issue {
-                pointer: format!("/file/line/{}", bad["line"]),
-                message: bad["reason"].as_str().unwrap_or_default().to_owned(),
-            })
+            .map(|bad| crate::error::Issue { pointer: format!("/file/line/{}", bad.line), message: bad.reason.clone() })
             .collect::<Vec<_>>();
         return Err(if issues.is_empty() {
             StaffError::invalid_message("/file", "the file has no recipient")
@@ -546,9 +561,15 @@ async fn create_bulk_campaign(
         duplicates = duplicates.len(),
         "bulk campaign queued"
     );
-    Ok(answer(json!({"campaign_id": campaign.campaign_id, "queued_recipients": campaign.queued,
-                     "unpaid": campaign.unpaid, "auto_id": campaign.auto_id(),
-                     "delivery_date": campaign.delivery_date, "invalid": invalid, "duplicates": duplicates})))
+    Ok(answer(answers::BulkQueued {
+        campaign_id: campaign.campaign_id,
+        queued_recipients: campaign.queued,
+        unpaid: campaign.unpaid,
+        auto_id: campaign.auto_id(),
+        delivery_date: campaign.delivery_date,
+        invalid,
+        duplicates,
+    }))
 }
 
 /// `GET /track/chat/link/{token}`: a chat button's tracking link. A token this service signed

@@ -52,6 +52,7 @@ pub mod fraud_answers;
 pub mod ingestion;
 pub mod integration;
 pub mod journeys;
+pub mod journeys_answers;
 pub mod loyalty;
 pub mod open_routes;
 pub mod refunds;

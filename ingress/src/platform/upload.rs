@@ -129,3 +129,14 @@ pub fn limit_answer() -> serde_json::Value {
     serde_json::json!({"description": "{message: \"the body exceeds N bytes\"}: N is ENGAGE_MAX_UPLOAD_BYTES (default 5242880)",
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}})
 }
+
+/// A line of the file that was refused.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct InvalidLine {
+    /// Line of the file.
+    pub line: usize,
+    /// What it held; null when it held no number.
+    pub value: Option<String>,
+    /// Why it was refused.
+    pub reason: String,
+}

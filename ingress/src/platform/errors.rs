@@ -261,6 +261,12 @@ impl StaffError {
         Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None }
     }
 
+    /// 500 "internal error": a fault of this build (logged with its cause), not of the request.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(%cause, "internal error");
+        Self { status: StatusCode::INTERNAL_SERVER_ERROR, message: "internal error".to_owned(), errors: None }
+    }
+
     /// 503.
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
         tracing::warn!(%cause, "unavailable");

@@ -14,15 +14,18 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::HeaderMap;
 use axum::Json;
 use chrono::{Duration, Utc};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
 
 use engage_actors::capabilities::business::{self, BusinessConfig};
+use engage_actors::capabilities::stats::shapes::Summary;
 use engage_actors::capabilities::stats::{Metric, ReadMetric};
 use engage_actors::signed_links::ChatClaims;
 
 use super::access::{self, Scope};
 use super::auth::{header, token};
-use super::edge::{answer, open_rate_limit, Answer, Open};
+use super::edge::{answer, open_rate_limit, Answer, Data, Open};
 use super::errors::IntegrationError;
 use super::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
 use super::routes::Routes;
@@ -59,15 +62,13 @@ pub fn routes() -> Routes {
         .tweak(|op| op["parameters"] = partner)
 }
 
-type Answered = Result<Json<Answer<Value>>, IntegrationError>;
-
 /// `/crm_api/v2/dashboarData`.
 async fn dashboard_data(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     Open { tenant, body }: Open<StatsRequest>,
-) -> Answered {
+) -> Result<Json<Answer<Data<Dashboard>>>, IntegrationError> {
     open_rate_limit(&state, "dashboarData", peer)?;
     let signed_in = match header(&headers, "token") {
         None => false,
@@ -83,15 +84,72 @@ async fn dashboard_data(
     let (start, end) = super::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
     let query = ReadMetric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
     let summary = state.platform.gateway.ask(&tenant, query).await?;
+    let summary: Summary =
+        serde_json::from_value(summary).map_err(|e| IntegrationError::internal(format!("the summary: {e}")))?;
     if signed_in {
-        return Ok(answer(json!({"data": summary})));
+        return Ok(answer(Data { data: Dashboard::Full(Box::new(summary)) }));
     }
-    Ok(answer(json!({"data": {
-        "parent_business_id": tenant,
-        "period": summary["period"],
-        "has_orders": summary["totals"]["orders"].as_i64().unwrap_or(0) > 0,
-        "active_outlets": summary["active_outlets"],
-    }})))
+    Ok(answer(Data {
+        data: Dashboard::Public(PublicSummary {
+            parent_business_id: tenant,
+            period: summary.period,
+            has_orders: summary.totals.orders > 0,
+            active_outlets: summary.active_outlets,
+        }),
+    }))
+}
+
+/// The dashboard summary: in full with a staff token of the brand, its outline without one.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Dashboard {
+    /// `/stats/dashboard/summary`'s answer.
+    Full(Box<Summary>),
+    /// Without a token.
+    Public(PublicSummary),
+}
+
+/// What the dashboard summary says without a token.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PublicSummary {
+    /// The brand.
+    parent_business_id: String,
+    /// The period.
+    period: engage_actors::capabilities::stats::shapes::PeriodShape,
+    /// Whether it has orders in the period.
+    has_orders: bool,
+    /// Outlets with orders in the period.
+    active_outlets: usize,
+}
+
+/// A chat partner's token.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PartnerToken {
+    /// The partner.
+    partner: String,
+    /// The token (`Authorization: Bearer`).
+    token: String,
+    /// `Bearer`.
+    token_type: &'static str,
+    /// Seconds it is valid (3600).
+    expires_in: i64,
+    /// When it expires.
+    expires_at: chrono::DateTime<Utc>,
+}
+
+/// What a partner token is for.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PartnerProfile {
+    /// The partner.
+    partner: String,
+    /// The brand.
+    parent_business_id: String,
+    /// The outlet (`0`: the whole brand).
+    business_id: String,
+    /// When the token expires.
+    expires_at: Option<chrono::DateTime<Utc>>,
+    /// The outlet's configuration record, or null when it has none.
+    business: Option<BusinessConfig>,
 }
 
 fn partner_name(name: &str) -> Result<(), IntegrationError> {
@@ -111,7 +169,7 @@ async fn partner_token(
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Path(partner): Path<String>,
     Open { tenant, body }: Open<PartnerTokenRequest>,
-) -> Answered {
+) -> Result<Json<Answer<PartnerToken>>, IntegrationError> {
     open_rate_limit(&state, "generatePartnerToken", peer)?;
     partner_name(&partner)?;
     match state.platform.tokens.verify(TokenKind::Integration, &body.api_key).await {
@@ -131,8 +189,7 @@ async fn partner_token(
         exp: expires_at.timestamp(),
     };
     let token = state.platform.links.sign(&claims).map_err(IntegrationError::internal)?;
-    Ok(answer(json!({"partner": partner, "token": token, "token_type": "Bearer",
-                     "expires_in": PARTNER_TOKEN_SECS, "expires_at": expires_at})))
+    Ok(answer(PartnerToken { partner, token, token_type: "Bearer", expires_in: PARTNER_TOKEN_SECS, expires_at }))
 }
 
 /// `/crm_api/v2/{chat_partner}/getPartnerProfile`.
@@ -141,7 +198,7 @@ async fn partner_profile(
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Path(partner): Path<String>,
     Open { tenant, body }: Open<PartnerProfileRequest>,
-) -> Answered {
+) -> Result<Json<Answer<Data<PartnerProfile>>>, IntegrationError> {
     open_rate_limit(&state, "getPartnerProfile", peer)?;
     partner_name(&partner)?;
     let claims = state
@@ -158,8 +215,7 @@ async fn partner_profile(
     let record =
         (record != BusinessConfig { business_id: business_id.clone(), ..Default::default() }).then_some(record);
     let expires_at = chrono::DateTime::from_timestamp(claims.exp, 0);
-    Ok(answer(json!({"data": {
-        "partner": partner, "parent_business_id": tenant, "business_id": business_id,
-        "expires_at": expires_at, "business": record,
-    }})))
+    Ok(answer(Data {
+        data: PartnerProfile { partner, parent_business_id: tenant, business_id, expires_at, business: record },
+    }))
 }

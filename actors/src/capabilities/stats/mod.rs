@@ -24,6 +24,7 @@ use crate::tenant_core::Tenant;
 pub mod answers;
 pub mod contribution;
 pub mod rollup;
+pub mod shapes;
 
 pub use rollup::{count_redeemed, Contribution, Figures, Fulfilment, KeepRollups, Tally, BRAND};
 

@@ -36,7 +36,7 @@ use crate::AppState;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
-    let ack = json!({"type": "object", "required": ["status"], "properties": {"status": {"const": 1}}});
+    let ack = super::contract::answer_schema::<super::edge::Ack>();
     let send =
         operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, Some("ChatEvent"), ack.clone());
     // the chat provider's webhook: open, and not closable (receipts are the provider's, for every brand)

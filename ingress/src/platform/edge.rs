@@ -341,6 +341,18 @@ pub struct Answer<T> {
     body: T,
 }
 
+/// `{status: 1}` and nothing else: the spec's acknowledgement of the enqueue routes (the event is
+/// on the bus, durably) and of the chat publish routes. It says all there is to say: what the event
+/// does happens later, and is read through the brand's other routes.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("x-engage-answer" = "acknowledgement"))]
+pub struct Ack {
+    /// Always `1`: accepted.
+    #[schemars(extend("const" = 1))]
+    pub status: u8,
+}
+
 /// `{data}`: an answer that is one value under `data`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Data<T> {

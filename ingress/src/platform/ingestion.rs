@@ -169,7 +169,7 @@ pub const INSTANT_ORDER: EnqueueRoute = route(
 
 /// The routes of this module, each declared once: a row of [`ENQUEUE_ROUTES`] is its route.
 pub fn routes() -> Routes {
-    let ack = json!({"type": "object", "properties": {"status": {"const": 1}}, "required": ["status"]});
+    let ack = super::contract::answer_schema::<super::edge::Ack>();
     let mut routes = Routes::new();
     for spec in ENQUEUE_ROUTES {
         let spec = *spec;

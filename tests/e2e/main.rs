@@ -8,6 +8,7 @@
 mod helpers;
 mod procs;
 
+mod answers;
 mod bills;
 mod bounds;
 mod campaigns;

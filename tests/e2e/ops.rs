@@ -1,6 +1,6 @@
 //! `/healthz`, `/readyz`, `/metrics`, `/openapi.json`.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::helpers::{event, spawn_app};
 
@@ -146,21 +146,15 @@ async fn every_documented_operation_is_served_and_refuses_without_its_credential
     assert!(checked > 100, "only {checked} operations need a credential");
 }
 
-/// Each operation's example (in `/openapi.json`, made from the schema the route validates with) is
-/// accepted: posted with a credential of the example's brand as the operation's security names,
-/// no example is refused as bad input (400), nor for its credential, nor fails (5xx). A 404 (the
-/// example's customer is not the brand's yet) or a 409 (the state refuses it) are answers to valid
-/// data.
-#[tokio::test]
-async fn every_operation_accepts_its_own_example() {
-    let app = spawn_app(&[]).await;
-    let (_, doc) = app.get_json("/openapi.json").await;
+/// Posts each operation's example (in `/openapi.json`) with a credential of the example's brand
+/// as the operation's security names: `(path, status, answer)` of each.
+pub(crate) async fn post_examples(app: &crate::helpers::TestApp, doc: &Value) -> Vec<(String, u16, Value)> {
     let brand = engage_ingress::platform::examples::BRAND;
-    let staff = crate::helpers::token_for(&app, "staff", brand, None).await;
-    let integration = crate::helpers::token_for(&app, "integration", brand, None).await;
-    let ingestion = crate::helpers::token_for(&app, "ingestion", brand, None).await;
-    let customer = crate::helpers::token_for(&app, "app", brand, Some("9876543210")).await;
-    let mut posted = 0;
+    let staff = crate::helpers::token_for(app, "staff", brand, None).await;
+    let integration = crate::helpers::token_for(app, "integration", brand, None).await;
+    let ingestion = crate::helpers::token_for(app, "ingestion", brand, None).await;
+    let customer = crate::helpers::token_for(app, "app", brand, Some("9876543210")).await;
+    let mut answers = Vec::new();
     let mut partner_token = String::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         let Some(op) = item.get("post") else { continue };
@@ -190,18 +184,34 @@ async fn every_operation_accepts_its_own_example() {
         };
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
-        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        let body: Value = response.json().await.unwrap_or_default();
         if path.ends_with("generatePartnerToken") {
             partner_token = body["token"].as_str().unwrap_or_default().to_owned();
         }
+        answers.push((path.clone(), status, body));
+    }
+    answers
+}
+
+/// Each operation's example (in `/openapi.json`, made from the schema the route validates with) is
+/// accepted: posted with a credential of the example's brand as the operation's security names,
+/// no example is refused as bad input (400), nor for its credential, nor fails (5xx). A 404 (the
+/// example's customer is not the brand's yet) or a 409 (the state refuses it) are answers to valid
+/// data.
+#[tokio::test]
+async fn every_operation_accepts_its_own_example() {
+    let app = spawn_app(&[]).await;
+    let (_, doc) = app.get_json("/openapi.json").await;
+    let answers = post_examples(&app, &doc).await;
+    for (path, status, body) in &answers {
         // a 403 that denies the action itself (a one-time password never sent, a fraud denial) is
         // an answer to valid data; a 403 for the credential is not
-        let denial = status == 403 && matches!(body["error_code"].as_str(), Some("xE_108" | "xE_109" | "xE_112"));
+        let denial = *status == 403 && matches!(body["error_code"].as_str(), Some("xE_108" | "xE_109" | "xE_112"));
         assert!(
             matches!(status, 200..=299 | 404 | 409) || denial,
-            "POST {path} refused its own example {example} with {status}: {body}"
+            "POST {path} refused its own example with {status}: {body}"
         );
-        posted += 1;
     }
+    let posted = answers.len();
     assert!(posted > 120, "only {posted} examples posted");
 }

@@ -234,6 +234,17 @@ pub struct Providers {
     pub store_b: crate::reviews::StoreClient,
 }
 
+/// A job, its cron and its next run.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct JobSchedule {
+    /// Its name.
+    pub job: &'static str,
+    /// Its cron (IST).
+    pub cron: String,
+    /// Its next run (RFC 3339, IST), when the cron has one.
+    pub next: Option<String>,
+}
+
 /// What the jobs need.
 pub struct Jobs {
     repo: Repo,
@@ -326,12 +337,12 @@ impl Jobs {
     }
 
     /// Each job with its cron and next run (IST).
-    pub fn list(&self) -> Vec<Value> {
+    pub fn list(&self) -> Vec<JobSchedule> {
         self.schedules
             .iter()
             .map(|(job, cron)| {
                 let next = schedule(cron).and_then(|s| s.upcoming(ist()).next()).map(|t| t.to_rfc3339());
-                json!({"job": job.as_str(), "cron": cron, "next": next})
+                JobSchedule { job: job.as_str(), cron: cron.clone(), next }
             })
             .collect()
     }

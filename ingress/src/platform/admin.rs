@@ -27,6 +27,7 @@ use serde_json::json;
 
 use engage_actors::capabilities::wallet::GetBalance;
 
+use super::admin_answers as answers;
 use super::errors::StaffError;
 use super::routes::Routes;
 use super::tokens::TokenKind;
@@ -34,7 +35,6 @@ use crate::AppState;
 
 /// Routes of this module, each declared once with its operations ([`Routes`]).
 pub fn routes() -> Routes {
-    let op = admin_op;
     let id = json!({"type": "string", "minLength": 1, "maxLength": 128});
     let token_body = json!({"type": "object", "required": ["kind", "parent"], "properties": {
         "kind": {"enum": ["staff", "integration", "ingestion", "app"]}, "parent": id, "business": id}});
@@ -46,15 +46,20 @@ pub fn routes() -> Routes {
     let job_body = json!({"type": "object", "required": ["name"], "properties": {
         "name": {"type": "string"}, "now": {"type": "string", "format": "date-time"}}});
     let store_failed = ("500", "{message: \"authentication failed\"}: the token store failed");
-    let mut revoke_op =
-        op("Revoke a token", "200", "{revoked: true}", None, &[("404", "{message}: no such token"), store_failed]);
+    let mut revoke_op = admin_op::<answers::Revoked>(
+        "Revoke a token",
+        "200",
+        "{revoked: true}",
+        None,
+        &[("404", "{message}: no such token"), store_failed],
+    );
     revoke_op["parameters"] = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
     let wallet_errors: &[(&str, &str)] = &[
         ("400", "{message}: the body is not {parent, business, amount?, reference?}, or the wallet refused it"),
         ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner is unavailable"),
     ];
 
-    let mut key = op(
+    let mut key = admin_op::<answers::KeyLocation>(
         "Where the server's admin key is (loopback only, no key needed)",
         "200",
         "{key_file: \"<absolute path>\"} or {key_setting: \"ENGAGE_ADMIN_KEY\"}",
@@ -69,8 +74,8 @@ pub fn routes() -> Routes {
             "/admin/tokens",
             get(list).post(create),
             json!({
-                "get": op("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None, &[store_failed]),
-                "post": op("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
+                "get": admin_op::<answers::Tokens>("List tokens (never their secrets)", "200", "{tokens: [{id, kind, parent, business, created_at, revoked_at}]}", None, &[store_failed]),
+                "post": admin_op::<answers::Created>("Create a token: {kind: staff|integration|ingestion|app, parent, business?}", "201", "{token, id, kind, parent, business, created_at}",
                     Some(token_body),
                     &[("400", "{message}: the body is not {kind, parent, business?}"), store_failed]),
             }),
@@ -79,22 +84,22 @@ pub fn routes() -> Routes {
         .route(
             "/admin/wallet/recharge",
             post(|s, a, b| wallet(s, a, b, true)),
-            json!({"post": op("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", Some(wallet_body(&["parent", "business", "amount"])), wallet_errors)}),
+            json!({"post": admin_op::<engage_actors::capabilities::wallet::Recharged>("Credit an outlet's wallet: {parent, business, amount, reference?}", "200", "{balance}", Some(wallet_body(&["parent", "business", "amount"])), wallet_errors)}),
         )
         .route(
             "/admin/wallet/balance",
             post(|s, a, b| wallet(s, a, b, false)),
-            json!({"post": op("An outlet's wallet balance: {parent, business}", "200", "{balance}", Some(wallet_body(&["parent", "business"])), wallet_errors)}),
+            json!({"post": admin_op::<engage_actors::capabilities::wallet::Balance>("An outlet's wallet balance: {parent, business}", "200", "{balance}", Some(wallet_body(&["parent", "business"])), wallet_errors)}),
         )
         .route(
             "/admin/jobs",
             get(list_jobs),
-            json!({"get": op("The scheduled jobs, their crons (IST) and next runs", "200", "{jobs: [{job, cron, next}]}", None, &[no_jobs])}),
+            json!({"get": admin_op::<answers::Jobs>("The scheduled jobs, their crons (IST) and next runs", "200", "{jobs: [{job, cron, next}]}", None, &[no_jobs])}),
         )
         .route(
             "/admin/jobs/run",
             post(run_job),
-            json!({"post": op("Run a job now: {name, now?}", "200", "{job, outcome}", Some(job_body), &[
+            json!({"post": admin_op::<answers::JobRun>("Run a job now: {name, now?}", "200", "{job, outcome}", Some(job_body), &[
                 ("400", "{message}: unknown job, or now is not RFC 3339"),
                 ("500", "{message: \"job failed: …\"}"),
                 no_jobs,
@@ -124,16 +129,16 @@ async fn key_location(
         return StaffError::invalid_credentials().into_response();
     }
     if state.settings.admin_key.is_some() {
-        return Json(json!({"key_setting": "ENGAGE_ADMIN_KEY"})).into_response();
+        return Json(answers::KeyLocation { key_file: None, key_setting: Some("ENGAGE_ADMIN_KEY") }).into_response();
     }
     let file = state.settings.admin_key_file();
     let file = std::fs::canonicalize(&file).unwrap_or(file);
-    Json(json!({"key_file": file})).into_response()
+    Json(answers::KeyLocation { key_file: Some(file.display().to_string()), key_setting: None }).into_response()
 }
 
 async fn list_jobs(State(state): State<AppState>, _admin: Admin) -> Response {
     match &state.platform.jobs {
-        Some(jobs) => Json(json!({"jobs": jobs.list()})).into_response(),
+        Some(jobs) => Json(answers::Jobs { jobs: jobs.list() }).into_response(),
         None => StaffError::unavailable("this process runs no jobs (role ingress)").into_response(),
     }
 }
@@ -162,7 +167,7 @@ async fn run_job(
         },
     };
     match jobs.run(job, now).await {
-        Ok(outcome) => Json(json!({"job": job.as_str(), "outcome": outcome})).into_response(),
+        Ok(outcome) => Json(answers::JobRun { job: job.as_str(), outcome }).into_response(),
         Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"message": format!("job failed: {error}")})))
             .into_response(),
     }
@@ -194,14 +199,18 @@ async fn wallet(
     }
     let gateway = &state.platform.gateway;
     let answer = match (recharge, &body.amount) {
-        (true, Some(amount)) => {
-            gateway.ask_json(&body.parent, super::wallet::recharge_query(body.business, amount, body.reference)).await
-        }
+        (true, Some(amount)) => gateway
+            .ask(&body.parent, super::wallet::recharge_query(body.business, amount, body.reference))
+            .await
+            .map(|recharged| Json(recharged).into_response()),
         (true, None) => return refuse(),
-        (false, _) => gateway.ask_json(&body.parent, GetBalance { business: body.business }).await,
+        (false, _) => gateway
+            .ask(&body.parent, GetBalance { business: body.business })
+            .await
+            .map(|balance| Json(balance).into_response()),
     };
     match answer {
-        Ok(answer) => Json(answer).into_response(),
+        Ok(answer) => answer,
         Err(engage_actors::QueryError::Invalid(message)) => {
             (StatusCode::BAD_REQUEST, Json(json!({"message": message}))).into_response()
         }
@@ -262,9 +271,7 @@ async fn create(
     match state.platform.tokens.create(request.kind, &request.parent, request.business.as_deref()).await {
         Ok((token, grant)) => {
             tracing::info!(id = %grant.id, kind = grant.kind.as_str(), parent = %grant.parent, "token created");
-            let mut body = json!(grant);
-            body["token"] = json!(token);
-            (StatusCode::CREATED, Json(body)).into_response()
+            (StatusCode::CREATED, Json(answers::Created { grant, token })).into_response()
         }
         Err(error) => StaffError::authentication_failed(error).into_response(),
     }
@@ -272,7 +279,7 @@ async fn create(
 
 async fn list(State(state): State<AppState>, _admin: Admin) -> Response {
     match state.platform.tokens.list().await {
-        Ok(tokens) => Json(json!({"tokens": tokens})).into_response(),
+        Ok(tokens) => Json(answers::Tokens { tokens }).into_response(),
         Err(error) => StaffError::authentication_failed(error).into_response(),
     }
 }
@@ -281,7 +288,7 @@ async fn revoke(State(state): State<AppState>, _admin: Admin, Path(id): Path<Str
     match state.platform.tokens.revoke(&id).await {
         Ok(true) => {
             tracing::info!(id, "token revoked");
-            Json(json!({"revoked": true})).into_response()
+            Json(answers::Revoked { revoked: true }).into_response()
         }
         Ok(false) => StaffError::not_found("token").into_response(),
         Err(error) => StaffError::authentication_failed(error).into_response(),
@@ -292,19 +299,18 @@ async fn revoke(State(state): State<AppState>, _admin: Admin, Path(id): Path<Str
 /// but `GET /admin/key`; every refusal is the staff family's `{message}`.
 /// An admin route's `/openapi.json` operation: the admin key, its answer, 403 for a caller that
 /// is not on loopback or has not the key, and `extra` refusals (staff family).
-pub(crate) fn admin_op(
+pub(crate) fn admin_op<T: schemars::JsonSchema>(
     summary: &str,
     ok_status: &str,
     ok_text: &str,
     body: Option<serde_json::Value>,
     extra: &[(&str, &str)],
 ) -> serde_json::Value {
+    let ok = super::contract::answer_schema::<T>();
     let refusal = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
     let mut responses = serde_json::Map::new();
-    responses.insert(
-        ok_status.to_owned(),
-        json!({"description": ok_text, "content": {"application/json": {"schema": {"type": "object"}}}}),
-    );
+    responses
+        .insert(ok_status.to_owned(), json!({"description": ok_text, "content": {"application/json": {"schema": ok}}}));
     responses.insert(
         "403".to_owned(),
         refusal("{message: \"invalid credentials\"}: not from loopback, or not the admin key"),

@@ -16,11 +16,10 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Json;
-use serde_json::{json, Value};
-
-use engage_streams::DeadLetter;
+use serde_json::json;
 
 use super::admin::{admin_op, Admin};
+use super::admin_answers as answers;
 use super::errors::StaffError;
 use super::routes::Routes;
 use crate::AppState;
@@ -31,10 +30,10 @@ pub fn routes() -> Routes {
     let failed = ("503", "{message: \"temporarily unavailable; retry\"}: the bus failed");
     let missing = ("404", "{message}: no parked event with that id");
     let partial = ("409", "{message}: the parked event is not whole (cut to fit a dead letter, or never an envelope): it cannot be replayed; the message says where the original is");
-    let listed = admin_op("The parked events, oldest first", "200",
+    let listed = admin_op::<answers::DeadLetters>("The parked events, oldest first", "200",
         "{dead_letters: [{id, tenant, kind, source, trace_id, received_at, error, attempts, first_failure, last_failure, partition, position, replayable}]}",
         None, &[failed]);
-    let mut shown = admin_op(
+    let mut shown = admin_op::<answers::Letter>(
         "A parked event whole, its envelope included",
         "200",
         "{envelope, error, attempts, first_failure, last_failure, partition}",
@@ -42,9 +41,10 @@ pub fn routes() -> Routes {
         &[missing, failed],
     );
     shown["parameters"] = id.clone();
-    let mut dropped = admin_op("Forget a parked event", "200", "{dropped: true, id}", None, &[missing, failed]);
+    let mut dropped =
+        admin_op::<answers::Dropped>("Forget a parked event", "200", "{dropped: true, id}", None, &[missing, failed]);
     dropped["parameters"] = id.clone();
-    let mut replayed = admin_op(
+    let mut replayed = admin_op::<answers::Replayed>(
         "Publish a parked event again (its id unchanged: it counts once) and forget it",
         "200",
         "{replayed: true, id, tenant}",
@@ -58,17 +58,6 @@ pub fn routes() -> Routes {
         .route("/admin/dead-letters/{id}/replay", post(replay), json!({"post": replayed}))
 }
 
-/// One line of the list: the parked event without its payload.
-fn summary(letter: &DeadLetter) -> Value {
-    let envelope = &letter.envelope;
-    json!({
-        "id": envelope.id, "tenant": envelope.tenant, "kind": envelope.kind, "source": envelope.source,
-        "trace_id": envelope.trace_id, "received_at": envelope.received_at, "error": letter.error,
-        "attempts": letter.attempts, "first_failure": letter.first_failure, "last_failure": letter.last_failure,
-        "partition": letter.partition, "position": letter.position, "replayable": letter.unreplayable.is_none(),
-    })
-}
-
 fn unknown(id: &str) -> Response {
     StaffError::not_found(&format!("parked event {id}")).into_response()
 }
@@ -77,7 +66,8 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Response {
     match state.platform.bus.dead_letters().await {
         Ok(letters) => {
             metrics::gauge!("engage_dead_letters").set(letters.len() as f64);
-            Json(json!({"dead_letters": letters.iter().map(summary).collect::<Vec<_>>()})).into_response()
+            let dead_letters = letters.iter().map(answers::LetterSummary::of).collect();
+            Json(answers::DeadLetters { dead_letters }).into_response()
         }
         Err(error) => StaffError::unavailable(error).into_response(),
     }
@@ -86,7 +76,7 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Response {
 async fn show(State(state): State<AppState>, _admin: Admin, Path(id): Path<String>) -> Response {
     match state.platform.bus.dead_letters().await {
         Ok(letters) => match letters.into_iter().find(|l| l.id() == id) {
-            Some(letter) => Json(json!(letter)).into_response(),
+            Some(letter) => Json(answers::Letter::of(letter)).into_response(),
             None => unknown(&id),
         },
         Err(error) => StaffError::unavailable(error).into_response(),
@@ -99,7 +89,7 @@ async fn replay(State(state): State<AppState>, _admin: Admin, Path(id): Path<Str
             metrics::gauge!("engage_dead_letters").decrement(1.0);
             let envelope = &letter.envelope;
             tracing::info!(event_id = %envelope.id, trace_id = %envelope.trace_id, tenant = %envelope.tenant, "parked event replayed");
-            Json(json!({"replayed": true, "id": id, "tenant": envelope.tenant})).into_response()
+            Json(answers::Replayed { replayed: true, id, tenant: envelope.tenant.clone() }).into_response()
         }
         Ok(None) => unknown(&id),
         Err(engage_streams::BusError::Unreplayable(why)) => StaffError::conflict(why).into_response(),
@@ -112,7 +102,7 @@ async fn drop_letter(State(state): State<AppState>, _admin: Admin, Path(id): Pat
         Ok(true) => {
             metrics::gauge!("engage_dead_letters").decrement(1.0);
             tracing::info!(event_id = %id, "parked event dropped");
-            Json(json!({"dropped": true, "id": id})).into_response()
+            Json(answers::Dropped { dropped: true, id }).into_response()
         }
         Ok(false) => unknown(&id),
         Err(error) => StaffError::unavailable(error).into_response(),

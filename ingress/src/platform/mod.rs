@@ -31,6 +31,7 @@
 pub mod access;
 pub mod add_b_config;
 pub mod admin;
+pub mod admin_answers;
 pub mod auth;
 pub mod bill_page;
 pub mod bills;
@@ -224,11 +225,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     );
     schemas.insert(
         "CustomerDetails".to_owned(),
-        json!({"type": "object", "properties": {
-            "customer_number": {"type": "string"}, "name": {"type": "string"}, "total_orders": {"type": "integer"},
-            "last_order": {"type": ["string", "null"], "format": "date"}, "loyalty_points": {"type": "integer"},
-            "segment": {"type": "string", "enum": ["prospect", "new", "repeat", "loyal", "lapsed"]},
-            "lifetime_value": {"type": "number"}, "average_order_value": {"type": "number"}}}),
+        // the type the routes answer with: every field it serializes is declared
+        contract::answer_schema::<engage_actors::capabilities::customers::CustomerView>(),
     );
     let mut security = Map::new();
     security.insert("staffToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token"}));

@@ -55,6 +55,11 @@ if ! python3 -c 'import opentelemetry.sdk._logs, opentelemetry.exporter.otlp.pro
   log "installing opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http from PyPI (the OTLP tests)"
   python3 -m pip install --quiet 'opentelemetry-sdk>=1.30' 'opentelemetry-exporter-otlp-proto-http>=1.30'
 fi
+# the generated-client test (tests/e2e/generated_client.rs) builds a client with a stock generator
+if ! command -v openapi-python-client >/dev/null 2>&1; then
+  log "installing openapi-python-client from PyPI (the generated-client test)"
+  python3 -m pip install --quiet 'openapi-python-client>=0.29,<0.30'
+fi
 if ! python3 -c 'import yaml, jsonschema' >/dev/null 2>&1; then
   log "installing pyyaml and jsonschema from PyPI (the compose file check)"
   python3 -m pip install --quiet pyyaml 'jsonschema>=4.18'
@@ -119,6 +124,7 @@ export ENGAGE_TEST_AXE="$PWD/tests/e2e/browser/node_modules/axe-core/axe.min.js"
 export ENGAGE_TEST_MOTO_URL="http://127.0.0.1:$moto_port"
 export ENGAGE_TEST_NATS_URL="nats://127.0.0.1:$nats_port"
 export ENGAGE_TEST_NATS_SERVER="$nats_bin"
+export ENGAGE_TEST_OPENAPI_CLIENT="$(command -v openapi-python-client)"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN || true
 

@@ -19,6 +19,7 @@ mod cluster_failover;
 mod dead_letters;
 mod feedback;
 mod fraud;
+mod generated_client;
 mod integration_routes;
 mod isolation;
 mod job_inputs;

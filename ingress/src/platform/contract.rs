@@ -37,11 +37,29 @@ pub fn answer_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Drops integer widths, and writes a schema that allows anything (a free-form `Value` field) as
+/// `{}` rather than `true`: the same to JSON Schema, and what client generators read.
 fn drop_widths(schema: &mut Value) {
     match schema {
         Value::Object(object) => {
             if object.get("format").and_then(Value::as_str).is_some_and(|f| WIDTHS.contains(&f)) {
                 object.remove("format");
+            }
+            for (key, value) in object.iter_mut() {
+                match (key.as_str(), value) {
+                    ("items", any @ Value::Bool(true)) => *any = Value::Object(Map::new()),
+                    ("properties" | "$defs", Value::Object(named)) => {
+                        for any in named.values_mut().filter(|v| **v == Value::Bool(true)) {
+                            *any = Value::Object(Map::new());
+                        }
+                    }
+                    ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(choices)) => {
+                        for any in choices.iter_mut().filter(|v| **v == Value::Bool(true)) {
+                            *any = Value::Object(Map::new());
+                        }
+                    }
+                    _ => {}
+                }
             }
             object.values_mut().for_each(drop_widths);
         }

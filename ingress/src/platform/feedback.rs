@@ -286,7 +286,7 @@ async fn hear_about_us_source(
     let days = rating_days(&state, &tenant, body).await?;
     let data: Vec<SourceCount> =
         days.hear_about_us.into_iter().map(|(source, count)| SourceCount { source, count }).collect();
-    Ok(staff_answer(Data { data: data }))
+    Ok(staff_answer(Data { data }))
 }
 
 /// `/crm_api/get/latest_rating`.

@@ -62,8 +62,6 @@ use super::tokens::TokenKind;
 use super::upload::Form;
 use crate::AppState;
 
-/// What the fraud routes answer: `{status: true, …}` or a staff-family refusal.
-
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
     Routes::new()
@@ -356,7 +354,7 @@ async fn evaluate_customer(
         return Err(StaffError::invalid_message("/contact", "contact is required"));
     };
     let data: Evaluation = state.platform.gateway.ask(&tenant, fraud::Evaluate { contact }).await?;
-    Ok(staff_answer(Data { data: data }))
+    Ok(staff_answer(Data { data }))
 }
 
 /// `/crm_api/view_fraud_customers`: a page of the flags, newest first.

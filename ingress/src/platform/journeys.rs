@@ -63,8 +63,6 @@ use super::tokens::TokenKind;
 use super::upload::Form;
 use crate::AppState;
 
-/// What the journey routes answer.
-
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
     Routes::new()
@@ -176,7 +174,7 @@ async fn campaign_type_ids(
             answers::TypeInUse { journey_type: t, roi: answers::TypeUse { configured, enabled } }
         })
         .collect();
-    Ok(staff_answer(Data { data: data }))
+    Ok(staff_answer(Data { data }))
 }
 
 /// `/crm_api/get/campaign/fields`.
@@ -212,7 +210,7 @@ async fn days_type_options(
         .iter()
         .map(|(id, title, offset)| answers::DayOption { id, title, offset_days: *offset })
         .collect();
-    Ok(staff_answer(Data { data: data }))
+    Ok(staff_answer(Data { data }))
 }
 
 /// `{message, data}`: the type added.
@@ -450,22 +448,6 @@ async fn campaign_tags(
     Ok(staff_answer(Data { data: tags.data }))
 }
 
-/// A bulk campaign recipient's number as ten digits `[6-9]\d{9}` (spaces, dashes and a leading
-/// `+91`/`91`/`0` are dropped), or `None`.
-pub fn bulk_phone(value: &str) -> Option<String> {
-    let digits: String = value.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')')).collect();
-    let digits = digits.strip_prefix('+').unwrap_or(&digits);
-    let national = match digits.len() {
-        12 => digits.strip_prefix("91")?,
-        11 => digits.strip_prefix('0')?,
-        _ => digits,
-    };
-    let valid = national.len() == 10
-        && national.bytes().all(|b| b.is_ascii_digit())
-        && (b'6'..=b'9').contains(&national.as_bytes()[0]);
-    valid.then(|| national.to_owned())
-}
-
 /// `/crm_api/create/bulk/campaign`: multipart with `parent_business_id`, `business_id` (the
 /// paying outlet), `campaign_name`, `channel` (`sms` or `chat`), `template_id`, an optional
 /// `message` and `file`, a CSV with a `Phone` column (and optionally `Name`). Each valid, distinct
@@ -518,7 +500,7 @@ async fn create_bulk_campaign(
                 continue;
             }
         };
-        match bulk_phone(&value) {
+        match super::upload::bulk_phone(&value) {
             None => invalid.push(answers::InvalidLine {
                 line: row.line,
                 value: Some(value),

@@ -418,7 +418,7 @@ impl Application {
                 settings.partitions,
             ),
             tokens: TokenStore::new(platform_store.clone()),
-            bill_codes: engage_actors::capabilities::bills::BillDirectory::new(platform_store),
+            directory: engage_actors::directory::Directory::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             // the loopback admin routes are served where the HTTP routes are (not on nodes)
             admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },

@@ -66,6 +66,7 @@
 //! and in `capabilities/mod.rs`: `Arc::new(last_order::LastOrder),` in `order_reactions()`.
 
 pub mod capabilities;
+pub mod directory;
 pub mod domain;
 pub mod engine;
 pub mod jobs;

@@ -25,8 +25,6 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
-use engage_actors::capabilities::business;
-
 use super::auth::token;
 use super::errors::{IntegrationError, StaffError};
 use super::tokens::{TokenGrant, TokenKind};
@@ -224,8 +222,8 @@ pub async fn brand_closed(state: &AppState, tenant: &str) -> Result<bool, Integr
     if let Some(closed) = open_routes.cached(tenant) {
         return Ok(closed);
     }
-    let query = business::OpenRoutes { closed: None, now: chrono::Utc::now() };
-    let closed = state.platform.gateway.ask(tenant, query).await.map_err(IntegrationError::from)?.closed;
+    // read beside the actor, not asked of it: the gate must not wait on the brand's owner node
+    let closed = state.platform.directory.open_routes_closed(tenant).await.map_err(IntegrationError::unavailable)?;
     open_routes.remember(tenant, closed);
     Ok(closed)
 }

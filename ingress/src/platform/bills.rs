@@ -390,7 +390,7 @@ async fn bill_page_route(State(state): State<AppState>, Path(bill_id): Path<Stri
     if bill_id.len() > 64 || !bill_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return not_found();
     }
-    let owner = match state.platform.bill_codes.owner(&bill_id).await {
+    let owner = match state.platform.directory.bill_owner(&bill_id).await {
         Ok(owner) => owner,
         Err(error) => return unavailable(error),
     };

@@ -90,9 +90,10 @@ pub struct PlatformState {
     pub schemas: schemas::PlatformSchemas,
     /// Key of the loopback admin routes.
     pub admin_key: String,
-    /// Whose bill a public bill link is (the one read without a brand; everything else a brand
-    /// holds is asked of its actor through [`PlatformState::gateway`]).
-    pub bill_codes: engage_actors::capabilities::bills::BillDirectory,
+    /// The two reads without a brand's actor: whose bill a public link is, and whether a brand
+    /// closed its open routes (everything else a brand holds is asked of its actor through
+    /// [`PlatformState::gateway`]).
+    pub directory: engage_actors::directory::Directory,
     /// The scheduled jobs, on processes that run the engine.
     pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
     /// Verifies chat tracking links.

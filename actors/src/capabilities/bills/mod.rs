@@ -30,7 +30,7 @@ mod codes;
 pub mod generate;
 pub mod report;
 
-pub use codes::{BillDirectory, BillRef, ResolveBill};
+pub use codes::{BillRef, ResolveBill};
 pub use generate::{GenerateBill, Generated, Skip};
 pub use report::{BillReport, FunnelFigures, SkipCount, Unsent};
 

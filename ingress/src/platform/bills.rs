@@ -53,7 +53,7 @@ fn widget_insight_operation() -> Value {
         "A widget click (clicks + 1) or watch time (watchTime set): {status: 1, counted}. Also accepts the bill page's own token (Authorization: Bearer), for its bill only",
         super::auth::Auth::Ingestion,
         Some("WidgetInsightRequest"),
-        super::contract::answer_schema::<Answer<Counted1>>(),
+        super::contract::answer_schema::<Answer<InsightCounted>>(),
     );
     op["security"] = json!([{"ingestionToken": []}, {"billPageToken": []}]);
     op["x-engage-scope"] = json!(<WidgetInsightRequest as super::edge::PlatformRequest>::SCOPE.as_str());
@@ -291,7 +291,7 @@ pub struct StatusSet {
 
 /// `{counted}`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Counted1 {
+pub struct InsightCounted {
     /// False for an unknown bill or widget (nothing changed).
     counted: bool,
 }
@@ -330,7 +330,10 @@ async fn bill_id(state: &AppState, tenant: &str, sent: String) -> Result<String,
 
 /// `/crm_api/update/widget/insight`: an ingestion token (`token:`), or the bill page's own token
 /// (`Authorization: Bearer`), which is good for its one bill only.
-async fn widget_insight(State(state): State<AppState>, request: Request) -> Result<Json<Answer<Counted1>>, StaffError> {
+async fn widget_insight(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<Answer<InsightCounted>>, StaffError> {
     let headers: HeaderMap = request.headers().clone();
     let page = page_token(&state, &headers);
     let tenant = match page {
@@ -354,7 +357,7 @@ async fn widget_insight(State(state): State<AppState>, request: Request) -> Resu
     let query = bills::Insight { bill_id, widget_id: body.widget_id, event, watch_time: body.watch_time.unwrap_or(0) };
     let counted: Counted =
         state.platform.gateway.ask(&tenant, query).await.map_err(|e| StaffError::from_query(e, "bill"))?;
-    Ok(answer(Counted1 { counted: counted.counted }))
+    Ok(answer(InsightCounted { counted: counted.counted }))
 }
 
 /// The bill page token of `Authorization: Bearer`, when one is sent: its claims, or `Err` when it

@@ -27,7 +27,7 @@ use engage_actors::capabilities::stats::{answers, rollup::KeepRollups, Contribut
 use engage_actors::inspect::keys;
 use engage_actors::inspect::repo::{Repo, ORDERS};
 use engage_actors::reaction::OrderReaction;
-use engage_actors::{Engine, EngineConfig, TenantQuery};
+use engage_actors::{Engine, EngineConfig};
 use engage_storage::{EmbeddedStore, Store, WriteOp};
 use engage_streams::bus::EmbeddedBus;
 use engage_streams::{Bus, Envelope, EventKind};
@@ -231,8 +231,8 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
     engine.set_owned(&(0..16).collect::<BTreeSet<u32>>()).await;
     for tenant in &tenants {
         loop {
-            let query = TenantQuery::from(customers::Details { phone: "9999999999".to_owned() });
-            if engine.ask_local(tenant, query, Duration::from_secs(10)).await.is_ok() {
+            let question = customers::Details { phone: "9999999999".to_owned() };
+            if engine.ask(tenant, question, Duration::from_secs(10)).await.is_ok() {
                 break;
             }
             if started.elapsed() > Duration::from_secs(600) {

@@ -15,12 +15,13 @@ use tokio::task::JoinHandle;
 use engage_streams::subject::partition_of;
 use engage_streams::{Bus, Delivery};
 
+use crate::ask::{Answer, Answered, Asked, Asking};
 use crate::reaction::OrderReaction;
 use crate::read_ahead::ReadAhead;
 use crate::repo::Repo;
 use crate::rpc::LocalTenants;
 use crate::supervisor::{PartitionSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tenant::{ApplyError, EngineContext, QueryError, QueryReply, TenantMsg, TenantQuery};
+use crate::tenant::{ApplyError, EngineContext, QueryError, TenantMsg};
 
 /// Deliveries pulled per batch.
 const BATCH: usize = 256;
@@ -196,8 +197,15 @@ impl Engine {
         }
     }
 
-    /// Asks the tenant's actor, on this node. `Unavailable` when the partition is not owned here.
-    pub async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply {
+    /// Asks the tenant's actor, on this node, `question`; its own reply type comes back.
+    /// `Unavailable` when the partition is not owned here or no answer came within `timeout`.
+    pub async fn ask<Q: Answer>(&self, tenant: &str, question: Q, timeout: Duration) -> Answered<Q> {
+        let (port, answer) = tokio::sync::oneshot::channel();
+        crate::ask::awaited(self.deliver(tenant, Asking::local(question, port)), answer, timeout).await
+    }
+
+    /// Delivers `asked` to the tenant's actor on this node (its port gets the answer).
+    async fn deliver(&self, tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError> {
         let partition = partition_of(tenant, self.config.partitions);
         let supervisor = self
             .supervisors
@@ -205,29 +213,22 @@ impl Engine {
             .ok()
             .and_then(|s| s.get(&partition).cloned())
             .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is not owned by this node")))?;
-        let asked = async {
-            // on a networked store, the rows the query reads first are read here: beside the
-            // actor, not in its turn (a failed read is left to the actor, which reads again and
-            // answers the error)
-            let keys = match self.ctx.repo.store().local_reads() {
-                true => Vec::new(),
-                false => query.reads_ahead(tenant),
-            };
-            let read_ahead = match keys.is_empty() {
-                true => None,
-                false => ReadAhead::read(&self.ctx.repo, &self.ctx.stamps, keys).await.ok(),
-            };
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let msg = TenantMsg::Query { query, read_ahead, reply: tx.into() };
-            if supervisor.send_message(SupervisorMsg::Route { tenant: tenant.to_owned(), msg }).is_err() {
-                return Err(QueryError::Unavailable("partition stopping".to_owned()));
-            }
-            rx.await
-                .unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())))
+        // on a networked store, the rows the question reads first are read here: beside the
+        // actor, not in its turn (a failed read is left to the actor, which reads again and
+        // answers the error)
+        let keys = match self.ctx.repo.store().local_reads() {
+            true => Vec::new(),
+            false => asked.reads_ahead(tenant),
         };
-        tokio::time::timeout(timeout, asked)
-            .await
-            .unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())))
+        let read_ahead = match keys.is_empty() {
+            true => None,
+            false => ReadAhead::read(&self.ctx.repo, &self.ctx.stamps, keys).await.ok(),
+        };
+        let msg = TenantMsg::Query { asked, read_ahead };
+        if supervisor.send_message(SupervisorMsg::Route { tenant: tenant.to_owned(), msg }).is_err() {
+            return Err(QueryError::Unavailable("partition stopping".to_owned()));
+        }
+        Ok(())
     }
 }
 
@@ -237,8 +238,8 @@ impl LocalTenants for Engine {
         Engine::owns(self, partition)
     }
 
-    async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply {
-        Engine::ask_local(self, tenant, query, timeout).await
+    async fn deliver(&self, tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError> {
+        Engine::deliver(self, tenant, asked).await
     }
 }
 
@@ -499,10 +500,8 @@ mod tests {
         bus.publish(&Arc::new(order)).await.unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
-            let query = crate::capabilities::customers::Details { phone: "9000000001".to_owned() }.into();
-            let answer = engine.ask_local("brand-s", query, Duration::from_secs(1)).await;
-            if let Ok(view) = answer.and_then(crate::query::Reply::answer_to::<crate::capabilities::customers::Details>)
-            {
+            let question = crate::capabilities::customers::Details { phone: "9000000001".to_owned() };
+            if let Ok(view) = engine.ask("brand-s", question, Duration::from_secs(1)).await {
                 if view.total_orders == 1 {
                     break;
                 }

@@ -65,6 +65,7 @@
 //!
 //! and in `capabilities/mod.rs`: `Arc::new(last_order::LastOrder),` in `order_reactions()`.
 
+pub mod ask;
 pub mod capabilities;
 pub mod directory;
 pub mod domain;
@@ -112,5 +113,5 @@ pub mod inspect {
 pub use engine::{Engine, EngineConfig};
 pub use rpc::TenantGateway;
 pub use tables::DAY_BUCKET_RETENTION_DAYS;
-pub use tenant::{QueryError, QueryReply, TenantQuery};
+pub use tenant::{QueryError, TenantQuery};
 pub use tenant_core::{Services, Tenant};

@@ -2,7 +2,7 @@
 //! `engage.rpc.<partition>.<tenant token>`. Owners subscribe per owned partition (queue group
 //! `engage-rpc`, so one answers even while a partition changes hands). Requests and answers are
 //! JSON: `{"tenant", "query"}` and the [`WireReply`]. A question asked on the node that owns the
-//! tenant is answered with the typed [`crate::query::Reply`], never encoded.
+//! tenant is answered with its own reply type, never encoded ([`crate::ask`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use tokio::sync::watch;
 
 use engage_streams::subject::{partition_of, token};
 
-use crate::query::{to_wire, Question, Reply, WireReply};
-use crate::tenant::{QueryError, QueryReply, TenantQuery};
+use crate::ask::{awaited, to_json, Answer, Answered, Asked, Asking, WireReply};
+use crate::tenant::{QueryError, TenantQuery};
 
 /// The tenants this node runs: what the RPC side needs of the engine (which implements it), so
 /// that this module does not depend on the engine that starts it.
@@ -22,8 +22,9 @@ use crate::tenant::{QueryError, QueryReply, TenantQuery};
 pub trait LocalTenants: Send + Sync {
     /// Whether `partition` is processed here.
     fn owns(&self, partition: u32) -> bool;
-    /// Asks the tenant's actor on this node.
-    async fn ask_local(&self, tenant: &str, query: TenantQuery, timeout: Duration) -> QueryReply;
+    /// Puts a question in the mailbox of the tenant's actor on this node (its port gets the
+    /// answer).
+    async fn deliver(&self, tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError>;
 }
 
 /// Longest time an RPC may take.
@@ -65,7 +66,11 @@ pub async fn serve_partition(
         let client = client.clone();
         tokio::spawn(async move {
             let answer: WireReply = match serde_json::from_slice::<Request>(&message.payload) {
-                Ok(request) => to_wire(engine.ask_local(&request.tenant, request.query, RPC_TIMEOUT).await),
+                Ok(request) => {
+                    let (port, answer) = tokio::sync::oneshot::channel();
+                    let asked = request.query.into_asked(port);
+                    awaited(engine.deliver(&request.tenant, asked), answer, RPC_TIMEOUT).await
+                }
                 Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
             };
             let body = serde_json::to_vec(&answer).unwrap_or_default();
@@ -91,30 +96,27 @@ impl TenantGateway {
     }
 
     /// Asks `tenant`'s actor `question` wherever it runs; the answer is the question's own reply
-    /// type ([`Question::Reply`]): taken back as it is from an actor of this node, decoded from
-    /// JSON when another node answered.
-    pub async fn ask<Q: Question + Into<TenantQuery>>(
-        &self,
-        tenant: &str,
-        question: Q,
-    ) -> Result<Q::Reply, QueryError> {
-        self.ask_reply(tenant, question).await?.answer_to::<Q>()
-    }
-
-    /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
-    pub async fn ask_json(&self, tenant: &str, query: impl Into<TenantQuery>) -> WireReply {
-        to_wire(self.ask_reply(tenant, query).await)
-    }
-
-    /// Asks `tenant`'s actor wherever it runs; the typed answer (from another node: its JSON).
-    async fn ask_reply(&self, tenant: &str, query: impl Into<TenantQuery>) -> QueryReply {
-        let query = query.into();
+    /// type ([`crate::query::Question::Reply`]): the value itself from an actor of this node,
+    /// decoded from JSON when another node answered.
+    pub async fn ask<Q: Answer>(&self, tenant: &str, question: Q) -> Answered<Q> {
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {
             if engine.owns(partition) || self.nats.is_none() {
-                return engine.ask_local(tenant, query, RPC_TIMEOUT).await;
+                let (port, answer) = tokio::sync::oneshot::channel();
+                return awaited(engine.deliver(tenant, Asking::local(question, port)), answer, RPC_TIMEOUT).await;
             }
         }
+        let json = self.ask_remote(tenant, partition, question.into()).await?;
+        serde_json::from_value(json).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
+    }
+
+    /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
+    pub async fn ask_json<Q: Answer>(&self, tenant: &str, question: Q) -> WireReply {
+        to_json(self.ask(tenant, question).await)
+    }
+
+    /// Asks the owner of `partition` (another node) over NATS.
+    async fn ask_remote(&self, tenant: &str, partition: u32, query: TenantQuery) -> WireReply {
         let Some(client) = &self.nats else {
             return Err(QueryError::Unavailable("no engine and no NATS".to_owned()));
         };
@@ -123,8 +125,7 @@ impl TenantGateway {
         let request = client.request(subject(partition, tenant), body.into());
         match tokio::time::timeout(RPC_TIMEOUT, request).await {
             Ok(Ok(message)) => serde_json::from_slice::<WireReply>(&message.payload)
-                .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}"))))
-                .map(Reply::new),
+                .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}")))),
             Ok(Err(error)) => {
                 Err(QueryError::Unavailable(format!("no owner answered for partition {partition}: {error}")))
             }

@@ -17,13 +17,14 @@ use serde::{Deserialize, Serialize};
 
 use engage_streams::Envelope;
 
+use crate::ask::{Asked, Asking, WireReply};
 use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::business::BusinessQuery;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::fraud::FraudQuery;
 use crate::capabilities::journeys::JourneysQuery;
-use crate::capabilities::loyalty::{GetDayWise, LoyaltyQuery};
+use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
@@ -32,9 +33,7 @@ use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
     bills, business, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
 };
-use crate::keys::Key;
-use crate::query::reply;
-pub use crate::query::{QueryError, QueryReply};
+pub use crate::query::QueryError;
 use crate::read_ahead::ReadAhead;
 pub use crate::tenant_core::EngineContext;
 use crate::tenant_core::Tenant;
@@ -69,18 +68,6 @@ pub enum TenantQuery {
     Business(BusinessQuery),
 }
 
-impl TenantQuery {
-    /// The rows answering this query reads before anything else, which the engine reads before
-    /// the query reaches the actor ([`crate::read_ahead`]): the store's round trip then overlaps
-    /// the actor's other messages instead of holding them up.
-    pub fn reads_ahead(&self, tenant: &str) -> Vec<Key> {
-        match self {
-            TenantQuery::Redemption(query) => query.reads_ahead(tenant),
-            _ => Vec::new(),
-        }
-    }
-}
-
 macro_rules! area {
     ($($query:ident => $variant:ident),* $(,)?) => {$(
         impl From<$query> for TenantQuery {
@@ -108,6 +95,8 @@ area!(
 
 /// Each question type of an area becomes a [`TenantQuery`]: its area's variant of the same name,
 /// or, written `Variant(Type)`, of another name (the variant's name is the question's wire tag).
+/// A question that came over the wire is answered by its own [`crate::ask::Answer`]: the list is
+/// every question, or the match of [`TenantQuery::into_asked`] does not compile.
 macro_rules! questions {
     (@one $module:ident $area:ident $variant:ident $question:ident) => {
         questions!(@one $module $area $variant $question $question);
@@ -119,9 +108,20 @@ macro_rules! questions {
             }
         }
     };
-    ($($module:ident :: $area:ident => $variant:ident { $($question:ident $(($ty:ident))?),* $(,)? }),* $(,)?) => {$($(
-        questions!(@one $module $area $variant $question $($ty)?);
-    )*)*};
+    ($($module:ident :: $area:ident => $variant:ident { $($question:ident $(($ty:ident))?),* $(,)? }),* $(,)?) => {
+        $($(
+            questions!(@one $module $area $variant $question $($ty)?);
+        )*)*
+
+        impl TenantQuery {
+            /// The question, to be answered as JSON on `port`.
+            pub(crate) fn into_asked(self, port: tokio::sync::oneshot::Sender<WireReply>) -> Box<dyn Asked> {
+                match self {
+                    $($(TenantQuery::$variant($area::$question(question)) => Asking::wire(question, port),)*)*
+                }
+            }
+        }
+    };
 }
 
 questions!(
@@ -129,7 +129,7 @@ questions!(
     otp::OtpQuery => Otp { Generate, Verify },
     business::BusinessQuery => Business { SaveConfig, GetConfig, OpenRoutes },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
-    redemption::RedemptionQuery => Redemption { Revoke },
+    redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {
         SetRules,
         SetMilestones,
@@ -226,12 +226,6 @@ questions!(
     },
 );
 
-impl From<redemption::RedeemRequest> for TenantQuery {
-    fn from(question: redemption::RedeemRequest) -> Self {
-        TenantQuery::Redemption(RedemptionQuery::Redeem(question))
-    }
-}
-
 /// Why a bus delivery was not applied (the engine retries it, then parks it with this text).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ApplyError {
@@ -270,12 +264,10 @@ pub enum TenantMsg {
     },
     /// Answer a query.
     Query {
-        /// The query.
-        query: TenantQuery,
+        /// The question and where its answer goes.
+        asked: Box<dyn Asked>,
         /// Rows it reads, read before it reached the mailbox ([`crate::read_ahead`]).
         read_ahead: Option<ReadAhead>,
-        /// Where the answer goes.
-        reply: RpcReplyPort<QueryReply>,
     },
 }
 
@@ -286,9 +278,7 @@ impl TenantMsg {
             TenantMsg::Apply { reply, .. } => {
                 let _ = reply.send(Err(ApplyError::Refused(reason.to_owned())));
             }
-            TenantMsg::Query { reply, .. } => {
-                let _ = reply.send(Err(QueryError::Unavailable(reason.to_owned())));
-            }
+            TenantMsg::Query { asked, .. } => asked.refuse(QueryError::Unavailable(reason.to_owned())),
         }
     }
 }
@@ -366,60 +356,32 @@ impl Actor for TenantActor {
                     tracing::error!(tenant = %tenant.id, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
                 }
                 let (tenant_id, id, trace_id) = (tenant.id.clone(), envelope.id.clone(), envelope.trace_id.clone());
-                answer_when_durable(tenant, reply, outcome, move |outcome, error| {
-                    tracing::error!(tenant = %tenant_id, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
-                    *outcome = Err(ApplyError::NotDurable(error.to_string()));
+                when_durable(tenant, move |failure| {
+                    let outcome = match failure {
+                        None => outcome,
+                        Some(error) => {
+                            tracing::error!(tenant = %tenant_id, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
+                            Err(ApplyError::NotDurable(error.to_string()))
+                        }
+                    };
+                    let _ = reply.send(outcome);
                 });
             }
-            // a long report is read beside the actor, never holding up the brand's writes
-            TenantMsg::Query {
-                query: TenantQuery::Loyalty(LoyaltyQuery::DayWise(GetDayWise { from, to })),
-                reply: port,
-                ..
-            } => {
-                let (repo, id) = (tenant.repo().clone(), tenant.id.clone());
-                tokio::spawn(async move {
-                    let _ = port.send(reply(loyalty::day_wise(repo, id, from, to).await));
-                });
-            }
-            // so are the metrics: they read committed rollup rows
-            TenantMsg::Query { query: TenantQuery::Stats(query @ StatsQuery::ReadMetric(_)), reply: port, .. } => {
-                let (repo, id) = (tenant.repo().clone(), tenant.id.clone());
-                tokio::spawn(async move {
-                    let _ = port.send(reply(stats::read(repo, id, query).await));
-                });
-            }
-            TenantMsg::Query { query, read_ahead, reply } => {
+            TenantMsg::Query { asked, read_ahead } => {
+                // a long report is read beside the actor, never holding up the brand's writes
+                let Some(asked) = asked.beside(tenant) else { return Ok(()) };
                 if let Some(ahead) = read_ahead {
                     tenant.accept_read_ahead(ahead);
                 }
-                let answer = AssertUnwindSafe(async {
-                    match query {
-                        TenantQuery::Customers(query) => customers::handle(tenant, reactions, query).await,
-                        TenantQuery::Loyalty(query) => loyalty::handle(tenant, query).await,
-                        TenantQuery::Redemption(query) => redemption::handle(tenant, query).await,
-                        TenantQuery::Rewards(query) => rewards::handle(tenant, query).await,
-                        TenantQuery::Otp(query) => otp::handle(tenant, query).await,
-                        TenantQuery::Fraud(query) => fraud::handle(tenant, query).await,
-                        TenantQuery::Wallet(query) => wallet::handle(tenant, query).await,
-                        TenantQuery::Journeys(query) => journeys::handle(tenant, query).await,
-                        TenantQuery::Bills(query) => bills::handle(tenant, query).await,
-                        TenantQuery::Feedback(query) => feedback::handle(tenant, query).await,
-                        TenantQuery::Stats(query) => stats::handle(tenant, query).await,
-                        TenantQuery::Business(query) => business::handle(tenant, query).await,
-                    }
-                })
-                .catch_unwind()
-                .await;
-                let answer = match answer {
-                    Ok(answer) => answer,
-                    Err(panic) => Err(QueryError::Failed(format!("panicked: {}", panicked(tenant, &*panic)))),
-                };
+                let sealed = asked.answer(tenant, reactions).await;
                 tenant.end_read_ahead();
                 let tenant_id = tenant.id.clone();
-                answer_when_durable(tenant, reply, answer, move |answer, error| {
-                    tracing::error!(tenant = %tenant_id, %error, "query failed: its writes did not reach the disk");
-                    *answer = Err(QueryError::Failed(error.to_string()));
+                when_durable(tenant, move |failure| match failure {
+                    None => sealed.send(),
+                    Some(error) => {
+                        tracing::error!(tenant = %tenant_id, %error, "query failed: its writes did not reach the disk");
+                        sealed.fail(QueryError::Failed(error.to_string()));
+                    }
                 });
             }
         }
@@ -431,7 +393,7 @@ impl Actor for TenantActor {
 /// forgotten (rows are read again from the store); the panic is counted like an actor failure
 /// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
 /// The panic's message (counted and logged).
-fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
     tenant.forget_all();
     metrics::counter!("engage_actor_failures_total").increment(1);
     metrics::counter!("engage_actor_panics_total").increment(1);
@@ -444,27 +406,21 @@ fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
     text
 }
 
-/// Sends `answer` on `reply` once the commits the message staged are durable (at once when it
-/// staged none); if one fails, `failed` turns the answer into the failure first. The actor does not
-/// wait: it goes on to its next message.
-fn answer_when_durable<T: Send + 'static>(
-    tenant: &mut Tenant,
-    reply: RpcReplyPort<T>,
-    mut answer: T,
-    failed: impl FnOnce(&mut T, &engage_storage::StoreError) + Send + 'static,
-) {
+/// Calls `done` once the commits the message staged are durable (at once when it staged none)
+/// with the first failure, if one failed. The actor does not wait: it goes on to its next message.
+fn when_durable(tenant: &mut Tenant, done: impl FnOnce(Option<engage_storage::StoreError>) + Send + 'static) {
     let staged = tenant.take_staged();
     if staged.is_empty() {
-        let _ = reply.send(answer);
+        done(None);
         return;
     }
     tokio::spawn(async move {
         for durable in staged {
             if let Err(error) = durable.wait().await {
-                failed(&mut answer, &error);
-                break;
+                done(Some(error));
+                return;
             }
         }
-        let _ = reply.send(answer);
+        done(None);
     });
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use engage_actors::capabilities::customers;
 use engage_actors::capabilities::loyalty;
-use engage_actors::capabilities::wallet::{self, SendRequest, WalletQuery};
+use engage_actors::capabilities::wallet::{self, SendRequest};
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 use engage_storage::{EmbeddedStore, NatsKvStore, Store};
 use engage_streams::bus::EmbeddedBus;
@@ -182,7 +182,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
             gateway
                 .ask_json(
                     "brand-w",
-                    WalletQuery::Send(SendRequest {
+                    SendRequest {
                         business: "outlet-1".into(),
                         channel: Channel::Sms,
                         template_type: TemplateType::Utility,
@@ -196,7 +196,7 @@ async fn concurrent_sends_never_take_a_wallet_below_zero() {
                         button: None,
                         sender_id: None,
                         not_before: None,
-                    }),
+                    },
                 )
                 .await
         }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use engage_storage::{StoreError, WriteOp};
 
 use crate::keys;
-use crate::query::{question, reply, QueryError, QueryReply};
+use crate::query::{question, QueryError};
 use crate::tenant_core::Tenant;
 
 /// A business's configuration record.
@@ -108,26 +108,25 @@ question! {
     } -> BusinessConfig;
 }
 
-/// Answers a query.
-pub async fn handle(tenant: &mut Tenant, query: BusinessQuery) -> QueryReply {
-    match query {
-        BusinessQuery::SaveConfig(SaveConfig { business_id, fields, now }) => {
-            reply(save(tenant, business_id, fields, now).await)
-        }
-        BusinessQuery::GetConfig(GetConfig { business_id }) => reply(Ok(config(tenant, &business_id).await?)),
-        BusinessQuery::OpenRoutes(OpenRoutes { closed, now }) => {
-            let key = keys::open_routes_setting(&tenant.id);
-            let setting = match closed {
-                Some(closed) => {
-                    let setting = OpenRoutesSetting { closed, updated_at: now.to_rfc3339() };
-                    tenant.batch(vec![key.put(&setting)]).await?;
-                    setting
-                }
-                None => tenant.repo().get(&key).await?.unwrap_or_default(),
-            };
-            reply(Ok(setting))
-        }
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _)
+    SaveConfig: SaveConfig { business_id, fields, now } => {
+        save(tenant, business_id, fields, now).await
+    },
+    GetConfig: GetConfig { business_id } => Ok(config(tenant, &business_id).await?),
+    OpenRoutes: OpenRoutes { closed, now } => {
+        let key = keys::open_routes_setting(&tenant.id);
+        let setting = match closed {
+            Some(closed) => {
+                let setting = OpenRoutesSetting { closed, updated_at: now.to_rfc3339() };
+                tenant.batch(vec![key.put(&setting)]).await?;
+                setting
+            }
+            None => tenant.repo().get(&key).await?.unwrap_or_default(),
+        };
+        Ok(setting)
+    },
 }
 
 async fn save(

@@ -10,8 +10,7 @@ use super::loyalty::number;
 use super::orders::apply;
 pub use super::orders::{GetOrder, WaitingPage, WaitingRefund, WaitingRefunds};
 use crate::domain::customer::Customer;
-use crate::query::{question, reply, QueryError, QueryReply};
-use crate::tenant_core::Tenant;
+use crate::query::{question, QueryError};
 
 /// Customer questions (each its own type, answered with a [`CustomerView`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -103,35 +102,33 @@ pub fn view(customer: &Customer, now: DateTime<Utc>) -> CustomerView {
     }
 }
 
-/// Answers a customer query.
-pub async fn handle(tenant: &mut Tenant, reactions: &crate::reaction::Reactions, query: CustomersQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        CustomersQuery::Details(Details { phone }) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
-        CustomersQuery::Update(Update { phone, name, email, gender, dob, anniversary }) => {
-            let mut customer = tenant.known_customer(&phone).await?;
-            for (value, slot) in [
-                (name, &mut customer.name),
-                (email, &mut customer.email),
-                (gender, &mut customer.gender),
-                (dob, &mut customer.dob),
-                (anniversary, &mut customer.anniversary),
-            ] {
-                if value.is_some() {
-                    *slot = value;
-                }
-            }
-            let answer = view(&customer, now);
-            tenant.commit_customer(Vec::new(), customer).await?;
-            reply(Ok(answer))
-        }
-        CustomersQuery::WaitingRefunds(question) => reply(super::orders::waiting_refunds(tenant, question).await),
-        CustomersQuery::Order(question) => reply(super::orders::order_row(tenant, question).await),
-        CustomersQuery::ApplyNow(ApplyNow { envelope }) => {
-            match apply(tenant, reactions, &envelope, envelope.position.unwrap_or(0)).await? {
-                Some(phone) => reply(Ok(view(&tenant.known_customer(&phone).await?, now))),
-                None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, reactions) let now = Utc::now();
+    Details: Details { phone } => Ok(view(&tenant.known_customer(&phone).await?, now)),
+    Update: Update { phone, name, email, gender, dob, anniversary } => {
+        let mut customer = tenant.known_customer(&phone).await?;
+        for (value, slot) in [
+            (name, &mut customer.name),
+            (email, &mut customer.email),
+            (gender, &mut customer.gender),
+            (dob, &mut customer.dob),
+            (anniversary, &mut customer.anniversary),
+        ] {
+            if value.is_some() {
+                *slot = value;
             }
         }
-    }
+        let answer = view(&customer, now);
+        tenant.commit_customer(Vec::new(), customer).await?;
+        Ok(answer)
+    },
+    WaitingRefunds: question => super::orders::waiting_refunds(tenant, question).await,
+    GetOrder: question => super::orders::order_row(tenant, question).await,
+    ApplyNow: ApplyNow { envelope } => {
+        match apply(tenant, reactions, &envelope, envelope.position.unwrap_or(0)).await? {
+            Some(phone) => Ok(view(&tenant.known_customer(&phone).await?, now)),
+            None => Err(QueryError::Invalid("the event touched no customer".to_owned())),
+        }
+    },
 }

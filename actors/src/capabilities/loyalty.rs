@@ -19,7 +19,7 @@ use crate::domain::loyalty::{DayFigures, Lot, LoyaltyRules, Milestone, RulesPatc
 use crate::domain::order::{decimal, OrderFacts};
 use crate::domain::time::{end_of_ist_day_after, instant_key, parse_instant};
 use crate::keys::{self, digest};
-use crate::query::{question, reply, QueryError, QueryReply};
+use crate::query::{question, QueryError};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::repo::{Repo, LOYALTY_DAILY, LOYALTY_LEDGER};
 use crate::tenant_core::Tenant;
@@ -199,57 +199,54 @@ async fn save_rules(tenant: &mut Tenant, rules: LoyaltyRules) -> Result<LoyaltyR
     Ok(rules)
 }
 
-/// Answers a loyalty query.
-pub async fn handle(tenant: &mut Tenant, query: LoyaltyQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        LoyaltyQuery::SetRules(SetRules { patch }) => {
-            let new = patch.apply(&rules(tenant).await?);
-            reply(Ok(save_rules(tenant, new).await?))
-        }
-        LoyaltyQuery::SetMilestones(SetMilestones { mut milestones }) => {
-            milestones.sort_by_key(|m| m.orders);
-            milestones.dedup_by_key(|m| m.orders);
-            let current = rules(tenant).await?;
-            reply(Ok(save_rules(tenant, LoyaltyRules { milestones, ..current }).await?))
-        }
-        LoyaltyQuery::GetRules(_) => reply(Ok(rules(tenant).await?)),
-        LoyaltyQuery::Balance(Balance { phone, bill }) => {
-            let rules = rules(tenant).await?;
-            let customer = tenant.known_customer(&phone).await?;
-            let bill = parse_bill(bill.as_deref())?;
-            reply(Ok(PointsBalance {
-                redeemable_points: rules.redeemable(customer.loyalty_points, bill),
-                point_value: number(rules.point_value),
-                min_redeem_points: rules.min_redeem_points,
-                max_redeem_percent: number(rules.max_redeem_percent),
-                next_expiry: customer.point_lots.next(),
-                loyalty_points: customer.loyalty_points,
-                customer_number: customer.phone,
-            }))
-        }
-        LoyaltyQuery::ExpirePoints(ExpirePoints { phone, now: clock }) => {
-            reply(expire(tenant, &phone, parse_instant(&clock).unwrap_or(now)).await)
-        }
-        LoyaltyQuery::DayWise(GetDayWise { from, to }) => {
-            reply(day_wise(tenant.repo().clone(), tenant.id.clone(), from, to).await)
-        }
-        LoyaltyQuery::Ledger(Ledger { phone, page, page_size }) => {
-            let customer = tenant.known_customer(&phone).await?;
-            let page = page.max(1);
-            let page_size = page_size.clamp(1, 100);
-            let partition = keys::ledger_partition(&tenant.id, &phone);
-            let data =
-                tenant.repo().seq_page(LOYALTY_LEDGER, &partition, (page - 1) * page_size, page_size as usize).await?;
-            reply(Ok(LedgerPage {
-                data,
-                page,
-                page_size,
-                total: customer.ledger_seq,
-                loyalty_points: customer.loyalty_points,
-            }))
-        }
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    SetRules: SetRules { patch } => {
+        let new = patch.apply(&rules(tenant).await?);
+        Ok(save_rules(tenant, new).await?)
+    },
+    SetMilestones: SetMilestones { mut milestones } => {
+        milestones.sort_by_key(|m| m.orders);
+        milestones.dedup_by_key(|m| m.orders);
+        let current = rules(tenant).await?;
+        Ok(save_rules(tenant, LoyaltyRules { milestones, ..current }).await?)
+    },
+    GetRules: _ => Ok(rules(tenant).await?),
+    Balance: Balance { phone, bill } => {
+        let rules = rules(tenant).await?;
+        let customer = tenant.known_customer(&phone).await?;
+        let bill = parse_bill(bill.as_deref())?;
+        Ok(PointsBalance {
+            redeemable_points: rules.redeemable(customer.loyalty_points, bill),
+            point_value: number(rules.point_value),
+            min_redeem_points: rules.min_redeem_points,
+            max_redeem_percent: number(rules.max_redeem_percent),
+            next_expiry: customer.point_lots.next(),
+            loyalty_points: customer.loyalty_points,
+            customer_number: customer.phone,
+        })
+    },
+    ExpirePoints: ExpirePoints { phone, now: clock } => {
+        expire(tenant, &phone, parse_instant(&clock).unwrap_or(now)).await
+    },
+    GetDayWise: GetDayWise { from, to } => day_wise(tenant.repo().clone(), tenant.id.clone(), from, to).await;
+        beside(tenant) => day_wise(tenant.repo().clone(), tenant.id.clone(), from, to),
+    Ledger: Ledger { phone, page, page_size } => {
+        let customer = tenant.known_customer(&phone).await?;
+        let page = page.max(1);
+        let page_size = page_size.clamp(1, 100);
+        let partition = keys::ledger_partition(&tenant.id, &phone);
+        let data =
+            tenant.repo().seq_page(LOYALTY_LEDGER, &partition, (page - 1) * page_size, page_size as usize).await?;
+        Ok(LedgerPage {
+            data,
+            page,
+            page_size,
+            total: customer.ledger_seq,
+            loyalty_points: customer.loyalty_points,
+        })
+    },
 }
 
 async fn expire(tenant: &mut Tenant, phone: &str, clock: DateTime<Utc>) -> Result<Expired, QueryError> {

@@ -10,7 +10,7 @@ use super::wallet::{send_now, SendRequest};
 use crate::domain::time::ist_day;
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{question, reply, QueryError, QueryReply};
+use crate::query::{question, QueryError};
 use crate::tenant_core::Tenant;
 
 /// Most verification attempts per password.
@@ -124,44 +124,42 @@ pub async fn consume(
     Ok(keys::otp(&tenant.id, phone).put(&row))
 }
 
-/// Answers a one-time password query.
-pub async fn handle(tenant: &mut Tenant, query: OtpQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        OtpQuery::Generate(Generate { phone, business }) => {
-            tenant.known_customer(&phone).await?;
-            let otp = format!("{:06}", uuid::Uuid::new_v4().as_u128() % 1_000_000);
-            let expires_at = now + Duration::minutes(VALIDITY_MINUTES);
-            let row = OtpRow { hash: Some(hash(tenant, &phone, &otp)), expires_at, attempts: 0, verified_until: None };
-            // the SMS is a paid send: the wallet debit, the queue row and the OTP row in one batch
-            let send = SendRequest {
-                business,
-                channel: Channel::Sms,
-                template_type: TemplateType::Utility,
-                purpose: Purpose::Otp,
-                message: format!("Your loyalty redemption code is {otp}. It expires in {VALIDITY_MINUTES} minutes."),
-                send_id: format!("otp-{}", digest(&[&phone, &expires_at.to_rfc3339()])),
-                to: phone.clone(),
-                delivery_date: ist_day(now).replace('-', ""),
-                auto_id: None,
-                template_id: None,
-                button: None,
-                sender_id: None,
-                not_before: None,
-            };
-            send_now(tenant, &send, vec![keys::otp(&tenant.id, &phone).put(&row)], now).await?;
-            reply(Ok(Generated { expires_at: expires_at.to_rfc3339() }))
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    Generate: Generate { phone, business } => {
+        tenant.known_customer(&phone).await?;
+        let otp = format!("{:06}", uuid::Uuid::new_v4().as_u128() % 1_000_000);
+        let expires_at = now + Duration::minutes(VALIDITY_MINUTES);
+        let row = OtpRow { hash: Some(hash(tenant, &phone, &otp)), expires_at, attempts: 0, verified_until: None };
+        // the SMS is a paid send: the wallet debit, the queue row and the OTP row in one batch
+        let send = SendRequest {
+            business,
+            channel: Channel::Sms,
+            template_type: TemplateType::Utility,
+            purpose: Purpose::Otp,
+            message: format!("Your loyalty redemption code is {otp}. It expires in {VALIDITY_MINUTES} minutes."),
+            send_id: format!("otp-{}", digest(&[&phone, &expires_at.to_rfc3339()])),
+            to: phone.clone(),
+            delivery_date: ist_day(now).replace('-', ""),
+            auto_id: None,
+            template_id: None,
+            button: None,
+            sender_id: None,
+            not_before: None,
+        };
+        send_now(tenant, &send, vec![keys::otp(&tenant.id, &phone).put(&row)], now).await?;
+        Ok(Generated { expires_at: expires_at.to_rfc3339() })
+    },
+    Verify: Verify { phone, otp } => {
+        let mut row = row(tenant, &phone).await?;
+        let checked = check(tenant, &phone, &otp, &mut row, now);
+        if checked.is_ok() {
+            row.hash = None;
+            row.verified_until = Some(now + Duration::minutes(VALIDITY_MINUTES));
         }
-        OtpQuery::Verify(Verify { phone, otp }) => {
-            let mut row = row(tenant, &phone).await?;
-            let checked = check(tenant, &phone, &otp, &mut row, now);
-            if checked.is_ok() {
-                row.hash = None;
-                row.verified_until = Some(now + Duration::minutes(VALIDITY_MINUTES));
-            }
-            tenant.batch(vec![keys::otp(&tenant.id, &phone).put(&row)]).await?;
-            checked?;
-            reply(Ok(Verified { verified: true, valid_until: row.verified_until.map(|t| t.to_rfc3339()) }))
-        }
-    }
+        tenant.batch(vec![keys::otp(&tenant.id, &phone).put(&row)]).await?;
+        checked?;
+        Ok(Verified { verified: true, valid_until: row.verified_until.map(|t| t.to_rfc3339()) })
+    },
 }

@@ -18,7 +18,7 @@ use crate::domain::fraud::{breaches, count_in_period, record, REDEMPTION_FREQUEN
 use crate::domain::order::OrderFacts;
 use crate::domain::time::parse_instant;
 use crate::keys::{self, digest};
-use crate::query::{question, reply, QueryError, QueryReply, Question};
+use crate::query::{question, QueryError, Question};
 use crate::reaction::{OrderEvent, OrderReaction};
 use crate::tenant_core::Tenant;
 
@@ -50,22 +50,6 @@ question! {
 
 impl Question for RedeemRequest {
     type Reply = Redeemed;
-}
-
-impl RedemptionQuery {
-    /// The rows a redemption reads first (was the order redeemed before; is the phone
-    /// blocklisted), read before the query reaches the actor ([`crate::read_ahead`]).
-    pub fn reads_ahead(&self, tenant: &str) -> Vec<keys::Key> {
-        match self {
-            RedemptionQuery::Redeem(request) => {
-                vec![
-                    keys::redemption(tenant, &request.phone, &request.order_id),
-                    keys::blocklist(tenant, &request.phone),
-                ]
-            }
-            RedemptionQuery::Revoke(_) => Vec::new(),
-        }
-    }
 }
 
 /// A redemption's answer.
@@ -120,15 +104,18 @@ pub fn put(tenant: &Tenant, phone: &str, order_id: &str, redemption: &Redemption
     keys::redemption(&tenant.id, phone, order_id).put(redemption)
 }
 
-/// Answers a redemption query.
-pub async fn handle(tenant: &mut Tenant, query: RedemptionQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        RedemptionQuery::Redeem(request) => reply(redeem(tenant, request, now).await),
-        RedemptionQuery::Revoke(Revoke { phone, order_id, now: clock, force }) => {
-            reply(revoke(tenant, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await)
-        }
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    // was the order redeemed before; is the phone blocklisted
+    RedeemRequest: request => redeem(tenant, request, now).await;
+        ahead(request, tenant) => vec![
+            keys::redemption(tenant, &request.phone, &request.order_id),
+            keys::blocklist(tenant, &request.phone),
+        ],
+    Revoke: Revoke { phone, order_id, now: clock, force } => {
+        revoke(tenant, &phone, &order_id, parse_instant(&clock).unwrap_or(now), force).await
+    },
 }
 
 /// A redemption asked for.

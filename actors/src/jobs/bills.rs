@@ -6,7 +6,7 @@ use crate::capabilities::bills::{Generate, Report};
 impl Jobs {
     /// Bill generation as at `now`: each brand's queue records of yesterday and today (IST) with
     /// status 1 and source 2, 10,000 a page, in the brand's tenant actor.
-    pub(super) async fn generate_bills(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn generate_bills(&self, now: DateTime<Utc>) -> Result<BillRun, JobError> {
         let (mut tenants, mut records, mut generated) = (0, 0u64, 0u64);
         let mut skipped: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
         let mut failed = Vec::new();
@@ -38,14 +38,13 @@ impl Jobs {
                 }
             }
         }
-        let outcome = json!({"brands": tenants, "records": records, "generated": generated, "skipped": skipped,
-                             "failed": failed});
+        let outcome = BillRun { brands: tenants, records, generated, skipped, failed: failed.clone() };
         all_tenants(outcome, &failed)
     }
 
     /// The daily bill report of the IST day before `now`'s: every brand's figures in one workbook
     /// under `<data dir>/reports/bills-<day>/`, mailed when a mail service is set.
-    pub(super) async fn bill_report(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn bill_report(&self, now: DateTime<Utc>) -> Result<BillReportRun, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let mut figures = Vec::new();
         let query = || Report { day: day.clone() };
@@ -59,8 +58,15 @@ impl Jobs {
         let mailed = self.mail(&letter, std::slice::from_ref(&file), &dir).await?;
         let outlets: usize = figures.iter().map(|f| f.funnel.len()).sum();
         let unsent: usize = figures.iter().map(|f| f.unsent.len()).sum();
-        let outcome = json!({"date": day, "brands": figures.len(), "outlets": outlets, "unsent": unsent,
-                             "file": file.display().to_string(), "mailed": mailed, "failed": failed});
+        let outcome = BillReportRun {
+            date: day,
+            brands: figures.len() as u64,
+            outlets: outlets as u64,
+            unsent: unsent as u64,
+            file: file.display().to_string(),
+            mailed,
+            failed: failed.clone(),
+        };
         all_tenants(outcome, &failed)
     }
 }

@@ -41,9 +41,9 @@ impl Jobs {
         }
     }
 
-    pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<JobOutcome, JobError> {
         let Some(url) = self.provider(channel).map(str::to_owned) else {
-            return Ok(json!({"skipped": "no provider URL configured; rows stay pending"}));
+            return Ok(NotDrained { skipped: "no provider URL configured; rows stay pending".to_owned() }.into());
         };
         let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
         let mut quiet_hours = HashMap::new();
@@ -113,8 +113,7 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        Ok(json!({"sent": sent, "failed": failed, "retrying": retrying, "unpaid": unpaid, "quiet": quiet,
-                  "scheduled": scheduled}))
+        Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled }.into())
     }
 
     /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable
@@ -184,7 +183,7 @@ impl Jobs {
         Ok(answer["id"].as_str().map(str::to_owned))
     }
 
-    pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Refunded, JobError> {
         let (mut refunded, mut amount) = (0, rust_decimal::Decimal::ZERO);
         for day in Self::days(now, 7) {
             let partition = format!("{}_{day}", Channel::Chat.queue());
@@ -212,6 +211,6 @@ impl Jobs {
             }
             self.repo.store().batch(ops).await?;
         }
-        Ok(json!({"refunded": refunded, "amount": amount.normalize().to_string()}))
+        Ok(Refunded { refunded, amount: amount.normalize().to_string() })
     }
 }

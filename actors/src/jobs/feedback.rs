@@ -9,7 +9,7 @@ impl Jobs {
     /// (processed 2), its URL called by GET, and settled (1 sent; back to 0 to retry; given up
     /// after 5 failures). A row sent or given up moves to the brand's `done` partition, so a run
     /// reads only rows still to call.
-    pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn drain_legacy_feedback(&self, now: DateTime<Utc>) -> Result<LegacyDrain, JobError> {
         use crate::capabilities::feedback::legacy::LegacySms;
         let stale = chrono::Duration::minutes(10);
         self.move_legacy_sms().await?;
@@ -65,7 +65,7 @@ impl Jobs {
         self.write_all(settled).await?;
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "sent").increment(sent);
         metrics::counter!("engage_legacy_feedback_sms_total", "outcome" => "failed").increment(retrying + given_up);
-        Ok(json!({"sent": sent, "retrying": retrying, "given_up": given_up}))
+        Ok(LegacyDrain { sent, retrying, given_up })
     }
 
     /// Moves rows queued before each brand had its own partitions (partition `all`) into them.
@@ -88,7 +88,7 @@ impl Jobs {
     }
 
     /// The 12:06 feedback config sync, brand by brand.
-    pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn sync_feedback_configs(&self, now: DateTime<Utc>) -> Result<ConfigSyncRun, JobError> {
         let (mut tenants, mut copied, mut own) = (0, 0, 0);
         let query = || SyncConfigs { now };
         let failed = self
@@ -98,11 +98,14 @@ impl Jobs {
                 own += done.own;
             })
             .await?;
-        all_tenants(json!({"brands": tenants, "copied": copied, "own": own, "failed": failed}), &failed)
+        all_tenants(
+            ConfigSyncRun { brands: tenants, copied: copied as u64, own: own as u64, failed: failed.clone() },
+            &failed,
+        )
     }
 
     /// The NPS conversion of the IST day before `now`'s, brand by brand.
-    pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn convert_nps(&self, now: DateTime<Utc>) -> Result<NpsRun, JobError> {
         let day = ist_day(now - chrono::Duration::days(1));
         let (mut tenants, mut ratings, mut responses) = (0, 0, 0);
         let query = || NpsConvert { day: day.clone() };
@@ -113,8 +116,7 @@ impl Jobs {
                 responses += done.responses;
             })
             .await?;
-        let outcome =
-            json!({"date": day, "brands": tenants, "ratings": ratings, "responses": responses, "failed": failed});
+        let outcome = NpsRun { date: day, brands: tenants, ratings, responses, failed: failed.clone() };
         all_tenants(outcome, &failed)
     }
 }

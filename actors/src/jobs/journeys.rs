@@ -7,7 +7,7 @@ impl Jobs {
     /// The nightly journey run as at `now`: each brand's tenant actor runs its pages in turn. A
     /// brand that fails is reported (the job fails) after the others ran; running the job again
     /// finishes it and sends nothing twice.
-    pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn nightly(&self, now: DateTime<Utc>) -> Result<JourneyRun, JobError> {
         let (mut tenants, mut scanned, mut sent, mut holdout, mut skipped) = (0, 0usize, 0u64, 0u64, 0u64);
         let mut failed = Vec::new();
         for tenant in self.tenants(JOURNEY_BRANDS).await? {
@@ -37,13 +37,13 @@ impl Jobs {
             }
         }
         metrics::counter!("engage_journey_customers_scanned_total").increment(scanned as u64);
-        let outcome = json!({"brands": tenants, "scanned": scanned, "sent": sent, "holdout": holdout,
-                             "skipped": skipped, "failed": failed});
+        let outcome =
+            JourneyRun { brands: tenants, scanned: scanned as u64, sent, holdout, skipped, failed: failed.clone() };
         all_tenants(outcome, &failed)
     }
 
     /// The abandoned-cart reminders as at `now`: the open carts, brand by brand.
-    pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn abandoned_carts(&self, now: DateTime<Utc>) -> Result<CartRun, JobError> {
         self.move_legacy_carts().await?;
         let (mut sent, mut waiting, mut dropped) = (0, 0, 0);
         let mut failed = Vec::new();
@@ -64,7 +64,7 @@ impl Jobs {
                 }
             }
         }
-        Ok(json!({"sent": sent, "waiting": waiting, "dropped": dropped, "postponed": failed}))
+        Ok(CartRun { sent: sent.into(), waiting: waiting.into(), dropped: dropped.into(), postponed: failed })
     }
 
     /// Moves carts indexed before each brand had its own partition (partition `all`) into their
@@ -87,7 +87,7 @@ impl Jobs {
     }
 
     /// ROI attribution of the journeys of `types` as at `now`, brand by brand.
-    pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn attribute(&self, types: &[&str], now: DateTime<Utc>) -> Result<AttributionRun, JobError> {
         let campaign_types: Vec<String> = types.iter().map(|t| (*t).to_owned()).collect();
         let (mut journeys, mut measured, mut rows) = (0, 0, 0);
         let query = || Attribute { now, campaign_types: campaign_types.clone() };
@@ -98,12 +98,17 @@ impl Jobs {
                 rows += done.rows;
             })
             .await?;
-        let outcome = json!({"journeys": journeys, "measured": measured, "rows": rows, "failed": failed});
+        let outcome = AttributionRun {
+            journeys: journeys as u64,
+            measured: measured as u64,
+            rows: rows as u64,
+            failed: failed.clone(),
+        };
         all_tenants(outcome, &failed)
     }
 
     /// The daily `auto_campaign` flag sync, brand by brand.
-    pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn sync_flags(&self, now: DateTime<Utc>) -> Result<FlagSyncRun, JobError> {
         let (mut tenants, mut records, mut on) = (0, 0, 0);
         let failed = self
             .each_tenant(
@@ -117,12 +122,12 @@ impl Jobs {
                 },
             )
             .await?;
-        let outcome = json!({"brands": tenants, "records": records, "on": on, "failed": failed});
+        let outcome = FlagSyncRun { brands: tenants, records: records as u64, on: on as u64, failed: failed.clone() };
         all_tenants(outcome, &failed)
     }
 
     /// The weekly health reports: the 7 IST days before `now`'s day, every brand's journeys.
-    pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn health_reports(&self, now: DateTime<Utc>) -> Result<HealthRun, JobError> {
         let (from, to) = (ist_day(now - chrono::Duration::days(7)), ist_day(now - chrono::Duration::days(1)));
         let mut rows = Vec::new();
         let query = || GetHealth { from: from.clone(), to: to.clone() };
@@ -140,8 +145,7 @@ impl Jobs {
         };
         let mailed = self.mail(&letter, &files, &dir).await?;
         let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        let outcome = json!({"from": from, "to": to, "journeys": rows.len(), "files": files, "mailed": mailed,
-                             "failed": failed});
+        let outcome = HealthRun { from, to, journeys: rows.len() as u64, files, mailed, failed: failed.clone() };
         all_tenants(outcome, &failed)
     }
 }

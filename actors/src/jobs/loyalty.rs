@@ -6,7 +6,7 @@ impl Jobs {
     /// Reads the pending-redemption index a day bucket at a time (`jobs/due_days.rs`); each due
     /// row's tenant actor reverts or confirms it and removes the row. A row of the legacy
     /// partition is removed here once its actor answered.
-    pub(super) async fn revoke(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn revoke(&self, now: DateTime<Utc>) -> Result<RevokeRun, JobError> {
         let (mut reverted, mut confirmed, mut waiting) = (0, 0, 0);
         let mut oldest_left = None;
         for partition in self.due_partitions(PENDING_REDEMPTIONS, now).await? {
@@ -35,7 +35,7 @@ impl Jobs {
             self.write_all(done).await?;
         }
         self.keep_due_cursor(PENDING_REDEMPTIONS, now, oldest_left).await?;
-        Ok(json!({"reverted": reverted, "confirmed": confirmed, "waiting": waiting}))
+        Ok(RevokeRun { reverted, confirmed, waiting })
     }
 
     /// Asks the row's tenant actor to revoke a due pending redemption or coupon use; `None` when
@@ -81,7 +81,7 @@ impl Jobs {
     /// Walks the expiry index in time order up to `now`, a day bucket at a time (see
     /// [`due_days`]); each customer's tenant actor expires their due lots, then the index row
     /// goes. A failed tenant call leaves its row for the next run.
-    pub(super) async fn expire_points(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn expire_points(&self, now: DateTime<Utc>) -> Result<ExpiryRun, JobError> {
         let (mut customers, mut points, mut postponed) = (0u64, 0i64, 0u64);
         let mut oldest_left = None;
         for partition in self.due_partitions(POINTS_EXPIRY, now).await? {
@@ -127,7 +127,7 @@ impl Jobs {
             }
         }
         self.keep_due_cursor(POINTS_EXPIRY, now, oldest_left).await?;
-        Ok(json!({"customers": customers, "points": points, "postponed": postponed}))
+        Ok(ExpiryRun { customers, points, postponed })
     }
 }
 

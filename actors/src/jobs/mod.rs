@@ -66,7 +66,6 @@ use crate::capabilities::wallet::{ChatButton, QueuedSend, WalletTxn};
 use crate::domain::time::{ist, ist_day, reached};
 use crate::domain::wallet::{Channel, Purpose, Wallet};
 use crate::keys;
-use crate::query::Question;
 use crate::repo::{
     Repo, BILL_BRANDS, CART_BRANDS, CHANNEL_QUEUE, CHANNEL_WORK, FEEDBACK_BRANDS, JOURNEY_BRANDS, OPEN_CARTS,
     PENDING_REDEMPTIONS, POINTS_EXPIRY,
@@ -74,7 +73,6 @@ use crate::repo::{
 use crate::reports;
 use crate::rpc::TenantGateway;
 use crate::signed_links::Links;
-use crate::tenant::TenantQuery;
 
 mod bills;
 mod drains;
@@ -82,8 +80,11 @@ mod due_days;
 mod feedback;
 mod journeys;
 mod loyalty;
+mod outcomes;
 mod reviews;
 mod scheduler;
+
+pub use outcomes::*;
 
 /// Rows a drain delivers per run at most.
 pub const DRAIN_BATCH: usize = 8000;
@@ -273,7 +274,7 @@ pub enum JobError {
     Tenant(#[from] crate::query::QueryError),
     /// Some brands failed; the others were done.
     #[error("brands failed, run the job again: {0}")]
-    TenantsFailed(Value),
+    TenantsFailed(Box<JobOutcome>),
     /// Reports were written but the mail service did not take them.
     #[error("reports written under {dir} but not mailed: {cause}")]
     NotMailed {
@@ -308,11 +309,11 @@ pub enum JobError {
 
 /// A brand-by-brand job's outcome: an error (the job failed; running it again finishes it, as
 /// every brand's work is idempotent) when some brands failed.
-fn all_tenants(outcome: Value, failed: &[String]) -> Result<Value, JobError> {
+fn all_tenants<T: Into<JobOutcome>>(outcome: T, failed: &[String]) -> Result<T, JobError> {
     if failed.is_empty() {
         Ok(outcome)
     } else {
-        Err(JobError::TenantsFailed(outcome))
+        Err(JobError::TenantsFailed(Box::new(outcome.into())))
     }
 }
 
@@ -348,30 +349,32 @@ impl Jobs {
     }
 
     /// Runs `job` now, as of `now`.
-    pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub async fn run(&self, job: JobName, now: DateTime<Utc>) -> Result<JobOutcome, JobError> {
         let started = Instant::now();
         let outcome = match job {
             JobName::SmsDrain => self.exclusive(job, self.drain(Channel::Sms, now)).await,
             JobName::ChatDrain => self.exclusive(job, self.drain(Channel::Chat, now)).await,
             JobName::PushDrain => self.exclusive(job, self.drain(Channel::Push, now)).await,
-            JobName::PosRevoke => self.revoke(now).await,
-            JobName::ChatRefund => self.refund(now).await,
-            JobName::PointsExpiry => self.expire_points(now).await,
-            JobName::Journeys => self.nightly(now).await,
-            JobName::AbandonedCart => self.abandoned_carts(now).await,
+            JobName::PosRevoke => self.revoke(now).await.map(JobOutcome::from),
+            JobName::ChatRefund => self.refund(now).await.map(JobOutcome::from),
+            JobName::PointsExpiry => self.expire_points(now).await.map(JobOutcome::from),
+            JobName::Journeys => self.nightly(now).await.map(JobOutcome::from),
+            JobName::AbandonedCart => self.abandoned_carts(now).await.map(JobOutcome::from),
             JobName::RoiLostCustomers
             | JobName::RoiReferral
             | JobName::RoiJourneys
             | JobName::RoiAbandonedCart
-            | JobName::RoiWelcome => self.attribute(job.roi_types(), now).await,
-            JobName::AutoCampaignSync => self.sync_flags(now).await,
-            JobName::HealthReports => self.health_reports(now).await,
-            JobName::BillGeneration => self.generate_bills(now).await,
-            JobName::BillReport => self.bill_report(now).await,
-            JobName::NpsConversion => self.convert_nps(now).await,
-            JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await,
-            JobName::ReviewSync => self.sync_reviews(now).await,
-            JobName::LegacyFeedbackDrain => self.exclusive(job, self.drain_legacy_feedback(now)).await,
+            | JobName::RoiWelcome => self.attribute(job.roi_types(), now).await.map(JobOutcome::from),
+            JobName::AutoCampaignSync => self.sync_flags(now).await.map(JobOutcome::from),
+            JobName::HealthReports => self.health_reports(now).await.map(JobOutcome::from),
+            JobName::BillGeneration => self.generate_bills(now).await.map(JobOutcome::from),
+            JobName::BillReport => self.bill_report(now).await.map(JobOutcome::from),
+            JobName::NpsConversion => self.convert_nps(now).await.map(JobOutcome::from),
+            JobName::FeedbackConfigSync => self.sync_feedback_configs(now).await.map(JobOutcome::from),
+            JobName::ReviewSync => self.sync_reviews(now).await.map(JobOutcome::from),
+            JobName::LegacyFeedbackDrain => {
+                self.exclusive(job, self.drain_legacy_feedback(now)).await.map(JobOutcome::from)
+            }
         };
         let label = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!("engage_job_runs_total", "job" => job.as_str(), "outcome" => label).increment(1);
@@ -414,7 +417,7 @@ impl Jobs {
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
-    async fn each_tenant<Q: Question + Into<TenantQuery>>(
+    async fn each_tenant<Q: crate::ask::Answer>(
         &self,
         index: &'static str,
         what: &str,
@@ -441,10 +444,10 @@ impl Jobs {
         letter: &reports::Letter<'_>,
         files: &[std::path::PathBuf],
         dir: &std::path::Path,
-    ) -> Result<Value, JobError> {
-        let Some(url) = &self.providers.mail else { return Ok(Value::Bool(false)) };
+    ) -> Result<bool, JobError> {
+        let Some(url) = &self.providers.mail else { return Ok(false) };
         match reports::mail(&self.client, url, self.providers.token.as_deref(), letter, files).await {
-            Ok(()) => Ok(Value::Bool(true)),
+            Ok(()) => Ok(true),
             Err(error) => Err(JobError::NotMailed { dir: dir.display().to_string(), cause: error.to_string() }),
         }
     }

@@ -5,9 +5,9 @@ use super::*;
 impl Jobs {
     /// The app-store review sync: each brand with feedback whose own feedback configuration
     /// names an app of a store that is set up.
-    pub(super) async fn sync_reviews(&self, now: DateTime<Utc>) -> Result<Value, JobError> {
+    pub(super) async fn sync_reviews(&self, now: DateTime<Utc>) -> Result<ReviewRun, JobError> {
         use crate::reviews::{sync, AppStore, Synced};
-        let mut total = json!({});
+        let mut total = ReviewRun::default();
         let mut failed = Vec::new();
         for tenant in self.tenants(FEEDBACK_BRANDS).await? {
             let config: Option<crate::capabilities::feedback::FeedbackConfig> =
@@ -20,15 +20,17 @@ impl Jobs {
                 let Some(app) = app.as_deref().filter(|a| !a.is_empty()) else { continue };
                 match sync(&self.repo, &self.client, client, store, &tenant, app, now).await {
                     Ok(done) => {
-                        let slot = &mut total[store.as_str()];
-                        let mut sum: Synced = serde_json::from_value(slot.clone()).unwrap_or_default();
+                        let slot = match store {
+                            AppStore::A => &mut total.a,
+                            AppStore::B => &mut total.b,
+                        };
+                        let sum = slot.get_or_insert_with(Synced::default);
                         sum.pages += done.pages;
                         sum.read += done.read;
                         sum.inserted += done.inserted;
                         sum.updated += done.updated;
                         sum.unchanged += done.unchanged;
                         sum.retried += done.retried;
-                        *slot = serde_json::to_value(sum).unwrap_or_default();
                     }
                     Err(error) => {
                         tracing::warn!(tenant, store = store.as_str(), %error, "review sync failed; the next run resumes from the marker");
@@ -37,7 +39,7 @@ impl Jobs {
                 }
             }
         }
-        total["failed"] = json!(failed);
+        total.failed = failed.clone();
         all_tenants(total, &failed)
     }
 }

@@ -44,11 +44,11 @@ impl Jobs {
     /// the same across nodes. It is created before the run, renewed while it lasts and deleted
     /// after; if its node dies it lapses like a partition lease. A run that finds the job running
     /// waits for it (up to [`EXCLUSIVE_WAIT`] for another node's), then finds those rows sent.
-    pub(super) async fn exclusive(
+    pub(super) async fn exclusive<T>(
         &self,
         job: JobName,
-        work: impl std::future::Future<Output = Result<Value, JobError>>,
-    ) -> Result<Value, JobError> {
+        work: impl std::future::Future<Output = Result<T, JobError>>,
+    ) -> Result<T, JobError> {
         let local = {
             let mut running = self.running.lock().map_err(|_| JobError::Poisoned)?;
             running.entry(job).or_default().clone()

@@ -33,8 +33,8 @@ pub struct Jobs {
 pub struct JobRun {
     /// The job.
     pub job: &'static str,
-    /// What it did: each job's own report (free-form: docs/operations.md names each job's fields).
-    pub outcome: Value,
+    /// What it did: the job's own outcome (one shape per job; docs/operations.md names each).
+    pub outcome: engage_actors::jobs::JobOutcome,
 }
 
 /// The tokens.

@@ -28,12 +28,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use engage_actors::ask::Answer as Question;
 use engage_actors::capabilities::bills::{
     self as bills, BillPage, ConfigView, Counted, InsightEvent, LinkConfig, Mis, WidgetFields, WidgetMapping, WIDGETS,
 };
-use engage_actors::query::Question;
 use engage_actors::signed_links::BillPageClaims;
-use engage_actors::TenantQuery;
 
 use super::auth::token;
 use super::bill_page;
@@ -238,7 +237,7 @@ async fn bill_mis(
 async fn count(
     state: &AppState,
     tenant: &str,
-    query: impl Question<Reply = Counted> + Into<TenantQuery>,
+    query: impl Question<Reply = Counted>,
     figure: Figure,
 ) -> Result<Json<Answer<BillCounted>>, StaffError> {
     let counted: Counted =

@@ -23,11 +23,10 @@ use axum::{Extension, Json};
 use serde::Serialize;
 use serde_json::json;
 
+use engage_actors::ask::Answer as Question;
 use engage_actors::capabilities::customers::{self, CustomerView};
 use engage_actors::capabilities::loyalty::{self, PointsBalance};
 use engage_actors::capabilities::redemption::Redeemed;
-use engage_actors::query::Question;
-use engage_actors::TenantQuery;
 use engage_streams::{Envelope, EventKind};
 
 use super::customers::CustomerAnswer;
@@ -92,7 +91,7 @@ fn apply_now(
 async fn ask_customer(
     state: &AppState,
     tenant: &str,
-    query: impl Question<Reply = CustomerView> + Into<TenantQuery>,
+    query: impl Question<Reply = CustomerView>,
 ) -> Result<Json<Answer<CustomerAnswer>>, IntegrationError> {
     let customer = state.platform.gateway.ask(tenant, query).await?;
     Ok(answer(CustomerAnswer::from(customer)))

@@ -23,9 +23,6 @@ use answers::*;
 pub use query::*;
 pub use rows::*;
 
-use crate::query::{reply, QueryReply};
-use crate::tenant_core::Tenant;
-
 mod codes;
 pub mod generate;
 pub mod report;
@@ -44,53 +41,46 @@ pub const GENERATION_BATCH: usize = 10_000;
 /// question may take, and the job would call a large brand failed on every run.
 pub const GENERATION_SLICE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Answers a bills query.
-pub async fn handle(tenant: &mut Tenant, query: BillsQuery) -> QueryReply {
-    match query {
-        BillsQuery::SaveConfig(SaveConfig { config }) => reply(save_config(tenant, *config).await),
-        BillsQuery::SetStatus(SetStatus { business_id, status, now }) => {
-            reply(set_status(tenant, business_id, status, now).await)
-        }
-        BillsQuery::Config(Config { business_id }) => reply(config_view(tenant, business_id).await),
-        BillsQuery::AddWidget(AddWidget { business_id, widget_id, fields, now }) => {
-            reply(add_widget(tenant, business_id, widget_id, fields, now).await)
-        }
-        BillsQuery::EditWidget(EditWidget { id, fields }) => reply(edit_widget(tenant, id, fields).await),
-        BillsQuery::Customers(Customers { business_id, page, start, end }) => {
-            reply(customers(tenant, business_id, page, start, end).await)
-        }
-        BillsQuery::Mis(GetMis { business_id, start, end }) => reply(mis(tenant, business_id, start, end).await),
-        BillsQuery::Open(Open { bill_id, now }) => reply(open(tenant, &bill_id, now).await),
-        BillsQuery::FeedbackOpen(FeedbackOpen { bill_id }) => reply(
-            touch(tenant, &bill_id, |bill| {
-                bill.feedback_opens += 1;
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _)
+    SaveConfig: SaveConfig { config } => save_config(tenant, *config).await,
+    SetStatus: SetStatus { business_id, status, now } => {
+        set_status(tenant, business_id, status, now).await
+    },
+    Config: Config { business_id } => config_view(tenant, business_id).await,
+    AddWidget: AddWidget { business_id, widget_id, fields, now } => {
+        add_widget(tenant, business_id, widget_id, fields, now).await
+    },
+    EditWidget: EditWidget { id, fields } => edit_widget(tenant, id, fields).await,
+    Customers: Customers { business_id, page, start, end } => {
+        customers(tenant, business_id, page, start, end).await
+    },
+    GetMis: GetMis { business_id, start, end } => mis(tenant, business_id, start, end).await,
+    Open: Open { bill_id, now } => open(tenant, &bill_id, now).await,
+    FeedbackOpen: FeedbackOpen { bill_id } => touch(tenant, &bill_id, |bill| {
+            bill.feedback_opens += 1;
+            Some(Vec::new())
+        })
+        .await,
+    Download: Download { bill_id } => touch(tenant, &bill_id, |bill| {
+            bill.download_flag += 1;
+            Some(Vec::new())
+        })
+        .await,
+    Insight: Insight { bill_id, widget_id, event, watch_time } => {
+        touch(tenant, &bill_id, |bill| {
+                // a widget the bill does not show is not counted
+                let widget = bill.widgets.iter_mut().find(|w| w.widget_id == widget_id)?;
+                match event {
+                    InsightEvent::Click => widget.clicks += 1,
+                    InsightEvent::Watch => widget.watch_time = watch_time,
+                }
                 Some(Vec::new())
             })
-            .await,
-        ),
-        BillsQuery::Download(Download { bill_id }) => reply(
-            touch(tenant, &bill_id, |bill| {
-                bill.download_flag += 1;
-                Some(Vec::new())
-            })
-            .await,
-        ),
-        BillsQuery::Insight(Insight { bill_id, widget_id, event, watch_time }) => {
-            reply(
-                touch(tenant, &bill_id, |bill| {
-                    // a widget the bill does not show is not counted
-                    let widget = bill.widgets.iter_mut().find(|w| w.widget_id == widget_id)?;
-                    match event {
-                        InsightEvent::Click => widget.clicks += 1,
-                        InsightEvent::Watch => widget.watch_time = watch_time,
-                    }
-                    Some(Vec::new())
-                })
-                .await,
-            )
-        }
-        BillsQuery::Generate(Generate { now, day, after }) => reply(generate::page(tenant, now, &day, after).await),
-        BillsQuery::Report(Report { day }) => reply(report::figures(tenant, &day).await),
-        BillsQuery::ResolveBill(ResolveBill { sent }) => reply(codes::resolve(tenant, sent).await),
-    }
+            .await
+    },
+    Generate: Generate { now, day, after } => generate::page(tenant, now, &day, after).await,
+    Report: Report { day } => report::figures(tenant, &day).await,
+    codes::ResolveBill: ResolveBill { sent } => codes::resolve(tenant, sent).await,
 }

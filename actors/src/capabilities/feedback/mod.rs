@@ -27,75 +27,71 @@ pub mod nps;
 pub mod recovery;
 
 use crate::domain::time::ist_day;
-use crate::query::{reply, QueryError, QueryReply};
-use crate::tenant_core::Tenant;
+use crate::query::QueryError;
 
 /// Feedback requests listed per page.
 pub const FEEDBACK_PAGE: usize = 20;
 /// Days a feedback-form link stays valid after it is sent.
 pub const FORM_VALIDITY_DAYS: i64 = 30;
 
-/// Answers a feedback query.
-pub async fn handle(tenant: &mut Tenant, query: FeedbackQuery) -> QueryReply {
-    match query {
-        FeedbackQuery::SaveConfig(SaveConfig { config }) => reply(save_config(tenant, *config).await),
-        FeedbackQuery::Config(Config { child_business_id }) => {
-            let found = configs(tenant).await.map_err(QueryError::from).map(|c| c.get(&child_business_id).cloned());
-            reply(found.and_then(|c| c.ok_or(QueryError::NotFound)))
-        }
-        FeedbackQuery::Open(Open { claims }) => reply(open(tenant, claims).await),
-        FeedbackQuery::Submit(Submit { claims, token, submission, now }) => {
-            reply(submit(tenant, claims, token, submission, now).await)
-        }
-        FeedbackQuery::Requests(Requests { business_id, page, start, end }) => {
-            reply(requests(tenant, business_id, page, start, end).await)
-        }
-        FeedbackQuery::Mis(Mis { business_id, start, end }) => reply(mis(tenant, business_id, start, end).await),
-        FeedbackQuery::StoreReviews(StoreReviews { store, page }) => {
-            let mut all: Vec<crate::reviews::StoreReview> = match tenant
-                .repo()
-                .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&tenant.id, &store))
-                .await
-            {
-                Ok(all) => all,
-                Err(error) => return Err(error.into()),
-            };
-            all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
-            let records = all.into_iter().map(|r| r.record).collect();
-            reply(Ok(ReviewPage::of(records, page, FEEDBACK_PAGE)))
-        }
-        FeedbackQuery::SyncConfigs(SyncConfigs { now }) => reply(sync_configs(tenant, now).await),
-        FeedbackQuery::OrdersSummary(GetOrdersSummary { business_id, start, end, page }) => {
-            reply(orders_summary(tenant, business_id, &start, &end, page).await)
-        }
-        FeedbackQuery::NpsRecord(NpsRecord { answer, now }) => reply(nps::record(tenant, answer, now).await),
-        FeedbackQuery::NpsList(NpsList { business_id, rating, mobile_number, page }) => {
-            reply(nps::list(tenant, business_id, rating, mobile_number, page).await)
-        }
-        FeedbackQuery::NpsReport(GetNpsReport { business_id, start, end, buckets }) => {
-            reply(nps::report(tenant, business_id, &start, &end, buckets).await)
-        }
-        FeedbackQuery::NpsExport(NpsExport { business_id, start, end }) => reply(
-            nps::responses(tenant, |r| {
-                let day = ist_day(r.insertedAt);
-                business_id.as_ref().is_none_or(|b| *b == r.businessId) && day >= start && day <= end
-            })
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _)
+    SaveConfig: SaveConfig { config } => save_config(tenant, *config).await,
+    Config: Config { child_business_id } => {
+        let found = configs(tenant).await.map_err(QueryError::from).map(|c| c.get(&child_business_id).cloned());
+        found.and_then(|c| c.ok_or(QueryError::NotFound))
+    },
+    Open: Open { claims } => open(tenant, claims).await,
+    Submit: Submit { claims, token, submission, now } => {
+        submit(tenant, claims, token, submission, now).await
+    },
+    Requests: Requests { business_id, page, start, end } => {
+        requests(tenant, business_id, page, start, end).await
+    },
+    Mis: Mis { business_id, start, end } => mis(tenant, business_id, start, end).await,
+    StoreReviews: StoreReviews { store, page } => {
+        let mut all: Vec<crate::reviews::StoreReview> = match tenant
+            .repo()
+            .all(crate::repo::STORE_REVIEWS, &crate::keys::store_reviews_partition(&tenant.id, &store))
             .await
-            .map(|data| nps::NpsPage { total: data.len() as u64, data }),
-        ),
-        FeedbackQuery::NpsConvert(NpsConvert { day }) => reply(nps::convert(tenant, &day).await),
-        FeedbackQuery::QueueLegacySms(question) => reply(legacy::queue(tenant, question).await),
-        FeedbackQuery::Ratings(Ratings { business_id, sources, page, start, end }) => {
-            reply(ratings_in(tenant, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
-                let matching: Vec<Rating> =
-                    all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
-                RatingPage::of(matching, page, FEEDBACK_PAGE)
-            }))
-        }
-        FeedbackQuery::RatingDays(GetRatingDays { business_id, start, end }) => {
-            reply(rating_days(tenant, business_id, start, end).await)
-        }
-    }
+        {
+            Ok(all) => all,
+            Err(error) => return Err(error.into()),
+        };
+        all.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
+        let records = all.into_iter().map(|r| r.record).collect();
+        Ok(ReviewPage::of(records, page, FEEDBACK_PAGE))
+    },
+    SyncConfigs: SyncConfigs { now } => sync_configs(tenant, now).await,
+    GetOrdersSummary: GetOrdersSummary { business_id, start, end, page } => {
+        orders_summary(tenant, business_id, &start, &end, page).await
+    },
+    NpsRecord: NpsRecord { answer, now } => nps::record(tenant, answer, now).await,
+    NpsList: NpsList { business_id, rating, mobile_number, page } => {
+        nps::list(tenant, business_id, rating, mobile_number, page).await
+    },
+    GetNpsReport: GetNpsReport { business_id, start, end, buckets } => {
+        nps::report(tenant, business_id, &start, &end, buckets).await
+    },
+    NpsExport: NpsExport { business_id, start, end } => nps::responses(tenant, |r| {
+            let day = ist_day(r.insertedAt);
+            business_id.as_ref().is_none_or(|b| *b == r.businessId) && day >= start && day <= end
+        })
+        .await
+        .map(|data| nps::NpsPage { total: data.len() as u64, data }),
+    NpsConvert: NpsConvert { day } => nps::convert(tenant, &day).await,
+    legacy::QueueLegacySms: question => legacy::queue(tenant, question).await,
+    Ratings: Ratings { business_id, sources, page, start, end } => {
+        ratings_in(tenant, business_id.as_deref(), start.as_deref(), end.as_deref()).await.map(|all| {
+            let matching: Vec<Rating> =
+                all.into_iter().filter(|r| sources.is_empty() || sources.contains(&r.source)).collect();
+            RatingPage::of(matching, page, FEEDBACK_PAGE)
+        })
+    },
+    GetRatingDays: GetRatingDays { business_id, start, end } => {
+        rating_days(tenant, business_id, start, end).await
+    },
 }
 
 #[cfg(test)]

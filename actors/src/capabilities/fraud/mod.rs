@@ -18,7 +18,7 @@ use crate::domain::fraud::{
 };
 use crate::domain::wallet::{Channel, Purpose, TemplateType};
 use crate::keys::{self, digest};
-use crate::query::{question, reply, QueryError, QueryReply};
+use crate::query::{question, QueryError};
 use crate::tenant_core::Tenant;
 
 mod reads;
@@ -294,68 +294,66 @@ pub fn raise_flag(
     (flag_id, Some(op))
 }
 
-/// Answers a fraud query.
-pub async fn handle(tenant: &mut Tenant, query: FraudQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        FraudQuery::SetVelocity(SetVelocity { rules }) => {
-            tenant.batch(vec![keys::fraud_config(&tenant.id, "velocity").put(&rules)]).await?;
-            tenant.velocity = Some(rules.clone());
-            reply(Ok(rules))
-        }
-        FraudQuery::GetVelocity(_) => reply(Ok(velocity(tenant).await?)),
-        FraudQuery::Flag(Flag { contact, action, comment, submitted_by }) => {
-            reply(flag(tenant, &contact, action, comment, submitted_by, now).await)
-        }
-        FraudQuery::Evaluate(Evaluate { contact }) => {
-            let customer = tenant.customer(&contact).await?;
-            let limits = velocity(tenant).await?;
-            let blocklisted = blocklisted(tenant, &contact).await?;
-            let counters = customer.as_ref().map(|c| c.velocity.clone()).unwrap_or_default();
-            let count = |txn, period| count_in_period(&counters, txn, period, now);
-            let is_blocked = customer.as_ref().is_some_and(|c| c.is_blocked);
-            reply(Ok(Evaluation {
-                known_customer: customer.is_some(),
-                blocklisted,
-                is_blocked,
-                blocked: blocklisted || is_blocked,
-                open_flags: customer.map(|c| c.flags).unwrap_or_default(),
-                redemptions_in_period: count(TXN_REDEEM, limits.redemption_limit_period),
-                allocations_in_period: count(TXN_EARN, limits.points_earning_limit_period),
-                limits,
-                contact,
-            }))
-        }
-        FraudQuery::SaveAlerts(SaveAlerts { mut settings }) => {
-            settings.parent_business_id = tenant.id.clone();
-            tenant.batch(vec![keys::fraud_config(&tenant.id, "alerts").put(&settings)]).await?;
-            reply(Ok(settings))
-        }
-        FraudQuery::Alerts(_) => reply(Ok(alerts(tenant).await?)),
-        FraudQuery::BlocklistPage(BlocklistPage { page }) => reply(reads::blocklist_page(tenant, page).await),
-        FraudQuery::FlagPage(FlagPage { status, page }) => reply(reads::flag_page(tenant, status, page).await),
-        FraudQuery::GroupFlags(_) => reply(reads::groups(tenant).await),
-        FraudQuery::CountFlags(CountFlags { start, end }) => reply(reads::counts(tenant, &start, &end).await),
-        FraudQuery::Blocklist(Blocklist { contacts, source, now }) => {
-            reply(add_to_blocklist(tenant, contacts, &source, now).await)
-        }
-        FraudQuery::Unblocklist(Unblocklist { contacts }) => {
-            let mut ops = Vec::new();
-            let contacts: std::collections::BTreeSet<String> = contacts.into_iter().collect();
-            for contact in contacts {
-                let key = keys::blocklist(&tenant.id, &contact);
-                if tenant.row(&key).await?.is_some() {
-                    ops.push(key.delete());
-                }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    SetVelocity: SetVelocity { rules } => {
+        tenant.batch(vec![keys::fraud_config(&tenant.id, "velocity").put(&rules)]).await?;
+        tenant.velocity = Some(rules.clone());
+        Ok(rules)
+    },
+    GetVelocity: _ => Ok(velocity(tenant).await?),
+    Flag: Flag { contact, action, comment, submitted_by } => {
+        flag(tenant, &contact, action, comment, submitted_by, now).await
+    },
+    Evaluate: Evaluate { contact } => {
+        let customer = tenant.customer(&contact).await?;
+        let limits = velocity(tenant).await?;
+        let blocklisted = blocklisted(tenant, &contact).await?;
+        let counters = customer.as_ref().map(|c| c.velocity.clone()).unwrap_or_default();
+        let count = |txn, period| count_in_period(&counters, txn, period, now);
+        let is_blocked = customer.as_ref().is_some_and(|c| c.is_blocked);
+        Ok(Evaluation {
+            known_customer: customer.is_some(),
+            blocklisted,
+            is_blocked,
+            blocked: blocklisted || is_blocked,
+            open_flags: customer.map(|c| c.flags).unwrap_or_default(),
+            redemptions_in_period: count(TXN_REDEEM, limits.redemption_limit_period),
+            allocations_in_period: count(TXN_EARN, limits.points_earning_limit_period),
+            limits,
+            contact,
+        })
+    },
+    SaveAlerts: SaveAlerts { mut settings } => {
+        settings.parent_business_id = tenant.id.clone();
+        tenant.batch(vec![keys::fraud_config(&tenant.id, "alerts").put(&settings)]).await?;
+        Ok(settings)
+    },
+    Alerts: _ => Ok(alerts(tenant).await?),
+    BlocklistPage: BlocklistPage { page } => reads::blocklist_page(tenant, page).await,
+    FlagPage: FlagPage { status, page } => reads::flag_page(tenant, status, page).await,
+    GroupFlags: _ => reads::groups(tenant).await,
+    CountFlags: CountFlags { start, end } => reads::counts(tenant, &start, &end).await,
+    Blocklist: Blocklist { contacts, source, now } => {
+        add_to_blocklist(tenant, contacts, &source, now).await
+    },
+    Unblocklist: Unblocklist { contacts } => {
+        let mut ops = Vec::new();
+        let contacts: std::collections::BTreeSet<String> = contacts.into_iter().collect();
+        for contact in contacts {
+            let key = keys::blocklist(&tenant.id, &contact);
+            if tenant.row(&key).await?.is_some() {
+                ops.push(key.delete());
             }
-            let deleted = ops.len();
-            tenant.batch(ops).await?;
-            reply(Ok(Unblocklisted { deleted }))
         }
-        FraudQuery::SendAlert(SendAlert { contact, business, now }) => {
-            reply(send_alert(tenant, &contact, &business, now).await)
-        }
-    }
+        let deleted = ops.len();
+        tenant.batch(ops).await?;
+        Ok(Unblocklisted { deleted })
+    },
+    SendAlert: SendAlert { contact, business, now } => {
+        send_alert(tenant, &contact, &business, now).await
+    },
 }
 
 async fn alerts(tenant: &Tenant) -> Result<Option<AlertSettings>, StoreError> {

@@ -18,70 +18,68 @@ use super::redemption;
 use crate::domain::customer::Redemption;
 use crate::domain::loyalty::RedeemError;
 use crate::keys;
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::QueryError;
 use crate::repo::{COUPONS, REWARDS};
 use crate::tenant_core::Tenant;
 
-/// Answers a rewards query.
-pub async fn handle(tenant: &mut Tenant, query: RewardsQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        RewardsQuery::UpsertReward(UpsertReward { reward }) => {
-            let reward = Reward {
-                reward_id: reward.reward_id.unwrap_or_else(|| format!("RW-{}", &short_id()[..10])),
-                name: reward.name,
-                description: reward.description,
-                points_cost: reward.points_cost,
-                valid_days: reward.valid_days.unwrap_or(30),
-                active: reward.active.unwrap_or(true),
-            };
-            tenant.batch(vec![keys::reward(&tenant.id, &reward.reward_id).put(&reward)]).await?;
-            reply(Ok(reward))
-        }
-        RewardsQuery::ListRewards(ListRewards { phone }) => {
-            let balance = match &phone {
-                Some(phone) => Some(tenant.known_customer(phone).await?.loyalty_points),
-                None => None,
-            };
-            let rewards = tenant
-                .repo()
-                .all::<Reward>(REWARDS, &tenant.id)
-                .await?
-                .into_iter()
-                .filter(|r| r.active)
-                .map(|reward| RewardView { affordable: balance.map(|b| reward.points_cost <= b), reward })
-                .collect();
-            reply(Ok(Catalogue { rewards, loyalty_points: balance }))
-        }
-        RewardsQuery::PurchaseReward(PurchaseReward { phone, reward_id, reference }) => {
-            reply(purchase(tenant, &phone, &reward_id, reference, now).await)
-        }
-        RewardsQuery::CustomerCoupons(CustomerCoupons { phone }) => {
-            let coupons = tenant
-                .repo()
-                .all::<Coupon>(COUPONS, &tenant.id)
-                .await?
-                .into_iter()
-                .filter(|c| c.customer_number == phone)
-                .map(|mut c| {
-                    if c.expires_at <= now && c.status == CouponStatus::Issued {
-                        c.status = CouponStatus::Expired;
-                    }
-                    c
-                })
-                .collect();
-            reply(Ok(Coupons { coupons }))
-        }
-        RewardsQuery::GetCoupon(GetCoupon { code }) => reply(coupon(tenant, &code).await?.ok_or(QueryError::NotFound)),
-        RewardsQuery::UseCoupon(UseCoupon { code, order_id, pending_minutes }) => {
-            reply(use_coupon(tenant, &code, &order_id, pending_minutes, now).await)
-        }
-        RewardsQuery::RevokePendingCoupon(RevokePendingCoupon { code, now: clock }) => {
-            let clock = crate::domain::time::parse_instant(&clock).unwrap_or(now);
-            reply(revert_pending(tenant, &code, clock).await)
-        }
-        RewardsQuery::RevokeCoupon(RevokeCoupon { phone, code }) => reply(revoke(tenant, &phone, &code, now).await),
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    UpsertReward: UpsertReward { reward } => {
+        let reward = Reward {
+            reward_id: reward.reward_id.unwrap_or_else(|| format!("RW-{}", &short_id()[..10])),
+            name: reward.name,
+            description: reward.description,
+            points_cost: reward.points_cost,
+            valid_days: reward.valid_days.unwrap_or(30),
+            active: reward.active.unwrap_or(true),
+        };
+        tenant.batch(vec![keys::reward(&tenant.id, &reward.reward_id).put(&reward)]).await?;
+        Ok(reward)
+    },
+    ListRewards: ListRewards { phone } => {
+        let balance = match &phone {
+            Some(phone) => Some(tenant.known_customer(phone).await?.loyalty_points),
+            None => None,
+        };
+        let rewards = tenant
+            .repo()
+            .all::<Reward>(REWARDS, &tenant.id)
+            .await?
+            .into_iter()
+            .filter(|r| r.active)
+            .map(|reward| RewardView { affordable: balance.map(|b| reward.points_cost <= b), reward })
+            .collect();
+        Ok(Catalogue { rewards, loyalty_points: balance })
+    },
+    PurchaseReward: PurchaseReward { phone, reward_id, reference } => {
+        purchase(tenant, &phone, &reward_id, reference, now).await
+    },
+    CustomerCoupons: CustomerCoupons { phone } => {
+        let coupons = tenant
+            .repo()
+            .all::<Coupon>(COUPONS, &tenant.id)
+            .await?
+            .into_iter()
+            .filter(|c| c.customer_number == phone)
+            .map(|mut c| {
+                if c.expires_at <= now && c.status == CouponStatus::Issued {
+                    c.status = CouponStatus::Expired;
+                }
+                c
+            })
+            .collect();
+        Ok(Coupons { coupons })
+    },
+    GetCoupon: GetCoupon { code } => coupon(tenant, &code).await?.ok_or(QueryError::NotFound),
+    UseCoupon: UseCoupon { code, order_id, pending_minutes } => {
+        use_coupon(tenant, &code, &order_id, pending_minutes, now).await
+    },
+    RevokePendingCoupon: RevokePendingCoupon { code, now: clock } => {
+        let clock = crate::domain::time::parse_instant(&clock).unwrap_or(now);
+        revert_pending(tenant, &code, clock).await
+    },
+    RevokeCoupon: RevokeCoupon { phone, code } => revoke(tenant, &phone, &code, now).await,
 }
 
 async fn purchase(

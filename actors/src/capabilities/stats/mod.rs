@@ -17,9 +17,8 @@ use serde_json::Value;
 use engage_storage::StoreError;
 
 use crate::keys;
-use crate::query::{question, reply, QueryError, QueryReply};
+use crate::query::{question, QueryError};
 use crate::repo::{Repo, BILL_FUNNEL, CAMPAIGN_JOURNEYS, FEEDBACK_FUNNEL, STATS_DAYS, STATS_SPECIAL_DAYS};
-use crate::tenant_core::Tenant;
 
 pub mod answers;
 pub mod contribution;
@@ -113,30 +112,30 @@ pub struct SpecialDays {
     pub days: Vec<SpecialDay>,
 }
 
-/// Answers a query that goes through the actor.
-pub async fn handle(tenant: &mut Tenant, query: StatsQuery) -> QueryReply {
-    match query {
-        StatsQuery::ReadMetric(_) => reply(read(tenant.repo().clone(), tenant.id.clone(), query).await),
-        StatsQuery::MarkSpecialDays(MarkSpecialDays { dates, label, remove }) => {
-            let label = label.unwrap_or_else(|| "Special day".to_owned());
-            let ops = dates
-                .iter()
-                .map(|date| {
-                    let key = keys::stats_special_day(&tenant.id, date);
-                    if remove {
-                        key.delete()
-                    } else {
-                        key.put(&SpecialDay { date: date.clone(), label: label.clone() })
-                    }
-                })
-                .collect();
-            let marked = async {
-                tenant.batch(ops).await?;
-                Ok(SpecialDays { days: tenant.repo().all(STATS_SPECIAL_DAYS, &tenant.id).await? })
-            };
-            reply(marked.await.map_err(|e: StoreError| QueryError::from(e)))
-        }
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _)
+    ReadMetric: question => read(tenant.repo().clone(), tenant.id.clone(), question).await;
+        beside(tenant) => read(tenant.repo().clone(), tenant.id.clone(), question),
+    MarkSpecialDays: MarkSpecialDays { dates, label, remove } => {
+        let label = label.unwrap_or_else(|| "Special day".to_owned());
+        let ops = dates
+            .iter()
+            .map(|date| {
+                let key = keys::stats_special_day(&tenant.id, date);
+                if remove {
+                    key.delete()
+                } else {
+                    key.put(&SpecialDay { date: date.clone(), label: label.clone() })
+                }
+            })
+            .collect();
+        let marked = async {
+            tenant.batch(ops).await?;
+            Ok(SpecialDays { days: tenant.repo().all(STATS_SPECIAL_DAYS, &tenant.id).await? })
+        };
+        marked.await.map_err(|e: StoreError| QueryError::from(e))
+    },
 }
 
 /// The day before `day` (`YYYY-MM-DD`).
@@ -212,10 +211,8 @@ pub struct Extras {
 }
 
 /// Answers a [`ReadMetric`] from the store.
-pub async fn read(repo: Repo, tenant: String, query: StatsQuery) -> Result<Value, QueryError> {
-    let StatsQuery::ReadMetric(ReadMetric { metric, business_id, start, end, limit }) = query else {
-        return Err(QueryError::Invalid("not a metric".to_owned()));
-    };
+pub async fn read(repo: Repo, tenant: String, question: ReadMetric) -> Result<Value, QueryError> {
+    let ReadMetric { metric, business_id, start, end, limit } = question;
     let period = answers::Period::of(&start, &end).ok_or_else(|| QueryError::Invalid("/start: not a day".into()))?;
     // outlets and underperforming rank every outlet of the brand, the chosen one marked
     let ranks = matches!(metric, Metric::Outlets | Metric::Underperforming);

@@ -17,7 +17,7 @@ use engage_storage::WriteOp;
 use crate::domain::order::decimal;
 use crate::domain::wallet::{Channel, Wallet};
 use crate::keys::{self};
-use crate::query::{reply, QueryError, QueryReply};
+use crate::query::QueryError;
 use crate::tenant_core::Tenant;
 
 /// Pays for one send and queues it: the price from the brand's table, a debit of `wallet` that
@@ -152,38 +152,36 @@ pub async fn send_now(
     Ok(queued)
 }
 
-/// Answers a wallet query.
-pub async fn handle(tenant: &mut Tenant, query: WalletQuery) -> QueryReply {
-    let now = Utc::now();
-    match query {
-        WalletQuery::Recharge(Recharge { business, amount, reference, refund }) => {
-            reply(recharge(tenant, &business, &amount, reference, refund, now).await)
-        }
-        WalletQuery::Balance(GetBalance { business }) => {
-            let wallet = wallet(tenant, &business).await?;
-            reply(Ok(Balance { business_id: business, balance: text(wallet.balance), transactions: wallet.txn_seq }))
-        }
-        WalletQuery::Txns(Txns { business, page, page_size }) => {
-            let wallet = wallet(tenant, &business).await?;
-            let page = page.max(1);
-            let page_size = page_size.clamp(1, 100);
-            let partition = keys::wallet_txns_partition(&tenant.id, &business);
-            let data = tenant
-                .repo()
-                .seq_page(crate::repo::WALLET_TXNS, &partition, (page - 1) * page_size, page_size as usize)
-                .await?;
-            reply(Ok(TxnPage { data, page, page_size, total: wallet.txn_seq, balance: text(wallet.balance) }))
-        }
-        WalletQuery::Send(send) => reply(send_now(tenant, &send, Vec::new(), now).await),
-        WalletQuery::GetPricing(_) => reply(Ok(pricing(tenant).await?)),
-        WalletQuery::SetPricing(SetPricing { patch }) => {
-            let pricing = patch.apply(&pricing(tenant).await?);
-            pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
-            tenant.batch(vec![keys::pricing(&tenant.id).put(&pricing)]).await?;
-            tenant.pricing = Some(pricing.clone());
-            reply(Ok(pricing))
-        }
-    }
+// Each question of the area, answered in the actor's turn.
+crate::query::answers! {
+    (tenant, _) let now = Utc::now();
+    Recharge: Recharge { business, amount, reference, refund } => {
+        recharge(tenant, &business, &amount, reference, refund, now).await
+    },
+    GetBalance: GetBalance { business } => {
+        let wallet = wallet(tenant, &business).await?;
+        Ok(Balance { business_id: business, balance: text(wallet.balance), transactions: wallet.txn_seq })
+    },
+    Txns: Txns { business, page, page_size } => {
+        let wallet = wallet(tenant, &business).await?;
+        let page = page.max(1);
+        let page_size = page_size.clamp(1, 100);
+        let partition = keys::wallet_txns_partition(&tenant.id, &business);
+        let data = tenant
+            .repo()
+            .seq_page(crate::repo::WALLET_TXNS, &partition, (page - 1) * page_size, page_size as usize)
+            .await?;
+        Ok(TxnPage { data, page, page_size, total: wallet.txn_seq, balance: text(wallet.balance) })
+    },
+    SendRequest: send => send_now(tenant, &send, Vec::new(), now).await,
+    GetPricing: _ => Ok(pricing(tenant).await?),
+    SetPricing: SetPricing { patch } => {
+        let pricing = patch.apply(&pricing(tenant).await?);
+        pricing.check().map_err(|refused| QueryError::Invalid(refused.to_string()))?;
+        tenant.batch(vec![keys::pricing(&tenant.id).put(&pricing)]).await?;
+        tenant.pricing = Some(pricing.clone());
+        Ok(pricing)
+    },
 }
 
 async fn recharge(

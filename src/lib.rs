@@ -30,7 +30,8 @@ use tokio::task::JoinHandle;
 use engage_actors::{Engine, EngineConfig, TenantGateway};
 pub use engage_config::{LogFormat, LogSinkKind, Role, Settings, StoreKind};
 use engage_ingress::auth::jwks::{JwksOptions, JwksVerifier};
-use engage_ingress::platform::{schemas::PlatformSchemas, tokens::TokenStore, PlatformState};
+use engage_ingress::platform::edge::{schemas::PlatformSchemas, tokens::TokenStore};
+use engage_ingress::platform::PlatformState;
 use engage_ingress::rate_limit::{CallerLimiter, PRUNE_EVERY};
 use engage_ingress::readiness::{Phase, Readiness};
 use engage_ingress::{AppState, LogReads, Serve};
@@ -424,13 +425,13 @@ impl Application {
             admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },
             jobs,
             links,
-            open_routes: engage_ingress::platform::access::OpenRoutes::new(
+            open_routes: engage_ingress::platform::edge::access::OpenRoutes::new(
                 settings.open_routes == engage_config::OpenRoutes::Closed,
             ),
             open_limiter,
         };
         if settings.role != Role::Node {
-            engage_ingress::platform::access::log_open_routes(&settings);
+            engage_ingress::platform::edge::access::log_open_routes(&settings);
         }
 
         startup.stop_interim().await;
@@ -446,8 +447,8 @@ impl Application {
             limiter,
             platform,
             readiness,
-        )
-        .map_err(anyhow::Error::msg)?;
+            engage_ingress::served().map_err(anyhow::Error::msg)?,
+        );
         let Startup { listener, .. } = startup;
         Ok(Self { listener, state, log_store: local_store, writer_task, grace, engine, ownership, serve })
     }

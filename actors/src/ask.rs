@@ -19,7 +19,6 @@ use tokio::sync::oneshot;
 use crate::keys::Key;
 use crate::query::{QueryError, Question};
 use crate::reaction::Reactions;
-use crate::tenant::TenantQuery;
 use crate::tenant_core::Tenant;
 
 /// What question `Q` is answered with: its reply, or why not.
@@ -31,7 +30,7 @@ pub type WireReply = Result<Value, QueryError>;
 /// A question a brand's actor answers. Implemented for every question by
 /// [`crate::query::answers!`]; its methods are the actor's side (a caller asks through
 /// [`crate::TenantGateway::ask`]).
-pub trait Answer: Question + Into<TenantQuery> + Send + Sized + 'static {
+pub trait Answer: Question + Send + Sized + 'static {
     /// The answer, in the actor's turn.
     fn answer<'a>(self, tenant: &'a mut Tenant, reactions: &'a Reactions) -> BoxFuture<'a, Answered<Self>>;
 
@@ -139,9 +138,7 @@ impl<Q: Answer> Asked for Asking<Q> {
             let answered = AssertUnwindSafe(question.answer(&mut *tenant, reactions)).catch_unwind().await;
             let answer = match answered {
                 Ok(answer) => answer,
-                Err(panic) => {
-                    Err(QueryError::Failed(format!("panicked: {}", crate::tenant::panicked(tenant, &*panic))))
-                }
+                Err(panic) => Err(QueryError::Failed(format!("panicked: {}", panicked(tenant, &*panic)))),
             };
             Sealed(Box::new(move |failure| match failure {
                 None => port.send(answer),
@@ -180,6 +177,23 @@ pub(crate) async fn awaited<R>(
     tokio::time::timeout(timeout, answered)
         .await
         .unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor did not answer in time".to_owned())))
+}
+
+/// A panic while handling a message: the brand's cached state may be half-changed, so it is
+/// forgotten (rows are read again from the store); the panic is counted like an actor failure
+/// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
+/// The panic's message (counted and logged).
+pub(crate) fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
+    tenant.forget_all();
+    metrics::counter!("engage_actor_failures_total").increment(1);
+    metrics::counter!("engage_actor_panics_total").increment(1);
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    tracing::error!(tenant = %tenant.id, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
+    text
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ impl TenantGateway {
     /// Asks `tenant`'s actor `question` wherever it runs; the answer is the question's own reply
     /// type ([`crate::query::Question::Reply`]): the value itself from an actor of this node,
     /// decoded from JSON when another node answered.
-    pub async fn ask<Q: Answer>(&self, tenant: &str, question: Q) -> Answered<Q> {
+    pub async fn ask<Q: Answer + Into<TenantQuery>>(&self, tenant: &str, question: Q) -> Answered<Q> {
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {
             if engine.owns(partition) || self.nats.is_none() {
@@ -111,7 +111,7 @@ impl TenantGateway {
     }
 
     /// Asks `tenant`'s actor wherever it runs; the answer as JSON.
-    pub async fn ask_json<Q: Answer>(&self, tenant: &str, question: Q) -> WireReply {
+    pub async fn ask_json<Q: Answer + Into<TenantQuery>>(&self, tenant: &str, question: Q) -> WireReply {
         to_json(self.ask(tenant, question).await)
     }
 

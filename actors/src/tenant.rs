@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use engage_streams::Envelope;
 
-use crate::ask::{Asked, Asking, WireReply};
+use crate::ask::{panicked, Asked, Asking, WireReply};
 use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::business::BusinessQuery;
 use crate::capabilities::customers::CustomersQuery;
@@ -387,23 +387,6 @@ impl Actor for TenantActor {
         }
         Ok(())
     }
-}
-
-/// A panic while handling a message: the brand's cached state may be half-changed, so it is
-/// forgotten (rows are read again from the store); the panic is counted like an actor failure
-/// (`engage_actor_failures_total`, `engage_actor_panics_total`). Answers the failure's text.
-/// The panic's message (counted and logged).
-pub(crate) fn panicked(tenant: &mut Tenant, panic: &(dyn std::any::Any + Send)) -> String {
-    tenant.forget_all();
-    metrics::counter!("engage_actor_failures_total").increment(1);
-    metrics::counter!("engage_actor_panics_total").increment(1);
-    let text = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned());
-    tracing::error!(tenant = %tenant.id, panic = %text, "a message panicked; the tenant actor forgot its cached state and goes on");
-    text
 }
 
 /// Calls `done` once the commits the message staged are durable (at once when it staged none)

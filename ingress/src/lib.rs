@@ -29,7 +29,17 @@ pub mod telemetry;
 pub mod trace;
 pub mod validation;
 
-pub use state::{AppInner, AppState, LogReads};
+pub use state::{AppInner, AppState, LogReads, Served};
+
+/// Builds what the process serves from the code; fails only on a broken built-in schema or
+/// document.
+pub fn served() -> Result<Served, String> {
+    Ok(Served {
+        openapi: openapi::document()?,
+        schema: logs::schema::LogSchema::compile()?,
+        metrics: telemetry::prometheus(),
+    })
+}
 
 use axum::Router;
 

@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use crate::readiness::Readiness;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {

@@ -3,8 +3,8 @@
 //! favicon itself, and [`html_errors`], which answers a browser's page request that fails with an
 //! HTML page instead of the API's JSON error.
 //!
-//! The pages themselves: [`crate::platform::bill_page`] (`/b/{bill_id}`),
-//! [`crate::platform::feedback_page`] (`/f/{token}`) and [`crate::platform::dashboard`]
+//! The pages themselves: [`crate::platform::pages::bill_page`] (`/b/{bill_id}`),
+//! [`crate::platform::pages::feedback_page`] (`/f/{token}`) and [`crate::platform::pages::dashboard`]
 //! (`/dashboard`).
 
 use axum::http::{header, HeaderMap, Method, StatusCode};

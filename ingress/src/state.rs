@@ -15,7 +15,7 @@ use engage_storage::logs::LogWriter;
 use crate::auth::jwks::JwksVerifier;
 use crate::logs::schema::LogSchema;
 use crate::rate_limit::CallerLimiter;
-use crate::{openapi, platform, readiness, telemetry};
+use crate::{platform, readiness};
 
 /// The log sink's read side, its disk guard and the retention, as [`AppState::new`] takes them.
 pub struct LogReads {
@@ -38,6 +38,18 @@ impl std::ops::Deref for AppState {
     fn deref(&self) -> &AppInner {
         &self.0
     }
+}
+
+/// What the process serves that is built once from the code: the OpenAPI document, the log
+/// request schema and the `/metrics` renderer ([`crate::served`] builds them, outside this module,
+/// which only holds them).
+pub struct Served {
+    /// The OpenAPI document, rendered.
+    pub openapi: String,
+    /// The compiled log request schema.
+    pub schema: LogSchema,
+    /// Renders `/metrics`.
+    pub metrics: PrometheusHandle,
 }
 
 /// What [`AppState`] holds.
@@ -71,7 +83,7 @@ pub struct AppInner {
 }
 
 impl AppState {
-    /// Builds the state; fails only on a broken built-in schema or document.
+    /// The state of a process serving `served`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         settings: Settings,
@@ -81,8 +93,9 @@ impl AppState {
         limiter: Option<Arc<CallerLimiter>>,
         platform: platform::PlatformState,
         readiness: Arc<readiness::Readiness>,
-    ) -> Result<Self, String> {
-        Ok(Self(Arc::new(AppInner {
+        served: Served,
+    ) -> Self {
+        Self(Arc::new(AppInner {
             settings,
             writer,
             logs: reads.logs,
@@ -91,11 +104,11 @@ impl AppState {
             retention: reads.retention,
             jwt,
             limiter,
-            schema: LogSchema::compile()?,
-            metrics: telemetry::prometheus(),
-            openapi: openapi::document()?,
+            schema: served.schema,
+            metrics: served.metrics,
+            openapi: served.openapi,
             readiness,
             platform,
-        })))
+        }))
     }
 }

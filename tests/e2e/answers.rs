@@ -105,7 +105,7 @@ fn ok_schema<'a>(doc: &'a Value, path: &str) -> &'a Value {
 
 /// A brand with a customer (9876543210), an order, a wallet, loyalty rules and a reward.
 async fn seed(app: &TestApp) {
-    let brand = engage_ingress::platform::examples::BRAND;
+    let brand = engage_ingress::platform::edge::examples::BRAND;
     let staff = token_for(app, "staff", brand, None).await;
     let post = |path: &'static str, body: Value| {
         let request = app.client.post(format!("{}{path}", app.base)).header("token", staff.clone()).json(&body);

@@ -149,7 +149,7 @@ async fn every_documented_operation_is_served_and_refuses_without_its_credential
 /// Posts each operation's example (in `/openapi.json`) with a credential of the example's brand
 /// as the operation's security names: `(path, status, answer)` of each.
 pub(crate) async fn post_examples(app: &crate::helpers::TestApp, doc: &Value) -> Vec<(String, u16, Value)> {
-    let brand = engage_ingress::platform::examples::BRAND;
+    let brand = engage_ingress::platform::edge::examples::BRAND;
     let staff = crate::helpers::token_for(app, "staff", brand, None).await;
     let integration = crate::helpers::token_for(app, "integration", brand, None).await;
     let ingestion = crate::helpers::token_for(app, "ingestion", brand, None).await;

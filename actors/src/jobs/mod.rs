@@ -417,7 +417,7 @@ impl Jobs {
 
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
-    async fn each_tenant<Q: crate::ask::Answer>(
+    async fn each_tenant<Q: crate::ask::Answer + Into<crate::tenant::TenantQuery>>(
         &self,
         index: &'static str,
         what: &str,

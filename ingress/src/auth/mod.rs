@@ -13,7 +13,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Who is calling a log route.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use engage_storage::logs::embedded::StoredEvent;
 
 use crate::auth::LogCaller;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 10_000;

@@ -26,7 +26,7 @@ use super::typed;
 use super::write::{count_fates, guard_disk, read_body};
 use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
-use crate::AppState;
+use crate::state::AppState;
 
 pub use super::schema::MAX_EVENTS_PER_REQUEST;
 

@@ -25,7 +25,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tower_http::decompression::RequestDecompressionLayer;
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// Routes of the log service.
 pub fn router() -> Router<AppState> {

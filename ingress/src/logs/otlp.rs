@@ -30,7 +30,7 @@ use super::otlp_map::{map_request, Mapped};
 use super::write::{count_fates, guard_disk, read_body};
 use crate::auth::LogCaller;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// The two OTLP/HTTP encodings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use engage_config::LogSinkKind;
 
 use crate::auth::LogCaller;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// What `GET /v1/logs/usage` answers.
 #[derive(Debug, Serialize, ToSchema)]

@@ -7,7 +7,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use engage_storage::logs::WriteReport;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Reads the (already decompressed) body, refusing more than `limit` bytes.
 pub(super) async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {

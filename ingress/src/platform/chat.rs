@@ -25,18 +25,18 @@ use engage_actors::signed_links::{ChatClaims, LinkRefusal};
 
 use engage_streams::subject::{CHAT_MESSAGES, CHAT_RECEIPTS};
 
-use super::auth::{check, Auth};
-use super::body::PlatformBody;
-use super::edge::{answer, open_rate_limit, Answer, Open};
-use super::errors::IntegrationError;
-use super::requests::RiderLoginRequest;
-use super::routes::{operation, Routes};
+use crate::platform::edge::auth::{check, Auth};
+use crate::platform::edge::body::PlatformBody;
+use crate::platform::edge::errors::IntegrationError;
+use crate::platform::edge::requests::RiderLoginRequest;
+use crate::platform::edge::routes::{operation, Routes};
+use crate::platform::edge::{answer, open_rate_limit, Answer, Open};
+use crate::state::AppState;
 use crate::trace::TraceId;
-use crate::AppState;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
-    let ack = super::contract::answer_schema::<super::edge::Ack>();
+    let ack = crate::platform::edge::contract::answer_schema::<crate::platform::edge::Ack>();
     let send =
         operation("Publish a chat message to engage.chat.messages", Auth::InternalJwt, Some("ChatEvent"), ack.clone());
     // the chat provider's webhook: open, and not closable (receipts are the provider's, for every brand)
@@ -59,7 +59,7 @@ pub fn routes() -> Routes {
         "Is a chat token (a rider's or a chat partner's) valid: {status: 1, valid: true, role, parent_business_id, business_id, order_id, subject, expires_at} or {status: 1, valid: false, reason}",
         Auth::InternalJwt,
         Some("ChatCheckRequest"),
-        super::contract::answer_schema::<Answer<Verdict>>(),
+        crate::platform::edge::contract::answer_schema::<Answer<Verdict>>(),
     );
     Routes::new()
         .route(

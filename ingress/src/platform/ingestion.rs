@@ -18,13 +18,13 @@ use engage_actors::capabilities::customers;
 use engage_streams::envelope::source_id;
 use engage_streams::{Envelope, EventKind};
 
-use super::access::{self, Scope};
-use super::auth::{check, Auth, Caller};
-use super::body::PlatformBody;
-use super::errors::IntegrationError;
-use super::routes::Routes;
+use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::auth::{check, Auth, Caller};
+use crate::platform::edge::body::PlatformBody;
+use crate::platform::edge::errors::IntegrationError;
+use crate::platform::edge::routes::Routes;
+use crate::state::AppState;
 use crate::trace::TraceId;
-use crate::AppState;
 
 /// Largest event (its body as JSON) an enqueue route accepts: its order row, which holds it, and
 /// its bus message stay well inside every backend's value limit (NATS: 1 MiB). The engine checks
@@ -169,7 +169,7 @@ pub const INSTANT_ORDER: EnqueueRoute = route(
 
 /// The routes of this module, each declared once: a row of [`ENQUEUE_ROUTES`] is its route.
 pub fn routes() -> Routes {
-    let ack = super::contract::answer_schema::<super::edge::Ack>();
+    let ack = crate::platform::edge::contract::answer_schema::<crate::platform::edge::Ack>();
     let mut routes = Routes::new();
     for spec in ENQUEUE_ROUTES {
         let spec = *spec;
@@ -342,11 +342,11 @@ pub async fn instant_order(
 /// answer); an ingestion token's auth refusal is the staff family's 403; a token's body naming
 /// another brand or outlet is 403 `xE_103`. Every enqueue body is customer-level.
 fn enqueue_operation(route: &EnqueueRoute, ok: Value) -> Value {
-    let mut op = super::routes::operation(route.summary, route.auth, Some(route.schema), ok);
+    let mut op = crate::platform::edge::routes::operation(route.summary, route.auth, Some(route.schema), ok);
     op["x-engage-scope"] = json!(Scope::Customer.as_str());
     if route.auth == Auth::None {
         // no token gives the brand: the body names it
-        super::routes::require(&mut op, json!({"required": ["parentBusinessId"]}));
+        crate::platform::edge::routes::require(&mut op, json!({"required": ["parentBusinessId"]}));
     }
     if let Some(responses) = op["responses"].as_object_mut() {
         responses.remove("429");

@@ -28,43 +28,20 @@
 // per request, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
-pub mod access;
-pub mod add_b_config;
 pub mod admin;
-pub mod admin_answers;
-pub mod auth;
-pub mod bill_page;
 pub mod bills;
-pub mod body;
+pub mod business;
 pub mod chat;
-pub mod coerce;
-pub mod contract;
 pub mod customers;
-pub mod dashboard;
-pub mod dead_letters;
 pub mod edge;
-pub mod errors;
-pub mod examples;
 pub mod feedback;
-pub mod feedback_page;
-pub mod form_view;
 pub mod fraud;
-pub mod fraud_answers;
 pub mod ingestion;
-pub mod integration;
 pub mod journeys;
-pub mod journeys_answers;
 pub mod loyalty;
-pub mod open_routes;
-pub mod refunds;
-pub mod requests;
+pub mod pages;
 pub mod rewards;
-pub mod routes;
-pub mod schemas;
-pub mod scopes;
 pub mod stats;
-pub mod tokens;
-pub mod upload;
 pub mod v2;
 pub mod wallet;
 
@@ -76,7 +53,7 @@ use serde_json::{json, Map, Value};
 use engage_actors::TenantGateway;
 use engage_streams::Bus;
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// What the platform routes share.
 pub struct PlatformState {
@@ -85,9 +62,9 @@ pub struct PlatformState {
     /// Questions to tenant actors (local or by NATS).
     pub gateway: TenantGateway,
     /// Stored tokens.
-    pub tokens: tokens::TokenStore,
+    pub tokens: edge::tokens::TokenStore,
     /// Compiled body schemas.
-    pub schemas: schemas::PlatformSchemas,
+    pub schemas: edge::schemas::PlatformSchemas,
     /// Key of the loopback admin routes.
     pub admin_key: String,
     /// The two reads without a brand's actor: whose bill a public link is, and whether a brand
@@ -99,20 +76,20 @@ pub struct PlatformState {
     /// Verifies chat tracking links.
     pub links: engage_actors::signed_links::Links,
     /// Whether the spec's open routes are open (for all brands, and per brand).
-    pub open_routes: access::OpenRoutes,
+    pub open_routes: edge::access::OpenRoutes,
     /// The per-client limit of the open routes that read or change a customer
     /// (`ENGAGE_OPEN_ROUTES_RATE_LIMIT`), when on.
     pub open_limiter: Option<Arc<crate::rate_limit::CallerLimiter>>,
 }
 
 /// Every platform route, each declared once in its module's `routes()`.
-fn routes() -> routes::Routes {
-    routes::Routes::new()
+fn routes() -> edge::routes::Routes {
+    edge::routes::Routes::new()
         .merge(ingestion::routes())
         .merge(customers::routes())
         .merge(chat::routes())
         .merge(loyalty::routes())
-        .merge(integration::routes())
+        .merge(customers::integration::routes())
         .merge(rewards::routes())
         .merge(fraud::routes())
         .merge(wallet::routes())
@@ -120,13 +97,13 @@ fn routes() -> routes::Routes {
         .merge(bills::routes())
         .merge(feedback::routes())
         .merge(stats::routes())
-        .merge(dashboard::routes())
-        .merge(add_b_config::routes())
+        .merge(pages::dashboard::routes())
+        .merge(business::routes())
         .merge(v2::routes())
         .merge(admin::routes())
-        .merge(open_routes::routes())
-        .merge(dead_letters::routes())
-        .merge(refunds::routes())
+        .merge(business::open_routes::routes())
+        .merge(admin::dead_letters::routes())
+        .merge(customers::refunds::routes())
 }
 
 /// Every platform route, mounted.
@@ -210,7 +187,7 @@ pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::R
 pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
     let mut paths = routes().paths();
     let mut schemas: Map<String, Value> =
-        schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+        edge::schemas::PlatformSchemas::documents().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
     schemas.insert(
         "IntegrationErrorBody".to_owned(),
         json!({"type": "object", "required": ["status", "error_code", "error_message"], "properties": {
@@ -227,7 +204,7 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     schemas.insert(
         "CustomerDetails".to_owned(),
         // the type the routes answer with: every field it serializes is declared
-        contract::answer_schema::<engage_actors::capabilities::customers::CustomerView>(),
+        edge::contract::answer_schema::<engage_actors::capabilities::customers::CustomerView>(),
     );
     let mut security = Map::new();
     security.insert("staffToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token"}));
@@ -249,8 +226,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "adminKey".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "x-admin-key", "description": "the server's admin key (engage tokens finds it); loopback callers only"}),
     );
-    examples::apply(&mut paths, &schemas);
-    form_view::apply(&mut paths, &mut schemas);
+    edge::examples::apply(&mut paths, &schemas);
+    edge::form_view::apply(&mut paths, &mut schemas);
     (paths, schemas, security)
 }
 

@@ -23,14 +23,14 @@ use engage_actors::capabilities::stats::shapes::Summary;
 use engage_actors::capabilities::stats::{Metric, ReadMetric};
 use engage_actors::signed_links::ChatClaims;
 
-use super::access::{self, Scope};
-use super::auth::{header, token};
-use super::edge::{answer, open_rate_limit, Answer, Data, Open};
-use super::errors::IntegrationError;
-use super::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
-use super::routes::Routes;
-use super::tokens::TokenKind;
-use crate::AppState;
+use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::auth::{header, token};
+use crate::platform::edge::errors::IntegrationError;
+use crate::platform::edge::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
+use crate::platform::edge::routes::Routes;
+use crate::platform::edge::tokens::TokenKind;
+use crate::platform::edge::{answer, open_rate_limit, Answer, Data, Open};
+use crate::state::AppState;
 
 /// How long a partner token is valid.
 pub const PARTNER_TOKEN_SECS: i64 = 3600;
@@ -81,7 +81,7 @@ async fn dashboard_data(
             _ => return Err(IntegrationError::auth_failed()),
         },
     };
-    let (start, end) = super::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
+    let (start, end) = crate::platform::stats::period(&body).map_err(|e| IntegrationError::invalid(e.issues()))?;
     let query = ReadMetric { metric: Metric::Summary, business_id: body.business_id, start, end, limit: 10 };
     let summary = state.platform.gateway.ask(&tenant, query).await?;
     let summary: Summary =

@@ -1,28 +1,30 @@
-//! The customer engagement platform's HTTP routes (`spec/engagement-platform.md`).
+//! The customer engagement platform's HTTP routes (`spec/engagement-platform.md`): one folder per
+//! capability (its routes, answers and request bodies, mirroring `engage_actors::capabilities`),
+//! the edge machinery in [`edge`], the pages engage serves in [`pages`].
 //!
 //! | spec area | module |
 //! |---|---|
 //! | Ingestion and POS routes (`/injestion/*`, `/api/ingestion/orderPush`, `/update/business/status`, `/insert/merchant/data`, `/sync/crm/token`, the `/crm_api/injestion/{pos}` serverless tier) | [`ingestion`] (one table, [`ingestion::ENQUEUE_ROUTES`]) |
 //! | `/crm_api/get/customer/details`, `/crm_api/update/customer/details` | [`customers`] |
 //! | `/chat/send`, `/chat/receipts`, chat login: `/crm_api/rider/chat/login`, `/crm_api/check/chat/login` | [`chat`] |
-//! | `/crm_api/add_b_config`, `/crm_api/add_b_config/php` | [`add_b_config`] |
+//! | `/crm_api/add_b_config`, `/crm_api/add_b_config/php` | [`business`] |
 //! | `/crm_api/v2/dashboarData`, `/crm_api/v2/{chat_partner}/generatePartnerToken`, `/crm_api/v2/{chat_partner}/getPartnerProfile` | [`v2`] |
 //! | loyalty: `/crm_api/add_edit_rules`, `/crm_api/add_edit_milestone`, `/crm_api/day/wise/data`, `/crm_api/get/referal/rules`, the legacy staff loyalty routes, `/integration/v1/configure_points`, `/integration/v1/redeem_points`, `/integration/v1/get_user_loyalty`, `/integration/v1/get_wallet_ledger`, `/api/*Loyalty*`, `/api/generateOTP` | [`loyalty`] |
-//! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`integration`] |
+//! | `/integration/v1` customer routes, `/pos_e/v1` loyalty routes | [`customers::integration`] |
 //! | rewards catalogue and coupons (`/integration/v1/*reward*`, `/pos_e/v1/*coupon*`) | [`rewards`] |
 //! | fraud prevention: `/crm_api/configure_fraud_*`, blocklist, flags, checks, MIS | [`fraud`] |
 //! | business wallets: `/crm_api/wallet/*` | [`wallet`] |
 //! | automated journeys: `/crm_api/autoCampaign`, `/crm_api/get/campaign/*`, `/crm_api/save/campaign/journey`, `/crm_api/enable/automated/campaign/`, `/crm_api/view/campaign/journey`, `/crm_api/get/field/parameters`, `/crm_api/get/days/type/options`, `/crm_api/get/auto_campaign_users`, `/crm_api/view/sent/automated/campaigns`, `/crm_api/automated/campaigns/report`, `/crm_api/journeys/settings`, `/crm_api/create/campaign_tag`, `/crm_api/get/campaign_tags`, `/crm_api/create/bulk/campaign`, `GET /track/chat/link/{token}` | [`journeys`] |
-//! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`bill_page`]) |
-//! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data,orders_summary,legacy/feedback_sms}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`feedback_page`]) |
+//! | digital bills: `/crm_api/links/*`, `/crm_api/update/bill/status`, `/crm_api/get_digital_bill_customers`, `/crm_api/get_digital_bill_mis`, `/crm_api/invoice/open`, `/crm_api/feedback_invoice/open`, `/crm_api/update/widget/insight`, `/crm_api/invoice/download`, `GET /b/{bill_id}` | [`bills`] (the page: [`pages::bill_page`]) |
+//! | feedback, ratings and NPS: `/crm_api/{save,get}/feedback/config`, `/crm_api/{nps/data,npsList,npsData,download/nps/data,orders_summary,legacy/feedback_sms}`, `/crm_api/fetch_feedback_customers`, `/crm_api/feedback_form_interaction_mis`, `/crm_api/get/{rating_list,rating_count_datewise,hear_about_us_source,latest_rating}`, `GET`/`POST /f/{token}` | [`feedback`] (the form: [`pages::feedback_page`]) |
 //! | dashboard metrics: `/stats/dashboard/summary`, `/stats/metrics/*`, `/stats/special-days` | [`stats`] (the rollups: `engage_actors::capabilities::stats`) |
-//! | the web dashboard: `GET /dashboard` | [`dashboard`] (`dashboard.html`) |
-//! | auth families | [`auth`], stored tokens [`tokens`], `/admin/tokens` [`admin`], who may touch what [`access`], `/crm_api/open_routes/settings` [`open_routes`] |
-//! | parked events: `/admin/dead-letters` | [`dead_letters`] |
-//! | error families | [`errors`] |
-//! | request bodies (JSON or url-encoded), their types and schemas | [`body`], [`requests`], [`schemas`] |
+//! | the web dashboard: `GET /dashboard` | [`pages::dashboard`] (`pages/dashboard.html`) |
+//! | auth families | [`edge::auth`], stored tokens [`edge::tokens`], `/admin/tokens` [`admin`], who may touch what [`edge::access`], `/crm_api/open_routes/settings` [`business::open_routes`] |
+//! | parked events: `/admin/dead-letters` | [`admin::dead_letters`] |
+//! | error families | [`edge::errors`] |
+//! | request bodies (JSON or url-encoded), their types and schemas | [`edge::body`], each capability's `requests` (listed in [`edge::requests`]), [`edge::schemas`] |
 //! | the typed edge: auth-family extractors, answers | [`edge`] |
-//! | staff CSV uploads (multipart form, `Phone` column) | [`upload`] |
+//! | staff CSV uploads (multipart form, `Phone` column) | [`edge::upload`] |
 
 // Route helpers return `Result<_, Response>`: the refusal is the answer itself, built at most once
 // per request, so boxing it would only add an allocation.

@@ -31,6 +31,7 @@ use crate::repo::{CAMPAIGN_TAGS, JOURNEY_RUNS, JOURNEY_SENDS};
 mod bulk;
 mod carts;
 mod health;
+mod occasions;
 mod roi;
 mod runs;
 
@@ -38,10 +39,11 @@ pub use crate::capabilities::business::BusinessConfig;
 pub use bulk::{BulkCampaign, BulkRecipient, BulkSpec, BULK_CHUNK};
 pub use carts::{abandoned, CartsHandled, OpenCart, CART_SOURCES, DEFAULT_TRIGGER_MINUTES};
 pub use health::{FlagsSynced, Health, JourneyHealth};
+pub use occasions::{backtracking, occasion};
 pub use roi::{attribute, Attributed, RoiRow, RoiSummary, ATTRIBUTION_DAYS, ROI_LOOKBACK_DAYS};
 pub use runs::{
-    occasion, reach, reach_one, reach_one_with, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage,
-    SentMessage, AUDIENCE_PAGE, BACKTRACK_LIMIT, NIGHTLY,
+    reach, reach_one, reach_one_with, run_page, JourneyRun, JourneySend, Outcome, Reach, RunPage, SentMessage,
+    AUDIENCE_PAGE, BACKTRACK_LIMIT, NIGHTLY,
 };
 
 // Each question of the area, answered in the actor's turn.

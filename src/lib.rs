@@ -425,7 +425,7 @@ impl Application {
             admin_key: if settings.role == Role::Node { String::new() } else { admin_key(&settings)? },
             jobs,
             links,
-            open_routes: engage_ingress::platform::edge::access::OpenRoutes::new(
+            open_routes: engage_ingress::platform::state::OpenRoutes::new(
                 settings.open_routes == engage_config::OpenRoutes::Closed,
             ),
             open_limiter,

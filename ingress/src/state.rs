@@ -14,8 +14,9 @@ use engage_storage::logs::LogWriter;
 
 use crate::auth::jwks::JwksVerifier;
 use crate::logs::schema::LogSchema;
+use crate::platform::state::PlatformState;
 use crate::rate_limit::CallerLimiter;
-use crate::{platform, readiness};
+use crate::readiness;
 
 /// The log sink's read side, its disk guard and the retention, as [`AppState::new`] takes them.
 pub struct LogReads {
@@ -79,7 +80,7 @@ pub struct AppInner {
     /// The phase and the unusable dependencies `/readyz` reports.
     pub readiness: Arc<readiness::Readiness>,
     /// The engagement platform's shared parts.
-    pub platform: platform::PlatformState,
+    pub platform: PlatformState,
 }
 
 impl AppState {
@@ -91,7 +92,7 @@ impl AppState {
         reads: LogReads,
         jwt: Option<Arc<JwksVerifier>>,
         limiter: Option<Arc<CallerLimiter>>,
-        platform: platform::PlatformState,
+        platform: PlatformState,
         readiness: Arc<readiness::Readiness>,
         served: Served,
     ) -> Self {

@@ -18,9 +18,10 @@ use engage_actors::capabilities::customers;
 use engage_streams::envelope::source_id;
 use engage_streams::{Envelope, EventKind};
 
-use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::access::{self};
 use crate::platform::edge::auth::{check, Auth, Caller};
 use crate::platform::edge::body::PlatformBody;
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::errors::IntegrationError;
 use crate::platform::edge::routes::Routes;
 use crate::state::AppState;

@@ -43,46 +43,17 @@ pub mod journeys;
 pub mod loyalty;
 pub mod pages;
 pub mod rewards;
+pub mod state;
 pub mod stats;
 pub mod v2;
 pub mod wallet;
 
-use std::sync::Arc;
-
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use engage_actors::TenantGateway;
-use engage_streams::Bus;
+pub use state::PlatformState;
 
 use crate::state::AppState;
-
-/// What the platform routes share.
-pub struct PlatformState {
-    /// The bus orders are published on.
-    pub bus: Arc<dyn Bus>,
-    /// Questions to tenant actors (local or by NATS).
-    pub gateway: TenantGateway,
-    /// Stored tokens.
-    pub tokens: edge::tokens::TokenStore,
-    /// Compiled body schemas.
-    pub schemas: edge::schemas::PlatformSchemas,
-    /// Key of the loopback admin routes.
-    pub admin_key: String,
-    /// The two reads without a brand's actor: whose bill a public link is, and whether a brand
-    /// closed its open routes (everything else a brand holds is asked of its actor through
-    /// [`PlatformState::gateway`]).
-    pub directory: engage_actors::directory::Directory,
-    /// The scheduled jobs, on processes that run the engine.
-    pub jobs: Option<Arc<engage_actors::jobs::Jobs>>,
-    /// Verifies chat tracking links.
-    pub links: engage_actors::signed_links::Links,
-    /// Whether the spec's open routes are open (for all brands, and per brand).
-    pub open_routes: edge::access::OpenRoutes,
-    /// The per-client limit of the open routes that read or change a customer
-    /// (`ENGAGE_OPEN_ROUTES_RATE_LIMIT`), when on.
-    pub open_limiter: Option<Arc<crate::rate_limit::CallerLimiter>>,
-}
 
 /// Every platform route, each declared once in its module's `routes()`.
 fn routes() -> edge::routes::Routes {

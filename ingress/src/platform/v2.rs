@@ -23,8 +23,9 @@ use engage_actors::capabilities::stats::shapes::Summary;
 use engage_actors::capabilities::stats::{Metric, ReadMetric};
 use engage_actors::signed_links::ChatClaims;
 
-use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::access::{self};
 use crate::platform::edge::auth::{header, token};
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::errors::IntegrationError;
 use crate::platform::edge::requests::{PartnerProfileRequest, PartnerTokenRequest, StatsRequest};
 use crate::platform::edge::routes::Routes;

@@ -3,10 +3,13 @@
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 
-use super::runs::LAPSE_PICKUP_DAYS;
 use super::{JourneyConfig, DAYS_TYPE_OPTIONS};
 use crate::domain::customer::Customer;
 use crate::domain::time::{instant_key, ist, parse_ist};
+
+/// In steady state a lapse is picked up within this many days of starting (a missed run
+/// catches up); the first run after activation takes lapses of any age.
+pub const LAPSE_PICKUP_DAYS: i64 = 7;
 
 /// Reads `YYYY-MM-DD`.
 fn date(text: &str) -> Option<NaiveDate> {
@@ -75,8 +78,8 @@ pub fn backtracking(journey: &JourneyConfig, now: DateTime<Utc>) -> bool {
 mod tests {
     use super::*;
     use crate::capabilities::journeys::runs::in_holdout;
-    use rust_decimal::Decimal;
     use crate::capabilities::journeys::CampaignData;
+    use rust_decimal::Decimal;
 
     fn journey(campaign_type: &str, data: CampaignData) -> JourneyConfig {
         let at = Utc::now();

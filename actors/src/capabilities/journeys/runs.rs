@@ -35,9 +35,6 @@ pub const AUDIENCE_PAGE: usize = 1000;
 pub const BACKTRACK_LIMIT: u32 = 10_000;
 /// The frequency cap's window.
 pub const FREQUENCY_WINDOW_DAYS: i64 = 7;
-/// In steady state a lapse is picked up within this many days of starting (a missed run
-/// catches up); the first run after activation takes lapses of any age.
-pub const LAPSE_PICKUP_DAYS: i64 = 7;
 /// The journey types the nightly run handles (the spec's queue builder).
 pub const NIGHTLY: [&str; 4] = ["birthday", "anniversary", "lost_customers", "wallet_expiry"];
 

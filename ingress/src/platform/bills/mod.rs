@@ -59,7 +59,8 @@ fn widget_insight_operation() -> Value {
         crate::platform::edge::contract::answer_schema::<Answer<InsightCounted>>(),
     );
     op["security"] = json!([{"ingestionToken": []}, {"billPageToken": []}]);
-    op["x-engage-scope"] = json!(<WidgetInsightRequest as crate::platform::edge::PlatformRequest>::SCOPE.as_str());
+    op["x-engage-scope"] =
+        json!(<WidgetInsightRequest as crate::platform::edge::contract::PlatformRequest>::SCOPE.as_str());
     op
 }
 

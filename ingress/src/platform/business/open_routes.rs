@@ -3,7 +3,7 @@
 //! `ENGAGE_OPEN_ROUTES=closed` closes them for every brand; this route lets one brand close (or
 //! reopen) them for itself. Closed, each open route needs an integration token of the brand
 //! (`Authorization:`), bound to its brand and outlet ([`crate::platform::edge::access`]). Other processes of a
-//! cluster see a change within [`crate::platform::edge::access::BRAND_SETTING_TTL`].
+//! cluster see a change within [`crate::platform::state::BRAND_SETTING_TTL`].
 //!
 //! Request `{parent_business_id, open_routes?: "open" | "closed"}`; answer
 //! `{status: true, open_routes: "open" | "closed", closed_for_all: bool}` (`closed_for_all`: the

@@ -4,8 +4,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::platform::edge::access::Scope;
-use crate::platform::edge::PlatformRequest;
+use crate::platform::edge::contract::PlatformRequest;
+use crate::platform::edge::contract::Scope;
 
 /// `/crm_api/open_routes/settings`.
 #[derive(Debug, Deserialize, JsonSchema)]

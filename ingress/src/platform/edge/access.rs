@@ -18,40 +18,14 @@
 //! - **Open routes.** The spec's open routes stay open unless the operator closes them
 //!   ([`OpenRoutes`]): then they require an integration token of the brand, bound as above.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
 use axum::http::HeaderMap;
 use serde_json::Value;
 
 use crate::platform::edge::auth::token;
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::errors::{IntegrationError, StaffError};
 use crate::platform::edge::tokens::{TokenGrant, TokenKind};
 use crate::state::AppState;
-
-/// What a route acts on, for outlet-limited tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// The whole brand: an outlet-limited token may not use the route.
-    Tenant,
-    /// One outlet, which the request names: an outlet-limited token may use it for its outlet.
-    Outlet,
-    /// One customer of the brand (customers are the brand's, not an outlet's): any token of the
-    /// brand may use it; an outlet it names must be an outlet-limited token's own.
-    Customer,
-}
-
-impl Scope {
-    /// `brand` or `outlet` (`x-engage-scope` in `/openapi.json`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Tenant => "brand",
-            Scope::Outlet => "outlet",
-            Scope::Customer => "customer",
-        }
-    }
-}
 
 /// Why a credential may not do what the request asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,45 +149,6 @@ pub fn admit_raw(grant: &TokenGrant, scope: Scope, body: &Value) -> Result<(), D
         return admit_outlet(grant, scope, Some(other));
     }
     admit_outlet(grant, scope, named.first().map(String::as_str))
-}
-
-/// Whether the spec's open routes are open, for every brand (`ENGAGE_OPEN_ROUTES`) and per brand
-/// (`/crm_api/open_routes/settings`, kept in the store and cached here for [`BRAND_SETTING_TTL`]).
-pub struct OpenRoutes {
-    closed_for_all: bool,
-    tenants: Mutex<HashMap<String, (Instant, bool)>>,
-}
-
-/// How long a brand's open-routes setting is cached: a change made on another process is seen
-/// within this time.
-pub const BRAND_SETTING_TTL: Duration = Duration::from_secs(5);
-
-impl OpenRoutes {
-    /// `closed_for_all` from the setting.
-    pub fn new(closed_for_all: bool) -> Self {
-        Self { closed_for_all, tenants: Mutex::new(HashMap::new()) }
-    }
-
-    /// Whether every open route is closed on this process.
-    pub fn closed_for_all(&self) -> bool {
-        self.closed_for_all
-    }
-
-    /// The cached setting of `tenant`, when fresh.
-    pub fn cached(&self, tenant: &str) -> Option<bool> {
-        let tenants = self.tenants.lock().ok()?;
-        tenants.get(tenant).filter(|(at, _)| at.elapsed() < BRAND_SETTING_TTL).map(|(_, closed)| *closed)
-    }
-
-    /// Remembers `tenant`'s setting.
-    pub fn remember(&self, tenant: &str, closed: bool) {
-        if let Ok(mut tenants) = self.tenants.lock() {
-            if tenants.len() > 100_000 {
-                tenants.retain(|_, (at, _)| at.elapsed() < BRAND_SETTING_TTL);
-            }
-            tenants.insert(tenant.to_owned(), (Instant::now(), closed));
-        }
-    }
 }
 
 /// Whether `tenant` closed the open routes for itself (cached for [`BRAND_SETTING_TTL`]).

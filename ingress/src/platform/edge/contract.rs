@@ -12,7 +12,54 @@
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+/// What a route acts on, for outlet-limited tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole brand: an outlet-limited token may not use the route.
+    Tenant,
+    /// One outlet, which the request names: an outlet-limited token may use it for its outlet.
+    Outlet,
+    /// One customer of the brand (customers are the brand's, not an outlet's): any token of the
+    /// brand may use it; an outlet it names must be an outlet-limited token's own.
+    Customer,
+}
+
+impl Scope {
+    /// `brand` or `outlet` (`x-engage-scope` in `/openapi.json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Tenant => "brand",
+            Scope::Outlet => "outlet",
+            Scope::Customer => "customer",
+        }
+    }
+}
+
+/// A platform request body: decoded from JSON after its schema accepted it.
+pub trait PlatformRequest: DeserializeOwned + Send + 'static {
+    /// The name of its JSON Schema (the type's own name): `schemas/*.json`, and
+    /// `#/components/schemas/<name>` in `/openapi.json`.
+    const SCHEMA: &'static str;
+
+    /// What the route acts on, for outlet-limited tokens ([`Scope`]).
+    const SCOPE: Scope;
+
+    /// The body fields that name the outlet, the first the one an outlet-limited token fills in
+    /// when the body leaves the outlet out.
+    const OUTLET_FIELDS: &'static [&'static str] = &[];
+
+    /// The body fields that name the brand (one of them is required where the token does not
+    /// give the brand: staff tokens and the open routes).
+    const BRAND_FIELDS: &'static [&'static str] = &[];
+
+    /// The brand the body names, when it names one.
+    fn tenant(&self) -> Option<&str> {
+        None
+    }
+}
 
 /// The schema of `T`, as the edge validates bodies with it.
 pub fn schema_of<T: JsonSchema>() -> Value {

@@ -45,39 +45,16 @@ pub mod upload;
 
 use axum::extract::{FromRequest, Request};
 use axum::Json;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Issue;
-use crate::platform::edge::access::{Denied, Scope};
+use crate::platform::edge::access::Denied;
 use crate::platform::edge::auth::token;
+use crate::platform::edge::contract::PlatformRequest;
 use crate::platform::edge::errors::{IntegrationError, StaffError};
 use crate::platform::edge::tokens::{TokenGrant, TokenKind};
 use crate::state::AppState;
-
-/// A platform request body: decoded from JSON after its schema accepted it.
-pub trait PlatformRequest: DeserializeOwned + Send + 'static {
-    /// The name of its JSON Schema (the type's own name): `schemas/*.json`, and
-    /// `#/components/schemas/<name>` in `/openapi.json`.
-    const SCHEMA: &'static str;
-
-    /// What the route acts on, for outlet-limited tokens ([`Scope`]).
-    const SCOPE: Scope;
-
-    /// The body fields that name the outlet, the first the one an outlet-limited token fills in
-    /// when the body leaves the outlet out.
-    const OUTLET_FIELDS: &'static [&'static str] = &[];
-
-    /// The body fields that name the brand (one of them is required where the token does not
-    /// give the brand: staff tokens and the open routes).
-    const BRAND_FIELDS: &'static [&'static str] = &[];
-
-    /// The brand the body names, when it names one.
-    fn tenant(&self) -> Option<&str> {
-        None
-    }
-}
 
 /// The body of `request`, checked against `T`'s schema and decoded; or what is wrong with it.
 async fn decode<T: PlatformRequest>(request: Request, state: &AppState) -> Result<T, body::BodyError> {

@@ -11,8 +11,8 @@
 //! bytes; their schema is their file in `schemas/`, and the actors read them as
 //! `engage_actors::domain::order::OrderFacts`.
 
-use crate::platform::edge::access::Scope;
-use crate::platform::edge::PlatformRequest;
+use crate::platform::edge::contract::PlatformRequest;
+use crate::platform::edge::contract::Scope;
 
 pub use crate::platform::bills::requests::*;
 pub use crate::platform::business::requests::*;

@@ -21,9 +21,10 @@ use axum::{Json, Router};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
-use crate::platform::edge::access::Scope;
 use crate::platform::edge::auth::Auth;
-use crate::platform::edge::{AppCustomer, Ingested, Integration, Open, PlatformRequest, Staff};
+use crate::platform::edge::contract::PlatformRequest;
+use crate::platform::edge::contract::Scope;
+use crate::platform::edge::{AppCustomer, Ingested, Integration, Open, Staff};
 use crate::state::AppState;
 
 /// What an extractor tells the contract: who may call, and the body it reads.

@@ -2,7 +2,7 @@
 //! [`crate::platform::edge::access`] holds outlet-limited tokens to (and `/openapi.json` shows as
 //! `x-engage-scope`). One line per body type of [`crate::platform::edge::requests`].
 
-use crate::platform::edge::access::Scope;
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::requests::*;
 
 /// What each body acts on ([`Scope`]) and which of its fields name the outlet (the first is the one

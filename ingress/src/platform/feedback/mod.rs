@@ -92,7 +92,7 @@ fn nps_data_operation() -> Value {
     );
     op["responses"]["429"] = json!({"description": "xE_429 over the per-client rate limit (ENGAGE_RATE_LIMIT_PER_SECOND, off by default)",
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/IntegrationErrorBody"}}}});
-    op["x-engage-scope"] = json!(<NpsDataRequest as crate::platform::edge::PlatformRequest>::SCOPE.as_str());
+    op["x-engage-scope"] = json!(<NpsDataRequest as crate::platform::edge::contract::PlatformRequest>::SCOPE.as_str());
     op
 }
 

@@ -53,9 +53,10 @@ use engage_actors::capabilities::fraud::{
 use engage_actors::domain::fraud::{FlagAction, FraudFlag, VelocityRules};
 use engage_actors::QueryError;
 
-use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::access::{self};
 use crate::platform::edge::auth::{token, Auth};
 use crate::platform::edge::contract::answer_schema;
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::errors::StaffError;
 use crate::platform::edge::requests::{FraudAlertSettingsRequest, FraudQueryRequest, FraudWalletRulesRequest};
 use crate::platform::edge::routes::Routes;

@@ -52,8 +52,9 @@ use engage_actors::capabilities::journeys::{
 use engage_actors::domain::wallet::Channel;
 use engage_actors::signed_links::LinkRefusal;
 
-use crate::platform::edge::access::{self, Scope};
+use crate::platform::edge::access::{self};
 use crate::platform::edge::auth::{token, Auth};
+use crate::platform::edge::contract::Scope;
 use crate::platform::edge::errors::StaffError;
 use crate::platform::edge::requests::{
     AutoCampaignRequest, CampaignDataInput, CampaignTagRequest, JourneyCatalogueRequest, JourneyReportRequest,
@@ -130,7 +131,7 @@ fn bulk_campaign_operation() -> Value {
             "template_id": {"type": "string", "minLength": 1, "maxLength": 200}, "message": {"type": "string", "maxLength": 2000},
             "file": {"type": "string", "format": "binary"}}}}}});
     bulk["responses"]["413"] = crate::platform::edge::upload::limit_answer();
-    bulk["x-engage-scope"] = json!(crate::platform::edge::access::Scope::Outlet.as_str());
+    bulk["x-engage-scope"] = json!(crate::platform::edge::contract::Scope::Outlet.as_str());
     bulk
 }
 

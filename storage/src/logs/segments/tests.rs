@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn block(group: &str, stream: &str, events: &[(i64, u64, &str)]) -> Blocks {

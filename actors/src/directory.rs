@@ -36,6 +36,12 @@ impl Directory {
         Ok(owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)))
     }
 
+    /// Whose opt-out link `/u/<code>` is: the brand and the customer's phone.
+    pub async fn consent_link_owner(&self, code: &str) -> Result<Option<(String, String)>, StoreError> {
+        let owner: Option<Value> = self.repo.get(&keys::consent_link(code)).await?;
+        Ok(owner.and_then(|o| Some((o["tenant"].as_str()?.to_owned(), o["phone"].as_str()?.to_owned()))))
+    }
+
     /// Whether `tenant` closed the spec's open routes for itself.
     pub async fn open_routes_closed(&self, tenant: &str) -> Result<bool, StoreError> {
         let setting: Option<OpenRoutesSetting> = self.repo.get(&keys::open_routes_setting(tenant)).await?;

@@ -346,6 +346,21 @@ pub fn journey_run(tenant: &str, journey: &str, day: &str) -> Key {
     Key::new(JOURNEY_RUNS, tenant, join(&[journey, day]).into_bytes())
 }
 
+/// `consent`: a customer's marketing subscriptions in a brand.
+pub fn consent(tenant: &str, phone: &str) -> Key {
+    Key::new(CONSENT, tenant, phone.as_bytes())
+}
+
+/// `consent`: the brand's defaults (a clustering no phone has: phones are digits).
+pub fn consent_defaults(tenant: &str) -> Key {
+    Key::new(CONSENT, tenant, b"~defaults".to_vec())
+}
+
+/// `consent_links`: whose opt-out link `/u/<code>` is.
+pub fn consent_link(code: &str) -> Key {
+    Key::new(CONSENT_LINKS, code.get(..2).unwrap_or(code), code.as_bytes())
+}
+
 /// `journey_settings`: the brand's quiet hours and frequency cap.
 pub fn journey_settings(tenant: &str) -> Key {
     Key::new(JOURNEY_SETTINGS, tenant, b"settings".to_vec())

@@ -53,6 +53,9 @@ pub enum QueryError {
     /// The wallet cannot pay for the send.
     #[error("{0}")]
     Insufficient(InsufficientBalance),
+    /// The customer did not consent to marketing on the channel: nothing was queued or debited.
+    #[error("the customer is unsubscribed from marketing on {0:?}")]
+    NoConsent(crate::domain::wallet::Channel),
     /// A one-time password is missing, wrong, expired or used up.
     #[error("one-time password: {0}")]
     Otp(String),

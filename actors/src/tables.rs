@@ -75,6 +75,12 @@ pub const JOURNEY_BRANDS: &str = "journey_brands";
 pub const JOURNEY_SENDS: &str = "journey_sends";
 /// `journey_runs`: partition tenant, clustering `journey|day`: the send history.
 pub const JOURNEY_RUNS: &str = "journey_runs";
+/// `consent`: partition tenant, clustering phone: a customer's marketing subscriptions
+/// ([`crate::domain::consent::Subscriptions`]); clustering `~defaults`: the brand's defaults.
+pub const CONSENT: &str = "consent";
+/// `consent_links`: partition the code's first two characters, clustering the code of an
+/// opt-out link (`/u/<code>`): its brand and customer.
+pub const CONSENT_LINKS: &str = "consent_links";
 /// `journey_settings`: partition tenant, clustering `settings`: quiet hours, frequency cap.
 pub const JOURNEY_SETTINGS: &str = "journey_settings";
 /// `campaign_tags`: partition tenant, clustering tag id: the brand's campaign tags.

@@ -20,6 +20,7 @@ use engage_streams::Envelope;
 use crate::ask::{panicked, Asked, Asking, WireReply};
 use crate::capabilities::bills::BillsQuery;
 use crate::capabilities::business::BusinessQuery;
+use crate::capabilities::consent::ConsentQuery;
 use crate::capabilities::customers::CustomersQuery;
 use crate::capabilities::feedback::FeedbackQuery;
 use crate::capabilities::fraud::FraudQuery;
@@ -31,7 +32,8 @@ use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::stats::StatsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
-    bills, business, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats, wallet,
+    bills, business, consent, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats,
+    wallet,
 };
 pub use crate::query::QueryError;
 use crate::read_ahead::ReadAhead;
@@ -66,6 +68,8 @@ pub enum TenantQuery {
     Stats(StatsQuery),
     /// Business configuration records.
     Business(BusinessQuery),
+    /// Marketing consent.
+    Consent(ConsentQuery),
 }
 
 macro_rules! area {
@@ -91,6 +95,7 @@ area!(
     FeedbackQuery => Feedback,
     StatsQuery => Stats,
     BusinessQuery => Business,
+    ConsentQuery => Consent,
 );
 
 /// Each question type of an area becomes a [`TenantQuery`]: its area's variant of the same name,
@@ -128,6 +133,14 @@ questions!(
     customers::CustomersQuery => Customers { Details, Update, ApplyNow, WaitingRefunds, Order(GetOrder) },
     otp::OtpQuery => Otp { Generate, Verify },
     business::BusinessQuery => Business { SaveConfig, GetConfig, OpenRoutes },
+    consent::ConsentQuery => Consent {
+        Get(GetConsent),
+        Set(SetConsent),
+        GetDefaults,
+        SetDefaults,
+        Inbound,
+        ImportOptOuts,
+    },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

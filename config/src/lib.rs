@@ -225,6 +225,11 @@ pub struct Settings {
     /// Where the health and bill reports are POSTed (`ENGAGE_MAIL_SERVICE_URL`); unset: written
     /// only.
     pub mail_service_url: Option<String>,
+    /// The secrets of the SMS and chat providers' inbound keyword webhook
+    /// (`ENGAGE_KEYWORD_WEBHOOK_SECRETS`, `provider=secret[,provider=secret…]`): a provider posts
+    /// to `/webhooks/keywords/<provider>` with its secret in `x-engage-webhook-secret`. Unset: the
+    /// webhook refuses every call.
+    pub keyword_webhook_secrets: Option<Secret>,
     /// Minutes a POS redemption stays pending before the revoke job may revert it
     /// (`ENGAGE_POS_REDEMPTION_TTL_MINUTES`).
     pub pos_redemption_ttl_minutes: u64,
@@ -328,6 +333,7 @@ impl Default for Settings {
             public_url: None,
             link_secret: None,
             mail_service_url: None,
+            keyword_webhook_secrets: None,
             pos_redemption_ttl_minutes: 30,
             connect_timeout_secs: 60,
         }
@@ -335,8 +341,15 @@ impl Default for Settings {
 }
 
 /// Settings whose values are never printed.
-const SECRET_KEYS: &[&str] =
-    &["admin_key", "internal_jwt_secret", "provider_token", "store_a_token", "store_b_token", "link_secret"];
+const SECRET_KEYS: &[&str] = &[
+    "admin_key",
+    "internal_jwt_secret",
+    "provider_token",
+    "store_a_token",
+    "store_b_token",
+    "link_secret",
+    "keyword_webhook_secrets",
+];
 
 impl Settings {
     /// Loads from defaults < `file` < the given `(NAME, value)` pairs, then validates: the CLI

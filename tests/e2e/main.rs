@@ -16,6 +16,7 @@ mod cli;
 mod cloudwatch;
 mod cluster;
 mod cluster_failover;
+mod consent;
 mod dead_letters;
 mod feedback;
 mod fraud;

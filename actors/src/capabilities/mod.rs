@@ -51,6 +51,7 @@ use crate::reaction::OrderReaction;
 pub mod bills;
 pub mod branding;
 pub mod business;
+pub mod consent;
 pub mod customers;
 pub mod feedback;
 pub mod fraud;

@@ -1,6 +1,7 @@
 //! Pure domain logic: plain data and functions, no I/O. Actors wrap it.
 
 pub mod bounds;
+pub mod consent;
 pub mod customer;
 pub mod delivery;
 pub mod fraud;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::capabilities::wallet::Recharge;
+use crate::domain::consent::{is_marketing, ConsentDefaults, Subscriptions};
 use crate::domain::delivery::DeliveryError;
 
 impl Jobs {
@@ -46,12 +47,15 @@ impl Jobs {
             return Ok(NotDrained { skipped: "no provider URL configured; rows stay pending".to_owned() }.into());
         };
         let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
+        let mut unsubscribed = 0;
         let mut quiet_hours = HashMap::new();
+        let mut defaults = HashMap::new();
         let mut budget = DRAIN_BATCH;
         for day in Self::days(now, 1) {
             let partition = format!("{}_{day}", channel.queue());
             let rows = self.open_sends(&partition).await?;
             let mut due = Vec::new();
+            let mut withdrawn = Vec::new();
             for row in rows.into_iter().filter(QueuedSend::pending) {
                 if due.len() >= budget {
                     break;
@@ -71,9 +75,16 @@ impl Jobs {
                     unpaid += 1;
                     continue;
                 }
+                // a customer who unsubscribed since the message was queued gets nothing (its debit
+                // is credited back)
+                if !self.consented(&mut defaults, &row).await? {
+                    withdrawn.push(row);
+                    continue;
+                }
                 due.push(row);
             }
             budget -= due.len();
+            unsubscribed += self.withdraw(withdrawn).await?;
             let results: Vec<(QueuedSend, Result<Option<String>, DeliveryError>)> = futures::stream::iter(due)
                 .map(|row| {
                     let url = url.clone();
@@ -113,7 +124,8 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled }.into())
+        metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(unsubscribed);
+        Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled, unsubscribed }.into())
     }
 
     /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable
@@ -181,6 +193,59 @@ impl Jobs {
         }
         let answer: Value = response.json().await.unwrap_or(Value::Null);
         Ok(answer["id"].as_str().map(str::to_owned))
+    }
+
+    /// Whether `row` may be delivered as far as consent goes: a marketing SMS or chat message to
+    /// a customer subscribed on its channel now (a push send goes to a device token: its
+    /// customer's choice was checked by phone when it was queued).
+    async fn consented(
+        &self,
+        defaults: &mut HashMap<String, ConsentDefaults>,
+        row: &QueuedSend,
+    ) -> Result<bool, JobError> {
+        if row.channel == Channel::Push || !is_marketing(row.purpose, row.template_type) {
+            return Ok(true);
+        }
+        let tenant = &row.parent_business_id;
+        if !defaults.contains_key(tenant) {
+            let found: Option<ConsentDefaults> = self.repo.get(&keys::consent_defaults(tenant)).await?;
+            defaults.insert(tenant.clone(), found.unwrap_or_default());
+        }
+        let subs: Subscriptions = self.repo.get(&keys::consent(tenant, &row.to)).await?.unwrap_or_default();
+        Ok(defaults.get(tenant).is_none_or(|d| subs.subscribed(row.channel, d)))
+    }
+
+    /// Gives up sends whose customer unsubscribed after they were queued: each debit is credited
+    /// back to the paying wallet (once: the credit's reference is the send's), then the send is
+    /// settled undelivered (`delivery_status` `unsubscribed`). A credit the brand cannot take now
+    /// leaves the send pending for the next run. Answers how many were given up.
+    async fn withdraw(&self, rows: Vec<QueuedSend>) -> Result<u64, JobError> {
+        let mut ops = Vec::new();
+        let mut done = 0;
+        for mut row in rows {
+            let query = Recharge {
+                business: row.business_id.clone(),
+                amount: row.total.to_string(),
+                reference: Some(format!("consent-{}", row.send_id)),
+                refund: true,
+            };
+            match self.gateway.ask(&row.parent_business_id, query).await {
+                Ok(recharged) => {
+                    row.settle(false);
+                    row.delivery_status = Some("unsubscribed".to_owned());
+                    row.last_error = Some("the customer unsubscribed from marketing on this channel".to_owned());
+                    row.refunded = true;
+                    row.refund_txn_id = Some(recharged.txn_id);
+                    ops.extend(row.writes());
+                    done += 1;
+                }
+                Err(error) => {
+                    tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "unsubscribed send left for the next run")
+                }
+            }
+        }
+        self.write_all(ops).await?;
+        Ok(done)
     }
 
     pub(super) async fn refund(&self, now: DateTime<Utc>) -> Result<Refunded, JobError> {

@@ -97,6 +97,9 @@ pub struct Drained {
     pub quiet: u64,
     /// Sends not yet due (a later `not_before`).
     pub scheduled: u64,
+    /// Marketing sends given up because the customer unsubscribed after they were queued (each
+    /// debit credited back).
+    pub unsubscribed: u64,
 }
 
 /// A drain that did not run.

@@ -34,6 +34,7 @@ pub mod admin;
 pub mod bills;
 pub mod business;
 pub mod chat;
+pub mod consent;
 pub mod customers;
 pub mod edge;
 pub mod feedback;
@@ -77,6 +78,7 @@ fn routes() -> edge::routes::Routes {
         .merge(business::open_routes::routes())
         .merge(admin::dead_letters::routes())
         .merge(customers::refunds::routes())
+        .merge(consent::routes())
 }
 
 /// Every platform route, mounted.

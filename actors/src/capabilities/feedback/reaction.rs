@@ -166,6 +166,9 @@ impl OrderReaction for SendFeedback {
                 Err(QueryError::Insufficient(_)) => {
                     metrics::counter!("engage_feedback_skipped_total", "reason" => "wallet").increment(1);
                 }
+                Err(QueryError::NoConsent(_)) => {
+                    metrics::counter!("engage_feedback_skipped_total", "reason" => "consent").increment(1);
+                }
                 Err(error) => return Err(StoreError::Backend(error.to_string())),
             }
         }

@@ -46,6 +46,9 @@ pub struct BulkCampaign {
     pub queued: u32,
     /// Recipients not queued because the wallet ran short.
     pub unpaid: u32,
+    /// Recipients not queued because they unsubscribed from marketing on the channel.
+    #[serde(default)]
+    pub unsubscribed: u32,
     /// The queue day, `YYYYMMDD`.
     pub delivery_date: String,
     /// When it was created.
@@ -97,6 +100,7 @@ pub async fn create(tenant: &mut Tenant, spec: BulkSpec, now: DateTime<Utc>) -> 
         recipients: 0,
         queued: 0,
         unpaid: 0,
+        unsubscribed: 0,
         delivery_date: ist_day(now).replace('-', ""),
         created_at: now,
     };
@@ -150,6 +154,10 @@ pub async fn queue(
             Ok(queued) if queued.replayed => continue,
             Ok(_) => campaign.queued += 1,
             Err(QueryError::Insufficient(_)) => campaign.unpaid += 1,
+            Err(QueryError::NoConsent(_)) => {
+                campaign.unsubscribed += 1;
+                continue;
+            }
             Err(error) => return Err(error),
         }
         campaign.recipients += 1;

@@ -272,16 +272,26 @@ pub async fn reach(
     } else if reach.frequency_cap.is_some_and(|cap| customer.journey_sends.len() >= cap as usize) {
         decision.reason = Some("frequency_cap".into());
     } else {
-        let (sends, short) = send(tenant, reach, customer, purse, ops).await?;
+        let (sends, short, refused) = send(tenant, reach, customer, purse, ops).await?;
         decision.sends = sends;
         if decision.sends.is_empty() {
-            decision.reason = Some(if short { "balance" } else { "no_recipient" }.into());
+            decision.reason = Some(
+                if short {
+                    "balance"
+                } else if refused {
+                    "consent"
+                } else {
+                    "no_recipient"
+                }
+                .into(),
+            );
         } else {
             decision.outcome = Outcome::Sent;
             customer.journey_sends.push(reach.now);
         }
     }
-    if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance") {
+    // the wallet and consent count their own skips (`queue_send`)
+    if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance" && *r != "consent") {
         metrics::counter!("engage_sends_skipped_total", "reason" => reason.to_owned()).increment(1);
     }
     // a customer over the daily cap is counted, not recorded (unless an earlier skip is to be
@@ -293,16 +303,18 @@ pub async fn reach(
     Ok(Some((decision, previous)))
 }
 
-/// One paid message per channel the customer can be reached on; stops at the first the wallet
-/// cannot pay (then answers `true` beside the messages queued).
+/// One paid message per channel the customer can be reached on and subscribed to; stops at the
+/// first the wallet cannot pay. Answers the messages queued, whether the wallet ran short, and
+/// whether a channel was left out for the customer's consent.
 async fn send(
     tenant: &mut Tenant,
     reach: &Reach<'_>,
     customer: &Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
-) -> Result<(Vec<SentMessage>, bool), StoreError> {
+) -> Result<(Vec<SentMessage>, bool, bool), StoreError> {
     let journey = reach.journey;
+    let mut refused = false;
     let data = &journey.campaign_data;
     let mut sent = Vec::new();
     for channel in &data.channels {
@@ -312,6 +324,16 @@ async fn send(
             JourneyChannel::Push => (customer.push_tokens.last().cloned(), &data.push_template),
         };
         let (Some(to), Some(template)) = (to, template) else { continue };
+        // a push send goes to a device token: the customer's choice is recorded by phone
+        if *channel == JourneyChannel::Push
+            && !crate::capabilities::consent::may_send(tenant, &customer.phone, crate::domain::wallet::Channel::Push)
+                .await
+                .map_err(|e| StoreError::Backend(e.to_string()))?
+        {
+            metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(1);
+            refused = true;
+            continue;
+        }
         let queue = channel.channel();
         let send_id = format!(
             "{}-{}-{}-{}-{}",
@@ -341,11 +363,12 @@ async fn send(
         };
         match queue_send(tenant, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
-            Err(QueryError::Insufficient(_)) => return Ok((sent, true)),
+            Err(QueryError::Insufficient(_)) => return Ok((sent, true, refused)),
+            Err(QueryError::NoConsent(_)) => refused = true,
             Err(error) => return Err(StoreError::Backend(error.to_string())),
         }
     }
-    Ok((sent, false))
+    Ok((sent, false, refused))
 }
 
 /// One journey reaching one customer on its own (an event: the welcome order, an abandoned

@@ -20,6 +20,16 @@ use crate::keys::{self};
 use crate::query::QueryError;
 use crate::tenant_core::Tenant;
 
+/// `message` with the customer's opt-out link (`{public_url}/u/<code>`) after it, and the write
+/// that makes the link name the customer (every marketing message carries a way out).
+fn with_opt_out(tenant: &Tenant, to: &str, message: &str, ops: &mut Vec<WriteOp>) -> String {
+    use crate::capabilities::consent::{link_code, link_row};
+    let links = &tenant.ctx.services.links;
+    let code = link_code(links.salt(), &tenant.id, to);
+    ops.push(link_row(&code, &tenant.id, to));
+    format!("{message}\nOpt out: {}/u/{code}", links.base_url().trim_end_matches('/'))
+}
+
 /// Pays for one send and queues it: the price from the brand's table, a debit of `wallet` that
 /// never takes it below zero, the wallet transaction (with `transaction_type`, `purpose` and
 /// `auto_id`) and the channel-queue row of the delivery date, added to `ops`. The caller writes
@@ -36,6 +46,11 @@ pub async fn queue_send(
 ) -> Result<Queued, QueryError> {
     if let Some(txn_id) = committed(tenant, &send.business, &send.send_id).await? {
         return Ok(Queued { txn_id, balance: text(wallet.balance), charged: None, queue: None, replayed: true });
+    }
+    let marketing = crate::domain::consent::is_marketing(send.purpose, send.template_type);
+    if marketing && !crate::capabilities::consent::may_send(tenant, &send.to, send.channel).await? {
+        metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(1);
+        return Err(QueryError::NoConsent(send.channel));
     }
     let charge = pricing(tenant).await?.price(send.purpose, send.channel, send.template_type);
     if let Err(short) = wallet.debit(charge.total) {
@@ -69,7 +84,10 @@ pub async fn queue_send(
         business_id: send.business.clone(),
         channel: send.channel,
         to: send.to.clone(),
-        message: send.message.clone(),
+        message: match marketing {
+            true => with_opt_out(tenant, &send.to, &send.message, ops),
+            false => send.message.clone(),
+        },
         template_type: send.template_type,
         purpose: send.purpose,
         auto_id: send.auto_id.clone(),

@@ -224,9 +224,7 @@ pub(crate) fn allowed(state: &AppState, peer: Option<&ConnectInfo<SocketAddr>>, 
     let loopback = peer.is_some_and(|p| p.0.ip().is_loopback());
     let presented = headers.get("x-admin-key").and_then(|v| v.to_str().ok()).unwrap_or_default();
     let expected = state.platform.admin_key.as_bytes();
-    // constant-time comparison
-    let same = presented.len() == expected.len()
-        && presented.bytes().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    let same = crate::platform::edge::auth::same_secret(presented.as_bytes(), expected);
     loopback && same && !expected.is_empty()
 }
 

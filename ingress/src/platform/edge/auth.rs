@@ -191,3 +191,8 @@ async fn internal_jwt(state: &AppState, headers: &HeaderMap) -> Option<String> {
         _ => None,
     }
 }
+
+/// Whether `presented` is `expected`, compared in constant time (for secrets).
+pub fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
+    presented.len() == expected.len() && presented.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}

@@ -138,7 +138,8 @@ impl IntegrationError {
 /// insufficient, `xE_106` below the minimum, `xE_107` over the
 /// bill share; blocked 403 `xE_108` and velocity breach 403 `xE_109` (with [`FraudDenial`]); a
 /// refused flag transition 409 `xE_110`; a wallet that cannot pay 409 `xE_111`; a refused
-/// one-time password 403 `xE_112`; unavailable or failed 503 `xE_503`.
+/// one-time password 403 `xE_112`; a marketing send to an unsubscribed customer 409 `xE_113`;
+/// unavailable or failed 503 `xE_503`.
 impl From<QueryError> for IntegrationError {
     fn from(error: QueryError) -> Self {
         let message = error.to_string().trim_start_matches("refused: ").to_owned();
@@ -176,6 +177,7 @@ impl From<QueryError> for IntegrationError {
             }
             QueryError::Transition(_) => (StatusCode::CONFLICT, "xE_110"),
             QueryError::Insufficient(_) => (StatusCode::CONFLICT, "xE_111"),
+            QueryError::NoConsent(_) => (StatusCode::CONFLICT, "xE_113"),
             QueryError::Otp(reason) => {
                 return Self::new(StatusCode::FORBIDDEN, "xE_112", format!("one-time password {reason}"))
             }
@@ -307,7 +309,7 @@ impl From<QueryError> for StaffError {
             QueryError::Transition(refused) => Self::conflict(refused.to_string()),
             QueryError::Redeem(RedeemError::NotPositive) => Self::refused("points must be positive"),
             // the request is valid; the balance or the rules refuse it now
-            error @ (QueryError::Redeem(_) | QueryError::Insufficient(_)) => {
+            error @ (QueryError::Redeem(_) | QueryError::Insufficient(_) | QueryError::NoConsent(_)) => {
                 Self::conflict(error.to_string().trim_start_matches("refused: ").to_owned())
             }
             error @ (QueryError::Blocked | QueryError::Fraud { .. } | QueryError::Otp(_)) => {

@@ -16,6 +16,7 @@ use crate::platform::edge::contract::Scope;
 
 pub use crate::platform::bills::requests::*;
 pub use crate::platform::business::requests::*;
+pub use crate::platform::consent::requests::*;
 pub use crate::platform::customers::requests::*;
 pub use crate::platform::feedback::requests::*;
 pub use crate::platform::fraud::requests::*;
@@ -96,6 +97,8 @@ platform_requests!(
     PartnerProfileRequest,
     RiderLoginRequest,
     ChatCheckRequest,
+    ConsentRequest,
+    ConsentSettingsRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -157,7 +160,9 @@ brand_field!(
     BusinessConfigRequest,
     PartnerTokenRequest,
     PartnerProfileRequest,
-    RiderLoginRequest
+    RiderLoginRequest,
+    ConsentRequest,
+    ConsentSettingsRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 

@@ -23,7 +23,7 @@ scope!(
     Tenant: LoyaltyRulesRequest, MilestonesRequest, FraudWalletRulesRequest, FraudAlertSettingsRequest,
         FraudQueryRequest => [business_id], RewardRequest, DayWiseRequest, WalletPricingRequest,
         JourneyCatalogueRequest, AutoCampaignRequest, JourneySettingsRequest, CampaignTagRequest,
-        SpecialDaysRequest;
+        SpecialDaysRequest, ConsentSettingsRequest;
     Outlet: WalletRequest => [business_id], SaveJourneyRequest => [child_business_id],
         JourneyRequest => [child_business_id], JourneyReportRequest => [business_id], BillRequest => [business_id],
         BillConfigRequest => [business_id], WidgetRequest => [business_id],
@@ -33,5 +33,5 @@ scope!(
         RiderLoginRequest => [business_id], WaitingRefundsRequest => [business_id];
     Customer: CustomerDetailsRequest => [business_id], UpdateCustomerRequest => [business_id],
         RedeemPointsRequest => [outlet_id], CustomerLoyaltyRequest, IntegrationUserRequest => [business_id, outlet_id],
-        CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest;
+        CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest, ConsentRequest;
 );

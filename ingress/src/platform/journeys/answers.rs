@@ -119,6 +119,9 @@ pub struct BulkQueued {
     pub queued_recipients: u32,
     /// Recipients the wallet could not pay for.
     pub unpaid: u32,
+    /// Recipients left out because they unsubscribed from marketing on the channel (nothing
+    /// debited).
+    pub unsubscribed: u32,
     /// Its id in the campaign report (`/crm_api/automated/campaigns/report`).
     pub auto_id: String,
     /// The IST day of its sends, `YYYYMMDD`.

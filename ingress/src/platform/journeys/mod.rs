@@ -550,6 +550,7 @@ async fn create_bulk_campaign(
         campaign_id: campaign.campaign_id,
         queued_recipients: campaign.queued,
         unpaid: campaign.unpaid,
+        unsubscribed: campaign.unsubscribed,
         auto_id: campaign.auto_id(),
         delivery_date: campaign.delivery_date,
         invalid,

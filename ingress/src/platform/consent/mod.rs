@@ -1,0 +1,236 @@
+//! Marketing consent (engage's routes; `docs/consent.md`): a customer's subscriptions per channel
+//! (`/crm_api/consent/customer`, staff; `/integration/v1/consent`, integration token), the
+//! brand's defaults (`/crm_api/consent/settings`), a CSV of opt-outs
+//! (`/crm_api/consent/upload`), the providers' inbound keyword webhook
+//! (`/webhooks/keywords/{provider}`) and the page of the opt-out link every marketing message
+//! carries (`GET`/`POST /u/{code}`: [`page`]). The state is the brand's actor's
+//! (`engage_actors::capabilities::consent`).
+
+pub mod page;
+pub mod requests;
+
+use axum::body::Bytes;
+use axum::extract::{Multipart, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Json;
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::consent::{
+    ConsentView, GetConsent, GetDefaults, ImportOptOuts, Imported, Inbound, InboundHandled, SetConsent, SetDefaults,
+};
+use engage_actors::domain::consent::{ConsentDefaults, Source};
+use engage_actors::domain::wallet::Channel;
+
+use crate::platform::edge::auth::{token, Auth};
+use crate::platform::edge::contract::{answer_schema, Scope};
+use crate::platform::edge::errors::{IntegrationError, StaffError};
+use crate::platform::edge::requests::{ConsentRequest, ConsentSettingsRequest, KeywordRequest};
+use crate::platform::edge::routes::operation;
+use crate::platform::edge::routes::Routes;
+use crate::platform::edge::tokens::TokenKind;
+use crate::platform::edge::upload::{field_name, limit_answer, Form};
+use crate::platform::edge::{access, answer, staff_answer, staff_tenant, Answer, Integration, Staff, StaffAnswer};
+use crate::state::AppState;
+
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new()
+        .post(
+            "/crm_api/consent/customer",
+            "Read a customer's marketing subscriptions (sms, chat, push), or with any channel given, set it (source staff): {status, data}",
+            staff_consent,
+        )
+        .post(
+            "/integration/v1/consent",
+            "Read a customer's marketing subscriptions, or with any channel given, set it (source api): {status: 1, data}",
+            integration_consent,
+        )
+        .post(
+            "/crm_api/consent/settings",
+            "Read the brand's consent defaults (whether a customer with no recorded choice gets marketing on each channel, the HELP answer), or with any part given, change them: {status, data}",
+            settings,
+        )
+        .route(
+            "/crm_api/consent/upload",
+            post(upload).layer(axum::extract::DefaultBodyLimit::disable()),
+            json!({"post": upload_operation()}),
+        )
+        .route("/webhooks/keywords/{provider}", post(keyword), json!({"post": keyword_operation()}))
+        .merge(page::routes())
+}
+
+fn choices(body: &ConsentRequest) -> bool {
+    body.sms.is_some() || body.chat.is_some() || body.push.is_some()
+}
+
+async fn consent(
+    state: &AppState,
+    tenant: &str,
+    body: ConsentRequest,
+    source: Source,
+) -> Result<ConsentView, engage_actors::QueryError> {
+    let phone = body.mobile_number.trim_start_matches('+').to_owned();
+    if !choices(&body) {
+        return state.platform.gateway.ask(tenant, GetConsent { phone }).await;
+    }
+    let query = SetConsent { phone, sms: body.sms, chat: body.chat, push: body.push, source, now: Utc::now() };
+    let view = state.platform.gateway.ask(tenant, query).await?;
+    tracing::info!(tenant, source = ?source, "a customer's marketing subscriptions were set");
+    Ok(view)
+}
+
+async fn staff_consent(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<ConsentRequest>,
+) -> Result<Json<StaffAnswer<ConsentView>>, StaffError> {
+    Ok(staff_answer(consent(&state, &tenant, body, Source::Staff).await?))
+}
+
+async fn integration_consent(
+    State(state): State<AppState>,
+    Integration { tenant, body }: Integration<ConsentRequest>,
+) -> Result<Json<Answer<ConsentView>>, IntegrationError> {
+    Ok(answer(consent(&state, &tenant, body, Source::Api).await?))
+}
+
+async fn settings(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<ConsentSettingsRequest>,
+) -> Result<Json<StaffAnswer<ConsentDefaults>>, StaffError> {
+    let ConsentSettingsRequest { sms, chat, push, help_text, .. } = body;
+    let defaults = if sms.is_none() && chat.is_none() && push.is_none() && help_text.is_none() {
+        state.platform.gateway.ask(&tenant, GetDefaults {}).await?
+    } else {
+        state.platform.gateway.ask(&tenant, SetDefaults { sms, chat, push, help_text }).await?
+    };
+    Ok(staff_answer(defaults))
+}
+
+/// The opt-out upload's multipart operation.
+fn upload_operation() -> Value {
+    let mut upload = operation(
+        "Unsubscribe every number of a CSV's Phone column from marketing (source import): multipart with parent_business_id, channels (sms,chat,push; default all) and file",
+        Auth::Staff,
+        None,
+        answer_schema::<StaffAnswer<Imported>>(),
+    );
+    upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
+        "required": ["parent_business_id", "file"],
+        "propertyNames": field_name(),
+        "properties": {"parent_business_id": {"type": "string", "minLength": 1, "maxLength": 128},
+            "channels": {"type": "string", "pattern": "^\\s*(sms|chat|push)\\s*(,\\s*(sms|chat|push)\\s*)*$"},
+            "file": {"type": "string", "format": "binary"}}}}}});
+    upload["responses"]["413"] = limit_answer();
+    upload["x-engage-scope"] = json!(Scope::Tenant.as_str());
+    upload
+}
+
+async fn upload(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Json<StaffAnswer<Imported>>, StaffError> {
+    let grant = token(&state, TokenKind::Staff, &headers).await?;
+    let form = Form::read(&headers, multipart, "parent_business_id and file", state.settings.max_upload_bytes).await?;
+    let tenant = staff_tenant(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
+    access::admit_outlet(&grant, Scope::Tenant, None)?;
+    let channels = match form.field(&["channels"]) {
+        None => vec![Channel::Sms, Channel::Chat, Channel::Push],
+        Some(list) => list
+            .split(',')
+            .map(|name| match name.trim() {
+                "sms" => Ok(Channel::Sms),
+                "chat" => Ok(Channel::Chat),
+                "push" => Ok(Channel::Push),
+                other => Err(StaffError::invalid_message("/channels", format!("{other:?} is not sms, chat or push"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let phones: Vec<String> = form
+        .phone_rows()?
+        .into_iter()
+        .filter_map(|row| row.phone.ok())
+        .filter_map(|phone| crate::platform::edge::upload::bulk_phone(&phone))
+        .collect();
+    let imported = state.platform.gateway.ask(&tenant, ImportOptOuts { phones, channels, now: Utc::now() }).await?;
+    tracing::info!(tenant, phones = imported.phones, changed = imported.changed, "opt-outs imported");
+    Ok(staff_answer(imported))
+}
+
+/// The keyword webhook's operation.
+fn keyword_operation() -> Value {
+    let mut op = operation(
+        "An SMS or chat provider's inbound message: STOP (UNSUBSCRIBE, OPT OUT, …) unsubscribes the customer from marketing on that channel, START resubscribes, HELP is answered with the brand's help text; case and spacing forgiven, idempotent. Header x-engage-webhook-secret: the provider's secret (ENGAGE_KEYWORD_WEBHOOK_SECRETS)",
+        Auth::None,
+        None,
+        answer_schema::<StaffAnswer<InboundHandled>>(),
+    );
+    op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": crate::platform::edge::contract::schema_of::<KeywordRequest>()}}});
+    op["parameters"] = json!([
+        {"name": "provider", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 64}},
+        {"name": "x-engage-webhook-secret", "in": "header", "required": true, "schema": {"type": "string", "minLength": 1}}]);
+    op["responses"]["401"] = json!({"description": "unknown provider or wrong secret: {message}", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
+    op
+}
+
+/// Whether `headers` carry `provider`'s secret (`ENGAGE_KEYWORD_WEBHOOK_SECRETS`), compared in
+/// constant time.
+fn provider_admitted(state: &AppState, provider: &str, headers: &HeaderMap) -> bool {
+    let Some(secrets) = state.settings.keyword_webhook_secrets.as_ref() else { return false };
+    let Some(sent) = headers.get("x-engage-webhook-secret").and_then(|v| v.to_str().ok()) else { return false };
+    secrets.expose().split(',').filter_map(|pair| pair.split_once('=')).any(|(name, secret)| {
+        name.trim() == provider
+            && !secret.trim().is_empty()
+            && crate::platform::edge::auth::same_secret(sent.as_bytes(), secret.trim().as_bytes())
+    })
+}
+
+/// `POST /webhooks/keywords/{provider}`: STOP / START / HELP from a customer.
+pub async fn keyword(
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !provider_admitted(&state, &provider, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"message": "unknown provider or wrong x-engage-webhook-secret"})),
+        )
+            .into_response();
+    }
+    let request: KeywordRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(error) => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"message": format!("Invalid request: {error}")})))
+                .into_response()
+        }
+    };
+    let channel = match request.channel.as_str() {
+        "sms" => Channel::Sms,
+        "chat" => Channel::Chat,
+        _ => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"message": "Invalid request: channel must be sms or chat"})))
+                .into_response()
+        }
+    };
+    // providers write numbers as +91…, 91… or 0…: the customer's number is its 10 digits
+    let Some(phone) = crate::platform::edge::upload::bulk_phone(&request.from) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"message": "Invalid request: from is not an Indian mobile number"})),
+        )
+            .into_response();
+    };
+    let query = Inbound { phone, channel, text: request.text, now: Utc::now() };
+    match state.platform.gateway.ask(&request.parent_business_id, query).await {
+        Ok(handled) => {
+            tracing::info!(tenant = request.parent_business_id, provider, keyword = ?handled.keyword, changed = handled.changed, "inbound keyword");
+            staff_answer(handled).into_response()
+        }
+        Err(error) => StaffError::from(error).into_response(),
+    }
+}

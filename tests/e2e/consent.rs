@@ -1,0 +1,175 @@
+//! Marketing consent end to end on the embedded engine: a customer unsubscribed by the staff API,
+//! by the providers' keyword webhook and by the opt-out link's page; a bulk campaign leaves them out
+//! and debits nothing; START brings marketing back; a customer who unsubscribes between queueing
+//! and the drain gets nothing and the debit comes back; transactional sends are not affected.
+
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use crate::helpers::{read, spawn_app, TestApp};
+use crate::jobs::provider;
+use crate::journey_runs::{run, Brand};
+use crate::loyalty::post;
+use crate::platform::create_token;
+
+async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
+    Brand {
+        app,
+        name,
+        staff: create_token(app, "staff", name).await,
+        integration: create_token(app, "integration", name).await,
+    }
+}
+
+async fn bulk(brand: &Brand<'_>, csv: &str) -> Value {
+    let mut form = reqwest::multipart::Form::new().text("parent_business_id", brand.name);
+    for (name, value) in [
+        ("business_id", "outlet-1"),
+        ("campaign_name", "Offers"),
+        ("channel", "sms"),
+        ("template_id", "dlt-1"),
+        ("message", "Hi x_cust_name, 20% off"),
+    ] {
+        form = form.text(name, value);
+    }
+    let file = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("list.csv");
+    let request = brand
+        .app
+        .client
+        .post(format!("{}/crm_api/create/bulk/campaign", brand.app.base))
+        .header("token", &brand.staff)
+        .multipart(form.part("file", file));
+    let (status, answer) = read(request.send().await.unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+async fn keyword(app: &TestApp, secret: &str, brand: &str, from: &str, text: &str) -> (u16, Value) {
+    let body = json!({"parent_business_id": brand, "from": from, "text": text, "channel": "sms"});
+    post(app, "/webhooks/keywords/acme-sms", &[("x-engage-webhook-secret", secret)], &body).await
+}
+
+#[tokio::test]
+async fn unsubscribed_customers_get_no_marketing_and_pay_nothing_until_they_come_back() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[
+        ("ENGAGE_SMS_PROVIDER_URL", &sms.url),
+        ("ENGAGE_KEYWORD_WEBHOOK_SECRETS", "acme-sms=s3cret,other=x"),
+    ])
+    .await;
+    let b = brand(&app, "brand-consent").await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "c1"})).await;
+    let start = b.balance().await;
+
+    // unsubscribed by staff: the campaign leaves them out and debits nothing for them
+    let set = b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811400001", "sms": false})).await;
+    assert_eq!((&set["sms"]["subscribed"], &set["sms"]["source"]), (&json!(false), &json!("staff")), "{set}");
+    assert_eq!(set["chat"]["subscribed"], true, "other channels keep the default: {set}");
+    let first = bulk(&b, "Phone\n9811400001\n9811400002\n").await;
+    assert_eq!((&first["queued_recipients"], &first["unsubscribed"]), (&json!(1), &json!(1)), "{first}");
+    let one_sms = b.balance().await;
+    assert_ne!(one_sms, start);
+
+    // STOP by the keyword webhook (any case and spacing), idempotent; a wrong secret changes nothing
+    let (status, _) = keyword(&app, "wrong", "brand-consent", "9811400002", "STOP").await;
+    assert_eq!(status, 401);
+    let (status, other) = keyword(&app, "x", "brand-consent", "9811400002", "STOP").await;
+    assert_eq!(status, 401, "another provider's secret: {other}");
+    let (status, bad) = keyword(&app, "s3cret", "brand-consent", "12345", "STOP").await;
+    assert_eq!(status, 400, "{bad}");
+    // the provider writes the number with the country code: it is the same customer
+    let (status, stopped) = keyword(&app, "s3cret", "brand-consent", "+919811400002", "  stop! ").await;
+    assert_eq!(status, 200, "{stopped}");
+    assert_eq!((&stopped["keyword"], &stopped["changed"]), (&json!("stop"), &json!(true)), "{stopped}");
+    let (_, again) = keyword(&app, "s3cret", "brand-consent", "9811400002", "STOP").await;
+    assert_eq!(again["changed"], false, "{again}");
+    let (_, help) = keyword(&app, "s3cret", "brand-consent", "9811400002", "help").await;
+    assert!(help["reply"].as_str().unwrap_or_default().contains("STOP"), "{help}");
+
+    // the message queued before STOP is not delivered at the drain, and its debit comes back
+    let drained = run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!((&drained["outcome"]["sent"], &drained["outcome"]["unsubscribed"]), (&json!(0), &json!(1)), "{drained}");
+    assert!(sms.received.lock().unwrap().is_empty());
+    assert_eq!(b.balance().await, start, "the withdrawn send was credited back");
+    let rerun = run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!(rerun["outcome"]["unsubscribed"], 0, "credited once: {rerun}");
+    assert_eq!(b.balance().await, start);
+
+    // nobody subscribed: nothing queued, nothing paid
+    let none = bulk(&b, "Phone\n9811400001\n9811400002\n").await;
+    assert_eq!((&none["queued_recipients"], &none["unsubscribed"]), (&json!(0), &json!(2)), "{none}");
+    assert_eq!(b.balance().await, start);
+
+    // START brings marketing back; the message carries its opt-out link
+    let (_, started) = keyword(&app, "s3cret", "brand-consent", "9811400002", "Start").await;
+    assert_eq!(started["subscribed"], true, "{started}");
+    let back = bulk(&b, "Phone\n9811400002\n").await;
+    assert_eq!(back["queued_recipients"], 1, "{back}");
+    let drained = run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!(drained["outcome"]["sent"], 1, "{drained}");
+    let message = sms.received.lock().unwrap()[0]["message"].as_str().unwrap_or_default().to_owned();
+    let link = message.split("Opt out: ").nth(1).unwrap_or_default().trim().to_owned();
+    assert!(link.contains("/u/"), "{message}");
+    // the test's public URL names port 0 (ENGAGE_PUBLIC_URL unset): the same path on the test server
+    let link = format!("{}/u/{}", app.base, link.rsplit("/u/").next().unwrap_or_default());
+
+    // the link's page changes nothing when opened; its form unsubscribes
+    let page = app.client.get(&link).header("accept", "text/html").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("name=\"sms\" checked") || html.contains("id=\"sms\" name=\"sms\" checked"), "{html}");
+    let read_back = b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811400002"})).await;
+    assert_eq!(read_back["sms"]["subscribed"], true, "opening the link changed nothing: {read_back}");
+    let confirmed = app
+        .client
+        .post(&link)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("chat=on&confirm=1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(confirmed.status(), 200);
+    let by_link = b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811400002"})).await;
+    assert_eq!(
+        (&by_link["sms"]["subscribed"], &by_link["sms"]["source"], &by_link["chat"]["subscribed"]),
+        (&json!(false), &json!("link"), &json!(true)),
+        "{by_link}"
+    );
+    let unknown = app.client.get(format!("{}/u/nosuchcode", app.base)).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+
+    // the integration route and another brand's credential
+    let (status, api) = post(
+        &app,
+        "/integration/v1/consent",
+        &[("authorization", &b.integration)],
+        &json!({"mobile_number": "9811400003", "sms": false}),
+    )
+    .await;
+    assert_eq!((status, &api["sms"]["source"]), (200, &json!("api")), "{api}");
+    let other = brand(&app, "brand-other").await;
+    let (status, refused) = post(
+        &app,
+        "/crm_api/consent/customer",
+        &[("token", &other.staff)],
+        &json!({"parent_business_id": "brand-consent", "mobile_number": "9811400003", "sms": true}),
+    )
+    .await;
+    assert_eq!(status, 403, "{refused}");
+    let (status, bad) = post(
+        &app,
+        "/crm_api/consent/customer",
+        &[("token", &b.staff)],
+        &json!({"parent_business_id": "brand-consent", "mobile_number": "not a phone"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    let still = b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811400003"})).await;
+    assert_eq!(still["sms"]["subscribed"], false, "{still}");
+
+    // the brand's default: closed for chat
+    let defaults = b.staff("/crm_api/consent/settings", json!({"chat": false, "help_text": "Call 1800"})).await;
+    assert_eq!((&defaults["chat"], &defaults["sms"]), (&json!(false), &json!(true)), "{defaults}");
+    let (_, help) = keyword(&app, "s3cret", "brand-consent", "9811400009", "HELP").await;
+    assert_eq!(help["reply"], "Call 1800", "{help}");
+}

@@ -107,9 +107,10 @@ async fn unsubscribed_customers_get_no_marketing_and_pay_nothing_until_they_come
     assert_eq!(back["queued_recipients"], 1, "{back}");
     let drained = run(&app, "sms_drain", Utc::now()).await;
     assert_eq!(drained["outcome"]["sent"], 1, "{drained}");
-    let message = sms.received.lock().unwrap()[0]["message"].as_str().unwrap_or_default().to_owned();
-    let link = message.split("Opt out: ").nth(1).unwrap_or_default().trim().to_owned();
-    assert!(link.contains("/u/"), "{message}");
+    let sent = sms.received.lock().unwrap()[0].clone();
+    assert_eq!(sent["message"], "Hi , 20% off", "{sent}");
+    let link = sent["opt_out"].as_str().unwrap_or_default().to_owned();
+    assert!(link.contains("/u/"), "every marketing message carries its opt-out link: {sent}");
     // the test's public URL names port 0 (ENGAGE_PUBLIC_URL unset): the same path on the test server
     let link = format!("{}/u/{}", app.base, link.rsplit("/u/").next().unwrap_or_default());
 

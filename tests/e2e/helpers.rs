@@ -39,6 +39,10 @@ pub async fn spawn_app(env: &[(&str, &str)]) -> TestApp {
     spawn_app_in(dir, env).await
 }
 
+/// The keyword webhook secret of provider `provider` in every test app.
+pub const KEYWORD_WEBHOOK_SECRET: &str = "test-webhook-secret";
+const KEYWORD_WEBHOOK_SECRETS: &str = "provider=test-webhook-secret";
+
 /// Like [`spawn_app`] but in an existing data directory (restart tests).
 pub async fn spawn_app_in(dir: TempDir, env: &[(&str, &str)]) -> TestApp {
     let data_dir = dir.path().to_string_lossy().into_owned();
@@ -50,6 +54,10 @@ pub async fn spawn_app_in(dir: TempDir, env: &[(&str, &str)]) -> TestApp {
         if !env.iter().any(|(name, _)| *name == job) {
             vars.push((job, NEVER));
         }
+    }
+    // the keyword webhook of provider `provider` (the examples' path) takes this secret
+    if !env.iter().any(|(name, _)| *name == "ENGAGE_KEYWORD_WEBHOOK_SECRETS") {
+        vars.push(("ENGAGE_KEYWORD_WEBHOOK_SECRETS", KEYWORD_WEBHOOK_SECRETS));
     }
     vars.extend_from_slice(env);
     let settings = Settings::load_with_env(None, &vars).expect("valid test settings");

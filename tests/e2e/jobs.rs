@@ -41,7 +41,14 @@ pub(crate) async fn slow_provider(failing: &[&str], delay: Duration) -> Provider
     let failing: Arc<Vec<String>> = Arc::new(failing.iter().map(|s| s.to_string()).collect());
     type S = (Arc<Mutex<Vec<Value>>>, Arc<Vec<String>>, Duration);
     async fn handle(State((received, failing, delay)): State<S>, Json(body): Json<Value>) -> axum::response::Response {
-        received.lock().unwrap().push(body.clone());
+        // a marketing message ends with its opt-out link (tests/e2e/consent.rs reads it in
+        // `opt_out`); the tests of what a message says compare the text before it
+        let mut recorded = body.clone();
+        if let Some((text, link)) = body["message"].as_str().and_then(|m| m.split_once("\nOpt out: ")) {
+            recorded["message"] = json!(text);
+            recorded["opt_out"] = json!(link);
+        }
+        received.lock().unwrap().push(recorded);
         tokio::time::sleep(delay).await;
         if failing.iter().any(|f| body["to"] == f.as_str()) {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -128,14 +135,14 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     let first = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
     assert_eq!(
         first["outcome"],
-        json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0})
+        json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0, "unsubscribed": 0})
     );
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["retrying"], 1);
     assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["failed"], 1);
     // nothing left: delivered rows are not sent twice
     assert_eq!(
         admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"],
-        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0, "quiet": 0, "scheduled": 0})
+        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0, "quiet": 0, "scheduled": 0, "unsubscribed": 0})
     );
     let received = sms.received.lock().unwrap().clone();
     assert_eq!(received.len(), 2 + 3, "two delivered once, the failing one tried three times");

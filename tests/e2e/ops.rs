@@ -176,6 +176,9 @@ pub(crate) async fn post_examples(app: &crate::helpers::TestApp, doc: &Value) ->
         request = match () {
             _ if security.contains("staffToken") => request.header("token", &staff),
             _ if security.contains("ingestionToken") => request.header("token", &ingestion),
+            _ if security.contains("keywordWebhookSecret") => {
+                request.header("x-engage-webhook-secret", crate::helpers::KEYWORD_WEBHOOK_SECRET)
+            }
             _ if security.contains("appToken") => request.header("token", &customer).header("source", "mobile"),
             _ if security.contains("integrationToken") && !security.contains("{}") => {
                 request.header("authorization", &integration)

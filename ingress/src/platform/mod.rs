@@ -184,6 +184,11 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
     let mut security = Map::new();
     security.insert("staffToken".to_owned(), json!({"type": "apiKey", "in": "header", "name": "token"}));
     security.insert(
+        "keywordWebhookSecret".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "x-engage-webhook-secret",
+            "description": "the SMS or chat provider's secret (ENGAGE_KEYWORD_WEBHOOK_SECRETS)"}),
+    );
+    security.insert(
         "ingestionToken".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "token", "description": "a token of kind ingestion"}),
     );

@@ -170,8 +170,11 @@ fn keyword_operation() -> Value {
     );
     op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": crate::platform::edge::contract::schema_of::<KeywordRequest>()}}});
     op["parameters"] = json!([
-        {"name": "provider", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 64}},
-        {"name": "x-engage-webhook-secret", "in": "header", "required": true, "schema": {"type": "string", "minLength": 1}}]);
+        {"name": "provider", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 64}}]);
+    op["security"] = json!([{"keywordWebhookSecret": []}]);
+    if let Some(op) = op.as_object_mut() {
+        op.remove("x-engage-open");
+    }
     op["responses"]["401"] = json!({"description": "unknown provider or wrong secret: {message}", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}});
     op
 }

@@ -45,8 +45,8 @@ pub struct KeywordRequest {
     /// The brand whose number got the message.
     #[schemars(length(min = 1, max = 128))]
     pub parent_business_id: String,
-    /// The customer.
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    /// The customer: an Indian mobile number, optionally written +91…, 91… or 0….
+    #[schemars(pattern(r#"^(\+91|91|0)?[6-9][0-9]{9}$"#))]
     pub from: String,
     /// The message.
     #[schemars(length(max = 1000))]

@@ -15,7 +15,7 @@ use crate::jobs::provider;
 use crate::journey_runs::{born_on_day_after, run, Brand};
 use crate::platform::{create_token, wait_customer};
 
-async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
+pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
     Brand {
         app,
         name,
@@ -25,7 +25,7 @@ async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
 }
 
 /// Posts a bulk campaign with `csv` and the form `fields` (the brand's own added).
-async fn bulk(brand: &Brand<'_>, fields: &[(&str, &str)], csv: &str) -> (u16, Value) {
+pub(crate) async fn bulk(brand: &Brand<'_>, fields: &[(&str, &str)], csv: &str) -> (u16, Value) {
     let mut form = reqwest::multipart::Form::new().text("parent_business_id", brand.name);
     for (name, value) in fields {
         form = form.text(name.to_string(), value.to_string());

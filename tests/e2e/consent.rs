@@ -6,40 +6,22 @@
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use crate::helpers::{read, spawn_app, TestApp};
+use crate::campaigns::brand;
+use crate::helpers::{spawn_app, TestApp};
 use crate::jobs::provider;
 use crate::journey_runs::{run, Brand};
 use crate::loyalty::post;
-use crate::platform::create_token;
 
-async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a> {
-    Brand {
-        app,
-        name,
-        staff: create_token(app, "staff", name).await,
-        integration: create_token(app, "integration", name).await,
-    }
-}
-
+/// A bulk SMS campaign to the `Phone` column of `csv`; its answer.
 async fn bulk(brand: &Brand<'_>, csv: &str) -> Value {
-    let mut form = reqwest::multipart::Form::new().text("parent_business_id", brand.name);
-    for (name, value) in [
+    let fields = [
         ("business_id", "outlet-1"),
         ("campaign_name", "Offers"),
         ("channel", "sms"),
         ("template_id", "dlt-1"),
         ("message", "Hi x_cust_name, 20% off"),
-    ] {
-        form = form.text(name, value);
-    }
-    let file = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("list.csv");
-    let request = brand
-        .app
-        .client
-        .post(format!("{}/crm_api/create/bulk/campaign", brand.app.base))
-        .header("token", &brand.staff)
-        .multipart(form.part("file", file));
-    let (status, answer) = read(request.send().await.unwrap()).await;
+    ];
+    let (status, answer) = crate::campaigns::bulk(brand, &fields, csv).await;
     assert_eq!(status, 200, "{answer}");
     answer
 }

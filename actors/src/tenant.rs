@@ -29,11 +29,12 @@ use crate::capabilities::loyalty::LoyaltyQuery;
 use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
+use crate::capabilities::rights::RightsQuery;
 use crate::capabilities::stats::StatsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
-    bills, business, consent, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, stats,
-    wallet,
+    bills, business, consent, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, rights,
+    stats, wallet,
 };
 pub use crate::query::QueryError;
 use crate::read_ahead::ReadAhead;
@@ -70,6 +71,8 @@ pub enum TenantQuery {
     Business(BusinessQuery),
     /// Marketing consent.
     Consent(ConsentQuery),
+    /// The customer's data rights.
+    Rights(RightsQuery),
 }
 
 macro_rules! area {
@@ -96,6 +99,7 @@ area!(
     StatsQuery => Stats,
     BusinessQuery => Business,
     ConsentQuery => Consent,
+    RightsQuery => Rights,
 );
 
 /// Each question type of an area becomes a [`TenantQuery`]: its area's variant of the same name,
@@ -141,6 +145,7 @@ questions!(
         Inbound,
         ImportOptOuts,
     },
+    rights::RightsQuery => Rights { Export },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

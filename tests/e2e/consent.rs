@@ -156,3 +156,89 @@ async fn unsubscribed_customers_get_no_marketing_and_pay_nothing_until_they_come
     let (_, help) = keyword(&app, "s3cret", "brand-consent", "9811400009", "HELP").await;
     assert_eq!(help["reply"], "Call 1800", "{help}");
 }
+
+/// The opt-out page in headless Chromium: axe-clean at both widths, and the keyboard alone
+/// unsubscribes SMS (Tab to the SMS box, Space, Tab to the button, Enter).
+#[tokio::test]
+async fn the_opt_out_page_works_by_keyboard_and_reads_well() {
+    use crate::pages::{audited, no_violations, tab_to};
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-optout").await;
+    b.staff("/crm_api/add_b_config", json!({"business_id": "0", "business_name": "Dosa Corner"})).await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "o1"})).await;
+    assert_eq!(bulk(&b, "Phone\n9811500001\n").await["queued_recipients"], 1);
+    run(&app, "sms_drain", Utc::now()).await;
+    let sent = sms.received.lock().unwrap()[0].clone();
+    let link = sent["opt_out"].as_str().unwrap_or_default().to_owned();
+    let url = format!("{}/u/{}", app.base, link.rsplit("/u/").next().unwrap_or_default());
+
+    let mut steps = audited("opt-out");
+    steps.push(json!({"viewport": [390, 844]}));
+    steps.extend(tab_to("#sms"));
+    steps.push(json!({"key": " "}));
+    steps.push(json!({"eval": "[document.getElementById('sms').checked, document.getElementById('chat').checked, document.querySelector('h1').textContent]"}));
+    steps.extend(tab_to("button[type=submit]"));
+    steps.push(json!({"key": "Enter"}));
+    steps.push(json!({"wait": "document.body.innerText.includes('Your choices are saved')"}));
+    steps.push(json!({"eval": "[document.getElementById('sms').checked, document.getElementById('chat').checked]"}));
+    steps.extend(audited("opt-out-saved"));
+    let values = crate::stats::drive(url, json!(steps)).await;
+    no_violations(&values, 2, "the opt-out page");
+    assert_eq!(values[2], json!([false, true, "Offers from Dosa Corner"]), "{values:?}");
+    assert_eq!(values[3], json!([false, true]), "{values:?}");
+    no_violations(&values[4..], 2, "the saved opt-out page");
+    let now = b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811500001"})).await;
+    assert_eq!(
+        (&now["sms"]["subscribed"], &now["sms"]["source"], &now["chat"]["subscribed"]),
+        (&json!(false), &json!("link"), &json!(true)),
+        "{now}"
+    );
+}
+
+/// The export holds what the routes show about the customer, and only that customer's, in this
+/// brand; another brand's credential gets nothing.
+#[tokio::test]
+async fn a_customers_export_holds_their_profile_orders_points_subscriptions_and_messages() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-export").await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "e1"})).await;
+    b.staff("/crm_api/add_edit_rules", json!({"earn_percent": 10, "point_value": 1})).await;
+    b.order("E-1", "9811600001", "Meera", 250.0, Utc::now()).await;
+    b.order("E-2", "9811600002", "Someone Else", 100.0, Utc::now()).await;
+    crate::platform::wait_customer(&app, "brand-export", "9811600001", |c| c["total_orders"] == 1).await;
+    b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811600001", "chat": false})).await;
+    assert_eq!(bulk(&b, "Phone,Name\n9811600001,Meera\n9811600002,Else\n").await["queued_recipients"], 2);
+
+    let export = b.staff("/crm_api/customer/export", json!({"mobile_number": "9811600001"})).await;
+    assert_eq!(
+        (&export["mobile_number"], &export["parent_business_id"]),
+        (&json!("9811600001"), &json!("brand-export"))
+    );
+    assert_eq!(export["profile"]["name"], "Meera", "{export}");
+    let orders = export["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), 1, "{export}");
+    assert_eq!(orders[0]["order"], "outlet-1/E-1", "{export}");
+    assert_eq!(
+        (&export["subscriptions"]["chat"]["subscribed"], &export["subscriptions"]["sms"]["subscribed"]),
+        (&json!(false), &json!(true))
+    );
+    let sends = export["sends"].as_array().unwrap();
+    assert_eq!(sends.len(), 1, "only their own message: {export}");
+    assert_eq!(sends[0]["to"], "9811600001");
+    let text = export.to_string();
+    assert!(!text.contains("9811600002") && !text.contains("Someone Else"), "another customer's data: {text}");
+
+    let unknown = b.staff("/crm_api/customer/export", json!({"mobile_number": "9811600099"})).await;
+    assert!(unknown["profile"].is_null() && unknown["orders"] == json!([]), "{unknown}");
+    let other = brand(&app, "brand-nosy").await;
+    let (status, refused) = post(
+        &app,
+        "/crm_api/customer/export",
+        &[("token", &other.staff)],
+        &json!({"parent_business_id": "brand-export", "mobile_number": "9811600001"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{refused}");
+}

@@ -41,7 +41,7 @@ pub(crate) fn no_violations(values: &[Value], n: usize, page: &str) {
 }
 
 /// Presses Tab until the focused element matches `selector` (at most 30 times).
-fn tab_to(selector: &str) -> Vec<Value> {
+pub(crate) fn tab_to(selector: &str) -> Vec<Value> {
     let mut steps = Vec::new();
     let focused = format!("document.activeElement && document.activeElement.matches({selector:?})");
     for _ in 0..30 {

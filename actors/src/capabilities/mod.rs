@@ -63,6 +63,7 @@ pub mod otp;
 pub mod redemption;
 pub mod referral;
 pub mod rewards;
+pub mod rights;
 pub mod stats;
 pub mod wallet;
 

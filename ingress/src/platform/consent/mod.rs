@@ -21,13 +21,14 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::consent::{
     ConsentView, GetConsent, GetDefaults, ImportOptOuts, Imported, Inbound, InboundHandled, SetConsent, SetDefaults,
 };
+use engage_actors::capabilities::rights::{CustomerExport, Export};
 use engage_actors::domain::consent::{ConsentDefaults, Source};
 use engage_actors::domain::wallet::Channel;
 
 use crate::platform::edge::auth::{token, Auth};
 use crate::platform::edge::contract::{answer_schema, Scope};
 use crate::platform::edge::errors::{IntegrationError, StaffError};
-use crate::platform::edge::requests::{ConsentRequest, ConsentSettingsRequest, KeywordRequest};
+use crate::platform::edge::requests::{ConsentRequest, ConsentSettingsRequest, CustomerExportRequest, KeywordRequest};
 use crate::platform::edge::routes::operation;
 use crate::platform::edge::routes::Routes;
 use crate::platform::edge::tokens::TokenKind;
@@ -47,6 +48,11 @@ pub fn routes() -> Routes {
             "/integration/v1/consent",
             "Read a customer's marketing subscriptions, or with any channel given, set it (source api): {status: 1, data}",
             integration_consent,
+        )
+        .post(
+            "/crm_api/customer/export",
+            "Everything the brand holds about one customer (profile, orders, ledger, redemptions, coupons, bills, feedback, NPS, recoveries, subscriptions, journey decisions, messages of the last 35 days) as one document: {status, …}",
+            export,
         )
         .post(
             "/crm_api/consent/settings",
@@ -94,6 +100,16 @@ async fn integration_consent(
     Integration { tenant, body }: Integration<ConsentRequest>,
 ) -> Result<Json<Answer<ConsentView>>, IntegrationError> {
     Ok(answer(consent(&state, &tenant, body, Source::Api).await?))
+}
+
+async fn export(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<CustomerExportRequest>,
+) -> Result<Json<StaffAnswer<CustomerExport>>, StaffError> {
+    let phone = body.mobile_number.trim_start_matches('+').to_owned();
+    let export = state.platform.gateway.ask(&tenant, Export { phone }).await?;
+    tracing::info!(tenant, "a customer's data was exported");
+    Ok(staff_answer(export))
 }
 
 async fn settings(

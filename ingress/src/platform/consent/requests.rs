@@ -22,6 +22,17 @@ pub struct ConsentRequest {
     pub push: Option<bool>,
 }
 
+/// `/crm_api/customer/export` (staff): everything the brand holds about a customer.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CustomerExportRequest {
+    #[schemars(length(min = 1, max = 128))]
+    #[schemars(required)]
+    pub parent_business_id: Option<String>,
+    /// The customer.
+    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    pub mobile_number: String,
+}
+
 /// `/crm_api/consent/settings`: read the brand's defaults, or with any part given, change them.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ConsentSettingsRequest {

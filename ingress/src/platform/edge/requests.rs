@@ -99,6 +99,7 @@ platform_requests!(
     ChatCheckRequest,
     ConsentRequest,
     ConsentSettingsRequest,
+    CustomerExportRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -162,7 +163,8 @@ brand_field!(
     PartnerProfileRequest,
     RiderLoginRequest,
     ConsentRequest,
-    ConsentSettingsRequest
+    ConsentSettingsRequest,
+    CustomerExportRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 

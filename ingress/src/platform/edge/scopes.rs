@@ -33,5 +33,5 @@ scope!(
         RiderLoginRequest => [business_id], WaitingRefundsRequest => [business_id];
     Customer: CustomerDetailsRequest => [business_id], UpdateCustomerRequest => [business_id],
         RedeemPointsRequest => [outlet_id], CustomerLoyaltyRequest, IntegrationUserRequest => [business_id, outlet_id],
-        CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest, ConsentRequest;
+        CouponRequest, BillEventRequest, WidgetInsightRequest, PartnerProfileRequest, ChatCheckRequest, ConsentRequest, CustomerExportRequest;
 );

@@ -1,0 +1,180 @@
+//! A customer's data rights (`docs/consent.md`): the export of everything engage holds about one
+//! phone number in one brand, as one document ([`CustomerExport`]). Read beside the actor (it
+//! scans the brand's bills, feedback and the channel queues of the retention window): committed
+//! rows only, never holding up the brand's writes.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::capabilities::consent::ConsentView;
+use crate::capabilities::customers::{self, CustomerView};
+use crate::domain::consent::{ConsentDefaults, Subscriptions};
+use crate::domain::customer::Customer;
+use crate::domain::time::ist_day;
+use crate::domain::wallet::Channel;
+use crate::keys;
+use crate::query::{question, QueryError};
+use crate::repo::Repo;
+use crate::tables::{
+    CAMPAIGN_JOURNEYS, COUPONS, DIGITAL_BILLS, FEEDBACK_RECOVERIES, FEEDBACK_REQUESTS, LOYALTY_LEDGER, NPS_RESPONSES,
+    RATINGS, REDEMPTIONS,
+};
+
+/// A question of the data-rights capability.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "query", rename_all = "snake_case")]
+pub enum RightsQuery {
+    /// See [`Export`].
+    Export(Export),
+}
+
+question! {
+    /// Everything the brand holds about `phone`: [`CustomerExport`].
+    pub struct Export {
+        /// Customer phone.
+        pub phone: String,
+    } -> CustomerExport;
+}
+
+/// Everything engage holds about one customer of one brand. Each list holds the stored rows as
+/// they are kept (their fields differ by kind: see the routes that show them).
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CustomerExport {
+    /// Customer phone.
+    pub mobile_number: String,
+    /// The brand.
+    pub parent_business_id: String,
+    /// When the export was made.
+    pub exported_at: DateTime<Utc>,
+    /// The profile as `/crm_api/get/customer/details` shows it (absent: no customer row).
+    pub profile: Option<CustomerView>,
+    /// The customer's orders: each order's contribution by `outlet/orderId`, and the stored
+    /// order rows.
+    pub orders: Vec<Value>,
+    /// The loyalty ledger, oldest first.
+    pub ledger: Vec<Value>,
+    /// Point redemptions, by order.
+    pub redemptions: Vec<Value>,
+    /// Coupons issued to the customer.
+    pub coupons: Vec<Value>,
+    /// Digital bills sent to the customer.
+    pub bills: Vec<Value>,
+    /// Feedback requests sent to the customer.
+    pub feedback_requests: Vec<Value>,
+    /// The customer's ratings and comments.
+    pub ratings: Vec<Value>,
+    /// The customer's NPS answers.
+    pub nps: Vec<Value>,
+    /// Low-rating recoveries offered to the customer.
+    pub recoveries: Vec<Value>,
+    /// Marketing subscriptions.
+    pub subscriptions: ConsentView,
+    /// Journey decisions about the customer (sent, held out, skipped).
+    pub journey_sends: Vec<Value>,
+    /// Messages queued for the customer in the last 35 days (the queues' retention), any channel.
+    pub sends: Vec<Value>,
+}
+
+/// Whether a stored row names `phone` in one of the fields that hold a customer's number.
+fn names(row: &Value, phone: &str) -> bool {
+    ["phone", "mobile_number", "mobileNo", "customer_number", "number", "to", "contact", "mobile"]
+        .iter()
+        .any(|field| row.get(*field).and_then(Value::as_str) == Some(phone))
+}
+
+async fn rows_naming(repo: &Repo, table: &'static str, partition: &str, phone: &str) -> Result<Vec<Value>, QueryError> {
+    let mut out = Vec::new();
+    repo.visit_json(table, partition, |row| {
+        if names(&row, phone) {
+            out.push(row);
+        }
+    })
+    .await?;
+    Ok(out)
+}
+
+/// The export of `phone` in `tenant`, from committed rows.
+pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<CustomerExport, QueryError> {
+    let now = Utc::now();
+    let customer: Option<Customer> = repo.get(&keys::customer(&tenant, &phone)).await?;
+    let mut orders = Vec::new();
+    if let Some(customer) = &customer {
+        for (key, contribution) in &customer.orders {
+            let (outlet, order_id) = key.split_once('/').unwrap_or(("", key));
+            let row: Option<Value> = repo.get(&keys::order(&tenant, outlet, order_id)).await?;
+            orders.push(serde_json::json!({"order": key, "contribution": contribution, "row": row}));
+        }
+    }
+    let ledger: Vec<Value> = repo.all(LOYALTY_LEDGER, &keys::ledger_partition(&tenant, &phone)).await?;
+    let redemptions: Vec<Value> = repo.all(REDEMPTIONS, &keys::ledger_partition(&tenant, &phone)).await?;
+    let subs: Subscriptions = repo.get(&keys::consent(&tenant, &phone)).await?.unwrap_or_default();
+    let defaults: ConsentDefaults = repo.get(&keys::consent_defaults(&tenant)).await?.unwrap_or_default();
+    let channel = |channel: Channel| {
+        let choice = subs.choice(channel);
+        crate::capabilities::consent::ChannelConsent {
+            subscribed: subs.subscribed(channel, &defaults),
+            default: choice.is_none(),
+            source: choice.map(|c| c.source),
+            changed_at: choice.map(|c| c.at),
+        }
+    };
+    let subscriptions = ConsentView {
+        mobile_number: phone.clone(),
+        sms: channel(Channel::Sms),
+        chat: channel(Channel::Chat),
+        push: channel(Channel::Push),
+    };
+    let mut journey_sends = Vec::new();
+    for journey in repo.clusterings(CAMPAIGN_JOURNEYS, &tenant).await? {
+        let partition = keys::journey_sends_partition(&tenant, &journey);
+        journey_sends.extend(rows_naming(&repo, crate::tables::JOURNEY_SENDS, &partition, &phone).await?);
+    }
+    let mut sends = Vec::new();
+    for back in 0..35 {
+        let day = ist_day(now - Duration::days(back)).replace('-', "");
+        for channel in [Channel::Sms, Channel::Chat, Channel::Push] {
+            let partition = format!("{}_{day}", channel.queue());
+            let mut found = rows_naming(&repo, crate::tables::CHANNEL_QUEUE, &partition, &phone).await?;
+            found.retain(|row| row.get("parent_business_id").and_then(Value::as_str) == Some(tenant.as_str()));
+            sends.extend(found);
+        }
+    }
+    Ok(CustomerExport {
+        profile: customer.as_ref().map(|c| customers::view(c, now)),
+        orders,
+        ledger,
+        redemptions,
+        coupons: rows_naming(&repo, COUPONS, &tenant, &phone).await?,
+        bills: rows_naming(&repo, DIGITAL_BILLS, &tenant, &phone).await?,
+        feedback_requests: rows_naming(&repo, FEEDBACK_REQUESTS, &tenant, &phone).await?,
+        ratings: rows_naming(&repo, RATINGS, &tenant, &phone).await?,
+        nps: rows_naming(&repo, NPS_RESPONSES, &tenant, &phone).await?,
+        recoveries: rows_naming(&repo, FEEDBACK_RECOVERIES, &tenant, &phone).await?,
+        subscriptions,
+        journey_sends,
+        sends,
+        mobile_number: phone,
+        parent_business_id: tenant,
+        exported_at: now,
+    })
+}
+
+// Each question of the area (read beside the actor).
+crate::query::answers! {
+    (tenant, _)
+    Export: Export { phone } => export(tenant.repo().clone(), tenant.id.clone(), phone).await;
+        beside(tenant) => export(tenant.repo().clone(), tenant.id.clone(), phone),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_the_customers_when_a_phone_field_is_theirs() {
+        assert!(names(&serde_json::json!({"mobile_number": "9811400001", "rating": 4}), "9811400001"));
+        assert!(names(&serde_json::json!({"to": "9811400001"}), "9811400001"));
+        assert!(!names(&serde_json::json!({"to": "9811400002", "note": "9811400001"}), "9811400001"));
+    }
+}

@@ -242,3 +242,43 @@ async fn a_customers_export_holds_their_profile_orders_points_subscriptions_and_
     .await;
     assert_eq!(status, 403, "{refused}");
 }
+
+/// A nightly journey skips a customer who unsubscribed on its channel (reason `consent`, nothing
+/// debited), and reaches one who did not.
+#[tokio::test]
+async fn the_nightly_journey_skips_the_unsubscribed_and_debits_nothing_for_them() {
+    use chrono::Duration;
+
+    use crate::journey_runs::born_on_day_after;
+    use crate::platform::wait_customer;
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-nightly").await;
+    let now = Utc::now();
+    for (id, phone, name) in [("n-1", "9811700001", "Asha"), ("n-2", "9811700002", "Bela")] {
+        b.order(id, phone, name, 300.0, now - Duration::days(1)).await;
+        wait_customer(&app, "brand-nightly", phone, |c| c["total_orders"] == 1).await;
+        b.profile(phone, json!({"dob": born_on_day_after(now)})).await;
+    }
+    b.journey("birthday", json!({"channels": ["sms"], "sms_template": "Happy birthday x_cust_name"})).await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "n1"})).await;
+    b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811700001", "sms": false})).await;
+    let before = b.balance().await;
+    let ran = run(&app, "journeys", now + Duration::minutes(1)).await;
+    assert_eq!(ran["outcome"]["sent"], 1, "only the subscribed customer: {ran}");
+    let after_one = b.balance().await;
+    let drained = run(&app, "sms_drain", now + Duration::days(1)).await;
+    assert_eq!(drained["outcome"]["sent"], 1, "{drained}");
+    let received = sms.received.lock().unwrap().clone();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0]["to"], "9811700002", "{received:?}");
+    // the unsubscribed customer's decision is recorded as skipped for consent
+    let export = b.staff("/crm_api/customer/export", json!({"mobile_number": "9811700001"})).await;
+    let decisions = export["journey_sends"].as_array().unwrap();
+    assert!(decisions.iter().any(|d| d["reason"] == "consent"), "{export}");
+    // one message paid, not two: the price of one SMS left the wallet
+    assert_ne!(before, after_one);
+    let second = run(&app, "journeys", now + Duration::minutes(2)).await;
+    assert_eq!(second["outcome"]["sent"], 0, "{second}");
+    assert_eq!(b.balance().await, after_one, "nothing more was debited");
+}

@@ -168,7 +168,8 @@ pub async fn may_send(tenant: &Tenant, phone: &str, channel: Channel) -> Result<
     Ok(subscriptions(tenant, phone).await?.subscribed(channel, &defaults(tenant).await?))
 }
 
-fn view(phone: &str, subs: &Subscriptions, defaults: &ConsentDefaults) -> ConsentView {
+/// `phone`'s subscriptions as the routes show them.
+pub fn view(phone: &str, subs: &Subscriptions, defaults: &ConsentDefaults) -> ConsentView {
     let channel = |channel: Channel| {
         let choice: Option<&Choice> = subs.choice(channel);
         ChannelConsent {

@@ -110,21 +110,7 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
     let redemptions: Vec<Value> = repo.all(REDEMPTIONS, &keys::ledger_partition(&tenant, &phone)).await?;
     let subs: Subscriptions = repo.get(&keys::consent(&tenant, &phone)).await?.unwrap_or_default();
     let defaults: ConsentDefaults = repo.get(&keys::consent_defaults(&tenant)).await?.unwrap_or_default();
-    let channel = |channel: Channel| {
-        let choice = subs.choice(channel);
-        crate::capabilities::consent::ChannelConsent {
-            subscribed: subs.subscribed(channel, &defaults),
-            default: choice.is_none(),
-            source: choice.map(|c| c.source),
-            changed_at: choice.map(|c| c.at),
-        }
-    };
-    let subscriptions = ConsentView {
-        mobile_number: phone.clone(),
-        sms: channel(Channel::Sms),
-        chat: channel(Channel::Chat),
-        push: channel(Channel::Push),
-    };
+    let subscriptions = crate::capabilities::consent::view(&phone, &subs, &defaults);
     let mut journey_sends = Vec::new();
     for journey in repo.clusterings(CAMPAIGN_JOURNEYS, &tenant).await? {
         let partition = keys::journey_sends_partition(&tenant, &journey);

@@ -81,6 +81,9 @@ pub const CONSENT: &str = "consent";
 /// `consent_links`: partition the code's first two characters, clustering the code of an
 /// opt-out link (`/u/<code>`): its brand and customer.
 pub const CONSENT_LINKS: &str = "consent_links";
+/// `erasures`: partition tenant, clustering `<micros>|<digest>`: the audit of each erasure (when,
+/// by whom, how many rows), no personal data.
+pub const ERASURES: &str = "erasures";
 /// `journey_settings`: partition tenant, clustering `settings`: quiet hours, frequency cap.
 pub const JOURNEY_SETTINGS: &str = "journey_settings";
 /// `campaign_tags`: partition tenant, clustering tag id: the brand's campaign tags.

@@ -145,7 +145,7 @@ questions!(
         Inbound,
         ImportOptOuts,
     },
-    rights::RightsQuery => Rights { Export },
+    rights::RightsQuery => Rights { Export, Erase },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

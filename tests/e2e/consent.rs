@@ -282,3 +282,60 @@ async fn the_nightly_journey_skips_the_unsubscribed_and_debits_nothing_for_them(
     assert_eq!(second["outcome"]["sent"], 0, "{second}");
     assert_eq!(b.balance().await, after_one, "nothing more was debited");
 }
+
+/// Erasure: the customer's rows go, the rows the brand keeps for its totals no longer name them,
+/// their unsent message is cancelled, `/stats` totals do not move, every route that names them
+/// answers as for an unknown customer, and erasing twice changes nothing.
+#[tokio::test]
+async fn an_erased_customer_is_gone_everywhere_while_the_brand_totals_stay() {
+    let sms = provider(&[]).await;
+    let app = spawn_app(&[("ENGAGE_SMS_PROVIDER_URL", &sms.url)]).await;
+    let b = brand(&app, "brand-erase").await;
+    b.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "x1"})).await;
+    b.staff("/crm_api/add_edit_rules", json!({"earn_percent": 10, "point_value": 1})).await;
+    b.order("X-1", "9811800001", "Zoya Qureshi", 400.0, Utc::now()).await;
+    b.order("X-2", "9811800002", "Kept Customer", 100.0, Utc::now()).await;
+    crate::platform::wait_customer(&app, "brand-erase", "9811800001", |c| c["total_orders"] == 1).await;
+    crate::platform::wait_customer(&app, "brand-erase", "9811800002", |c| c["total_orders"] == 1).await;
+    b.staff("/crm_api/consent/customer", json!({"mobile_number": "9811800001", "chat": false})).await;
+    assert_eq!(bulk(&b, "Phone,Name\n9811800001,Zoya\n9811800002,Kept\n").await["queued_recipients"], 2);
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let today = chrono::Utc::now().with_timezone(&ist).format("%Y-%m-%d").to_string();
+    let period = json!({"start": today, "end": today});
+    let stats_before = b.staff("/stats/dashboard/summary", period.clone()).await;
+
+    let erased = b.staff("/crm_api/customer/erase", json!({"mobile_number": "9811800001"})).await;
+    assert!(erased["deleted"].as_u64().unwrap_or(0) >= 2, "{erased}");
+    assert_eq!(erased["cancelled"], 1, "their queued message: {erased}");
+    let export = b.staff("/crm_api/customer/export", json!({"mobile_number": "9811800001"})).await;
+    let text = export.to_string();
+    assert!(export["profile"].is_null() && export["orders"] == json!([]) && export["sends"] == json!([]), "{export}");
+    assert!(!text.contains("Zoya"), "{text}");
+    let (status, _) = post(
+        &app,
+        "/crm_api/get/customer/details",
+        &[],
+        &json!({"parent_business_id": "brand-erase", "customer_number": "9811800001"}),
+    )
+    .await;
+    assert_eq!(status, 404, "the customer is unknown now");
+    // the brand's totals stay; the other customer is untouched and their message goes out
+    let stats_after = b.staff("/stats/dashboard/summary", period).await;
+    assert_eq!(stats_before, stats_after);
+    let kept = b.staff("/crm_api/customer/export", json!({"mobile_number": "9811800002"})).await;
+    assert_eq!(kept["profile"]["name"], "Kept Customer", "{kept}");
+    let drained = run(&app, "sms_drain", Utc::now()).await;
+    assert_eq!(drained["outcome"]["sent"], 1, "only the kept customer's: {drained}");
+    assert_eq!(sms.received.lock().unwrap()[0]["to"], "9811800002");
+    // twice: nothing more
+    let again = b.staff("/crm_api/customer/erase", json!({"mobile_number": "9811800001"})).await;
+    assert_eq!(
+        (&again["deleted"], &again["anonymised"], &again["cancelled"]),
+        (&json!(0), &json!(0), &json!(0)),
+        "{again}"
+    );
+    // ordering again starts fresh
+    b.order("X-3", "9811800001", "Zoya Q", 50.0, Utc::now()).await;
+    let fresh = crate::platform::wait_customer(&app, "brand-erase", "9811800001", |c| c["total_orders"] == 1).await;
+    assert_eq!(fresh["total_orders"], 1, "{fresh}");
+}

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::consent::{
     ConsentView, GetConsent, GetDefaults, ImportOptOuts, Imported, Inbound, InboundHandled, SetConsent, SetDefaults,
 };
-use engage_actors::capabilities::rights::{CustomerExport, Export};
+use engage_actors::capabilities::rights::{CustomerExport, Erase, Erased, Export};
 use engage_actors::domain::consent::{ConsentDefaults, Source};
 use engage_actors::domain::wallet::Channel;
 
@@ -53,6 +53,11 @@ pub fn routes() -> Routes {
             "/crm_api/customer/export",
             "Everything the brand holds about one customer (profile, orders, ledger, redemptions, coupons, bills, feedback, NPS, recoveries, subscriptions, journey decisions, messages of the last 35 days) as one document: {status, …}",
             export,
+        )
+        .post(
+            "/crm_api/customer/erase",
+            "Erase a customer's personal data in the brand: their customer row, ledger, redemptions and subscriptions deleted, every other row naming them (orders, coupons, bills, feedback, NPS, queued messages) anonymised and unsent messages cancelled; the brand's totals kept; an audit row without personal data; idempotent: {status, deleted, anonymised, cancelled}",
+            erase,
         )
         .post(
             "/crm_api/consent/settings",
@@ -110,6 +115,17 @@ async fn export(
     let export = state.platform.gateway.ask(&tenant, Export { phone }).await?;
     tracing::info!(tenant, "a customer's data was exported");
     Ok(staff_answer(export))
+}
+
+async fn erase(
+    State(state): State<AppState>,
+    Staff { tenant, body, grant }: Staff<CustomerExportRequest>,
+) -> Result<Json<StaffAnswer<Erased>>, StaffError> {
+    let phone = body.mobile_number.trim_start_matches('+').to_owned();
+    let query = Erase { phone, by: format!("staff token {}", grant.id), now: Utc::now() };
+    let erased = state.platform.gateway.ask(&tenant, query).await?;
+    tracing::info!(tenant, deleted = erased.deleted, anonymised = erased.anonymised, "a customer's data was erased");
+    Ok(staff_answer(erased))
 }
 
 async fn settings(

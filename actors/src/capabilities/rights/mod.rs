@@ -1,7 +1,12 @@
 //! A customer's data rights (`docs/consent.md`): the export of everything engage holds about one
-//! phone number in one brand, as one document ([`CustomerExport`]). Read beside the actor (it
-//! scans the brand's bills, feedback and the channel queues of the retention window): committed
-//! rows only, never holding up the brand's writes.
+//! phone number in one brand, as one document ([`CustomerExport`]), and the erasure of it
+//! ([`erase`]). The export is read beside the actor (it scans the brand's bills, feedback and the
+//! channel queues of the retention window): committed rows only, never holding up the brand's
+//! writes. The erasure runs in the actor's turn.
+
+mod erase;
+
+pub use erase::{Erase, Erased};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -27,6 +32,8 @@ use crate::tables::{
 pub enum RightsQuery {
     /// See [`Export`].
     Export(Export),
+    /// See [`Erase`].
+    Erase(Erase),
 }
 
 question! {
@@ -77,7 +84,7 @@ pub struct CustomerExport {
 }
 
 /// Whether a stored row names `phone` in one of the fields that hold a customer's number.
-fn names(row: &Value, phone: &str) -> bool {
+pub(crate) fn names(row: &Value, phone: &str) -> bool {
     ["phone", "mobile_number", "mobileNo", "customer_number", "number", "to", "contact", "mobile"]
         .iter()
         .any(|field| row.get(*field).and_then(Value::as_str) == Some(phone))
@@ -151,6 +158,7 @@ crate::query::answers! {
     (tenant, _)
     Export: Export { phone } => export(tenant.repo().clone(), tenant.id.clone(), phone).await;
         beside(tenant) => export(tenant.repo().clone(), tenant.id.clone(), phone),
+    Erase: Erase { phone, by, now } => erase::erase(tenant, &phone, &by, now).await,
 }
 
 #[cfg(test)]

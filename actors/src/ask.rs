@@ -40,6 +40,9 @@ pub trait Answer: Question + Send + Sized + 'static {
         ReadKeys::default()
     }
 
+    /// Whether [`Answer::beside`] answers this question beside the actor.
+    const BESIDE: bool = false;
+
     /// A long read of committed rows is answered beside the actor, never holding up the brand's
     /// writes: the future to run there, or the question back to answer in the actor's turn.
     fn beside(self, _tenant: &Tenant) -> Result<BoxFuture<'static, Answered<Self>>, Self> {
@@ -122,6 +125,10 @@ impl<Q: Answer> Asked for Asking<Q> {
     }
 
     fn beside(self: Box<Self>, tenant: &Tenant) -> Option<Box<dyn Asked>> {
+        // most questions are answered in the actor's turn: the box goes on as it is
+        if !Q::BESIDE {
+            return Some(self);
+        }
         let Asking { question, port } = *self;
         match question.beside(tenant) {
             Ok(answer) => {

@@ -146,6 +146,8 @@ macro_rules! answers {
             }
             )?
             $(
+            const BESIDE: bool = { let _ = stringify!($beside_tenant); true };
+
             fn beside(
                 self,
                 $beside_tenant: &$crate::tenant_core::Tenant,

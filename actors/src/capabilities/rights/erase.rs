@@ -13,7 +13,7 @@
 //! The dashboard's rollups hold no personal data and are left as they are, so `/stats` totals do
 //! not move. Erasing twice changes nothing the second time (nothing names the number any more).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -21,8 +21,6 @@ use engage_storage::WriteOp;
 
 use super::names;
 use crate::domain::customer::Customer;
-use crate::domain::time::ist_day;
-use crate::domain::wallet::Channel;
 use crate::keys;
 use crate::query::{question, QueryError};
 use crate::tables::{
@@ -188,16 +186,11 @@ pub async fn erase(tenant: &mut Tenant, phone: &str, by: &str, now: DateTime<Utc
         let (anonymised, _) = anonymise(tenant, table, &id, phone, name, |_| true, &mut ops).await?;
         done.anonymised += anonymised;
     }
-    for back in 0..35 {
-        let day = ist_day(now - Duration::days(back)).replace('-', "");
-        for channel in [Channel::Sms, Channel::Chat, Channel::Push] {
-            let partition = format!("{}_{day}", channel.queue());
-            let ours = |row: &Value| row.get("parent_business_id").and_then(Value::as_str) == Some(id.as_str());
-            let (anonymised, cancelled) =
-                anonymise(tenant, CHANNEL_QUEUE, &partition, phone, name, ours, &mut ops).await?;
-            done.anonymised += anonymised;
-            done.cancelled += cancelled;
-        }
+    for partition in super::queue_partitions(now) {
+        let ours = |row: &Value| row.get("parent_business_id").and_then(Value::as_str) == Some(id.as_str());
+        let (anonymised, cancelled) = anonymise(tenant, CHANNEL_QUEUE, &partition, phone, name, ours, &mut ops).await?;
+        done.anonymised += anonymised;
+        done.cancelled += cancelled;
     }
     for journey in tenant.repo().clusterings(CAMPAIGN_JOURNEYS, &id).await? {
         let partition = keys::journey_sends_partition(&id, &journey);

@@ -83,6 +83,21 @@ pub struct CustomerExport {
     pub sends: Vec<Value>,
 }
 
+/// The channel queue partitions (`sms_queue_20261127`, …) of the days a queued message is kept
+/// (the queues' retention, [`crate::tables::DAY_BUCKET_RETENTION_DAYS`]), up to `now`'s IST day.
+pub(crate) fn queue_partitions(now: DateTime<Utc>) -> Vec<String> {
+    let days = crate::tables::DAY_BUCKET_RETENTION_DAYS
+        .iter()
+        .find(|(table, _)| *table == crate::tables::CHANNEL_QUEUE)
+        .map_or(35, |(_, days)| i64::from(*days));
+    (0..days)
+        .flat_map(|back| {
+            let day = ist_day(now - Duration::days(back)).replace('-', "");
+            [Channel::Sms, Channel::Chat, Channel::Push].map(|channel| format!("{}_{day}", channel.queue()))
+        })
+        .collect()
+}
+
 /// Whether a stored row names `phone` in one of the fields that hold a customer's number.
 pub(crate) fn names(row: &Value, phone: &str) -> bool {
     ["phone", "mobile_number", "mobileNo", "customer_number", "number", "to", "contact", "mobile"]
@@ -124,14 +139,10 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
         journey_sends.extend(rows_naming(&repo, crate::tables::JOURNEY_SENDS, &partition, &phone).await?);
     }
     let mut sends = Vec::new();
-    for back in 0..35 {
-        let day = ist_day(now - Duration::days(back)).replace('-', "");
-        for channel in [Channel::Sms, Channel::Chat, Channel::Push] {
-            let partition = format!("{}_{day}", channel.queue());
-            let mut found = rows_naming(&repo, crate::tables::CHANNEL_QUEUE, &partition, &phone).await?;
-            found.retain(|row| row.get("parent_business_id").and_then(Value::as_str) == Some(tenant.as_str()));
-            sends.extend(found);
-        }
+    for partition in queue_partitions(now) {
+        let mut found = rows_naming(&repo, crate::tables::CHANNEL_QUEUE, &partition, &phone).await?;
+        found.retain(|row| row.get("parent_business_id").and_then(Value::as_str) == Some(tenant.as_str()));
+        sends.extend(found);
     }
     Ok(CustomerExport {
         profile: customer.as_ref().map(|c| customers::view(c, now)),

@@ -161,6 +161,7 @@ impl Engine {
             supervisor: supervisor.clone(),
             max_deliveries: self.config.max_deliveries.max(1),
             failures: HashMap::new(),
+            excused: HashMap::new(),
         };
         let task = tokio::spawn(runner.run(stop_rx.clone()));
         let rpc = self.nats.clone().map(|client| {
@@ -289,7 +290,14 @@ struct PartitionRunner {
     /// When each event of this partition that failed and is being retried first failed, by
     /// envelope id.
     failures: HashMap<String, chrono::DateTime<chrono::Utc>>,
+    /// Failed deliveries of an event that were another event's failure ([`ApplyError::Behind`]),
+    /// by envelope id: they do not count towards parking it, up to [`MOST_EXCUSED`].
+    excused: HashMap<String, u32>,
 }
+
+/// Most deliveries of one event excused as another event's failure: past it they count, so an
+/// event is parked at the latest after `max_deliveries + MOST_EXCUSED` deliveries.
+const MOST_EXCUSED: u32 = 20;
 
 impl PartitionRunner {
     async fn run(mut self, mut stop: watch::Receiver<bool>) {
@@ -378,10 +386,11 @@ impl PartitionRunner {
                     Ok(()) => {
                         if !self.failures.is_empty() {
                             self.failures.remove(&delivery.envelope.id);
+                            self.excused.remove(&delivery.envelope.id);
                         }
                         done.push(delivery);
                     }
-                    Err(error) => self.failed(delivery, error.to_string()).await,
+                    Err(error) => self.failed(delivery, error).await,
                 }
             }
             for result in Delivery::ack_all(done).await {
@@ -406,18 +415,24 @@ impl PartitionRunner {
 
     /// A delivery failed: it comes again after a growing delay, or, on its last allowed delivery,
     /// it is parked and leaves the queue.
-    async fn failed(&mut self, delivery: Delivery, error: String) {
+    async fn failed(&mut self, delivery: Delivery, error: ApplyError) {
         let partition = self.partition;
         let envelope = delivery.envelope.clone();
         let now = chrono::Utc::now();
         let first = *self.failures.entry(envelope.id.clone()).or_insert(now);
-        if delivery.attempt < self.max_deliveries {
+        let excused = self.excused.entry(envelope.id.clone()).or_insert(0);
+        if matches!(error, ApplyError::Behind(_)) && *excused < MOST_EXCUSED {
+            *excused += 1;
+        }
+        let counted = delivery.attempt.saturating_sub(*excused);
+        let error = error.to_string();
+        if counted < self.max_deliveries {
             metrics::counter!("engage_events_retried_total").increment(1);
             tracing::warn!(
                 partition, tenant = %envelope.tenant, event_id = %envelope.id, trace_id = %envelope.trace_id,
-                attempt = delivery.attempt, max = self.max_deliveries, %error, "event failed; it comes again"
+                attempt = delivery.attempt, counted, max = self.max_deliveries, %error, "event failed; it comes again"
             );
-            let delay = retry_delay(delivery.attempt);
+            let delay = retry_delay(counted.max(1));
             delivery.nak(delay).await;
             return;
         }
@@ -448,6 +463,7 @@ impl PartitionRunner {
         match self.bus.park(&letter).await {
             Ok(()) => {
                 self.failures.remove(&envelope.id);
+                self.excused.remove(&envelope.id);
                 metrics::counter!("engage_events_parked_total", "partition" => partition.to_string()).increment(1);
                 metrics::gauge!("engage_dead_letters").increment(1.0);
                 tracing::warn!(

@@ -259,6 +259,10 @@ pub enum ApplyError {
     /// Applied, but its writes did not reach the disk.
     #[error("{0}")]
     NotDurable(String),
+    /// Not applied because another event's writes failed (its writes travelled with them, or it
+    /// read rows they dropped): not this event's failure, so it does not count towards parking.
+    #[error("{0}")]
+    Behind(String),
     /// The actor stopped before answering.
     #[error("the tenant actor stopped before answering")]
     Stopped,
@@ -367,7 +371,10 @@ impl Actor for TenantActor {
                     .catch_unwind()
                     .await
                 {
-                    Ok(applied) => applied.map(|_| ()).map_err(|e| ApplyError::Failed(e.to_string())),
+                    Ok(applied) => applied.map(|_| ()).map_err(|e| match e.is_behind_another() {
+                        true => ApplyError::Behind(e.to_string()),
+                        false => ApplyError::Failed(e.to_string()),
+                    }),
                     Err(panic) => Err(ApplyError::Panicked(panicked(tenant, &*panic))),
                 };
                 if let Err(error) = &outcome {
@@ -377,6 +384,10 @@ impl Actor for TenantActor {
                 when_durable(tenant, move |failure| {
                     let outcome = match failure {
                         None => outcome,
+                        Some(error) if error.is_behind_another() => {
+                            tracing::warn!(tenant = %tenant_id, %id, %trace_id, %error, "apply not written: another event's writes failed; it comes again");
+                            Err(ApplyError::Behind(error.to_string()))
+                        }
                         Some(error) => {
                             tracing::error!(tenant = %tenant_id, %id, %trace_id, %error, "apply failed: its writes did not reach the disk");
                             Err(ApplyError::NotDurable(error.to_string()))

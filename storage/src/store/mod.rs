@@ -48,6 +48,18 @@ pub enum StoreError {
         /// The store's generation now.
         now: u64,
     },
+    /// Not written because a batch committed with it or ahead of it failed (it may build on that
+    /// batch's rows): this batch did nothing wrong, and the same writes made again can land.
+    #[error("not written: {0}")]
+    Behind(String),
+}
+
+impl StoreError {
+    /// Whether the failure belongs to another batch (one written with it, or one whose dropped
+    /// rows it read): retrying the same work is expected to succeed once that batch is gone.
+    pub fn is_behind_another(&self) -> bool {
+        matches!(self, Self::Behind(_) | Self::Stale { .. })
+    }
 }
 
 /// One row of a partition, as returned by [`Store::scan`].

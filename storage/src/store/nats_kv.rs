@@ -39,9 +39,11 @@
 //! [`Store::batch_at`] for an older generation is refused, so a tenant actor that read a dropped
 //! row (from the map or its caches) cannot write anything built on it: it drops its caches and
 //! reads the bucket again. Readers outside the actors may have seen a dropped row; nothing they
-//! were answered for a write is lost, since every write's answer waits for its group.
+//! were answered for a write is lost, since every write's answer waits for its group. A group of
+//! several batches that fails is first written again one batch at a time ([`group`]): the batches
+//! before the one the bucket refuses land, it fails with its own error, and the batches after it
+//! fail as [`StoreError::Behind`], which callers retry without blaming themselves.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -55,6 +57,10 @@ use futures::StreamExt;
 use super::nats_atomic::{AtomicPublisher, MAX_ATOMIC};
 use super::staged::Staging;
 use super::{Durable, Row, Store, StoreError, WriteOp};
+
+mod group;
+
+use group::Group;
 
 /// A [`Store`] in a JetStream KV bucket.
 #[derive(Clone)]
@@ -77,11 +83,11 @@ struct Shared {
 }
 
 /// A write as the bucket takes it: key, and value (`None`: a delete).
-type KvWrite = (String, Option<Bytes>);
+pub(super) type KvWrite = (String, Option<Bytes>);
 
 /// One caller's batch (its writes keyed, each row's last write only, the commit row last) and
 /// where its outcome goes.
-struct Commit {
+pub(super) struct Commit {
     writes: Vec<KvWrite>,
     seq: u64,
     staged: bool,
@@ -118,62 +124,6 @@ fn row_key(table: &str, partition: &str, clustering: &[u8]) -> String {
     format!("{}k{}", partition_prefix(table, partition), hex(clustering))
 }
 
-/// Puts `value` under `key`, or deletes `key`.
-async fn write(bucket: &Bucket, key: String, value: Option<Bytes>) -> Result<(), StoreError> {
-    match value {
-        Some(value) => bucket.put(key, value).await.map(|_| ()).map_err(backend),
-        None => bucket.delete(key).await.map_err(backend),
-    }
-}
-
-/// Sends `writes` together (pipelined on the connection) and waits for every answer.
-async fn write_all(bucket: &Bucket, writes: HashMap<String, Option<Bytes>>) -> Result<(), StoreError> {
-    let sent = writes.into_iter().map(|(key, value)| write(bucket, key, value));
-    futures::future::join_all(sent).await.into_iter().collect()
-}
-
-/// The batches of one group: the earlier writes of all of them, the last writes of all of them
-/// (each key once, the later batch's value winning), and who waits.
-#[derive(Default)]
-struct Group {
-    earlier: HashMap<String, Option<Bytes>>,
-    last: HashMap<String, Option<Bytes>>,
-    waiting: Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
-    staged: bool,
-    last_seq: u64,
-    /// Most writes the group may hold (one atomic batch's, when batches are atomic).
-    limit: usize,
-}
-
-impl Group {
-    fn with_limit(limit: usize) -> Self {
-        Self { limit, ..Self::default() }
-    }
-
-    /// Whether `commit` can join: without a key in both phases, and within the group's limit.
-    fn takes(&self, commit: &Commit) -> bool {
-        let Some(((last_key, _), earlier)) = commit.writes.split_last() else { return true };
-        self.earlier.len() + self.last.len() + commit.writes.len() <= self.limit
-            && !self.earlier.contains_key(last_key)
-            && earlier.iter().all(|(key, _)| !self.last.contains_key(key))
-    }
-
-    fn add(&mut self, commit: Commit) {
-        let mut writes = commit.writes;
-        if let Some((key, value)) = writes.pop() {
-            self.last.insert(key, value);
-        }
-        self.earlier.extend(writes);
-        self.waiting.push(commit.done);
-        self.staged |= commit.staged;
-        self.last_seq = self.last_seq.max(commit.seq);
-    }
-
-    fn keys(&self) -> HashSet<String> {
-        self.earlier.keys().chain(self.last.keys()).cloned().collect()
-    }
-}
-
 impl Shared {
     /// The committer: takes the first waiting batch and every batch already waiting behind it that
     /// fits the group ([`Group::takes`]), writes the group, answers each caller. Ends when the
@@ -197,12 +147,14 @@ impl Shared {
                 },
             };
             if first.seq <= dropped_through {
-                let _ = first.done.send(Err(backend("dropped: an earlier staged batch failed to reach the bucket")));
+                let _ = first
+                    .done
+                    .send(Err(StoreError::Behind("an earlier staged batch failed to reach the bucket".into())));
                 continue;
             }
             let mut group = Group::with_limit(limit);
             group.add(first);
-            while group.waiting.len() < MAX_GROUP_BATCHES {
+            while group.len() < MAX_GROUP_BATCHES {
                 match receiver.try_recv() {
                     Ok(commit) if group.takes(&commit) => group.add(commit),
                     Ok(commit) => {
@@ -212,7 +164,7 @@ impl Shared {
                     Err(_) => break,
                 }
             }
-            metrics::histogram!("engage_store_group_commit_batches").record(group.waiting.len() as f64);
+            metrics::histogram!("engage_store_group_commit_batches").record(group.len() as f64);
             let (staged, last_seq) = (group.staged, group.last_seq);
             // A panic inside the client fails this group (its callers see the committer's answer
             // dropped) but never stops the committer.
@@ -232,31 +184,36 @@ impl Shared {
         }
     }
 
-    /// Writes `group` and answers its callers; whether it was written. With atomic batches (and
-    /// a group within one batch's size) all of the group's writes land together or none does;
-    /// otherwise the earlier writes go first and the last writes only after all of them.
+    /// Writes `group` and answers its callers; whether all of it was written. A group of several
+    /// batches that fails is written again one batch at a time ([`group::isolate`]), so the batch
+    /// the bucket refuses fails alone: those before it land, those after it are answered
+    /// [`StoreError::Behind`] (they may be built on its rows).
     async fn commit_group(&self, bucket: &Bucket, atomic: Option<&AtomicPublisher>, group: Group) -> bool {
         let keys = group.keys();
-        let Group { mut earlier, last, waiting, last_seq, .. } = group;
-        let outcome = match atomic {
-            Some(atomic) if earlier.len() + last.len() <= MAX_ATOMIC => {
-                // a key in both phases never joins a group (Group::takes)
-                earlier.extend(last);
-                atomic.publish(earlier.into_iter().collect()).await
+        let last_seq = group.last_seq;
+        let (phases, waiting, batches) = group.into_parts();
+        match group::write_phases(bucket, atomic, phases).await {
+            Ok(()) => {
+                self.staging.unstage(keys, last_seq);
+                for done in waiting {
+                    let _ = done.send(Ok(()));
+                }
+                true
             }
-            _ => match write_all(bucket, earlier).await {
-                Ok(()) => write_all(bucket, last).await,
-                Err(error) => Err(error),
-            },
+            Err(error) if waiting.len() == 1 => {
+                if let Some(done) = waiting.into_iter().next() {
+                    let _ = done.send(Err(error));
+                }
+                false
+            }
+            Err(error) => {
+                let written = group::isolate(bucket, atomic, batches, waiting, &error).await;
+                if written {
+                    self.staging.unstage(keys, last_seq);
+                }
+                written
+            }
         }
-        .map_err(|error| error.to_string());
-        if outcome.is_ok() {
-            self.staging.unstage(keys, last_seq);
-        }
-        for done in waiting {
-            let _ = done.send(outcome.clone().map_err(StoreError::Backend));
-        }
-        outcome.is_ok()
     }
 
     /// Drops every staged row and moves the generation; the last batch sequence handed out, up to
@@ -527,7 +484,11 @@ mod tests {
         let second = store.stage_at(before, vec![put("y", b"2"), put("z", b"2")]).await.unwrap();
         assert_eq!(store.get("g", "p", b"z").await.unwrap(), Some(b"2".to_vec()), "staged: read at once");
         assert!(first.wait().await.is_err(), "the value is over the bucket's limit");
-        assert!(second.wait().await.is_err(), "queued behind a failed staged batch: dropped");
+        let second = second.wait().await;
+        assert!(
+            matches!(second, Err(StoreError::Behind(_))),
+            "queued behind a failed staged batch: dropped, {second:?}"
+        );
         assert_eq!(store.generation(), before + 1);
         assert!(store.healthy().is_ok(), "the store goes on");
         assert_eq!(store.get("g", "p", b"y").await.unwrap(), Some(b"0".to_vec()), "the bucket's row again");
@@ -538,6 +499,30 @@ mod tests {
         assert!(matches!(store.batch_at(before, vec![put("w", b"1")]).await, Err(StoreError::Stale { .. })));
         store.stage_at(before + 1, vec![put("w", b"1")]).await.unwrap().wait().await.unwrap();
         assert_eq!(store.bucket.get(row_key("g", "p", b"w")).await.unwrap().map(|v| v.to_vec()), Some(b"1".to_vec()));
+        let _ = jetstream.delete_key_value(&bucket).await;
+    }
+
+    /// A group whose middle batch the bucket refuses is written again a batch at a time: the batch
+    /// before it lands, it fails with its own error, the one after it is answered `Behind` (not
+    /// its fault, to be retried) and never lands.
+    #[tokio::test]
+    async fn one_refused_batch_fails_alone_and_not_the_batches_of_its_group() {
+        let jetstream = jetstream().await;
+        let (bucket, store) = small_bucket(&jetstream, "isolate").await;
+        let before = store.generation();
+        // the committer runs only once this task waits: the three batches make one group
+        let first = store.stage_at(before, vec![put("a", b"1"), put("ca", b"1")]).await.unwrap();
+        let refused = store.stage_at(before, vec![put("big", &[b'x'; 1000]), put("cb", b"1")]).await.unwrap();
+        let third = store.stage_at(before, vec![put("c", b"1"), put("cc", b"1")]).await.unwrap();
+        first.wait().await.unwrap();
+        let refused = refused.wait().await;
+        assert!(matches!(refused, Err(StoreError::Backend(_))), "its own failure: {refused:?}");
+        let third = third.wait().await;
+        assert!(matches!(third, Err(StoreError::Behind(_))), "another batch's failure: {third:?}");
+        assert!(third.is_err_and(|e| e.is_behind_another()));
+        let landed: Vec<_> = store.scan("g", "p", None, 10).await.unwrap().into_iter().map(|r| r.clustering).collect();
+        assert_eq!(landed, vec![b"a".to_vec(), b"ca".to_vec()]);
+        assert_eq!(store.generation(), before + 1, "staged rows were dropped: actors read again");
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 

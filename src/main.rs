@@ -65,6 +65,11 @@ enum Command {
         #[command(subcommand)]
         action: DeadLettersAction,
     },
+    /// A customer's data rights: export or erase them in a brand, through the running server.
+    Customers {
+        #[command(subcommand)]
+        action: customers_cli::CustomersAction,
+    },
     /// Read the log service's events through the running server (`logs tail`).
     Logs {
         #[command(subcommand)]
@@ -251,6 +256,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(dead_letters(settings, action))
         }
+        Command::Customers { action } => runtime()?.block_on(customers_cli::run(load(config, None)?, action)),
         Command::Logs { action } => {
             let settings = load(config, None)?;
             runtime()?.block_on(logs_cli::run(settings, action))
@@ -366,6 +372,7 @@ macro_rules! outln {
     ($($arg:tt)*) => { out(format_args!($($arg)*)) };
 }
 
+mod customers_cli;
 mod logs_cli;
 
 /// Prints a line on stdout; a closed pipe (`engage tokens list | head -1`) ends the process

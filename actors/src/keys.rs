@@ -152,7 +152,12 @@ pub fn business(tenant: &str, business_id: &str) -> Key {
 
 /// `checkins`: one check-in of a customer.
 pub fn checkin(tenant: &str, phone: &str, envelope_id: &str) -> Key {
-    Key::new(CHECKINS, join(&[tenant, phone]), envelope_id.as_bytes())
+    Key::new(CHECKINS, checkins_partition(tenant, phone), envelope_id.as_bytes())
+}
+
+/// The partition of a customer's check-ins.
+pub fn checkins_partition(tenant: &str, phone: &str) -> String {
+    join(&[tenant, phone])
 }
 
 /// `fraud_config`: `velocity` or `alerts`.

@@ -47,6 +47,13 @@ pub struct DeadLetter {
 pub const KEPT_HEAD: usize = 4096;
 
 impl DeadLetter {
+    /// Whether this parked event is `tenant`'s (or no tenant's: bytes that were never an
+    /// envelope) and holds `phone` anywhere: what an erasure of that customer removes.
+    pub fn names(&self, tenant: &str, phone: &str) -> bool {
+        (self.envelope.tenant == tenant || self.envelope.tenant.is_empty())
+            && serde_json::to_string(self).is_ok_and(|text| text.contains(phone))
+    }
+
     /// The envelope id: what `engage dead-letters show|replay|drop` take.
     pub fn id(&self) -> &str {
         &self.envelope.id

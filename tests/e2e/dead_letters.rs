@@ -28,15 +28,20 @@ async fn details(client: &reqwest::Client, base: &str, phone: &str) -> (u16, Val
     crate::helpers::read(response).await
 }
 
-fn dead_letters(data: &Path, port: u16, args: &[&str]) -> (i32, String, String) {
+/// Runs `engage ARGS` against the server on `port` with data dir `data`: exit code, stdout, stderr.
+pub(crate) fn admin_cli(data: &Path, port: u16, args: &[&str]) -> (i32, String, String) {
     let addr = format!("127.0.0.1:{port}");
     let data_dir = data.to_string_lossy().into_owned();
     let env = [("ENGAGE_HTTP_ADDR", addr.as_str()), ("ENGAGE_DATA_DIR", data_dir.as_str())];
-    let mut full = vec!["dead-letters"];
-    full.extend_from_slice(args);
-    let out = cli(data.parent().unwrap(), &env, &full);
+    let out = cli(data.parent().unwrap(), &env, args);
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn dead_letters(data: &Path, port: u16, args: &[&str]) -> (i32, String, String) {
+    let mut full = vec!["dead-letters"];
+    full.extend_from_slice(args);
+    admin_cli(data, port, &full)
 }
 
 async fn metric(client: &reqwest::Client, base: &str, name: &str) -> f64 {

@@ -18,6 +18,8 @@ mod cluster;
 mod cluster_failover;
 mod consent;
 mod dead_letters;
+mod erasure;
+mod erasure_bus;
 mod feedback;
 mod fraud;
 mod generated_client;

@@ -21,6 +21,7 @@
 //! | the web dashboard: `GET /dashboard` | [`pages::dashboard`] (`pages/dashboard.html`) |
 //! | auth families | [`edge::auth`], stored tokens [`edge::tokens`], `/admin/tokens` [`admin`], who may touch what [`edge::access`], `/crm_api/open_routes/settings` [`business::open_routes`] |
 //! | parked events: `/admin/dead-letters` | [`admin::dead_letters`] |
+//! | a customer's data rights by mail: `/admin/customers/export\|erase` | [`admin::customers`] |
 //! | error families | [`edge::errors`] |
 //! | request bodies (JSON or url-encoded), their types and schemas | [`edge::body`], each capability's `requests` (listed in [`edge::requests`]), [`edge::schemas`] |
 //! | the typed edge: auth-family extractors, answers | [`edge`] |
@@ -77,6 +78,7 @@ fn routes() -> edge::routes::Routes {
         .merge(admin::routes())
         .merge(business::open_routes::routes())
         .merge(admin::dead_letters::routes())
+        .merge(admin::customers::routes())
         .merge(customers::refunds::routes())
         .merge(consent::routes())
 }

@@ -32,6 +32,9 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Slice};
 use super::staged::Staging;
 use super::{Durable, Row, RowWrite, Store, StoreError, WriteOp};
 
+/// A row as [`EmbeddedStore::every_row`] lists it: table, fjall key, value.
+pub type StoredRow = (String, Vec<u8>, Vec<u8>);
+
 /// A [`Store`] in a local directory. Cheap to clone; all clones share the database.
 #[derive(Clone)]
 pub struct EmbeddedStore {
@@ -235,6 +238,23 @@ impl EmbeddedStore {
     /// Flushes the journal to disk (called on shutdown).
     pub fn persist(&self) -> Result<(), StoreError> {
         self.inner.shared.db.persist(PersistMode::SyncAll).map_err(backend)
+    }
+
+    /// Every row of every table as `(table, fjall key, value)`: an audit of what the store holds
+    /// (the erasure tests look through it for a customer's number). The key is the partition,
+    /// length-prefixed, then the clustering. Reads a whole store: not for serving requests.
+    pub fn every_row(&self) -> Result<Vec<StoredRow>, StoreError> {
+        let db = &self.inner.shared.db;
+        let mut rows = Vec::new();
+        for name in db.list_keyspace_names() {
+            let name: &str = &name;
+            let keyspace = db.keyspace(name, KeyspaceCreateOptions::default).map_err(backend)?;
+            for guard in keyspace.iter() {
+                let (key, value) = guard.into_inner().map_err(backend)?;
+                rows.push((name.to_owned(), key.to_vec(), value.to_vec()));
+            }
+        }
+        Ok(rows)
     }
 
     fn scan_blocking(

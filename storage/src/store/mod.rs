@@ -206,6 +206,16 @@ pub trait Store: Send + Sync + 'static {
         }
     }
 
+    /// Removes what the backend still keeps of deleted rows `(table, partition, clustering)`
+    /// beyond the delete itself: on NATS KV a delete leaves a marker whose key spells the row's
+    /// partition and clustering (a customer's number, for some tables), and the marker is purged.
+    /// For an erasure, after the deletes landed and before anything writes those rows again.
+    /// Backends that keep nothing readable of a deleted row do nothing.
+    async fn forget(&self, rows: &[(&'static str, String, Vec<u8>)]) -> Result<(), StoreError> {
+        let _ = rows;
+        Ok(())
+    }
+
     /// Whether a read is answered inside this process, without a network round trip (the
     /// embedded store). Tenant actors then read their rows in their own turn: reading them ahead
     /// of the actor (`engage_actors::read_ahead`) costs more there than the wait it saves.

@@ -340,6 +340,9 @@ impl Store for NatsKvStore {
             })
             .await
             .map_err(backend)?;
+        // the consumer is removed once read: left to expire, a burst of scans (an erasure reads a
+        // few hundred partitions) reaches the server's consumer limit
+        let name = consumer.cached_info().name.clone();
         let mut rows = Vec::new();
         if consumer.cached_info().num_pending > 0 {
             let mut messages = consumer.messages().await.map_err(backend)?;
@@ -362,6 +365,9 @@ impl Store for NatsKvStore {
                 }
             }
         }
+        if let Err(error) = self.bucket.stream.delete_consumer(&name).await {
+            tracing::debug!(%error, "a scan's consumer was not removed; it expires on its own");
+        }
         rows.sort_by(|a, b| a.clustering.cmp(&b.clustering));
         if let Some(after) = after {
             rows.retain(|row| row.clustering.as_slice() > after);
@@ -372,6 +378,15 @@ impl Store for NatsKvStore {
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         self.send(ops, false, None)?.wait().await
+    }
+
+    async fn forget(&self, rows: &[(&'static str, String, Vec<u8>)]) -> Result<(), StoreError> {
+        for (table, partition, clustering) in rows {
+            check_table(table)?;
+            let subject = format!("{}{}", self.bucket.prefix, row_key(table, partition, clustering));
+            self.bucket.stream.purge().filter(subject).await.map_err(backend)?;
+        }
+        Ok(())
     }
 
     async fn stage(&self, ops: Vec<WriteOp>) -> Result<Durable, StoreError> {
@@ -523,6 +538,25 @@ mod tests {
         let landed: Vec<_> = store.scan("g", "p", None, 10).await.unwrap().into_iter().map(|r| r.clustering).collect();
         assert_eq!(landed, vec![b"a".to_vec(), b"ca".to_vec()]);
         assert_eq!(store.generation(), before + 1, "staged rows were dropped: actors read again");
+        let _ = jetstream.delete_key_value(&bucket).await;
+    }
+
+    /// A deleted row leaves a delete marker whose subject spells its key; `forget` purges it, and
+    /// leaves every other key's messages alone.
+    #[tokio::test]
+    async fn forgetting_a_deleted_row_purges_its_marker() {
+        let jetstream = jetstream().await;
+        let bucket = format!("forget_{}", std::process::id());
+        let _ = jetstream.delete_key_value(&bucket).await;
+        let store = NatsKvStore::open(&jetstream, &bucket, 1).await.expect("bucket");
+        store.batch(vec![put("9811400001", b"personal"), put("kept", b"1")]).await.unwrap();
+        let gone = WriteOp::Delete { table: "g", partition: "p".into(), clustering: b"9811400001".to_vec() };
+        store.batch(vec![gone]).await.unwrap();
+        let mut stream = jetstream.get_stream(format!("KV_{bucket}")).await.unwrap();
+        assert_eq!(stream.info().await.unwrap().state.messages, 2, "the value and the delete marker");
+        store.forget(&[("g", "p".into(), b"9811400001".to_vec())]).await.unwrap();
+        assert_eq!(stream.info().await.unwrap().state.messages, 1, "only the kept row");
+        assert_eq!(store.scan("g", "p", None, 10).await.unwrap().len(), 1);
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 

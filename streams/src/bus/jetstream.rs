@@ -216,6 +216,17 @@ impl Bus for JetStreamBus {
         Ok(self.parked().await?.into_iter().map(|(_, letter)| letter).collect())
     }
 
+    async fn erase_customer(&self, tenant: &str, phone: &str) -> Result<u64, BusError> {
+        let stream = self.jetstream.get_stream(DEAD_LETTER_STREAM).await.map_err(nats)?;
+        let mut erased = 0;
+        for (seq, letter) in self.parked().await? {
+            if letter.names(tenant, phone) && stream.delete_message(seq).await.map_err(nats)? {
+                erased += 1;
+            }
+        }
+        Ok(erased + super::retained::erase_processed(&self.jetstream, self.partitions, tenant, phone).await?)
+    }
+
     async fn drop_dead_letter(&self, id: &str) -> Result<bool, BusError> {
         delete_parked(&self.jetstream, |_, letter| letter.id() == id).await
     }

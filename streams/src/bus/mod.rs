@@ -5,6 +5,7 @@
 
 mod embedded;
 mod jetstream;
+mod retained;
 
 pub use embedded::EmbeddedBus;
 pub use jetstream::JetStreamBus;
@@ -94,6 +95,20 @@ pub trait Bus: Send + Sync + 'static {
 
     /// The partition count envelopes are spread over.
     fn partitions(&self) -> u32;
+
+    /// Removes what the bus keeps of `tenant`'s events that names `phone` (an erasure of that
+    /// customer): parked events, and on JetStream the orders stream's retained messages that were
+    /// already processed (one still in flight is applied after the erasure, as an order placed
+    /// after it would be). How many messages were removed.
+    async fn erase_customer(&self, tenant: &str, phone: &str) -> Result<u64, BusError> {
+        let mut erased = 0;
+        for letter in self.dead_letters().await? {
+            if letter.names(tenant, phone) && self.drop_dead_letter(letter.id()).await? {
+                erased += 1;
+            }
+        }
+        Ok(erased)
+    }
 }
 
 /// Pulls one partition's deliveries, oldest first.

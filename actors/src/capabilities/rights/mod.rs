@@ -5,6 +5,7 @@
 //! writes. The erasure runs in the actor's turn.
 
 mod erase;
+mod sweep;
 
 pub use erase::{Erase, Erased};
 
@@ -96,6 +97,17 @@ pub(crate) fn queue_partitions(now: DateTime<Utc>) -> Vec<String> {
             [Channel::Sms, Channel::Chat, Channel::Push].map(|channel| format!("{}_{day}", channel.queue()))
         })
         .collect()
+}
+
+/// `table` and each of its day partitions (`partition` of the IST day `YYYY-MM-DD`) over the
+/// table's retention window (`DAY_BUCKET_RETENTION_DAYS`) up to `now`.
+pub(crate) fn day_partitions(
+    now: DateTime<Utc>,
+    table: &'static str,
+    partition: impl Fn(&str) -> String,
+) -> Vec<(&'static str, String)> {
+    let days = crate::tables::DAY_BUCKET_RETENTION_DAYS.iter().find(|(t, _)| *t == table).map_or(35, |(_, d)| *d);
+    (0..=i64::from(days)).map(|back| (table, partition(&ist_day(now - Duration::days(back))))).collect()
 }
 
 /// Whether a stored row names `phone` in one of the fields that hold a customer's number.

@@ -202,7 +202,7 @@ crate::query::answers! {
     },
 }
 
-async fn recharge(
+pub(crate) async fn recharge(
     tenant: &mut Tenant,
     business: &str,
     amount: &str,

@@ -15,6 +15,7 @@
 //! to run the command against the ingress ([`node_router`]).
 
 pub mod answers;
+pub mod customers;
 pub mod dead_letters;
 
 use std::net::SocketAddr;

@@ -107,25 +107,53 @@ async fn integration_consent(
     Ok(answer(consent(&state, &tenant, body, Source::Api).await?))
 }
 
+/// A customer's number as the brand's rows hold it: ten digits for an Indian mobile written with
+/// `+91`, `91` or `0`, otherwise the digits as given.
+pub(crate) fn customer_phone(given: &str) -> String {
+    crate::platform::edge::upload::bulk_phone(given).unwrap_or_else(|| given.trim().trim_start_matches('+').to_owned())
+}
+
+/// Erases `phone` in `tenant`: the brand's rows, in its actor; then what the bus keeps of its
+/// events that name them (parked events, the orders stream's retained messages).
+pub(crate) async fn erase_customer(
+    state: &AppState,
+    tenant: &str,
+    phone: &str,
+    by: String,
+) -> Result<Erased, StaffError> {
+    let query = Erase { phone: phone.to_owned(), by, now: Utc::now() };
+    let mut erased = state.platform.gateway.ask(tenant, query).await?;
+    erased.bus_messages = state.platform.bus.erase_customer(tenant, phone).await.map_err(StaffError::unavailable)?;
+    tracing::info!(
+        tenant,
+        deleted = erased.deleted,
+        anonymised = erased.anonymised,
+        bus_messages = erased.bus_messages,
+        "a customer's data was erased"
+    );
+    Ok(erased)
+}
+
+/// Everything `tenant` holds about `phone`.
+pub(crate) async fn export_customer(state: &AppState, tenant: &str, phone: &str) -> Result<CustomerExport, StaffError> {
+    let export = state.platform.gateway.ask(tenant, Export { phone: phone.to_owned() }).await?;
+    tracing::info!(tenant, "a customer's data was exported");
+    Ok(export)
+}
+
 async fn export(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<CustomerExportRequest>,
 ) -> Result<Json<StaffAnswer<CustomerExport>>, StaffError> {
-    let phone = body.mobile_number.trim_start_matches('+').to_owned();
-    let export = state.platform.gateway.ask(&tenant, Export { phone }).await?;
-    tracing::info!(tenant, "a customer's data was exported");
-    Ok(staff_answer(export))
+    Ok(staff_answer(export_customer(&state, &tenant, &customer_phone(&body.mobile_number)).await?))
 }
 
 async fn erase(
     State(state): State<AppState>,
     Staff { tenant, body, grant }: Staff<CustomerExportRequest>,
 ) -> Result<Json<StaffAnswer<Erased>>, StaffError> {
-    let phone = body.mobile_number.trim_start_matches('+').to_owned();
-    let query = Erase { phone, by: format!("staff token {}", grant.id), now: Utc::now() };
-    let erased = state.platform.gateway.ask(&tenant, query).await?;
-    tracing::info!(tenant, deleted = erased.deleted, anonymised = erased.anonymised, "a customer's data was erased");
-    Ok(staff_answer(erased))
+    let phone = customer_phone(&body.mobile_number);
+    Ok(staff_answer(erase_customer(&state, &tenant, &phone, format!("staff token {}", grant.id)).await?))
 }
 
 async fn settings(

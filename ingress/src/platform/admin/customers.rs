@@ -1,0 +1,94 @@
+//! `/admin/customers`: a customer's data rights for requests that arrive by mail or phone, for
+//! `engage customers export|erase`. Loopback callers with the admin key only, like every `/admin`
+//! route ([`crate::platform::admin`]). The same work as the staff routes
+//! `/crm_api/customer/export|erase` ([`crate::platform::consent`]).
+//!
+//! - `POST /admin/customers/export` `{parent, phone}` → the customer's export document;
+//! - `POST /admin/customers/erase` `{parent, phone, by?}` → `{deleted, anonymised, cancelled,
+//!   bus_messages}`; `by` (who asked, for the audit row) defaults to `cli`.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use engage_actors::capabilities::rights::{CustomerExport, Erased};
+
+use crate::platform::admin::{admin_op, Admin};
+use crate::platform::consent::{customer_phone, erase_customer, export_customer};
+use crate::platform::edge::routes::Routes;
+use crate::state::AppState;
+
+/// Routes of this module, each declared once with its operations ([`Routes`]).
+pub fn routes() -> Routes {
+    let id = json!({"type": "string", "minLength": 1, "maxLength": 128});
+    let phone = json!({"type": "string", "pattern": r"^\+?[0-9]{7,15}$"});
+    let body = |required: &[&str]| json!({"type": "object", "required": required, "properties": {"parent": id, "phone": phone, "by": id}});
+    let errors: &[(&str, &str)] = &[
+        ("400", "{message}: the body is not {parent, phone, by?}"),
+        ("503", "{message: \"temporarily unavailable; retry\"}: the brand's owner or the bus is unavailable"),
+    ];
+    Routes::new()
+        .route(
+            "/admin/customers/export",
+            post(export),
+            json!({"post": admin_op::<CustomerExport>("Everything a brand holds about one customer: {parent, phone}", "200", "the export document", Some(body(&["parent", "phone"])), errors)}),
+        )
+        .route(
+            "/admin/customers/erase",
+            post(erase),
+            json!({"post": admin_op::<Erased>("Erase a customer's personal data in a brand: {parent, phone, by?}", "200", "{deleted, anonymised, cancelled, bus_messages}", Some(body(&["parent", "phone"])), errors)}),
+        )
+}
+
+/// The body of `engage customers export|erase`.
+#[derive(Deserialize)]
+struct AdminCustomer {
+    parent: String,
+    phone: String,
+    by: Option<String>,
+}
+
+fn read(body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>) -> Result<AdminCustomer, Response> {
+    let refuse = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"message": why}))).into_response();
+    let Ok(Json(body)) = body else { return Err(refuse("the body is not {parent, phone, by?}")) };
+    let digits = body.phone.trim_start_matches('+');
+    if body.parent.is_empty() || !(7..=15).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(refuse("parent is required and phone must be 7 to 15 digits (a leading + allowed)"));
+    }
+    Ok(body)
+}
+
+async fn export(
+    State(state): State<AppState>,
+    _admin: Admin,
+    body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match read(body) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    match export_customer(&state, &body.parent, &customer_phone(&body.phone)).await {
+        Ok(export) => Json(export).into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn erase(
+    State(state): State<AppState>,
+    _admin: Admin,
+    body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match read(body) {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let by = body.by.unwrap_or_else(|| "cli".to_owned());
+    match erase_customer(&state, &body.parent, &customer_phone(&body.phone), by).await {
+        Ok(erased) => Json(erased).into_response(),
+        Err(error) => error.into_response(),
+    }
+}

@@ -481,6 +481,11 @@ pub fn feedback_request(tenant: &str, outlet: &str, order_id: &str) -> Key {
     Key::new(FEEDBACK_REQUESTS, tenant, join(&[outlet, order_id]).into_bytes())
 }
 
+/// `consent_skips`: an outlet's marketing sends skipped for consent on an IST day.
+pub fn consent_skips(tenant: &str, ist_day: &str, outlet: &str) -> Key {
+    Key::new(crate::tables::CONSENT_SKIPS, tenant, join(&[ist_day, outlet]).into_bytes())
+}
+
 /// `feedback_funnel`: an outlet's feedback funnel of an IST day.
 pub fn feedback_funnel(tenant: &str, ist_day: &str, outlet: &str) -> Key {
     Key::new(FEEDBACK_FUNNEL, tenant, join(&[ist_day, outlet]).into_bytes())

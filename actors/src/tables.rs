@@ -125,6 +125,9 @@ pub const BILL_BRANDS: &str = "bill_brands";
 pub const FEEDBACK_CONFIGS: &str = "feedback_configs";
 /// `feedback_requests`: partition tenant, clustering `outlet|orderId`.
 pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
+/// `consent_skips`: marketing sends skipped because the customer unsubscribed, per channel;
+/// partition tenant, clustering `IST day|outlet`.
+pub const CONSENT_SKIPS: &str = "consent_skips";
 /// `feedback_funnel`: partition tenant, clustering `IST day|outlet`.
 pub const FEEDBACK_FUNNEL: &str = "feedback_funnel";
 /// `ratings`: partition tenant, clustering `outlet|orderId|source`.

@@ -144,6 +144,7 @@ questions!(
         SetDefaults,
         Inbound,
         ImportOptOuts,
+        CountSkips,
     },
     rights::RightsQuery => Rights { Export, Erase },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },

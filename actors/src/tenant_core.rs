@@ -226,6 +226,16 @@ impl Tenant {
         self.cache.clear();
     }
 
+    /// Stages `ops` ([`engage_storage::Store::stage`]): later reads see them, and the message's
+    /// answer waits until they are durable.
+    pub async fn stage(&mut self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        let slots = self.before_writing(&ops);
+        let staged = self.ctx.repo.store().stage_at(self.generation, ops).await;
+        self.ctx.stamps.written(&slots);
+        self.staged.push(staged?);
+        Ok(())
+    }
+
     /// The commits staged by the message just handled; its answer goes out once they are durable.
     pub fn take_staged(&mut self) -> Vec<Durable> {
         std::mem::take(&mut self.staged)

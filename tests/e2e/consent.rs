@@ -76,6 +76,16 @@ async fn unsubscribed_customers_get_no_marketing_and_pay_nothing_until_they_come
     let rerun = run(&app, "sms_drain", Utc::now()).await;
     assert_eq!(rerun["outcome"]["unsubscribed"], 0, "credited once: {rerun}");
     assert_eq!(b.balance().await, start);
+    // /stats counts both: the one left out when queued, the one withdrawn at the drain
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let today = Utc::now().with_timezone(&ist).format("%Y-%m-%d").to_string();
+    let campaigns = b.staff("/stats/metrics/campaigns", json!({"start": today, "end": today})).await;
+    let skipped = &campaigns["data"]["skipped_for_consent"];
+    assert_eq!(
+        (&skipped["total"], &skipped["sms"], &skipped["chat"]),
+        (&json!(2), &json!(2), &json!(0)),
+        "{campaigns}"
+    );
 
     // nobody subscribed: nothing queued, nothing paid
     let none = bulk(&b, "Phone\n9811400001\n9811400002\n").await;

@@ -31,6 +31,8 @@ pub enum ConsentQuery {
     Inbound(Inbound),
     /// See [`ImportOptOuts`].
     ImportOptOuts(ImportOptOuts),
+    /// See [`CountSkips`].
+    CountSkips(CountSkips),
 }
 
 question! {
@@ -103,6 +105,42 @@ question! {
         /// When.
         pub now: DateTime<Utc>,
     } -> Imported;
+}
+
+question! {
+    /// Counts `count` marketing sends of `business` on `channel` given up for consent (by the
+    /// drains, outside the actor): `/stats/metrics/campaigns` shows them. Answers the day's count.
+    pub struct CountSkips {
+        /// The outlet that would have paid.
+        pub business: String,
+        /// The channel.
+        pub channel: Channel,
+        /// How many.
+        pub count: u64,
+        /// When.
+        pub now: DateTime<Utc>,
+    } -> u64;
+}
+
+/// Counts `count` marketing sends of `business` on `channel` skipped because the customer
+/// unsubscribed, in the day's `consent_skips` row (staged: the message's answer waits for it).
+/// The outlet's count of the day after it.
+pub async fn count_skips(
+    tenant: &mut Tenant,
+    business: &str,
+    channel: Channel,
+    count: u64,
+    now: DateTime<Utc>,
+) -> Result<u64, QueryError> {
+    metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(count);
+    let key = keys::consent_skips(&tenant.id, &crate::domain::time::ist_day(now), business);
+    let mut row: serde_json::Value =
+        tenant.repo().get(&key).await?.unwrap_or_else(|| serde_json::json!({"child_business_id": business}));
+    let field = serde_json::to_value(channel).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let total = row.get(&field).and_then(serde_json::Value::as_u64).unwrap_or(0).saturating_add(count);
+    row[field.as_str()] = serde_json::Value::from(total);
+    tenant.stage(vec![key.put(&row)]).await?;
+    Ok(total)
 }
 
 /// One channel of a customer.
@@ -237,6 +275,7 @@ crate::query::answers! {
         Ok(set(tenant, &phone, &channels(sms, chat, push), source, now).await?.0)
     },
     GetDefaults: _ => defaults(tenant).await,
+    CountSkips: CountSkips { business, channel, count, now } => count_skips(tenant, &business, channel, count, now).await,
     SetDefaults: SetDefaults { sms, chat, push, help_text } => {
         let mut current = defaults(tenant).await?;
         current.sms = sms.unwrap_or(current.sms);

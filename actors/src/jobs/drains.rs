@@ -1,6 +1,7 @@
 //! The channel drains (`sms_drain`, `chat_drain`, `push_drain`) with the provider HTTP adapter, and `chat_refund` (failed chat sends refunded to the paying wallet).
 
 use super::*;
+use crate::capabilities::consent::CountSkips;
 use crate::capabilities::wallet::Recharge;
 use crate::domain::consent::{is_marketing, ConsentDefaults, Subscriptions};
 use crate::domain::delivery::DeliveryError;
@@ -124,7 +125,6 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(unsubscribed);
         Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled, unsubscribed }.into())
     }
 
@@ -221,6 +221,7 @@ impl Jobs {
     /// leaves the send pending for the next run. Answers how many were given up.
     async fn withdraw(&self, rows: Vec<QueuedSend>) -> Result<u64, JobError> {
         let mut ops = Vec::new();
+        let mut counted = Vec::new();
         let mut done = 0;
         for mut row in rows {
             let query = Recharge {
@@ -236,6 +237,7 @@ impl Jobs {
                     row.last_error = Some("the customer unsubscribed from marketing on this channel".to_owned());
                     row.refunded = true;
                     row.refund_txn_id = Some(recharged.txn_id);
+                    counted.push((row.parent_business_id.clone(), row.business_id.clone(), row.channel));
                     ops.extend(row.writes());
                     done += 1;
                 }
@@ -245,6 +247,17 @@ impl Jobs {
             }
         }
         self.write_all(ops).await?;
+        // counted for `/stats/metrics/campaigns`, per brand, outlet and channel
+        let mut skipped: std::collections::BTreeMap<(String, String, Channel), u64> = Default::default();
+        for row in &counted {
+            *skipped.entry((row.0.clone(), row.1.clone(), row.2)).or_default() += 1;
+        }
+        for ((tenant, business, channel), count) in skipped {
+            let query = CountSkips { business, channel, count, now: Utc::now() };
+            if let Err(error) = self.gateway.ask(&tenant, query).await {
+                tracing::warn!(tenant, %error, "sends withdrawn for consent were not counted in the brand's stats");
+            }
+        }
         Ok(done)
     }
 

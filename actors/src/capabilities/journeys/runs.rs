@@ -330,7 +330,15 @@ async fn send(
                 .await
                 .map_err(|e| StoreError::Backend(e.to_string()))?
         {
-            metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(1);
+            crate::capabilities::consent::count_skips(
+                tenant,
+                &reach.payer,
+                crate::domain::wallet::Channel::Push,
+                1,
+                reach.now,
+            )
+            .await
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
             refused = true;
             continue;
         }

@@ -410,7 +410,11 @@ pub fn answer(
                 }
                 acc
             });
+            let skips: Vec<&Value> = extras.consent_skips.iter().collect();
+            let skipped = [sum_rows(&skips, "sms"), sum_rows(&skips, "chat"), sum_rows(&skips, "push")];
             json!({
+                "skipped_for_consent": {"total": skipped.iter().sum::<u64>(), "sms": skipped[0], "chat": skipped[1],
+                                        "push": skipped[2]},
                 "bills": {"sent": sent, "sms": sum_rows(&bills, "total_sms_sent"), "chat": sum_rows(&bills, "total_chat_sent"),
                           "opens": sum_rows(&bills, "total_clicks"), "unique_opens": opened,
                           "open_rate": share(opened.into(), sent.into())},

@@ -206,6 +206,8 @@ pub struct Extras {
     pub bills: Vec<Value>,
     /// Feedback funnel rows of the period.
     pub feedback: Vec<Value>,
+    /// Marketing sends skipped for consent, rows of the period.
+    pub consent_skips: Vec<Value>,
     /// Journey ROI rows of the period (with their journey's type).
     pub journeys: Vec<(String, crate::capabilities::journeys::RoiRow)>,
 }
@@ -225,7 +227,11 @@ pub async fn read(repo: Repo, tenant: String, question: ReadMetric) -> Result<Va
             let outlet = |row: &Value| {
                 business_id.is_none() || row.get("child_business_id").and_then(Value::as_str) == business_id.as_deref()
             };
-            for (table, slot) in [(BILL_FUNNEL, &mut extras.bills), (FEEDBACK_FUNNEL, &mut extras.feedback)] {
+            for (table, slot) in [
+                (BILL_FUNNEL, &mut extras.bills),
+                (FEEDBACK_FUNNEL, &mut extras.feedback),
+                (crate::tables::CONSENT_SKIPS, &mut extras.consent_skips),
+            ] {
                 let rows: Vec<(String, Value)> = day_range(&repo, table, &tenant, &start, &end).await?;
                 *slot = rows.into_iter().map(|(_, row)| row).filter(|row| outlet(row)).collect();
             }

@@ -508,4 +508,20 @@ pub struct CampaignsMetric {
     pub feedback: FeedbackFunnel,
     /// Journeys.
     pub journeys: JourneyFigures,
+    /// Marketing messages not sent because the customer unsubscribed from the channel (at
+    /// queueing, or withdrawn at the drain): nothing was debited for them.
+    pub skipped_for_consent: ConsentSkips,
+}
+
+/// Marketing messages skipped for consent, by channel.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ConsentSkips {
+    /// All channels.
+    pub total: u64,
+    /// SMS.
+    pub sms: u64,
+    /// Chat.
+    pub chat: u64,
+    /// Push.
+    pub push: u64,
 }

@@ -49,7 +49,7 @@ pub async fn queue_send(
     }
     let marketing = crate::domain::consent::is_marketing(send.purpose, send.template_type);
     if marketing && !crate::capabilities::consent::may_send(tenant, &send.to, send.channel).await? {
-        metrics::counter!("engage_sends_skipped_total", "reason" => "consent").increment(1);
+        crate::capabilities::consent::count_skips(tenant, &send.business, send.channel, 1, now).await?;
         return Err(QueryError::NoConsent(send.channel));
     }
     let charge = pricing(tenant).await?.price(send.purpose, send.channel, send.template_type);

@@ -193,7 +193,7 @@ async fn the_opt_out_page_works_by_keyboard_and_reads_well() {
     steps.push(json!({"wait": "document.body.innerText.includes('Your choices are saved')"}));
     steps.push(json!({"eval": "[document.getElementById('sms').checked, document.getElementById('chat').checked]"}));
     steps.extend(audited("opt-out-saved"));
-    let values = crate::stats::drive(url, json!(steps)).await;
+    let values = crate::stats_dashboard::drive(url, json!(steps)).await;
     no_violations(&values, 2, "the opt-out page");
     assert_eq!(values[2], json!([false, true, "Offers from Dosa Corner"]), "{values:?}");
     assert_eq!(values[3], json!([false, true]), "{values:?}");

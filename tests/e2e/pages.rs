@@ -10,7 +10,7 @@ use crate::helpers::{required_env, spawn_app};
 use crate::jobs::provider;
 use crate::journey_runs::Brand;
 use crate::platform::create_token;
-use crate::stats::drive;
+use crate::stats_dashboard::drive;
 
 /// `target/screenshots/<name>`.
 pub(crate) fn shot(name: &str) -> String {

@@ -197,10 +197,12 @@ fn load(config: Option<&Path>, role: Option<&str>) -> Result<Settings, ExitCode>
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|error| {
-        eprintln!("engage: cannot start the runtime: {error}");
-        ExitCode::FAILURE
-    })
+    tokio::runtime::Builder::new_multi_thread().enable_all().on_thread_park(reclaim::when_idle).build().map_err(
+        |error| {
+            eprintln!("engage: cannot start the runtime: {error}");
+            ExitCode::FAILURE
+        },
+    )
 }
 
 fn main() -> ExitCode {
@@ -374,6 +376,7 @@ macro_rules! outln {
 
 mod customers_cli;
 mod logs_cli;
+mod reclaim;
 
 /// Prints a line on stdout; a closed pipe (`engage tokens list | head -1`) ends the process
 /// quietly.

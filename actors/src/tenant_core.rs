@@ -3,7 +3,6 @@
 //! shares. Both sit below the capabilities: `tenant.rs` → capabilities → this module.
 
 use std::collections::HashMap;
-use std::num::NonZeroUsize;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -87,11 +86,6 @@ impl Default for Services {
 /// per active brand however many customers the brand has (`docs/loyalty-wallet-fraud.md`).
 pub const CUSTOMER_CACHE_CAPACITY: usize = 10_000;
 
-const CUSTOMER_CACHE_SIZE: NonZeroUsize = match NonZeroUsize::new(CUSTOMER_CACHE_CAPACITY) {
-    Some(size) => size,
-    None => NonZeroUsize::MIN,
-};
-
 /// Typed cache slots: at most one value per type, owned by the capability that defines the type
 /// (so the brand names none of them).
 #[derive(Default)]
@@ -173,7 +167,9 @@ impl Tenant {
         Self {
             id,
             ctx,
-            customers: LruCache::new(CUSTOMER_CACHE_SIZE),
+            // grows with use up to the bound (`put_customer_cache` evicts): `LruCache::new`
+            // would allocate a table for the bound up front in every brand's actor
+            customers: LruCache::unbounded(),
             rules: None,
             velocity: None,
             pricing: None,
@@ -395,6 +391,9 @@ impl Tenant {
             }
         }
         let before = self.customers.len();
+        if before >= CUSTOMER_CACHE_CAPACITY && !self.customers.contains(&customer.phone) {
+            self.customers.pop_lru();
+        }
         self.customers.put(customer.phone.clone(), customer);
         metrics::gauge!("engage_cached_customers").increment((self.customers.len() - before) as f64);
         Ok(())
@@ -416,6 +415,29 @@ mod tests {
             stamps: WriteStamps::default(),
         });
         Tenant::new("brand-1".to_owned(), ctx)
+    }
+
+    /// The customer cache starts empty, grows with use and keeps at most its bound, the least
+    /// recently used leaving first.
+    #[tokio::test]
+    async fn the_customer_cache_grows_with_use_up_to_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let mut tenant = tenant(store);
+        assert_eq!(tenant.customers.cap().get(), usize::MAX, "no table sized for the bound up front");
+        let phone = |n: usize| format!("9{n:09}");
+        for n in 0..CUSTOMER_CACHE_CAPACITY + 3 {
+            tenant.commit_customer(Vec::new(), Customer::new(&phone(n), Utc::now())).await.unwrap();
+            if n + 1 == CUSTOMER_CACHE_CAPACITY {
+                // the first customer is used again just before the cache fills: it stays
+                assert!(tenant.customer(&phone(0)).await.unwrap().is_some());
+            }
+        }
+        assert_eq!(tenant.customers.len(), CUSTOMER_CACHE_CAPACITY);
+        assert!(tenant.has_cached_customer(&phone(0)), "used recently: kept");
+        assert!(!tenant.has_cached_customer(&phone(1)), "the least recently used left");
+        assert!(tenant.has_cached_customer(&phone(CUSTOMER_CACHE_CAPACITY + 2)));
+        tenant.settle().await.unwrap();
     }
 
     #[tokio::test]

@@ -1,5 +1,5 @@
 -- wrk script: POST single orders to /injestion/platform, each with a unique orderId, spread over
--- 50 brands and 100,000 customers. NEW_CUSTOMERS=1: every order is from a new customer of one
+-- 50 brands (BRANDS=N: N brands) and 100,000 customers. NEW_CUSTOMERS=1: every order is from a new customer of one
 -- brand, `brand-big` (scripts/bench-customers-memory.sh; CUSTOMER_BLOCK numbers the burst, so
 -- phone numbers are 9 + block (4 digits) + wrk thread (2) + counter (4)).
 local threads = {}
@@ -17,13 +17,15 @@ function init(args)
   status = os.getenv("REFUND") == "1" and ',"status":3' or ''
   -- UPDATE=1: the same orders again with another amount (an order update)
   bump = os.getenv("UPDATE") == "1" and 1 or 0
+  -- BRANDS=N: orders spread over N brands (default 50; scripts/bench-brands.sh)
+  brands = tonumber(os.getenv("BRANDS") or "50")
 end
 function request()
   counter = counter + 1
   if new_customers then
     return order("brand-big", string.format("9%04d%02d%04d", block, tid, counter))
   end
-  return order(string.format("brand-%d", counter % 50), string.format("98%08d", (tid * 100003 + counter) % 100000))
+  return order(string.format("brand-%d", (tid * 7919 + counter) % brands), string.format("98%08d", (tid * 100003 + counter) % 100000))
 end
 function order(brand, phone)
   local body = string.format(

@@ -47,6 +47,7 @@ mod order_race;
 mod otlp;
 mod pages;
 mod paid_reactions;
+mod passivation;
 mod platform;
 mod refunds;
 mod stats;

@@ -1,0 +1,65 @@
+//! A brand's actor stops when idle and costs nothing until it is needed (issue 57): a passivated
+//! brand answers its next question and applies its next order exactly from the store (nothing was
+//! lost with the actor), and the nightly jobs over brands with nothing due wake none of them.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde_json::json;
+
+use crate::cluster::metric;
+use crate::helpers::{spawn_app, TestApp};
+use crate::journey_runs::{run, Brand};
+use crate::platform::{create_token, wait_customer};
+
+async fn live_actors(app: &TestApp) -> f64 {
+    metric(&app.client, &app.base, "engage_tenant_actors ").await
+}
+
+async fn wait_all_passivated(app: &TestApp) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while live_actors(app).await > 0.0 {
+        assert!(Instant::now() < deadline, "actors still live: {}", live_actors(app).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_passivated_brand_answers_from_the_store_and_idle_brands_are_not_woken_by_jobs() {
+    let app = spawn_app(&[("ENGAGE_PASSIVATE_AFTER_SECS", "1")]).await;
+    let mut brands = Vec::new();
+    for name in ["brand-idle-1", "brand-idle-2", "brand-idle-3"] {
+        let b = Brand {
+            app: &app,
+            name,
+            staff: create_token(&app, "staff", name).await,
+            integration: create_token(&app, "integration", name).await,
+        };
+        b.staff("/crm_api/add_edit_rules", json!({"earn_percent": 10, "point_value": 1})).await;
+        b.order("P-1", "9811600001", "Idle Customer", 500.0, Utc::now()).await;
+        wait_customer(&app, name, "9811600001", |c| c["total_orders"] == 1).await;
+        brands.push(b);
+    }
+    wait_all_passivated(&app).await;
+    let stopped = metric(&app.client, &app.base, "engage_actor_passivations_total").await;
+    assert!(stopped >= 3.0, "every brand's actor stopped: {stopped}");
+
+    // the nightly jobs find nothing due for these brands: no actor starts
+    for job in ["journeys", "points_expiry", "abandoned_cart"] {
+        let ran = run(&app, job, Utc::now()).await;
+        assert!(ran["outcome"].is_object(), "{job}: {ran}");
+        assert_eq!(live_actors(&app).await, 0.0, "{job} woke an idle brand: {ran}");
+    }
+
+    // the next question and the next order of a stopped brand are exact
+    let b = &brands[0];
+    let customer = wait_customer(&app, b.name, "9811600001", |c| c["total_orders"] == 1).await;
+    assert_eq!(customer["loyalty_points"], 50, "{customer}");
+    b.order("P-2", "9811600001", "Idle Customer", 200.0, Utc::now()).await;
+    b.order("P-1", "9811600001", "Idle Customer", 500.0, Utc::now()).await; // a replay: nothing
+    let customer = wait_customer(&app, b.name, "9811600001", |c| c["total_orders"] == 2).await;
+    assert_eq!(customer["loyalty_points"], 70, "{customer}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let again = wait_customer(&app, b.name, "9811600001", |c| c["total_orders"] == 2).await;
+    assert_eq!((&again["total_orders"], &again["loyalty_points"]), (&json!(2), &json!(70)), "the replay counted");
+}

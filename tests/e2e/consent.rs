@@ -13,7 +13,7 @@ use crate::journey_runs::{run, Brand};
 use crate::loyalty::post;
 
 /// A bulk SMS campaign to the `Phone` column of `csv`; its answer.
-async fn bulk(brand: &Brand<'_>, csv: &str) -> Value {
+pub(crate) async fn bulk(brand: &Brand<'_>, csv: &str) -> Value {
     let fields = [
         ("business_id", "outlet-1"),
         ("campaign_name", "Offers"),

@@ -82,15 +82,7 @@ async fn erased_customers_are_in_no_table_while_the_brand_totals_stay() {
         }
     }
     let csv: String = customers.iter().map(|(phone, name, _)| format!("{phone},{name}\n")).collect();
-    let fields = [
-        ("business_id", "outlet-1"),
-        ("campaign_name", "Offers"),
-        ("channel", "sms"),
-        ("template_id", "dlt-1"),
-        ("message", "Hi x_cust_name, 20% off"),
-    ];
-    let (status, queued) = crate::campaigns::bulk(&b, &fields, &format!("Phone,Name\n{csv}")).await;
-    assert_eq!(status, 200, "{queued}");
+    crate::consent::bulk(&b, &format!("Phone,Name\n{csv}")).await;
 
     let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
     let today = Utc::now().with_timezone(&ist).format("%Y-%m-%d").to_string();

@@ -66,29 +66,20 @@ async fn export(
     State(state): State<AppState>,
     _admin: Admin,
     body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    let body = match read(body) {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    match export_customer(&state, &body.parent, &customer_phone(&body.phone)).await {
-        Ok(export) => Json(export).into_response(),
-        Err(error) => error.into_response(),
-    }
+) -> Result<Json<CustomerExport>, Response> {
+    let body = read(body)?;
+    export_customer(&state, &body.parent, &customer_phone(&body.phone)).await.map(Json).map_err(|e| e.into_response())
 }
 
 async fn erase(
     State(state): State<AppState>,
     _admin: Admin,
     body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    let body = match read(body) {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
+) -> Result<Json<Erased>, Response> {
+    let body = read(body)?;
     let by = body.by.unwrap_or_else(|| "cli".to_owned());
-    match erase_customer(&state, &body.parent, &customer_phone(&body.phone), by).await {
-        Ok(erased) => Json(erased).into_response(),
-        Err(error) => error.into_response(),
-    }
+    erase_customer(&state, &body.parent, &customer_phone(&body.phone), by)
+        .await
+        .map(Json)
+        .map_err(|e| e.into_response())
 }

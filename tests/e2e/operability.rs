@@ -93,11 +93,14 @@ async fn the_readme_cluster_lines_pasted_into_a_shell_give_a_working_two_node_cl
     shell.stdout(std::fs::File::create(&out_path).unwrap()).stderr(std::fs::File::create(&err_path).unwrap());
     let mut child = shell.spawn().unwrap();
     let _group = Group(child.id());
-    let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    // the lines end on their own (their wait is bounded); this bound only keeps a broken README
+    // from holding the suite, and says what the processes printed
+    let waited = tokio::time::timeout(Duration::from_secs(300), tokio::task::spawn_blocking(move || child.wait())).await;
     let printed = std::fs::read_to_string(&out_path).unwrap_or_default();
     let errors = std::fs::read_to_string(&err_path).unwrap_or_default();
-    assert!(status.success(), "the lines failed:\n{printed}\n{errors}");
-    assert!(printed.contains("live nodes: "), "{printed}\n{errors}");
+    let Ok(status) = waited else { panic!("the lines did not end within 300 s:\n{printed}\n{errors}") };
+    assert!(status.unwrap().unwrap().success(), "the lines failed:\n{printed}\n{errors}");
+    assert!(printed.contains("live nodes: ") && !printed.contains("not ready"), "{printed}\n{errors}");
     assert!(!errors.contains("Locked") && !errors.contains("ERROR"), "{errors}");
 
     // both nodes own partitions (engage partitions, as the README ends)

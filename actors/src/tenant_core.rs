@@ -125,8 +125,11 @@ pub struct Tenant {
     pub id: String,
     /// Shared context.
     pub ctx: Arc<EngineContext>,
-    /// Recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`].
-    customers: LruCache<String, Customer>,
+    /// Recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`], each with the size of its
+    /// stored row (what `engage_cached_customer_bytes` counts for it).
+    customers: LruCache<String, (Customer, usize)>,
+    /// The sizes of the cached customers' rows, summed.
+    customer_bytes: usize,
     /// The brand's loyalty rules, once loaded.
     pub rules: Option<LoyaltyRules>,
     /// The brand's velocity limits, once loaded.
@@ -154,9 +157,10 @@ pub struct Tenant {
 }
 
 impl Drop for Tenant {
-    /// A stopped (or crashed) actor's cached customers leave `engage_cached_customers` with it.
+    /// A stopped (or crashed) actor's cached customers leave `engage_cached_customers` (and
+    /// their bytes `engage_cached_customer_bytes`) with it.
     fn drop(&mut self) {
-        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
+        self.uncache_all_customers();
     }
 }
 
@@ -170,6 +174,7 @@ impl Tenant {
             // grows with use up to the bound (`put_customer_cache` evicts): `LruCache::new`
             // would allocate a table for the bound up front in every brand's actor
             customers: LruCache::unbounded(),
+            customer_bytes: 0,
             rules: None,
             velocity: None,
             pricing: None,
@@ -214,8 +219,7 @@ impl Tenant {
 
     /// Drops everything cached: the next message reads the store again.
     pub fn forget_all(&mut self) {
-        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
-        self.customers.clear();
+        self.uncache_all_customers();
         self.rules = None;
         self.velocity = None;
         self.pricing = None;
@@ -273,7 +277,7 @@ impl Tenant {
 
     /// A customer, from the cache, the rows read ahead, or the store.
     pub async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
-        if let Some(customer) = self.customers.get(phone) {
+        if let Some((customer, _)) = self.customers.get(phone) {
             return Ok(Some(customer.clone()));
         }
         self.get(&keys::customer(&self.id, phone)).await
@@ -282,6 +286,11 @@ impl Tenant {
     /// Whether the customer is cached (without making it the most recently used).
     pub fn has_cached_customer(&self, phone: &str) -> bool {
         self.customers.contains(phone)
+    }
+
+    /// The cached customer, if any (without making it the most recently used).
+    pub fn cached_customer(&self, phone: &str) -> Option<&Customer> {
+        self.customers.peek(phone).map(|(customer, _)| customer)
     }
 
     /// Reads `keys` together (concurrently: one round trip on a networked store) and keeps them
@@ -359,9 +368,41 @@ impl Tenant {
 
     /// Drops a cached customer, keeping `engage_cached_customers` right.
     fn uncache_customer(&mut self, phone: &str) {
-        if self.customers.pop(phone).is_some() {
+        if let Some((_, bytes)) = self.customers.pop(phone) {
+            self.customer_bytes -= bytes;
             metrics::gauge!("engage_cached_customers").decrement(1.0);
+            metrics::gauge!("engage_cached_customer_bytes").decrement(bytes as f64);
         }
+    }
+
+    /// Drops every cached customer, keeping the gauges right.
+    fn uncache_all_customers(&mut self) {
+        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
+        metrics::gauge!("engage_cached_customer_bytes").decrement(self.customer_bytes as f64);
+        self.customers.clear();
+        self.customer_bytes = 0;
+    }
+
+    /// Caches `customer`, whose row is `bytes` long, evicting the least recently used one at the
+    /// bound.
+    fn cache_customer(&mut self, customer: Customer, bytes: usize) {
+        if self.customers.len() >= CUSTOMER_CACHE_CAPACITY && !self.customers.contains(&customer.phone) {
+            if let Some(phone) = self.customers.peek_lru().map(|(phone, _)| phone.clone()) {
+                self.uncache_customer(&phone);
+            }
+        }
+        let added = bytes as f64;
+        match self.customers.put(customer.phone.clone(), (customer, bytes)) {
+            Some((_, replaced)) => {
+                self.customer_bytes = self.customer_bytes - replaced + bytes;
+                metrics::gauge!("engage_cached_customer_bytes").decrement(replaced as f64);
+            }
+            None => {
+                self.customer_bytes += bytes;
+                metrics::gauge!("engage_cached_customers").increment(1.0);
+            }
+        }
+        metrics::gauge!("engage_cached_customer_bytes").increment(added);
     }
 
     /// The write of a customer row.
@@ -378,7 +419,12 @@ impl Tenant {
     /// answer only once it is durable (a failed sync fails the answer, and the embedded store
     /// with it). So one brand's messages share a sync instead of each waiting for its own.
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
-        ops.push(self.put_customer(&customer));
+        let row = self.put_customer(&customer);
+        let bytes = match &row {
+            WriteOp::Put { value, .. } => value.len(),
+            _ => 0,
+        };
+        ops.push(row);
         let slots = self.before_writing(&ops);
         let staged = self.ctx.repo.store().stage_at(self.generation, ops).await;
         self.ctx.stamps.written(&slots);
@@ -390,12 +436,7 @@ impl Tenant {
                 return Err(error);
             }
         }
-        let before = self.customers.len();
-        if before >= CUSTOMER_CACHE_CAPACITY && !self.customers.contains(&customer.phone) {
-            self.customers.pop_lru();
-        }
-        self.customers.put(customer.phone.clone(), customer);
-        metrics::gauge!("engage_cached_customers").increment((self.customers.len() - before) as f64);
+        self.cache_customer(customer, bytes);
         Ok(())
     }
 }

@@ -95,7 +95,8 @@ async fn the_readme_cluster_lines_pasted_into_a_shell_give_a_working_two_node_cl
     let _group = Group(child.id());
     // the lines end on their own (their wait is bounded); this bound only keeps a broken README
     // from holding the suite, and says what the processes printed
-    let waited = tokio::time::timeout(Duration::from_secs(300), tokio::task::spawn_blocking(move || child.wait())).await;
+    let waited =
+        tokio::time::timeout(Duration::from_secs(300), tokio::task::spawn_blocking(move || child.wait())).await;
     let printed = std::fs::read_to_string(&out_path).unwrap_or_default();
     let errors = std::fs::read_to_string(&err_path).unwrap_or_default();
     let Ok(status) = waited else { panic!("the lines did not end within 300 s:\n{printed}\n{errors}") };

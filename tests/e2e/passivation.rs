@@ -63,3 +63,41 @@ async fn a_passivated_brand_answers_from_the_store_and_idle_brands_are_not_woken
     let again = wait_customer(&app, b.name, "9811600001", |c| c["total_orders"] == 2).await;
     assert_eq!((&again["total_orders"], &again["loyalty_points"]), (&json!(2), &json!(70)), "the replay counted");
 }
+
+/// A regular's orders past the ones their row keeps (16) stay exact: a cancelled old order takes
+/// back what it added, a replay of an old one counts nothing, the last order and LTV hold; the
+/// customer cache's size shows in `/metrics` and leaves with the actor.
+#[tokio::test]
+async fn a_regulars_old_orders_stay_exact_and_the_cache_bytes_leave_with_the_actor() {
+    let app = spawn_app(&[("ENGAGE_PASSIVATE_AFTER_SECS", "2")]).await;
+    let b = Brand::new(&app, "brand-regular").await;
+    let phone = "9811600002";
+    let at = |n: u32| Utc::now() - chrono::Duration::days(40) + chrono::Duration::hours(i64::from(n));
+    for n in 1..=30 {
+        b.order(&format!("R-{n}"), phone, "Regular", 100.0, at(n)).await;
+    }
+    let customer = wait_customer(&app, b.name, phone, |c| c["total_orders"] == 30).await;
+    assert_eq!(customer["lifetime_value"], 3000.0, "{customer}");
+    let cached = metric(&app.client, &app.base, "engage_cached_customer_bytes").await;
+    assert!(cached > 0.0, "the cached customer's bytes show");
+    assert_eq!(metric(&app.client, &app.base, "engage_cached_customers").await, 1.0);
+
+    // the first order, long folded out of the row: cancelled, then its sale replayed
+    let cancel = json!({"parentBusinessId": b.name, "businessId": "outlet-1", "orderId": "R-1",
+        "customer": {"name": "Regular", "phone": phone}, "amount": 100.0, "status": 2,
+        "orderTime": crate::journey_runs::ist(at(1))});
+    assert_eq!(app.post_json("/injestion/platform", &cancel).await.0, 200);
+    let customer = wait_customer(&app, b.name, phone, |c| c["total_orders"] == 29).await;
+    assert_eq!(customer["lifetime_value"], 2900.0, "{customer}");
+    b.order("R-2", phone, "Regular", 100.0, at(2)).await; // the same content again: nothing
+    b.order("R-31", phone, "Regular", 50.0, at(31)).await;
+    let customer = wait_customer(&app, b.name, phone, |c| c["total_orders"] == 30).await;
+    assert_eq!(customer["lifetime_value"], 2950.0, "{customer}");
+
+    // after the actor stops: its cache left the gauges, and the stored row answers the same
+    wait_all_passivated(&app).await;
+    assert_eq!(metric(&app.client, &app.base, "engage_cached_customers").await, 0.0);
+    assert_eq!(metric(&app.client, &app.base, "engage_cached_customer_bytes").await, 0.0);
+    let again = wait_customer(&app, b.name, phone, |c| c["total_orders"] == 30).await;
+    assert_eq!(again["lifetime_value"], 2950.0, "{again}");
+}

@@ -35,14 +35,19 @@ async fn merge_business(tenant: &Tenant, business_id: &str, patch: Value) -> Res
 /// exactly that.
 const COUNTED: &str = "counted";
 
-/// What the order's own row says the customer counted for `facts`' order, when the row is the
-/// same customer's (rows written before [`COUNTED`] existed: read from the payload it holds).
-async fn counted(tenant: &mut Tenant, facts: &OrderFacts) -> Result<Option<Contribution>, StoreError> {
-    let row: Option<Value> = tenant.get(&keys::order(&tenant.id, &facts.business_id, &facts.order_id)).await?;
+/// What the order's own row says the customer `phone` counted for the order, when the row is
+/// that customer's (rows written before [`COUNTED`] existed: read from the payload it holds).
+async fn counted(
+    tenant: &Tenant,
+    business_id: &str,
+    order_id: &str,
+    phone: &str,
+) -> Result<Option<Contribution>, StoreError> {
+    let row: Option<Value> = tenant.get(&keys::order(&tenant.id, business_id, order_id)).await?;
     let Some(row) = row else { return Ok(None) };
     let payload = row.get("payload").cloned().unwrap_or_default();
     let Ok(stored) = OrderFacts::from_payload(&payload) else { return Ok(None) };
-    if stored.phone != facts.phone {
+    if stored.phone != phone {
         return Ok(None);
     }
     if let Some(counted) = row.get(COUNTED).and_then(|c| serde_json::from_value::<Contribution>(c.clone()).ok()) {
@@ -56,6 +61,24 @@ async fn counted(tenant: &mut Tenant, facts: &OrderFacts) -> Result<Option<Contr
         void: stored.void,
         refunded: stored.refunded,
     }))
+}
+
+/// What `customer`'s totals count for the order `business_id`/`order_id`: the row's kept
+/// contribution, or for an order older than the kept ones ([`crate::domain::customer::MAX_KEPT_ORDERS`]) what the
+/// order's own row says it counted. `None`: not an order of this customer.
+pub async fn contribution(
+    tenant: &Tenant,
+    customer: &Customer,
+    business_id: &str,
+    order_id: &str,
+) -> Result<Option<Contribution>, StoreError> {
+    if let Some(kept) = customer.orders.get(&format!("{business_id}/{order_id}")) {
+        return Ok(Some(kept.clone()));
+    }
+    match customer.has_folded() {
+        true => counted(tenant, business_id, order_id, &customer.phone).await,
+        false => Ok(None),
+    }
 }
 
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
@@ -92,6 +115,10 @@ async fn apply_order(
     if !tenant.has_cached_customer(&facts.phone) {
         reads.push(keys::customer(&tenant.id, &facts.phone));
     }
+    // a regular's order the row may not keep: its own row, in the same round trip
+    if tenant.cached_customer(&facts.phone).is_none_or(Customer::has_folded) {
+        reads.push(keys::order(&tenant.id, &facts.business_id, &facts.order_id));
+    }
     tenant.read_ahead(reads).await?;
     let recorded: Option<serde_json::Map<String, Value>> = tenant.get(&refunds_key).await?;
     // the copy with every refund recorded for it: what the order now is (kept in its row, where
@@ -111,9 +138,9 @@ async fn apply_order(
     let facts = merged.as_ref().map_or(facts, |(facts, _)| facts);
     let mut customer = tenant.customer_or_new(&facts.phone, now).await?;
     // an order older than the ones the row keeps: what its own row says it counted
-    let stored = match customer.orders.contains_key(&facts.key()) || customer.folded == Default::default() {
+    let stored = match customer.orders.contains_key(&facts.key()) || !customer.has_folded() {
         true => None,
-        false => counted(tenant, facts).await?,
+        false => counted(tenant, &facts.business_id, &facts.order_id, &facts.phone).await?,
     };
     let before = customer.orders.get(&facts.key()).cloned().or_else(|| stored.clone());
     // a refund re-applies the copy that counts: the customer's row may know it by a newer

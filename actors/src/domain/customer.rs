@@ -37,11 +37,12 @@ pub struct Contribution {
     pub refunded: Decimal,
 }
 
-/// Most orders a customer's row keeps one by one ([`Customer::orders`]); older ones are folded
-/// into [`Customer::folded`], so a walk-in number with years of orders keeps a row of at most a
-/// few hundred KiB (NATS KV holds 1 MiB a value). An update of an order older than the kept ones
-/// counts as a new order (documented).
-pub const MAX_KEPT_ORDERS: usize = 500;
+/// Most orders a customer's row keeps one by one ([`Customer::orders`]): the latest by
+/// `orderTime`; older ones are folded into [`Customer::folded`] (still in the totals) and their
+/// contributions live in their own order rows (`counted`), where a refund or a bill of an old
+/// order reads them. So the row an order rewrites, and a cached customer, cost the same for a
+/// regular's 500th order as for their 16th (issue 57; `docs/operations.md`, "Sizing").
+pub const MAX_KEPT_ORDERS: usize = 16;
 
 /// The orders folded out of a customer's row: still in the totals.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -50,6 +51,10 @@ pub struct Folded {
     pub orders: u64,
     /// Their amounts, summed.
     pub amount: Decimal,
+    /// The latest `orderTime` among the folded orders that count (the customer's last order when
+    /// every kept one was cancelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_order_time: Option<String>,
 }
 
 /// A redemption, remembered per order (table `loyalty_redemptions`) so that a retried redemption is
@@ -185,6 +190,12 @@ impl Customer {
         Self { phone: phone.to_owned(), created_at: Some(now), ..Self::default() }
     }
 
+    /// Whether orders were folded out of the row (an order it does not keep may be an old one:
+    /// its own row says what it counted).
+    pub fn has_folded(&self) -> bool {
+        self.folded != Folded::default()
+    }
+
     /// Lifetime orders (LTO), the folded ones included.
     pub fn total_orders(&self) -> usize {
         let counted = self.orders.values().filter(|c| !c.void).count();
@@ -201,7 +212,8 @@ impl Customer {
 
     /// The latest `orderTime` among the counted orders.
     pub fn last_order(&self) -> Option<&str> {
-        self.orders.values().filter(|c| !c.void).filter_map(|c| c.order_time.as_deref()).max()
+        let kept = self.orders.values().filter(|c| !c.void).filter_map(|c| c.order_time.as_deref()).max();
+        kept.max(self.folded.last_order_time.as_deref())
     }
 
     /// The customer's outlet: their latest order's (by `orderTime`; the last-keyed order when
@@ -232,7 +244,7 @@ impl Customer {
     pub fn apply_copy(&mut self, facts: &OrderFacts, version: &str, stored: Option<Contribution>) -> Applied {
         let key = facts.key();
         let mut unfolded = false;
-        if let Some(stored) = stored.filter(|_| !self.orders.contains_key(&key) && self.folded != Folded::default()) {
+        if let Some(stored) = stored.filter(|_| !self.orders.contains_key(&key) && self.has_folded()) {
             self.folded.orders = self.folded.orders.saturating_sub(u64::from(!stored.void));
             self.folded.amount = (self.folded.amount - stored.amount).max(Decimal::ZERO);
             self.orders.insert(key.clone(), stored);
@@ -291,6 +303,9 @@ impl Customer {
             if let Some(folded) = self.orders.remove(&oldest) {
                 self.folded.orders += u64::from(!folded.void);
                 self.folded.amount += folded.amount;
+                if !folded.void && folded.order_time > self.folded.last_order_time {
+                    self.folded.last_order_time = folded.order_time;
+                }
             }
         }
     }
@@ -341,6 +356,29 @@ mod tests {
         let time = customer.orders.values().next().unwrap().order_time.clone().unwrap();
         assert_eq!(customer.apply_order(&order(&kept, "10", &time), &version), Applied::Unchanged);
         assert_eq!(customer.total_orders(), 3000);
+    }
+
+    #[test]
+    fn a_regulars_500th_order_rewrites_a_row_no_bigger_than_their_20th() {
+        let mut customer = Customer::new("9876543210", Utc::now());
+        let mut sizes = Vec::new();
+        for i in 0..500u32 {
+            let time = format!("2026-01-01 {:02}:{:02}:{:02}", i / 3600, i / 60 % 60, i % 60);
+            customer.apply_order(&order(&format!("{i:05}"), "10", &time), &format!("v{i:05}"));
+            sizes.push(serde_json::to_vec(&customer).unwrap().len());
+        }
+        assert!(sizes[499] <= sizes[19] + 64, "20th: {} bytes, 500th: {} bytes", sizes[19], sizes[499]);
+        assert!(sizes[3] < sizes[19], "a small customer's row is smaller still");
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (500, Decimal::from(5000)));
+        // every kept order cancelled: the last order is the latest folded one that counts
+        for key in customer.orders.keys().cloned().collect::<Vec<_>>() {
+            let (outlet, id) = key.split_once('/').unwrap();
+            let time = customer.orders[&key].order_time.clone().unwrap();
+            let void = OrderFacts { void: true, refunded: Decimal::from(10), ..order(id, "10", &time) };
+            assert_eq!(customer.apply_order(&void, "v99999"), Applied::Updated, "{outlet}/{id}");
+        }
+        assert_eq!(customer.total_orders(), 500 - MAX_KEPT_ORDERS);
+        assert_eq!(customer.last_order(), Some("2026-01-01 00:08:03"));
     }
 
     #[test]

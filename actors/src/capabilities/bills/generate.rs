@@ -334,7 +334,14 @@ async fn make_bill(
     let items = items(payload);
     let line_total: Decimal = items.iter().map(|i| i.total).sum();
     let subtotal = number(payload, "subtotal").unwrap_or(if items.is_empty() { facts.amount } else { line_total });
-    let points = customer.and_then(|c| c.orders.get(&facts.key())).map_or(0, |c| c.points);
+    let points = match customer {
+        Some(customer) => {
+            crate::capabilities::orders::contribution(tenant, customer, &facts.business_id, &facts.order_id)
+                .await?
+                .map_or(0, |c| c.points)
+        }
+        None => 0,
+    };
     let scheduled_at = now + Duration::minutes(config.time.max(0));
     let expires_at = (config.link_validity > 0).then(|| scheduled_at + Duration::days(config.link_validity));
     let form_expiry = expires_at.unwrap_or(scheduled_at + Duration::days(crate::signed_links::LINK_VALIDITY_DAYS));

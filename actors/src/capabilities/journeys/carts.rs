@@ -81,7 +81,9 @@ pub async fn abandoned(
             continue;
         };
         // an order that arrived cancelled or refunded as a whole did not pay for the cart
-        let paid = customer.orders.get(&format!("{}/{}", cart.business_id, cart.order_id)).is_some_and(|c| !c.void);
+        let paid = crate::capabilities::orders::contribution(tenant, &customer, &cart.business_id, &cart.order_id)
+            .await?
+            .is_some_and(|c| !c.void);
         let journey = applicable(&all, "abandoned_cart", &cart.business_id, &tenant.id).cloned();
         let Some(journey) = journey.filter(|_| !paid && now - cart.updated_at < Duration::hours(CART_STALE_HOURS))
         else {

@@ -197,6 +197,7 @@ fn load(config: Option<&Path>, role: Option<&str>) -> Result<Settings, ExitCode>
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    engage_storage::set_idle_hook(reclaim::collect);
     tokio::runtime::Builder::new_multi_thread().enable_all().on_thread_park(reclaim::when_idle).build().map_err(
         |error| {
             eprintln!("engage: cannot start the runtime: {error}");

@@ -16,8 +16,15 @@ pub fn when_idle() {
         let now = std::time::Instant::now();
         if last.get().is_none_or(|at| now.duration_since(at) >= EVERY) {
             last.set(Some(now));
-            // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time.
-            unsafe { libmimalloc_sys::mi_collect(true) };
+            collect();
         }
     });
+}
+
+/// mimalloc collects the calling thread's heap and returns its free pages to the OS. The
+/// embedded store's commit thread calls it when idle ([`engage_storage::set_idle_hook`]): the
+/// memtables a flush freed were allocated there.
+pub fn collect() {
+    // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }

@@ -155,6 +155,16 @@ pub fn checkin(tenant: &str, phone: &str, envelope_id: &str) -> Key {
     Key::new(CHECKINS, checkins_partition(tenant, phone), envelope_id.as_bytes())
 }
 
+/// `customer_orders`: order `outlet/orderId` of a customer.
+pub fn customer_order(tenant: &str, phone: &str, order_key: &str) -> Key {
+    Key::new(CUSTOMER_ORDERS, customer_orders_partition(tenant, phone), order_key.as_bytes())
+}
+
+/// The partition of a customer's orders.
+pub fn customer_orders_partition(tenant: &str, phone: &str) -> String {
+    join(&[tenant, phone])
+}
+
 /// The partition of a customer's check-ins.
 pub fn checkins_partition(tenant: &str, phone: &str) -> String {
     join(&[tenant, phone])

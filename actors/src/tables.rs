@@ -15,6 +15,10 @@ pub const CRM_QUEUE: &str = "crm_queue";
 pub const BUSINESSES: &str = "businesses";
 /// `checkins`.
 pub const CHECKINS: &str = "checkins";
+/// `customer_orders`: partition `tenant|phone`, clustering `outlet/orderId`: every order of a
+/// customer (the customer's row keeps only the latest 16), where an export and an erasure find
+/// them.
+pub const CUSTOMER_ORDERS: &str = "customer_orders";
 /// `fraud_config`: partition tenant, clustering `velocity` or `alerts`.
 pub const FRAUD_CONFIG: &str = "fraud_config";
 /// `fraud_blocklist`: partition tenant, clustering phone.

@@ -167,6 +167,10 @@ fn register() {
         ("engage_partitions_running", "partitions this node processes"),
         ("engage_cached_customers", "customers kept in tenant actors' caches"),
         ("engage_cached_customer_bytes", "bytes of the stored rows of the customers in tenant actors' caches"),
+        (
+            "engage_store_memtable_bytes",
+            "bytes the embedded store holds in memtables (flushed after 10 s without writes)",
+        ),
         ("engage_log_disk_bytes", "bytes of the embedded log's segment files"),
         ("engage_log_segments", "segment files of the embedded log"),
         ("engage_log_oldest_event_seconds", "timestamp (unix seconds) of the oldest log event still kept"),

@@ -13,4 +13,6 @@ pub mod logs;
 pub mod replicas;
 pub mod store;
 
-pub use store::{Durable, EmbeddedStore, NatsKvStore, Row, ScyllaOptions, ScyllaStore, Store, StoreError, WriteOp};
+pub use store::{
+    set_idle_hook, Durable, EmbeddedStore, NatsKvStore, Row, ScyllaOptions, ScyllaStore, Store, StoreError, WriteOp,
+};

@@ -49,14 +49,14 @@ async fn erased_customers_are_in_no_table_while_the_brand_totals_stay() {
     )
     .await;
 
-    // 6 to 9 customers, each with 1 to 4 orders, a random name, some with a profile, a
-    // redemption or an opt-out
+    // 6 to 9 customers, each with 1 to 4 orders (the first, always erased, a regular of 20: more
+    // than their row keeps), a random name, some with a profile, a redemption or an opt-out
     let count = rng.gen_range(6..10);
     let mut customers = Vec::new();
     for n in 0..count {
         let phone = format!("98117{:04}{n}", rng.gen_range(0..10_000));
         let name = format!("{} {}{n}", FIRST[rng.gen_range(0..FIRST.len())], LAST[rng.gen_range(0..LAST.len())]);
-        let orders = rng.gen_range(1..5);
+        let orders = if n == 0 { 20 } else { rng.gen_range(1..5) };
         for o in 0..orders {
             b.order(&format!("S-{n}-{o}"), &phone, &name, f64::from(rng.gen_range(100..900)), Utc::now()).await;
         }
@@ -93,6 +93,9 @@ async fn erased_customers_are_in_no_table_while_the_brand_totals_stay() {
     let erase_count = rng.gen_range(1..customers.len());
     let (erased, kept) = customers.split_at(erase_count);
     let amount = |text: String| text.parse::<f64>().unwrap();
+    let (regular, _, _) = &customers[0];
+    let export = b.staff("/crm_api/customer/export", json!({"mobile_number": regular})).await;
+    assert_eq!(export["orders"].as_array().map(Vec::len), Some(20), "every order of a regular is exported");
     for (phone, _, _) in erased {
         let paid = amount(b.balance().await);
         let done = b.staff("/crm_api/customer/erase", json!({"mobile_number": phone})).await;

@@ -148,6 +148,13 @@ async fn apply_order(
     let kept = before.as_ref().map(|c| c.version.as_str()).filter(|kept| refund && *kept > version);
     let version = kept.unwrap_or(version).to_owned();
     let version = version.as_str();
+    // a row written before `customer_orders`: its kept orders are listed before any is folded
+    if !customer.orders_indexed {
+        ops.extend(
+            customer.orders.keys().map(|key| keys::customer_order(&tenant.id, &facts.phone, key).put(&json!({}))),
+        );
+        customer.orders_indexed = true;
+    }
     let applied = customer.apply_copy(facts, version, stored);
     let event = OrderEvent {
         facts,
@@ -172,6 +179,9 @@ async fn apply_order(
         row.insert("amount".to_owned(), json!(facts.amount));
         row.insert("source".to_owned(), json!(envelope.source_id));
         ops.push(keys::order(&tenant.id, &facts.business_id, &facts.order_id).put(&row));
+        if applied == crate::domain::customer::Applied::New {
+            ops.push(keys::customer_order(&tenant.id, &facts.phone, &facts.key()).put(&json!({})));
+        }
     }
     metrics::counter!("engage_orders_applied_total", "outcome" => applied.label()).increment(1);
     *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);

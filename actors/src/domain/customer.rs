@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use super::kept_orders::KeptOrders;
 use super::order::OrderFacts;
 use super::time::parse_ist;
 
@@ -103,9 +104,10 @@ pub struct Customer {
     /// Loyalty points balance (the loyalty issue fills it).
     #[serde(default)]
     pub loyalty_points: i64,
-    /// Each order's contribution, by `outlet/orderId`.
+    /// Each kept order's contribution, by `outlet/orderId` (the latest [`MAX_KEPT_ORDERS`]).
     #[serde(default)]
-    pub orders: BTreeMap<String, Contribution>,
+    #[schemars(with = "BTreeMap<String, Contribution>")]
+    pub orders: KeptOrders,
     /// Sum of contributions: lifetime value (LTV).
     #[serde(default)]
     pub lifetime_value: Decimal,
@@ -157,6 +159,10 @@ pub struct Customer {
     /// When journeys last messaged this customer (the last 7 days; the frequency cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub journey_sends: Vec<chrono::DateTime<chrono::Utc>>,
+    /// Every order of this customer is listed in `customer_orders` (false for rows written before
+    /// that table: their kept orders are listed at their next order, before any is folded).
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub orders_indexed: bool,
 }
 
 /// What applying an order did.
@@ -187,7 +193,7 @@ impl Applied {
 impl Customer {
     /// A new customer.
     pub fn new(phone: &str, now: DateTime<Utc>) -> Self {
-        Self { phone: phone.to_owned(), created_at: Some(now), ..Self::default() }
+        Self { phone: phone.to_owned(), created_at: Some(now), orders_indexed: true, ..Self::default() }
     }
 
     /// Whether orders were folded out of the row (an order it does not keep may be an old one:
@@ -373,7 +379,7 @@ mod tests {
         // every kept order cancelled: the last order is the latest folded one that counts
         for key in customer.orders.keys().cloned().collect::<Vec<_>>() {
             let (outlet, id) = key.split_once('/').unwrap();
-            let time = customer.orders[&key].order_time.clone().unwrap();
+            let time = customer.orders.get(&key).unwrap().order_time.clone().unwrap();
             let void = OrderFacts { void: true, refunded: Decimal::from(10), ..order(id, "10", &time) };
             assert_eq!(customer.apply_order(&void, "v99999"), Applied::Updated, "{outlet}/{id}");
         }
@@ -501,7 +507,10 @@ mod tests {
         let row = serde_json::to_value(&fresh).unwrap();
         let fields: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
         // a name came with the order; nothing else optional is set
-        assert_eq!(fields, ["created_at", "lifetime_value", "loyalty_points", "name", "orders", "phone"]);
+        assert_eq!(
+            fields,
+            ["created_at", "lifetime_value", "loyalty_points", "name", "orders", "orders_indexed", "phone"]
+        );
         assert_eq!(
             row["orders"]["outlet/1"],
             serde_json::json!({"amount": "100", "version": "v1", "order_time": "2026-11-20 10:00:00"})

@@ -5,6 +5,7 @@ pub mod consent;
 pub mod customer;
 pub mod delivery;
 pub mod fraud;
+pub mod kept_orders;
 pub mod loyalty;
 pub mod order;
 pub mod time;

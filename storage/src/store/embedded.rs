@@ -146,6 +146,24 @@ fn prefix_with_room(partition: &str, more: usize) -> Vec<u8> {
     key
 }
 
+/// How long the store goes without a write before it flushes its memtables
+/// ([`Shared::flush_when_idle`]).
+const IDLE_FLUSH_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Memtables holding less than this, all tables together, stay in memory when the store is idle.
+const IDLE_FLUSH_MIN_BYTES: u64 = 4 << 20;
+
+/// Called on the store's commit thread each time it has gone [`IDLE_FLUSH_AFTER`] without a write
+/// ([`set_idle_hook`]).
+static IDLE_HOOK: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what the commit thread runs when idle: the binary returns the thread's free allocator
+/// pages to the OS (`src/reclaim.rs`). The memtables' entries are allocated on that thread, so
+/// the memory a flush frees is that thread's to give back. Set once; later calls change nothing.
+pub fn set_idle_hook(hook: fn()) {
+    let _ = IDLE_HOOK.set(hook);
+}
+
 impl EmbeddedStore {
     /// Opens (or creates) the store in `dir`.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
@@ -316,7 +334,15 @@ impl Shared {
     /// (up to [`MAX_GROUP_WRITES`] writes), commits them with one sync, answers each caller. Ends
     /// when the store is dropped.
     fn commit_loop(&self, receiver: &mpsc::Receiver<Commit>) {
-        while let Ok(first) = receiver.recv() {
+        loop {
+            let first = match receiver.recv_timeout(IDLE_FLUSH_AFTER) {
+                Ok(first) => first,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    self.flush_when_idle();
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            };
             let mut group = vec![first];
             let mut writes = group[0].writes.len();
             while writes < MAX_GROUP_WRITES {
@@ -341,7 +367,28 @@ impl Shared {
                 }
             }
             self.staging.settle(last_seq);
+            metrics::gauge!("engage_store_memtable_bytes").set(self.db.write_buffer_size() as f64);
         }
+    }
+
+    /// After [`IDLE_FLUSH_AFTER`] without a write: flushes every table's memtable once they hold
+    /// [`IDLE_FLUSH_MIN_BYTES`] or more, so the memory a burst of writes took goes back (their rows
+    /// are durable in the journal already; this only moves them to table files).
+    fn flush_when_idle(&self) {
+        if let Some(hook) = IDLE_HOOK.get() {
+            hook();
+        }
+        let held = self.db.write_buffer_size();
+        metrics::gauge!("engage_store_memtable_bytes").set(held as f64);
+        if held < IDLE_FLUSH_MIN_BYTES {
+            return;
+        }
+        let tables: Vec<Keyspace> = match self.tables.lock() {
+            Ok(tables) => tables.values().cloned().collect(),
+            Err(_) => return,
+        };
+        let rotated = tables.iter().filter(|keyspace| keyspace.rotate_memtable().unwrap_or(false)).count();
+        tracing::debug!(held, rotated, "idle: memtables flushed");
     }
 
     /// Fails the store for good.

@@ -13,7 +13,7 @@ mod nats_kv;
 mod scylla;
 mod staged;
 
-pub use embedded::EmbeddedStore;
+pub use embedded::{set_idle_hook, EmbeddedStore};
 pub use nats_kv::NatsKvStore;
 pub use scylla::{ScyllaOptions, ScyllaStore};
 

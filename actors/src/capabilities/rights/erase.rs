@@ -31,8 +31,8 @@ use crate::keys;
 use crate::query::{question, QueryError};
 use crate::tables::{
     BILL_SKIPS, BUSINESS_WALLETS, CAMPAIGN_JOURNEYS, CHANNEL_QUEUE, CHANNEL_WORK, CHECKINS, COUPONS, CRM_QUEUE,
-    DIGITAL_BILLS, ERASURES, FEEDBACK_RECOVERIES, FEEDBACK_REQUESTS, JOURNEY_SENDS, LOYALTY_LEDGER, NPS_RESPONSES,
-    RATINGS, REDEMPTIONS, WALLET_REFS, WALLET_TXNS,
+    CUSTOMER_ORDERS, DIGITAL_BILLS, ERASURES, FEEDBACK_RECOVERIES, FEEDBACK_REQUESTS, JOURNEY_SENDS, LOYALTY_LEDGER,
+    NPS_RESPONSES, RATINGS, REDEMPTIONS, WALLET_REFS, WALLET_TXNS,
 };
 use crate::tenant_core::Tenant;
 
@@ -129,19 +129,20 @@ pub async fn erase(tenant: &mut Tenant, phone: &str, by: &str, now: DateTime<Utc
     let mut sweep = Sweep::new(phone, name.as_deref());
     let mut ops = Vec::new();
     let mut done = Erased::default();
-    if let Some(customer) = &customer {
+    if customer.is_some() {
         ops.push(keys::customer(&id, phone).delete());
         done.deleted += 1;
-        for key in customer.orders.keys() {
-            let (outlet, order_id) = key.split_once('/').unwrap_or(("", key));
-            let order = keys::order(&id, outlet, order_id);
-            if let Some(mut row) = tenant.repo().get::<Value>(&order).await? {
-                sweep.scrub(&mut row);
-                ops.push(order.put(&row));
-                done.anonymised += 1;
-            }
+    }
+    for key in super::order_keys(tenant.repo(), &id, phone, customer.as_ref()).await? {
+        let (outlet, order_id) = key.split_once('/').unwrap_or(("", &key));
+        let order = keys::order(&id, outlet, order_id);
+        if let Some(mut row) = tenant.repo().get::<Value>(&order).await? {
+            sweep.scrub(&mut row);
+            ops.push(order.put(&row));
+            done.anonymised += 1;
         }
     }
+    done.deleted += delete_all(tenant, CUSTOMER_ORDERS, &keys::customer_orders_partition(&id, phone), &mut ops).await?;
     let mine = keys::ledger_partition(&id, phone);
     let (deleted, anonymised) = loyalty_traces(tenant, phone, &sweep.stand_in, &mut ops).await?;
     done.deleted += deleted;

@@ -128,17 +128,33 @@ async fn rows_naming(repo: &Repo, table: &'static str, partition: &str, phone: &
     Ok(out)
 }
 
+/// The keys (`outlet/orderId`) of every order of `phone`: those listed in `customer_orders` and
+/// those the customer's row keeps (a row written before that table lists them there only).
+pub(crate) async fn order_keys(
+    repo: &Repo,
+    tenant: &str,
+    phone: &str,
+    customer: Option<&Customer>,
+) -> Result<std::collections::BTreeSet<String>, QueryError> {
+    let partition = keys::customer_orders_partition(tenant, phone);
+    let mut all: std::collections::BTreeSet<String> =
+        repo.clusterings(crate::tables::CUSTOMER_ORDERS, &partition).await?.into_iter().collect();
+    all.extend(customer.into_iter().flat_map(|c| c.orders.keys().cloned()));
+    Ok(all)
+}
+
 /// The export of `phone` in `tenant`, from committed rows.
 pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<CustomerExport, QueryError> {
     let now = Utc::now();
     let customer: Option<Customer> = repo.get(&keys::customer(&tenant, &phone)).await?;
     let mut orders = Vec::new();
-    if let Some(customer) = &customer {
-        for (key, contribution) in &customer.orders {
-            let (outlet, order_id) = key.split_once('/').unwrap_or(("", key));
-            let row: Option<Value> = repo.get(&keys::order(&tenant, outlet, order_id)).await?;
-            orders.push(serde_json::json!({"order": key, "contribution": contribution, "row": row}));
-        }
+    for key in order_keys(&repo, &tenant, &phone, customer.as_ref()).await? {
+        let (outlet, order_id) = key.split_once('/').unwrap_or(("", &key));
+        let row: Option<Value> = repo.get(&keys::order(&tenant, outlet, order_id)).await?;
+        // what the customer's totals count for it: kept in their row, or in the order's own
+        let kept = customer.as_ref().and_then(|c| c.orders.get(&key)).map(|c| serde_json::json!(c));
+        let contribution = kept.or_else(|| row.as_ref().and_then(|r| r.get("counted").cloned()));
+        orders.push(serde_json::json!({"order": key, "contribution": contribution, "row": row}));
     }
     let ledger: Vec<Value> = repo.all(LOYALTY_LEDGER, &keys::ledger_partition(&tenant, &phone)).await?;
     let redemptions: Vec<Value> = repo.all(REDEMPTIONS, &keys::ledger_partition(&tenant, &phone)).await?;

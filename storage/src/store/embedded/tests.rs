@@ -222,3 +222,26 @@ async fn embedded_store_survives_reopen() {
     let store = EmbeddedStore::open(dir.path()).unwrap();
     assert_eq!(store.get("t", "p", b"k").await.unwrap(), Some(b"v".to_vec()));
 }
+
+/// A burst of writes fills memtables; once the store has gone `IDLE_FLUSH_AFTER` without a write
+/// they are flushed (their memory goes back, issue 57) and every row still reads back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memtables_are_flushed_once_the_store_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let value = |key: u32| key.to_be_bytes().iter().cycle().take(1024).copied().collect::<Vec<u8>>();
+    for chunk in (0..6000u32).collect::<Vec<_>>().chunks(100) {
+        store.batch(chunk.iter().map(|&key| put(&key.to_be_bytes(), &value(key))).collect()).await.unwrap();
+    }
+    let held = || store.inner.shared.db.write_buffer_size();
+    assert!(held() >= IDLE_FLUSH_MIN_BYTES, "the burst is in memtables: {}", held());
+    let deadline = std::time::Instant::now() + IDLE_FLUSH_AFTER + std::time::Duration::from_secs(20);
+    while held() >= IDLE_FLUSH_MIN_BYTES && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(held() < IDLE_FLUSH_MIN_BYTES, "memtables still hold {} bytes", held());
+    assert!(!table_sizes(dir.path()).is_empty(), "flushed to table files");
+    for key in (0..6000u32).step_by(101) {
+        assert_eq!(store.get("s", "p", &key.to_be_bytes()).await.unwrap(), Some(value(key)));
+    }
+}

@@ -12,31 +12,9 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::kept_orders::KeptOrders;
+pub use super::kept_orders::{Contribution, KeptOrders};
 use super::order::OrderFacts;
 use super::time::parse_ist;
-
-/// One order's contribution.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Contribution {
-    /// The amount counted.
-    pub amount: Decimal,
-    /// Version of the order applied: the envelope's `received_at` then id, so later wins.
-    pub version: String,
-    /// `orderTime` of that version, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_time: Option<String>,
-    /// Loyalty points this order earned.
-    #[serde(default, skip_serializing_if = "super::is_default")]
-    pub points: i64,
-    /// Cancelled or refunded as a whole: kept (so a replay or an older copy is recognised) but
-    /// not counted as an order; its `amount` is 0.
-    #[serde(default, skip_serializing_if = "super::is_default")]
-    pub void: bool,
-    /// What was given back on it (the whole amount when void).
-    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
-    pub refunded: Decimal,
-}
 
 /// Most orders a customer's row keeps one by one ([`Customer::orders`]): the latest by
 /// `orderTime`; older ones are folded into [`Customer::folded`] (still in the totals) and their

@@ -1,13 +1,34 @@
-//! The orders a customer's row keeps one by one ([`super::customer::MAX_KEPT_ORDERS`] at most), by
+//! The orders a customer's row keeps one by one (`MAX_KEPT_ORDERS` of the customer module at most), by
 //! `outlet/orderId`: a vector kept sorted by key, stored as the JSON object a map was. A
 //! `BTreeMap` allocates a node for eleven entries however few it holds (~1.6 KB for a customer of
 //! one order); this holds exactly its entries, so a cached customer costs what it holds (issue 57).
 
+use rust_decimal::Decimal;
 use serde::de::Deserializer;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::customer::Contribution;
+/// One order's contribution.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Contribution {
+    /// The amount counted.
+    pub amount: Decimal,
+    /// Version of the order applied: the envelope's `received_at` then id, so later wins.
+    pub version: String,
+    /// `orderTime` of that version, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_time: Option<String>,
+    /// Loyalty points this order earned.
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub points: i64,
+    /// Cancelled or refunded as a whole: kept (so a replay or an older copy is recognised) but
+    /// not counted as an order; its `amount` is 0.
+    #[serde(default, skip_serializing_if = "super::is_default")]
+    pub void: bool,
+    /// What was given back on it (the whole amount when void).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
+    pub refunded: Decimal,
+}
 
 /// Orders by `outlet/orderId`, sorted by key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,7 +117,6 @@ impl<'de> Deserialize<'de> for KeptOrders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rust_decimal::Decimal;
 
     fn contribution(amount: i64) -> Contribution {
         Contribution {

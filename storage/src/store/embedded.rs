@@ -326,7 +326,8 @@ impl Shared {
         if let Some(keyspace) = tables.get(name) {
             return Ok(keyspace.clone());
         }
-        let options = || KeyspaceCreateOptions::default().max_memtable_size(self.memtable_bytes.unwrap_or(MEMTABLE_BYTES));
+        let options =
+            || KeyspaceCreateOptions::default().max_memtable_size(self.memtable_bytes.unwrap_or(MEMTABLE_BYTES));
         let keyspace = self.db.keyspace(name, options).map_err(backend)?;
         tables.insert(name, keyspace.clone());
         Ok(keyspace)

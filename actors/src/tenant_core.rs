@@ -391,18 +391,13 @@ impl Tenant {
                 self.uncache_customer(&phone);
             }
         }
-        let added = bytes as f64;
-        match self.customers.put(customer.phone.clone(), (customer, bytes)) {
-            Some((_, replaced)) => {
-                self.customer_bytes = self.customer_bytes - replaced + bytes;
-                metrics::gauge!("engage_cached_customer_bytes").decrement(replaced as f64);
-            }
-            None => {
-                self.customer_bytes += bytes;
-                metrics::gauge!("engage_cached_customers").increment(1.0);
-            }
+        let replaced = self.customers.put(customer.phone.clone(), (customer, bytes)).map(|(_, replaced)| replaced);
+        if replaced.is_none() {
+            metrics::gauge!("engage_cached_customers").increment(1.0);
         }
-        metrics::gauge!("engage_cached_customer_bytes").increment(added);
+        let replaced = replaced.unwrap_or(0);
+        self.customer_bytes = self.customer_bytes - replaced + bytes;
+        metrics::gauge!("engage_cached_customer_bytes").increment(bytes as f64 - replaced as f64);
     }
 
     /// The write of a customer row.

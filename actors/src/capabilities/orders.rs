@@ -33,7 +33,7 @@ async fn merge_business(tenant: &Tenant, business_id: &str, patch: Value) -> Res
 /// The field of an order's row that keeps what the customer's totals counted for it (a
 /// [`Contribution`]), so a refund of an order the customer's row no longer keeps takes back
 /// exactly that.
-const COUNTED: &str = "counted";
+pub(crate) const COUNTED: &str = "counted";
 
 /// What the order's own row says the customer `phone` counted for the order, when the row is
 /// that customer's (rows written before [`COUNTED`] existed: read from the payload it holds).
@@ -138,9 +138,9 @@ async fn apply_order(
     let facts = merged.as_ref().map_or(facts, |(facts, _)| facts);
     let mut customer = tenant.customer_or_new(&facts.phone, now).await?;
     // an order older than the ones the row keeps: what its own row says it counted
-    let stored = match customer.orders.contains_key(&facts.key()) || !customer.has_folded() {
+    let stored = match customer.orders.contains_key(&facts.key()) {
         true => None,
-        false => counted(tenant, &facts.business_id, &facts.order_id, &facts.phone).await?,
+        false => contribution(tenant, &customer, &facts.business_id, &facts.order_id).await?,
     };
     let before = customer.orders.get(&facts.key()).cloned().or_else(|| stored.clone());
     // a refund re-applies the copy that counts: the customer's row may know it by a newer

@@ -153,7 +153,8 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
         let row: Option<Value> = repo.get(&keys::order(&tenant, outlet, order_id)).await?;
         // what the customer's totals count for it: kept in their row, or in the order's own
         let kept = customer.as_ref().and_then(|c| c.orders.get(&key)).map(|c| serde_json::json!(c));
-        let contribution = kept.or_else(|| row.as_ref().and_then(|r| r.get("counted").cloned()));
+        let contribution =
+            kept.or_else(|| row.as_ref().and_then(|r| r.get(crate::capabilities::orders::COUNTED).cloned()));
         orders.push(serde_json::json!({"order": key, "contribution": contribution, "row": row}));
     }
     let ledger: Vec<Value> = repo.all(LOYALTY_LEDGER, &keys::ledger_partition(&tenant, &phone)).await?;

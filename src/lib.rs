@@ -217,7 +217,7 @@ impl Application {
         };
         let (backend, writer_config, tail): (Arc<dyn LogBackend>, WriterConfig, LogTail) = match settings.log_sink {
             LogSinkKind::Embedded => (
-                Arc::new(EmbeddedLogBackend::new(log_segments.clone())),
+                Arc::new(EmbeddedLogBackend::new(log_segments.clone()).with_retention(retention.clone())),
                 WriterConfig::embedded(),
                 LogTail::Embedded(log_segments),
             ),

@@ -130,9 +130,16 @@ pub(super) fn watch_jwks(verifier: Arc<JwksVerifier>, first: Result<(), String>,
 /// Checks the log disk's free space every second: `/readyz` lists `log_disk` while it is below
 /// `ENGAGE_LOG_MIN_FREE_BYTES` (the log routes then answer 507), and drops it once space is back.
 pub(super) fn watch_disk(guard: Arc<DiskGuard>, readiness: Arc<Readiness>) {
+    // checked once before this returns (so before the HTTP server starts): a node started on a
+    // disk already low is not ready from its first answer
+    let problem = guard.problem();
+    if let Some(problem) = &problem {
+        tracing::error!(%problem, "log disk low: log writes refused");
+    }
+    let mut low = problem.is_some();
+    readiness.set_problem("log_disk", problem);
     let guard = Arc::downgrade(&guard);
     tokio::spawn(async move {
-        let mut low = false;
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             let Some(guard) = guard.upgrade() else { break };

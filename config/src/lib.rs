@@ -29,8 +29,10 @@ use serde::{Deserialize, Serialize};
 /// Environment variables with this prefix are read as settings.
 pub const ENV_PREFIX: &str = "ENGAGE_";
 
-/// Environment variables under the prefix that are not settings (test harness switches).
-const NOT_SETTINGS: &[&str] = &["test_"];
+/// Environment variables under the prefix that are not settings: the test harness's switches
+/// (`ENGAGE_TEST_*`) and what one command reads for itself (`ENGAGE_LOGS_TOKEN`, the bearer token of
+/// `engage logs tail|usage`). Every command ignores them when loading its settings.
+const NOT_SETTINGS: &[&str] = &["test_*", "logs_token"];
 
 /// All settings of one engage process. Inert data: nothing here opens a connection.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -496,7 +498,11 @@ impl Settings {
 }
 
 fn is_setting(key: &str) -> bool {
-    !NOT_SETTINGS.iter().any(|prefix| key.to_lowercase().starts_with(prefix))
+    let key = key.to_lowercase();
+    !NOT_SETTINGS.iter().any(|name| match name.strip_suffix('*') {
+        Some(prefix) => key.starts_with(prefix),
+        None => key == *name,
+    })
 }
 
 /// Parses an environment value the way figment's `Env` provider does (numbers, booleans, strings).

@@ -35,6 +35,15 @@ fn invalid_values_name_the_setting() {
 }
 
 #[test]
+fn the_logs_commands_token_is_not_a_setting() {
+    // `engage logs tail|usage` read ENGAGE_LOGS_TOKEN themselves; every command must still start
+    let settings = Settings::load_with_env(None, &[("ENGAGE_LOGS_TOKEN", "eyJhbGciOi.x.y")]).unwrap();
+    assert!(!settings.to_toml_redacted().contains("eyJhbGciOi"));
+    let err = Settings::load_with_env(None, &[("ENGAGE_LOGS_TOKENS", "x")]).unwrap_err();
+    assert_eq!(err.env, "ENGAGE_LOGS_TOKENS");
+}
+
+#[test]
 fn secrets_never_print() {
     let settings = Settings::load_with_env(None, &[("ENGAGE_ADMIN_KEY", "hunter2-secret")]).unwrap();
     assert_eq!(settings.admin_key.as_ref().map(Secret::expose), Some("hunter2-secret"));

@@ -3,7 +3,7 @@
 //! - `POST /v1/logs`, `POST /v1/logs/ingest`: [`ingest`]
 //! - `GET /v1/logs/events`: [`events`] (reads the embedded sink back)
 //! - `POST /otlp/v1/logs`: [`otlp`] (OTLP/HTTP logs, protobuf and JSON; records mapped by
-//!   `otlp_map`)
+//!   `otlp_map`; OTLP/JSON as protobuf's own printer writes it read by `otlp_json`)
 //! - `GET /v1/logs/usage`: [`usage`] (disk use, oldest event, retention; `engage logs usage`)
 //! - `GET /v1/logs/tail`: [`tail`] (a group as it grows, either sink; `engage logs tail`)
 //! - the request schema: [`schema`]; group/stream naming: [`naming`]; the typed reading of
@@ -13,6 +13,7 @@ pub mod events;
 pub mod ingest;
 pub mod naming;
 pub mod otlp;
+mod otlp_json;
 mod otlp_map;
 pub mod otlp_openapi;
 pub mod schema;

@@ -151,7 +151,7 @@ fn decode(bytes: &Bytes, encoding: Encoding) -> Result<ExportLogsServiceRequest,
     match encoding {
         Encoding::Protobuf => ExportLogsServiceRequest::decode(bytes.as_ref())
             .map_err(|e| ApiError::invalid_otlp(format!("the body is not an OTLP ExportLogsServiceRequest: {e}"))),
-        Encoding::Json => serde_json::from_slice(bytes)
+        Encoding::Json => super::otlp_json::decode(bytes)
             .map_err(|e| ApiError::invalid_json(format!("the body is not an OTLP/JSON ExportLogsServiceRequest: {e}"))),
     }
 }

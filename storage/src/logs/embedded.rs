@@ -13,6 +13,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use engage_config::LogRetention;
+
 use super::segments::{Blocks, SegmentLog};
 use super::{now_ms, BackendError, Chunk, LogBackend, Rejected, MAX_AGE_MS, MAX_AHEAD_MS};
 use crate::store::{time_key_timestamp, Store, StoreError};
@@ -28,21 +30,37 @@ pub struct EmbeddedLogBackend {
     /// Tie-breaker for events with equal timestamps; starts at the wall clock in nanoseconds so
     /// that it keeps increasing across restarts.
     seq: AtomicU64,
+    /// Each group's retention: an event already older than it is not stored (`Expired`), as
+    /// CloudWatch answers it, rather than accepted and never read back.
+    retention: Option<LogRetention>,
 }
 
 impl EmbeddedLogBackend {
     /// A backend over `log`.
     pub fn new(log: Option<Arc<SegmentLog>>) -> Self {
         let start = chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default().max(0) as u64;
-        Self { log, seq: AtomicU64::new(start) }
+        Self { log, seq: AtomicU64::new(start), retention: None }
+    }
+
+    /// Refuses events older than their group's retention (`EventFate::Expired`).
+    #[must_use]
+    pub fn with_retention(mut self, retention: LogRetention) -> Self {
+        self.retention = Some(retention);
+        self
     }
 }
 
-/// The window check CloudWatch applies, as indices over timestamp-sorted events.
-pub fn window_rejections(timestamps: &[i64], now_ms: i64) -> Rejected {
+/// The checks CloudWatch applies, as indices over timestamp-sorted events: the 14-day and 2-hour
+/// window, and the group's retention (`cutoff_ms`: events before it are expired).
+pub fn window_rejections(timestamps: &[i64], now_ms: i64, cutoff_ms: Option<i64>) -> Rejected {
     let too_old = timestamps.iter().take_while(|ts| **ts < now_ms - MAX_AGE_MS).count();
     let too_new_start = timestamps.iter().position(|ts| *ts > now_ms + MAX_AHEAD_MS);
-    Rejected { too_old_end: (too_old > 0).then_some(too_old), too_new_start, expired_end: None }
+    let expired = cutoff_ms.map_or(0, |cutoff| timestamps.iter().take_while(|ts| **ts < cutoff).count());
+    Rejected {
+        too_old_end: (too_old > 0).then_some(too_old),
+        too_new_start,
+        expired_end: (expired > too_old).then_some(expired),
+    }
 }
 
 fn events_partition(group: &str, stream: &str) -> String {
@@ -65,9 +83,10 @@ impl LogBackend for EmbeddedLogBackend {
         let mut rejections = Vec::with_capacity(chunks.len());
         for chunk in chunks {
             let timestamps: Vec<i64> = chunk.events.iter().map(|(ts, _)| *ts).collect();
-            let rejected = window_rejections(&timestamps, now);
+            let cutoff = self.retention.as_ref().and_then(|retention| retention.cutoff_ms(&chunk.group, now));
+            let rejected = window_rejections(&timestamps, now, cutoff);
             let end = rejected.too_new_start.unwrap_or(timestamps.len());
-            let start = rejected.too_old_end.unwrap_or(0).min(end);
+            let start = rejected.too_old_end.max(rejected.expired_end).unwrap_or(0).min(end);
             if start < end {
                 let first = self.seq.fetch_add((end - start) as u64, Ordering::Relaxed);
                 let events = chunk.events[start..end].iter().enumerate();
@@ -277,6 +296,35 @@ mod tests {
         assert_eq!(seen, vec![("a", 1_000), ("a", 3_000), ("b", now - 5)]);
         assert_eq!(logs.read(group, None, 2).await.unwrap().len(), 2);
         assert_eq!(logs.read(group, Some("b"), 10).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_event_older_than_its_groups_retention_is_expired_not_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = logs(dir.path());
+        let retention = LogRetention::parse(30, Some("/logs/org/edge/api=1")).unwrap();
+        let backend = EmbeddedLogBackend::new(logs.segments.clone()).with_retention(retention);
+        let (writer, _worker) = LogWriter::spawn(Arc::new(backend), WriterConfig::embedded());
+        let now = now_ms();
+        let day = 86_400_000;
+        let report = writer
+            .write(vec![
+                event("a", now - 3 * day),
+                event("a", now - MAX_AGE_MS - day),
+                event("a", now - 1000),
+                SinkEvent { group: "/logs/org/edge/other".into(), ..event("a", now - 3 * day) },
+            ])
+            .await
+            .unwrap();
+        let mut fates: Vec<(usize, EventFate)> = report.batches.iter().flat_map(|b| b.events.clone()).collect();
+        fates.sort();
+        assert_eq!(
+            fates,
+            vec![(0, EventFate::Expired), (1, EventFate::TooOld), (2, EventFate::Accepted), (3, EventFate::Accepted)],
+            "3 days old is expired under 1 day and kept under 30"
+        );
+        let stored = logs.read("/logs/org/edge/api", None, 10).await.unwrap();
+        assert_eq!(stored.iter().map(|e| e.timestamp).collect::<Vec<_>>(), vec![now - 1000]);
     }
 
     #[tokio::test]

@@ -118,6 +118,14 @@ fn backend(error: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(error.to_string())
 }
 
+/// A table's name is a non-empty run of ASCII letters, digits and `_`.
+fn check_table_name(name: &str) -> Result<(), StoreError> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(StoreError::InvalidTable(name.to_owned()));
+    }
+    Ok(())
+}
+
 fn row_key(partition: &str, clustering: &[u8]) -> Slice {
     let mut key = prefix_with_room(partition, clustering.len());
     key.extend_from_slice(clustering);
@@ -287,7 +295,9 @@ impl EmbeddedStore {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Row>, StoreError> {
-        let keyspace = self.table(table)?;
+        // a read never creates a table: a table that does not exist has no rows, and creating it
+        // writes to a disk that may be full (a full disk is when an operator reads logs most)
+        let Some(keyspace) = self.inner.shared.existing_table(table)? else { return Ok(Vec::new()) };
         let prefix = partition_prefix(partition);
         let mut rows = Vec::new();
         let iter = match after {
@@ -319,9 +329,7 @@ impl EmbeddedStore {
 
 impl Shared {
     fn table(&self, name: &'static str) -> Result<Keyspace, StoreError> {
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(StoreError::InvalidTable(name.to_owned()));
-        }
+        check_table_name(name)?;
         let mut tables = self.tables.lock().map_err(|_| backend("table map poisoned"))?;
         if let Some(keyspace) = tables.get(name) {
             return Ok(keyspace.clone());
@@ -331,6 +339,18 @@ impl Shared {
         let keyspace = self.db.keyspace(name, options).map_err(backend)?;
         tables.insert(name, keyspace.clone());
         Ok(keyspace)
+    }
+
+    /// The table when it exists, without creating it (what reads use).
+    fn existing_table(&self, name: &'static str) -> Result<Option<Keyspace>, StoreError> {
+        check_table_name(name)?;
+        if let Some(keyspace) = self.tables.lock().map_err(|_| backend("table map poisoned"))?.get(name) {
+            return Ok(Some(keyspace.clone()));
+        }
+        if !self.db.keyspace_exists(name) {
+            return Ok(None);
+        }
+        self.table(name).map(Some)
     }
 
     /// The committer: takes the first waiting batch, merges every batch already waiting behind it
@@ -462,11 +482,11 @@ impl Store for EmbeddedStore {
         clustering: &[u8],
     ) -> Result<Option<Vec<u8>>, StoreError> {
         self.healthy()?;
-        let keyspace = self.table(table)?;
         let key = (table, row_key(partition, clustering));
         if let Some(value) = self.inner.shared.staging.value(&key)? {
             return Ok(value);
         }
+        let Some(keyspace) = self.inner.shared.existing_table(table)? else { return Ok(None) };
         let value = keyspace.get(&key.1).map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use engage_config::LogRetention;
 
 use super::format::{segment_number, segment_path};
-use super::SegmentLog;
+use super::{read_oldest, Run, SegmentLog};
 
 /// What one pass deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,12 +93,38 @@ impl SegmentLog {
                 usage.bytes += entry.metadata().map(|m| m.len()).unwrap_or_default();
             }
         }
-        let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
-        for (group, streams) in &index.groups {
-            let cutoff = retention.cutoff_ms(group, now_ms).unwrap_or(i64::MIN);
-            for run in streams.values().flatten().filter(|run| run.span.max_ts >= cutoff) {
-                let oldest = run.span.min_ts.max(cutoff);
-                usage.oldest_ms = Some(usage.oldest_ms.map_or(oldest, |o| o.min(oldest)));
+        // a run wholly kept gives its oldest event from the index; a run that straddles its
+        // group's cutoff holds both expired and kept events, and its oldest kept one is read
+        // (only when it could be older than every event the index already gave)
+        let mut straddling: Vec<(String, i64, Vec<(usize, Run)>, Vec<String>)> = Vec::new();
+        {
+            let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
+            for (group, streams) in &index.groups {
+                let cutoff = retention.cutoff_ms(group, now_ms).unwrap_or(i64::MIN);
+                let (mut runs, mut names) = (Vec::new(), Vec::new());
+                for (name, refs) in streams {
+                    for run in refs.iter().filter(|run| run.span.max_ts >= cutoff) {
+                        if run.span.min_ts >= cutoff {
+                            usage.oldest_ms = Some(usage.oldest_ms.map_or(run.span.min_ts, |o| o.min(run.span.min_ts)));
+                        } else {
+                            if names.last() != Some(name) {
+                                names.push(name.clone());
+                            }
+                            runs.push((names.len() - 1, *run));
+                        }
+                    }
+                }
+                if !runs.is_empty() {
+                    straddling.push((group.clone(), cutoff, runs, names));
+                }
+            }
+        }
+        for (group, cutoff, runs, names) in straddling {
+            if usage.oldest_ms.is_some_and(|oldest| oldest <= cutoff) {
+                continue;
+            }
+            if let Some(event) = read_oldest(&self.dir, &group, runs, &names, cutoff, 1)?.first() {
+                usage.oldest_ms = Some(usage.oldest_ms.map_or(event.timestamp, |o| o.min(event.timestamp)));
             }
         }
         Ok(usage)
@@ -192,6 +218,10 @@ mod tests {
         assert_eq!(usage.segments, 3);
         assert!(usage.bytes < before.bytes);
         assert_eq!(usage.oldest_ms, Some(NOW - 5 * DAY), "the 7-day group's event is the oldest kept");
+        // without that group, the oldest kept is an event of the mixed segment, not the cutoff
+        let one_day = LogRetention::parse(1, None).unwrap();
+        assert_eq!(log.usage(&one_day, NOW).unwrap().oldest_ms, Some(NOW - DAY / 2));
+        assert_eq!(log.usage(&one_day, NOW + 1000).unwrap().oldest_ms, Some(NOW - DAY / 2), "it does not move");
 
         // forever keeps everything
         assert_eq!(log.expire(&LogRetention::parse(0, None).unwrap(), NOW).unwrap(), Expired::default());

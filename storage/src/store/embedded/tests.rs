@@ -245,3 +245,24 @@ async fn memtables_are_flushed_once_the_store_is_idle() {
         assert_eq!(store.get("s", "p", &key.to_be_bytes()).await.unwrap(), Some(value(key)));
     }
 }
+
+#[tokio::test]
+async fn reads_of_a_table_never_written_create_nothing() {
+    // a read on a full disk must not write: reading a table creates no keyspace on disk
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_eq!(store.get("never_written", "p", b"k").await.unwrap(), None);
+    assert!(store.scan("never_written", "p", None, 10).await.unwrap().is_empty());
+    assert!(!store.inner.shared.db.keyspace_exists("never_written"));
+    assert!(matches!(store.scan("bad table", "p", None, 1).await, Err(StoreError::InvalidTable(_))));
+    store
+        .batch(vec![WriteOp::Put {
+            table: "written",
+            partition: "p".into(),
+            clustering: b"k".to_vec(),
+            value: b"v".to_vec(),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(store.scan("written", "p", None, 10).await.unwrap().len(), 1);
+}

@@ -75,6 +75,7 @@ pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, Exi
         .build()
         .map_err(|e| fail(format!("cannot make an HTTP client: {e}")))?;
     let mut cursor: Option<String> = None;
+    let mut missing_said = false;
     loop {
         let mut query: Vec<(&str, String)> = vec![("log_group", group.clone()), ("since", since_ms.to_string())];
         query.extend(stream.clone().map(|s| ("log_stream", s)));
@@ -105,6 +106,20 @@ pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, Exi
         }
         if let Some(next) = page["cursor"].as_str() {
             cursor = Some(next.to_owned());
+        }
+        if page["group_found"] == Value::Bool(false) && !missing_said {
+            // an empty answer is not a quiet group: say so (once), as `tail` and `aws logs tail` do
+            missing_said = true;
+            let what = match &stream {
+                Some(stream) => format!("no log stream {stream:?} in group {group:?}"),
+                None => format!("no log group {group:?}"),
+            };
+            if !follow {
+                return Err(fail(format!(
+                    "{what} on {base}: nothing was ever written to it, or all of it expired (groups are /logs/<org>/<product>/<service>)"
+                )));
+            }
+            eprintln!("engage: {what} on {base} yet: waiting for its first event");
         }
         if !follow && events.is_empty() {
             return Ok(ExitCode::SUCCESS);

@@ -167,6 +167,11 @@ impl ApiError {
         Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", message)
     }
 
+    /// 405 `METHOD_NOT_ALLOWED`.
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", message)
+    }
+
     /// 404 `NOT_FOUND`.
     pub fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such route")
@@ -198,6 +203,11 @@ impl ApiError {
     /// The human-readable hint.
     pub fn message(&self) -> &str {
         self.body.message.as_deref().unwrap_or_default()
+    }
+
+    /// The schema-validation issues (empty unless `SCHEMA_VIOLATION`).
+    pub fn issues(&self) -> &[Issue] {
+        self.body.issues.as_deref().unwrap_or_default()
     }
 }
 

@@ -65,6 +65,7 @@ pub fn document() -> Result<String, String> {
             }
         }
         all.insert("/otlp/v1/logs".to_owned(), crate::logs::otlp_openapi::path_item());
+        all.insert("/otlp/v1/logs/".to_owned(), crate::logs::otlp_openapi::slash_path_item());
     }
     if let Some(schemes) = doc.pointer_mut("/components/securitySchemes").and_then(Value::as_object_mut) {
         schemes.extend(security);

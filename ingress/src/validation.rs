@@ -32,7 +32,12 @@ pub fn issues(validator: &Validator, instance: &Value) -> Vec<Issue> {
                     pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
                 }
             }
-            let mut message = error.to_string();
+            let mut message = match error.kind() {
+                // every allowed value, not jsonschema's "A, B or 2 other candidates": a producer
+                // must learn what would be accepted
+                ValidationErrorKind::Enum { options } => enum_message(error.instance(), options),
+                _ => error.to_string(),
+            };
             if message.chars().count() > MAX_MESSAGE_CHARS {
                 message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
             }
@@ -41,4 +46,15 @@ pub fn issues(validator: &Validator, instance: &Value) -> Vec<Issue> {
         .collect();
     issues.dedup();
     issues
+}
+
+/// `"TRACE" is not one of "DEBUG", "INFO", "WARN" or "ERROR"`, every option named.
+fn enum_message(value: &Value, options: &Value) -> String {
+    let options: Vec<String> = options.as_array().map(|o| o.iter().map(Value::to_string).collect()).unwrap_or_default();
+    let listed = match options.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("{value} is not one of {listed}")
 }

@@ -281,3 +281,42 @@ async fn otlp_exports_and_tail_reads_follow_the_same_jwt_rules() {
         page["events"].as_array().unwrap().iter().filter_map(|e| e["event"]["message"].as_str()).collect();
     assert_eq!(messages, vec!["signed"], "{page}");
 }
+
+/// `ENGAGE_LOGS_TOKEN` really set in the environment of the CLI (issue 54): `engage logs tail` and
+/// `engage logs usage` send it, and no command refuses it as an unknown setting.
+#[tokio::test]
+async fn the_logs_token_variable_is_sent_by_the_logs_commands_and_refused_by_none() {
+    let key = Key::generate("k1");
+    let jwks = Jwks::serve(&[&key]).await;
+    let org = crate::helpers::unique_org();
+    let app = app_with(&jwks, &[("ENGAGE_LOG_ORG", &org)]).await;
+    let token = key.sign(&claims(600));
+    let message = format!("token-variable-{}", uuid::Uuid::new_v4());
+    let response = app
+        .client
+        .post(format!("{}/v1/logs", app.base))
+        .bearer_auth(&token)
+        .json(&crate::helpers::event(&message))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let group = format!("/logs/{org}/edge/checkout");
+    let cwd = tempfile::tempdir().unwrap();
+    let with_token = [("ENGAGE_LOGS_TOKEN", token.as_str())];
+    let tail = crate::procs::cli_async(cwd.path(), &with_token, &["logs", "tail", &group, "--url", &app.base]).await;
+    let (stdout, stderr) = (String::from_utf8_lossy(&tail.stdout), String::from_utf8_lossy(&tail.stderr));
+    assert!(tail.status.success(), "tail with ENGAGE_LOGS_TOKEN: {stdout}\n{stderr}");
+    assert!(stdout.contains(&message), "{stdout}\n{stderr}");
+    let usage = crate::procs::cli_async(cwd.path(), &with_token, &["logs", "usage", "--url", &app.base]).await;
+    assert!(usage.status.success(), "usage: {}", String::from_utf8_lossy(&usage.stderr));
+    assert!(String::from_utf8_lossy(&usage.stdout).contains("sink: embedded"));
+    let config = crate::procs::cli_async(cwd.path(), &with_token, &["config"]).await;
+    let printed = String::from_utf8_lossy(&config.stdout);
+    assert!(config.status.success(), "engage config: {}", String::from_utf8_lossy(&config.stderr));
+    assert!(!printed.contains(&token), "the token is not a setting and is never printed");
+    // without it the server refuses, and the command says why
+    let refused = crate::procs::cli_async(cwd.path(), &[], &["logs", "tail", &group, "--url", &app.base]).await;
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("401"), "{}", String::from_utf8_lossy(&refused.stderr));
+}

@@ -32,7 +32,7 @@ async fn post(app: &TestApp, body: &Value) -> (u16, Value) {
 }
 
 /// The value of `name` on `/metrics` (summed over labels).
-async fn metric(app: &TestApp, name: &str) -> f64 {
+pub async fn metric(app: &TestApp, name: &str) -> f64 {
     let text = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
     text.lines()
         .filter(|line| line.starts_with(name) && line[name.len()..].starts_with([' ', '{']))
@@ -68,15 +68,11 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
     let keep = format!("/logs/{org}/edge/keep=7");
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
+    // written while the retention is 30 days (an event older than its group's retention is
+    // refused at the door), then the operator shortens it to 1 day and restarts
     let app = spawn_app_in(
         dir,
-        &[
-            ("ENGAGE_LOG_ORG", &org),
-            ("ENGAGE_LOG_RETENTION_DAYS", "1"),
-            ("ENGAGE_LOG_RETENTION_BY_GROUP", &keep),
-            ("ENGAGE_LOG_SEGMENT_BYTES", "65536"),
-            ("ENGAGE_LOG_EXPIRY_INTERVAL_SECS", "1"),
-        ],
+        &[("ENGAGE_LOG_ORG", &org), ("ENGAGE_LOG_RETENTION_DAYS", "30"), ("ENGAGE_LOG_SEGMENT_BYTES", "65536")],
     )
     .await;
     // each request of 300 events fills a 64 KiB segment: three of old events only, one of the
@@ -99,6 +95,17 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
     }
     let numbers: Vec<u64> = segments.iter().map(|(_, n)| *n).collect();
     assert_eq!(numbers, (numbers[0]..numbers[0] + 7).collect::<Vec<_>>(), "one segment per request: {segments:?}");
+    let app = spawn_app_in(
+        app.stop().await,
+        &[
+            ("ENGAGE_LOG_ORG", &org),
+            ("ENGAGE_LOG_RETENTION_DAYS", "1"),
+            ("ENGAGE_LOG_RETENTION_BY_GROUP", &keep),
+            ("ENGAGE_LOG_SEGMENT_BYTES", "65536"),
+            ("ENGAGE_LOG_EXPIRY_INTERVAL_SECS", "1"),
+        ],
+    )
+    .await;
 
     let deadline = Instant::now() + Duration::from_secs(15);
     while metric(&app, "engage_log_segments_deleted_total").await < 3.0 {
@@ -140,10 +147,10 @@ async fn old_segments_expire_young_ones_stay_and_reads_show_only_what_is_kept() 
 }
 
 /// A tmpfs of `size` mounted on `at`, unmounted when dropped.
-struct Tmpfs(PathBuf);
+pub struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Self {
+    pub fn mount(at: &Path, size: &str) -> Self {
         std::fs::create_dir_all(at).unwrap();
         let status =
             Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(at).status();

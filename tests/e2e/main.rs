@@ -34,6 +34,7 @@ mod journeys;
 mod jwt;
 mod legacy_routes;
 mod legacy_shapes;
+mod log_edges;
 mod log_retention;
 mod logs_api;
 mod logs_tail;

@@ -237,3 +237,17 @@ pub fn cli(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Out
     }
     command.envs(env.iter().copied()).output().unwrap()
 }
+
+/// [`cli`] off the test's runtime (an in-process server on the same runtime keeps answering).
+pub async fn cli_async(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let cwd = cwd.to_owned();
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli(&cwd, &env, &args)
+    })
+    .await
+    .unwrap()
+}

@@ -23,7 +23,7 @@ use super::naming::{log_group, log_stream};
 use super::otlp::{self, Encoding};
 use super::schema::{LogIngestRequest, LogSchema};
 use super::typed;
-use super::write::{count_fates, guard_disk, read_body};
+use super::write::{count_fates, guard_disk, log_refusal, read_body};
 use crate::auth::LogCaller;
 use crate::error::{ApiError, Issue};
 use crate::state::AppState;
@@ -114,7 +114,11 @@ async fn ingest(State(state): State<AppState>, caller: LogCaller, body: Body) ->
     let result = ingest_inner(&state, body).await;
     if let Err(error) = &result {
         metrics::counter!("engage_log_requests_failed_total", "error" => error.code()).increment(1);
-        tracing::info!(subject = %caller.subject, error = error.code(), "log request refused");
+        let reason = match error.issues().first() {
+            Some(issue) => format!("{} {}: {} {}", error.code(), error.message(), issue.pointer, issue.message),
+            None => format!("{} {}", error.code(), error.message()),
+        };
+        log_refusal(&caller.subject, "a JSON log request", &reason);
     }
     result
 }
@@ -250,10 +254,10 @@ fn answer(total: usize, report: &WriteReport) -> Result<Response, ApiError> {
         return Ok((StatusCode::OK, Json(LogIngestOk { accepted })).into_response());
     }
     if accepted == 0 {
-        let too_old = report.count(EventFate::TooOld) + report.count(EventFate::Expired);
+        let (too_old, expired) = (report.count(EventFate::TooOld), report.count(EventFate::Expired));
         let too_new = report.count(EventFate::TooNew);
         return Err(ApiError::all_rejected(format!(
-            "the log service dropped all {total} events ({too_old} too old or expired: older than 14 days; {too_new} too new: more than 2 hours ahead)"
+            "the log service dropped all {total} events ({too_old} too old: older than 14 days; {expired} expired: older than their group's retention; {too_new} too new: more than 2 hours ahead)"
         )));
     }
     let detail = report.batches.iter().filter_map(detail_item).collect();

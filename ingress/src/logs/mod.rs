@@ -36,6 +36,8 @@ pub fn router() -> Router<AppState> {
         .route("/v1/logs/events", get(events::read_events))
         .route("/v1/logs/tail", get(tail::tail_logs))
         .route("/otlp/v1/logs", post(otlp::export_logs))
+        // an exporter's endpoint written with a trailing slash (`…/otlp/v1/logs/`) works too
+        .route("/otlp/v1/logs/", post(otlp::export_logs))
         .route("/v1/logs/usage", get(usage::log_usage))
         .layer(RequestDecompressionLayer::new().gzip(true).pass_through_unaccepted(false))
 }

@@ -27,7 +27,7 @@ use serde_json::json;
 use engage_storage::logs::EventFate;
 
 use super::otlp_map::{map_request, Mapped};
-use super::write::{count_fates, guard_disk, read_body};
+use super::write::{count_fates, guard_disk, log_refusal, read_body};
 use crate::auth::LogCaller;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -113,7 +113,8 @@ async fn export_inner(
     metrics::histogram!("engage_log_request_events").record(total as f64);
     metrics::counter!("engage_log_events_total", "outcome" => "invalid").increment(invalid as u64);
     if invalid > 0 {
-        tracing::info!(subject = %caller.subject, invalid, total, "OTLP records refused");
+        let reason = problems.first().map_or("", String::as_str);
+        log_refusal(&caller.subject, &format!("{invalid} of {total} OTLP records"), reason);
     }
     let mut accepted = 0;
     if !events.is_empty() {
@@ -183,6 +184,17 @@ fn success(encoding: Encoding, rejected: usize, message: String) -> Response {
     (StatusCode::OK, [(CONTENT_TYPE, encoding.content_type())], body).into_response()
 }
 
+/// A bare 405 or 415 of the OTLP route (axum's, or the decompression layer's) as an OTLP error
+/// answer in the request's encoding.
+pub fn refusal(status: StatusCode, message: &str, encoding: Encoding) -> Response {
+    let error = if status == StatusCode::METHOD_NOT_ALLOWED {
+        ApiError::method_not_allowed(message)
+    } else {
+        ApiError::unsupported_media_type(message)
+    };
+    status_answer(error, encoding)
+}
+
 /// An error answer in the request's encoding, keeping the status and headers (`Retry-After`,
 /// `WWW-Authenticate`) of the ApiError it stands for.
 fn status_answer(error: ApiError, encoding: Encoding) -> Response {
@@ -206,6 +218,7 @@ fn status_answer(error: ApiError, encoding: Encoding) -> Response {
 fn grpc_code(status: StatusCode) -> i32 {
     match status.as_u16() {
         400 | 413 | 415 => 3, // INVALID_ARGUMENT
+        405 => 12,            // UNIMPLEMENTED
         401 => 16,            // UNAUTHENTICATED
         403 => 7,             // PERMISSION_DENIED
         404 => 5,             // NOT_FOUND

@@ -68,6 +68,9 @@ pub struct TailPage {
     pub events: Vec<TailedEvent>,
     /// Pass as `cursor` to read what came after.
     pub cursor: String,
+    /// False when the sink has no such group (or no such stream in it): nothing was ever written
+    /// to it (or all of it expired). `engage logs tail` says so on stderr.
+    pub group_found: bool,
 }
 
 /// Read a log group as it grows (either sink).
@@ -121,7 +124,7 @@ pub async fn tail_logs(
             event: serde_json::from_str(&event.message).unwrap_or(serde_json::Value::String(event.message)),
         })
         .collect();
-    Ok(Json(TailPage { events, cursor: answer.cursor }))
+    Ok(Json(TailPage { events, cursor: answer.cursor, group_found: answer.found }))
 }
 
 /// An optional integer query parameter within `min..=max`.

@@ -1,5 +1,7 @@
 //! What both log inputs (`ingest.rs`, the JSON route; `otlp.rs`) do alike around a write:
-//! read the body within its limit, ask the disk guard, count each event's fate.
+//! read the body within its limit, ask the disk guard, count each event's fate, log a refusal.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use axum::body::{Body, Bytes};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -33,4 +35,28 @@ pub(super) fn count_fates(report: &WriteReport) {
             metrics::counter!("engage_log_events_total", "outcome" => fate.reason()).increment(1);
         }
     }
+}
+
+/// Longest reason written in one refusal line.
+const MAX_LOGGED_REASON: usize = 500;
+
+/// Logs why records were refused, with the first reason: at most one line a second for the whole
+/// process (a producer sending the same bad record in a loop does not flood the log); the lines
+/// left out are counted in the next one's `suppressed`.
+/// `refused` says what was refused ("2 of 5 OTLP records", "a /v1/logs request").
+pub(super) fn log_refusal(subject: &str, refused: &str, reason: &str) {
+    static LAST_SECOND: AtomicI64 = AtomicI64::new(i64::MIN);
+    static SUPPRESSED: AtomicU64 = AtomicU64::new(0);
+    let second = chrono::Utc::now().timestamp();
+    let last = LAST_SECOND.load(Ordering::Relaxed);
+    if last >= second || LAST_SECOND.compare_exchange(last, second, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+        SUPPRESSED.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let suppressed = SUPPRESSED.swap(0, Ordering::Relaxed);
+    let reason: String = match reason.char_indices().nth(MAX_LOGGED_REASON) {
+        Some((cut, _)) => format!("{}…", &reason[..cut]),
+        None => reason.to_owned(),
+    };
+    tracing::info!(subject, refused, %reason, suppressed, "log records refused");
 }

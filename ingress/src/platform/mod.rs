@@ -125,6 +125,17 @@ pub async fn family_refusals(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_owned());
+    // a body in an encoding no route decodes: the decompression layer's bare 415 names it
+    let encoding = request
+        .headers()
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty() && v != "gzip" && v != "identity");
+    let otlp = route
+        .as_deref()
+        .is_some_and(|r| r.starts_with("/otlp/"))
+        .then(|| crate::logs::otlp::Encoding::of(request.headers()).unwrap_or(crate::logs::otlp::Encoding::Json));
     let response = next.run(request).await;
     let status = response.status();
     let json = response
@@ -136,19 +147,43 @@ pub async fn family_refusals(
         return response;
     }
     let allow = response.headers().get(axum::http::header::ALLOW).cloned();
-    let mut refused = refusal(route.as_deref().unwrap_or("unmatched"), status);
+    let encoding_refused = (status == axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE).then_some(encoding).flatten();
+    let mut refused = match (otlp, encoding_refused) {
+        (Some(otlp), Some(name)) => crate::logs::otlp::refusal(status, &unsupported_encoding(&name), otlp),
+        (Some(otlp), None) => crate::logs::otlp::refusal(status, refusal_message(status), otlp),
+        (None, Some(name)) => {
+            let error = crate::error::ApiError::unsupported_media_type(unsupported_encoding(&name));
+            axum::response::IntoResponse::into_response(error)
+        }
+        (None, None) => refusal(route.as_deref().unwrap_or("unmatched"), status),
+    };
     if let Some(allow) = allow {
         refused.headers_mut().insert(axum::http::header::ALLOW, allow);
     }
     refused
 }
 
+/// What a refused `Content-Encoding` is told.
+fn unsupported_encoding(name: &str) -> String {
+    format!("Content-Encoding {name} is not accepted: send the body with Content-Encoding gzip, or uncompressed")
+}
+
+/// The message of axum's bare 405 or 415.
+fn refusal_message(status: axum::http::StatusCode) -> &'static str {
+    if status == axum::http::StatusCode::METHOD_NOT_ALLOWED {
+        "this route does not take that method (the Allow header lists those it takes)"
+    } else {
+        "unsupported content-type: send the body as application/json"
+    }
+}
+
 /// The JSON body of a 405 or 415 answer in the route's family (axum's own have none).
 pub fn refusal(route: &str, status: axum::http::StatusCode) -> axum::response::Response {
-    let (code, message) = if status == axum::http::StatusCode::METHOD_NOT_ALLOWED {
-        ("METHOD_NOT_ALLOWED", "this route does not take that method (the Allow header lists those it takes)")
+    let message = refusal_message(status);
+    let code = if status == axum::http::StatusCode::METHOD_NOT_ALLOWED {
+        "METHOD_NOT_ALLOWED"
     } else {
-        ("UNSUPPORTED_MEDIA_TYPE", "unsupported content-type: send the body as application/json")
+        "UNSUPPORTED_MEDIA_TYPE"
     };
     let body = match family_of(route) {
         Some(Family::Integration) => {

@@ -247,14 +247,15 @@ const FILTER_PAGES: usize = 10;
 
 impl CloudWatchBackend {
     /// Events of `group` (of one stream, or all) at or after `start_ms`, oldest first, at most
-    /// about `max` (whole pages of FilterLogEvents). A group that does not exist (yet) has none.
+    /// about `max` (whole pages of FilterLogEvents). None when the group (or the stream) does not
+    /// exist (yet).
     pub async fn filter_events(
         &self,
         group: &str,
         stream: Option<&str>,
         start_ms: i64,
         max: usize,
-    ) -> Result<Vec<FilteredEvent>, String> {
+    ) -> Result<Option<Vec<FilteredEvent>>, String> {
         let mut events = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..FILTER_PAGES {
@@ -270,7 +271,7 @@ impl CloudWatchBackend {
             }
             let page = match call.send().await {
                 Ok(page) => page,
-                Err(error) if error.code() == Some("ResourceNotFoundException") => return Ok(Vec::new()),
+                Err(error) if error.code() == Some("ResourceNotFoundException") => return Ok(None),
                 Err(error) => return Err(cause(&error)),
             };
             events.extend(page.events().iter().map(|event| FilteredEvent {
@@ -285,7 +286,7 @@ impl CloudWatchBackend {
             }
         }
         events.sort_by(|a, b| (a.timestamp, &a.id).cmp(&(b.timestamp, &b.id)));
-        Ok(events)
+        Ok(Some(events))
     }
 }
 

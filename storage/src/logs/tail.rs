@@ -70,6 +70,9 @@ pub struct TailAnswer {
     pub events: Vec<TailEvent>,
     /// Pass back to read on.
     pub cursor: String,
+    /// Whether the sink has the group (and the stream, when one was asked for): false when
+    /// nothing was ever written to it, so an empty page is not taken for a quiet group.
+    pub found: bool,
 }
 
 /// Why a tail read failed.
@@ -118,8 +121,11 @@ async fn embedded(log: Option<&SegmentLog>, request: &TailRequest) -> Result<Tai
     let ours = request.cursor.as_deref().filter(|cursor| Seen::decode(cursor).is_none());
     let after = ours.map(embedded_position).transpose()?;
     let Some(log) = log else {
-        return Ok(TailAnswer { events: Vec::new(), cursor: "e0.0.0".to_owned() });
+        return Ok(TailAnswer { events: Vec::new(), cursor: "e0.0.0".to_owned(), found: false });
     };
+    let found = log
+        .has(&request.group, request.stream.as_deref())
+        .map_err(|error| TailError::Unavailable(error.to_string()))?;
     let page = log
         .tail(TailQuery {
             group: request.group.clone(),
@@ -140,7 +146,7 @@ async fn embedded(log: Option<&SegmentLog>, request: &TailRequest) -> Result<Tai
             message: String::from_utf8_lossy(&event.message).into_owned(),
         })
         .collect();
-    Ok(TailAnswer { events, cursor: format!("e{}", page.next.encode()) })
+    Ok(TailAnswer { events, cursor: format!("e{}", page.next.encode()), found })
 }
 
 /// The CloudWatch cursor: a timestamp and the ids of the events of that millisecond returned.
@@ -173,6 +179,9 @@ async fn cloudwatch(backend: &CloudWatchBackend, request: &TailRequest) -> Resul
         .filter_events(&request.group, request.stream.as_deref(), start, request.limit + seen.ids.len())
         .await
         .map_err(TailError::Unavailable)?;
+    let Some(found) = found else {
+        return Ok(TailAnswer { events: Vec::new(), cursor: seen.encode(), found: false });
+    };
     let mut next = Seen { timestamp: seen.timestamp, ids: seen.ids.clone() };
     let mut events = Vec::new();
     for event in found {
@@ -194,7 +203,7 @@ async fn cloudwatch(backend: &CloudWatchBackend, request: &TailRequest) -> Resul
             }
         }
     }
-    Ok(TailAnswer { events, cursor: next.encode() })
+    Ok(TailAnswer { events, cursor: next.encode(), found: true })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use engage_config::LogRetention;
 
 use super::format::{segment_number, segment_path};
-use super::{read_oldest, Run, SegmentLog};
+use super::{read_oldest, SegmentLog, WantedRuns};
 
 /// What one pass deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl SegmentLog {
         // a run wholly kept gives its oldest event from the index; a run that straddles its
         // group's cutoff holds both expired and kept events, and its oldest kept one is read
         // (only when it could be older than every event the index already gave)
-        let mut straddling: Vec<(String, i64, Vec<(usize, Run)>, Vec<String>)> = Vec::new();
+        let mut straddling: Vec<(String, i64, WantedRuns)> = Vec::new();
         {
             let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
             for (group, streams) in &index.groups {
@@ -115,11 +115,11 @@ impl SegmentLog {
                     }
                 }
                 if !runs.is_empty() {
-                    straddling.push((group.clone(), cutoff, runs, names));
+                    straddling.push((group.clone(), cutoff, (runs, names)));
                 }
             }
         }
-        for (group, cutoff, runs, names) in straddling {
+        for (group, cutoff, (runs, names)) in straddling {
             if usage.oldest_ms.is_some_and(|oldest| oldest <= cutoff) {
                 continue;
             }

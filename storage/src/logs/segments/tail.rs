@@ -96,6 +96,12 @@ impl SegmentLog {
             .map_err(io::Error::other)?
     }
 
+    /// Whether any event of `group` (of `stream`, when given) was ever appended and not expired.
+    pub fn has(&self, group: &str, stream: Option<&str>) -> io::Result<bool> {
+        let index = self.index.read().map_err(|_| io::Error::other("the log index lock is poisoned"))?;
+        Ok(index.groups.get(group).is_some_and(|streams| stream.is_none_or(|s| streams.contains_key(s))))
+    }
+
     /// Waits until something is appended after `position` (true), or `within` passes (false).
     pub async fn wait_past(&self, position: TailPosition, within: Duration) -> bool {
         let mut end = self.end.subscribe();

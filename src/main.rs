@@ -36,7 +36,7 @@ enum Command {
     },
     /// Print the effective settings (secrets hidden) and exit.
     Config,
-    /// Manage staff, integration and ingestion tokens through the running server's loopback
+    /// Manage staff, integration, ingestion and app tokens through the running server's loopback
     /// admin routes.
     Tokens {
         #[command(subcommand)]
@@ -63,7 +63,7 @@ enum Command {
     /// through the running server.
     DeadLetters {
         #[command(subcommand)]
-        action: DeadLettersAction,
+        action: dead_letters_cli::DeadLettersAction,
     },
     /// A customer's data rights: export or erase them in a brand, through the running server.
     Customers {
@@ -74,46 +74,6 @@ enum Command {
     Logs {
         #[command(subcommand)]
         action: logs_cli::LogsAction,
-    },
-}
-
-#[derive(Subcommand)]
-enum DeadLettersAction {
-    /// One line per parked event, oldest first: id, brand, attempts, last failure, error.
-    List,
-    /// A parked event whole (JSON), its envelope included.
-    Show {
-        /// The event id (from `list`).
-        id: String,
-    },
-    /// Publish the event again (once its cause is fixed); its effects count once.
-    Replay {
-        /// The event id.
-        id: String,
-    },
-    /// Forget the event.
-    Drop {
-        /// The event id.
-        id: String,
-    },
-}
-
-#[derive(Subcommand)]
-enum ReportsAction {
-    /// The five journey health workbooks of the 7 IST days before today (or before --now's day),
-    /// written under the data dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints their
-    /// paths.
-    Health {
-        /// Report as of this time (RFC 3339) instead of now.
-        #[arg(long)]
-        now: Option<String>,
-    },
-    /// The digital-bill workbook of one IST day (yesterday unless --date), written under the data
-    /// dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints its path.
-    Bills {
-        /// The IST day reported, YYYY-MM-DD.
-        #[arg(long)]
-        date: Option<String>,
     },
 }
 
@@ -162,6 +122,25 @@ enum WalletAction {
 }
 
 #[derive(Subcommand)]
+enum ReportsAction {
+    /// The five journey health workbooks of the 7 IST days before today (or before --now's day),
+    /// written under the data dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints their
+    /// paths.
+    Health {
+        /// Report as of this time (RFC 3339) instead of now.
+        #[arg(long)]
+        now: Option<String>,
+    },
+    /// The digital-bill workbook of one IST day (yesterday unless --date), written under the data
+    /// dir (and mailed when ENGAGE_MAIL_SERVICE_URL is set); prints its path.
+    Bills {
+        /// The IST day reported, YYYY-MM-DD.
+        #[arg(long)]
+        date: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
 enum TokensAction {
     /// Create a token and print it alone on stdout.
     Create {
@@ -182,6 +161,11 @@ enum TokensAction {
         /// The token id (from `list` or `create`'s log).
         id: String,
     },
+}
+
+/// `1 brand`, `2 brands`.
+fn count(n: &Value, one: &str, many: &str) -> String {
+    format!("{n} {}", if n.as_u64() == Some(1) { one } else { many })
 }
 
 fn load(config: Option<&Path>, role: Option<&str>) -> Result<Settings, ExitCode> {
@@ -257,7 +241,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Command::DeadLetters { action } => {
             let settings = load(config, None)?;
-            runtime()?.block_on(dead_letters(settings, action))
+            runtime()?.block_on(dead_letters_cli::run(settings, action))
         }
         Command::Customers { action } => runtime()?.block_on(customers_cli::run(load(config, None)?, action)),
         Command::Logs { action } => {
@@ -376,6 +360,7 @@ macro_rules! outln {
 }
 
 mod customers_cli;
+mod dead_letters_cli;
 mod logs_cli;
 mod reclaim;
 
@@ -419,39 +404,6 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         TokensAction::Revoke { id } => {
             admin_call(&settings, Method::DELETE, &format!("/admin/tokens/{id}"), None).await?;
             outln!("revoked {id}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn dead_letters(settings: Settings, action: DeadLettersAction) -> Result<ExitCode, ExitCode> {
-    use reqwest::Method;
-    let path = |id: &str, tail: &str| format!("/admin/dead-letters/{id}{tail}");
-    match action {
-        DeadLettersAction::List => {
-            let answer = admin_call(&settings, Method::GET, "/admin/dead-letters", None).await?;
-            for letter in answer["dead_letters"].as_array().cloned().unwrap_or_default() {
-                outln!(
-                    "{}\t{}\tattempts={}\tlast={}\t{}",
-                    letter["id"].as_str().unwrap_or_default(),
-                    letter["tenant"].as_str().unwrap_or_default(),
-                    letter["attempts"],
-                    letter["last_failure"].as_str().unwrap_or_default(),
-                    letter["error"].as_str().unwrap_or_default(),
-                );
-            }
-        }
-        DeadLettersAction::Show { id } => {
-            let answer = admin_call(&settings, Method::GET, &path(&id, ""), None).await?;
-            outln!("{}", serde_json::to_string_pretty(&answer).unwrap_or_default());
-        }
-        DeadLettersAction::Replay { id } => {
-            admin_call(&settings, Method::POST, &path(&id, "/replay"), None).await?;
-            outln!("replayed {id}");
-        }
-        DeadLettersAction::Drop { id } => {
-            admin_call(&settings, Method::DELETE, &path(&id, ""), None).await?;
-            outln!("dropped {id}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -537,11 +489,11 @@ async fn bill_report(settings: Settings, date: Option<String>) -> Result<ExitCod
     let outcome = &answer["outcome"];
     outln!("{}", outcome["file"].as_str().unwrap_or_default());
     eprintln!(
-        "{}: {} brands, {} outlets, {} businesses with bills on sent none; mailed: {}",
+        "{}: {}, {}, {} with bills on sent none; mailed: {}",
         outcome["date"].as_str().unwrap_or_default(),
-        outcome["brands"],
-        outcome["outlets"],
-        outcome["unsent"],
+        count(&outcome["brands"], "brand", "brands"),
+        count(&outcome["outlets"], "outlet", "outlets"),
+        count(&outcome["unsent"], "business", "businesses"),
         outcome["mailed"]
     );
     Ok(ExitCode::SUCCESS)

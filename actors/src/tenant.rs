@@ -136,7 +136,7 @@ macro_rules! questions {
 questions!(
     customers::CustomersQuery => Customers { Details, Update, ApplyNow, WaitingRefunds, Order(GetOrder) },
     otp::OtpQuery => Otp { Generate, Verify },
-    business::BusinessQuery => Business { SaveConfig, GetConfig, OpenRoutes },
+    business::BusinessQuery => Business { SaveConfig, GetConfig, OpenRoutes, OutletNames },
     consent::ConsentQuery => Consent {
         Get(GetConsent),
         Set(SetConsent),

@@ -112,11 +112,26 @@ pub(super) fn from_figment_error(error: figment::Error) -> ConfigError {
     };
     let key = error.path.join(".");
     match &error.kind {
-        Kind::UnknownField(field, _) => {
+        Kind::UnknownField(field, expected) => {
             // figment may or may not have put the field on the path already.
             let key =
                 if key.is_empty() || key.ends_with(field.as_str()) { field.clone() } else { format!("{key}.{field}") };
-            ConfigError::new(&key, "is not a known setting")
+            let known: &[&str] = expected;
+            let closest = known
+                .iter()
+                .map(|name| (strsim::jaro_winkler(name, &field.to_lowercase()), *name))
+                .filter(|(score, _)| *score > 0.85)
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            match closest {
+                Some((_, name)) => ConfigError::new(
+                    &key,
+                    format!(
+                        "is not a known setting; did you mean {ENV_PREFIX}{} (`{name}` in a file)?",
+                        name.to_uppercase()
+                    ),
+                ),
+                None => ConfigError::new(&key, "is not a known setting (`engage config` lists every setting)"),
+            }
         }
         _ if key.is_empty() => ConfigError::new("config", error.to_string()),
         kind => ConfigError::new(&key, kind.to_string()),

@@ -38,7 +38,9 @@ const NOT_SETTINGS: &[&str] = &["test_*", "logs_token"];
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
-    /// Address the HTTP server binds (`ENGAGE_HTTP_ADDR`).
+    /// Address the HTTP server binds (`ENGAGE_HTTP_ADDR`): an IP and port, or a host name and port
+    /// (`localhost:8080`, resolved at start).
+    #[serde(deserialize_with = "resolve_addr")]
     pub http_addr: SocketAddr,
     /// Directory of the embedded store (`ENGAGE_DATA_DIR`).
     pub data_dir: PathBuf,
@@ -502,6 +504,27 @@ fn is_setting(key: &str) -> bool {
     !NOT_SETTINGS.iter().any(|name| match name.strip_suffix('*') {
         Some(prefix) => key.starts_with(prefix),
         None => key == *name,
+    })
+}
+
+/// `http_addr` as written, or, for `HOST:PORT` with a host name (`localhost:8080`), the first
+/// address the name resolves to (IPv4 first): what a user types is taken, from the environment or
+/// the file alike.
+fn resolve_addr<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<std::net::SocketAddr, D::Error> {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    let text = String::deserialize(deserializer)?;
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let resolved = text.to_socket_addrs().ok().and_then(|addrs| {
+        let addrs: Vec<SocketAddr> = addrs.collect();
+        addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied()
+    });
+    resolved.ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "{text:?} is not an address to listen on: HOST:PORT, e.g. 127.0.0.1:8080, 0.0.0.0:8080 or localhost:8080"
+        ))
     })
 }
 

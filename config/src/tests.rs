@@ -32,6 +32,20 @@ fn invalid_values_name_the_setting() {
     let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADR", "127.0.0.1:1")]).unwrap_err();
     assert_eq!(err.env, "ENGAGE_HTTP_ADR");
     assert!(err.to_string().contains("not a known setting"), "{err}");
+    assert!(err.to_string().contains("did you mean ENGAGE_HTTP_ADDR"), "{err}");
+    let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADRR", "127.0.0.1:1")]).unwrap_err();
+    assert!(err.to_string().contains("did you mean ENGAGE_HTTP_ADDR"), "{err}");
+    let err = Settings::load_with_env(None, &[("ENGAGE_WHATEVER_XYZZY", "1")]).unwrap_err();
+    assert!(!err.to_string().contains("did you mean"), "{err}");
+}
+
+#[test]
+fn a_host_name_with_a_port_is_an_address() {
+    let settings = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADDR", "localhost:8080")]).unwrap();
+    assert_eq!(settings.http_addr.port(), 8080);
+    assert!(settings.http_addr.ip().is_loopback());
+    let err = Settings::load_with_env(None, &[("ENGAGE_HTTP_ADDR", "localhost")]).unwrap_err();
+    assert!(err.to_string().contains("ENGAGE_HTTP_ADDR"), "{err}");
 }
 
 #[test]
@@ -113,11 +127,13 @@ fn errors_name_the_setting_as_written_with_an_example() {
     assert_eq!(err.origin, Origin::File(file.clone()));
     assert!(err.to_string().contains("`http_adress` in"), "{err}");
     assert!(!err.to_string().contains("ENGAGE_HTTP_ADRESS"), "{err}");
-    std::fs::write(&file, "http_addr = \"localhost:8080\"\n").unwrap();
+    std::fs::write(&file, "http_addr = \"localhost\"\n").unwrap();
     let err = Settings::load_with_env(Some(&file), &[]).unwrap_err();
     assert!(err.to_string().contains("example: http_addr = \"127.0.0.1:8080\""), "{err}");
-    let err = Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "localhost:8080")]).unwrap_err();
+    let err = Settings::load_with_env(Some(&file), &[("ENGAGE_HTTP_ADDR", "nowhere")]).unwrap_err();
     assert!(err.to_string().contains("example: ENGAGE_HTTP_ADDR=127.0.0.1:8080"), "{err}");
+    std::fs::write(&file, "http_addr = \"localhost:8080\"\n").unwrap();
+    assert_eq!(Settings::load_with_env(Some(&file), &[]).unwrap().http_addr.port(), 8080);
     let missing = dir.join("absent.toml");
     let err = Settings::load_with_env(Some(&missing), &[]).unwrap_err();
     assert!(err.to_string().starts_with("--config "), "{err}");

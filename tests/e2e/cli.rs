@@ -64,10 +64,17 @@ fn settings_errors_name_the_setting_as_written_and_give_an_example() {
     let (code, stderr) = run(&[], &["serve", "--config", file.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("`http_adress` in") && !stderr.contains("ENGAGE_HTTP_ADRESS"), "{stderr}");
-    // a host name where an address goes gets an example
-    let (code, stderr) = run(&[("ENGAGE_HTTP_ADDR", "localhost:8080")], &["serve"]);
+    // a host name without a port gets an example (with one it is taken: `engage config` prints it)
+    let (code, stderr) = run(&[("ENGAGE_HTTP_ADDR", "localhost")], &["serve"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("example: ENGAGE_HTTP_ADDR=127.0.0.1:8080"), "{stderr}");
+    let output = Command::new(BIN).arg("config").env("ENGAGE_HTTP_ADDR", "localhost:8080").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("http_addr = \"127.0.0.1:8080\""));
+    // a mistyped setting gets the one meant
+    let (code, stderr) = run(&[("ENGAGE_HTTP_ADRR", "127.0.0.1:1")], &["config"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("ENGAGE_HTTP_ADRR") && stderr.contains("did you mean ENGAGE_HTTP_ADDR"), "{stderr}");
 }
 
 fn free_port() -> u16 {

@@ -147,7 +147,9 @@ async fn poison_is_parked_then_replayed_once(nats: Option<&NatsServer>) {
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(details(&client, &engage.base, &replayed_phone).await.1["customer"]["total_orders"], 1);
     assert_eq!(details(&client, &engage.base, dropped_phone).await.0, 404, "the dropped order was applied");
-    assert!(dead_letters(&data, port, &["list"]).1.is_empty());
+    let (code, listed, said) = dead_letters(&data, port, &["list"]);
+    assert_eq!((code, listed.as_str()), (0, ""), "stdout stays one line per parked event");
+    assert!(said.contains("no parked events"), "an empty list says so: {said:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,6 +50,10 @@ const SHOWN: &str = r#"(function(){const q=(s)=>[...document.querySelectorAll(s)
  loyalty: Object.fromEntries(q('#loyalty-cards [data-figure]').map(e=>[e.dataset.figure, e.dataset.value])),
  funnels: Object.fromEntries(q('[data-funnel]').map(f=>[f.dataset.funnel, Object.fromEntries([...f.querySelectorAll('[data-step]')].map(s=>[s.dataset.step, Number(s.dataset.value)]))])),
  error: document.querySelector('#error').textContent,
+ outlet_names: q('#outlet-rows tr').map(e=>[e.dataset.outlet, (e.querySelector('[data-name]')||{dataset:{}}).dataset.name]),
+ choices: q('#outlet option').map(e=>[e.value, e.textContent]),
+ nps_said: (document.querySelector('[data-step="nps"] .muted')||{}).textContent||'',
+ help: document.querySelector('#token-help').textContent.replace(/\s+/g,' '),
  width: document.documentElement.scrollWidth }})()"#;
 
 #[tokio::test]
@@ -59,6 +63,11 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
     let staff = create_token(&app, "staff", brand).await;
     let rules = json!({"parent_business_id": brand, "earn_percent": 10, "min_bill": 0});
     assert_eq!(post(&app, "/crm_api/add_edit_rules", &[("token", &staff)], &rules).await.0, 200);
+    // o1 and o2 have names; o3 is known by its id alone
+    for (outlet, name) in [("o1", "Indiranagar"), ("o2", "Koramangala")] {
+        let config = json!({"parent_business_id": brand, "business_id": outlet, "business_name": name});
+        assert_eq!(post(&app, "/crm_api/add_b_config", &[("token", &staff)], &config).await.0, 200);
+    }
     // three outlets over a week: o3 sells far less than the others
     let mut n = 0;
     for day in 5..=11 {
@@ -148,6 +157,16 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
         .collect();
     assert_eq!(desktop["outlets"], floats(&json!(ranked)));
     assert_eq!(desktop["outlets"][2], json!(["o3", 630.0, true]), "o3 is marked: {desktop}");
+    // outlets by name (the id on a second line), the list offers them by name too
+    assert_eq!(outlets["outlets"][0]["name"], "Indiranagar", "{outlets}");
+    assert_eq!(desktop["outlet_names"], json!([["o1", "Indiranagar"], ["o2", "Koramangala"], ["o3", ""]]));
+    assert_eq!(
+        desktop["choices"],
+        json!([["", "Every outlet"], ["o1", "Indiranagar (o1)"], ["o2", "Koramangala (o2)"], ["o3", "o3"]])
+    );
+    // no NPS answers in the period: said so, not a score of 0
+    assert_eq!(desktop["nps_said"], "No NPS answers yet", "{desktop}");
+    assert!(desktop["help"].as_str().unwrap().contains("engage tokens create --kind staff"), "{desktop}");
     assert_eq!(desktop["loyalty"]["points_earned"], json!(totals["points_earned"].to_string()));
     assert_eq!(desktop["loyalty"]["fraud_flags"], "0");
     assert_eq!(desktop["funnels"]["journeys"]["customers"], floats(&campaigns["journeys"]["customers"]));
@@ -199,9 +218,11 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
         "start": "2026-10-05", "end": "2026-10-11"}),
     )
     .await;
+    // signed in, the outlet is picked from the list: the board follows at once
     let mut steps = sign_in(&staff);
-    steps.as_array_mut().unwrap().insert(1, json!({"fill": "#outlet", "value": "o2"}));
     for step in [
+        json!({"fill": "#outlet", "value": "o2"}),
+        json!({"wait": "document.body.dataset.ready === '1' && document.getElementById('period').textContent.startsWith('Outlet Koramangala')"}),
         json!({"screenshot": shot("dashboard-outlet.png")}),
         json!({"eval": SHOWN}),
         json!({"eval": "[...document.querySelectorAll('#outlet-rows tr')].map(e=>[e.dataset.outlet, e.dataset.selected])"}),

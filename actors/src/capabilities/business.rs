@@ -3,6 +3,8 @@
 //! `digital_bill` from the bill status route) and what `/crm_api/add_b_config` sets. Every writer
 //! merges into the record, so none loses another's fields.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -50,6 +52,16 @@ pub async fn config(tenant: &Tenant, business_id: &str) -> Result<BusinessConfig
     Ok(BusinessConfig { business_id: business_id.to_owned(), ..stored.unwrap_or_default() })
 }
 
+/// Every outlet of the brand that has a name (`business_name`), by outlet id.
+pub async fn outlet_names(repo: &crate::repo::Repo, tenant: &str) -> Result<BTreeMap<String, String>, StoreError> {
+    let configs: Vec<BusinessConfig> = repo.all(crate::tables::BUSINESS_CONFIGS, tenant).await?;
+    Ok(configs
+        .iter()
+        .filter(|config| config.business_id != "0" && !config.business_id.is_empty())
+        .filter_map(|config| config.name().map(|name| (config.business_id.clone(), name.to_owned())))
+        .collect())
+}
+
 /// The write of a record.
 pub fn put(tenant: &Tenant, config: &BusinessConfig) -> WriteOp {
     keys::business_config(&tenant.id, &config.business_id).put(config)
@@ -65,6 +77,20 @@ pub enum BusinessQuery {
     GetConfig(GetConfig),
     /// See [`OpenRoutes`].
     OpenRoutes(OpenRoutes),
+    /// See [`OutletNames`].
+    OutletNames(OutletNames),
+}
+
+question! {
+    /// The brand's outlets that have a name (`business_name`), by outlet id: [`NamedOutlets`].
+    pub struct OutletNames {} -> NamedOutlets;
+}
+
+/// Outlet id → its configured name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NamedOutlets {
+    /// By outlet id.
+    pub names: BTreeMap<String, String>,
 }
 
 question! {
@@ -115,6 +141,7 @@ crate::query::answers! {
         save(tenant, business_id, fields, now).await
     },
     GetConfig: GetConfig { business_id } => Ok(config(tenant, &business_id).await?),
+    OutletNames: OutletNames {} => Ok(NamedOutlets { names: outlet_names(tenant.repo(), &tenant.id).await? }),
     OpenRoutes: OpenRoutes { closed, now } => {
         let key = keys::open_routes_setting(&tenant.id);
         let setting = match closed {

@@ -211,7 +211,8 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
         "StaffErrorBody".to_owned(),
         json!({"type": "object", "required": ["message"], "properties": {
             "message": {"type": "string"},
-            "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Issue"}}}}),
+            "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Issue"}},
+            "hint": {"type": "string", "description": "what would work instead (e.g. the header a token goes in)"}}}),
     );
     schemas.insert(
         "CustomerDetails".to_owned(),

@@ -157,6 +157,22 @@ fn ranked(map: &BTreeMap<String, Tally>, label: &str, count: &str, by_revenue: b
         .collect()
 }
 
+/// Items whose names differ only in case and spacing (`filter coffee`, `Filter  Coffee`) as one,
+/// under the spelling sold most (by quantity; then revenue; then the first in order): POS systems
+/// and staff spell an item many ways, and a brand sells one.
+fn same_items(items: &BTreeMap<String, Tally>) -> BTreeMap<String, Tally> {
+    let mut groups: BTreeMap<String, (Tally, &String, &Tally)> = BTreeMap::new();
+    for (name, tally) in items {
+        let key = name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let group = groups.entry(key).or_insert_with(|| (Tally::default(), name, tally));
+        group.0.merge(tally);
+        if (tally.n, tally.units) > (group.2.n, group.2.units) {
+            (group.1, group.2) = (name, tally);
+        }
+    }
+    groups.into_values().map(|(tally, name, _)| (name.trim().to_owned(), tally)).collect()
+}
+
 fn median(values: &mut [Decimal]) -> Decimal {
     values.sort();
     match values.len() {
@@ -176,6 +192,18 @@ fn in_band(hour: u8, first: u8, last: u8) -> bool {
 
 /// Marks the outlet a metric was asked for (`business_id`) among the outlets it ranks: each entry
 /// gets `selected`, the body `selected_business_id`.
+/// Names each ranked outlet (`name`: its configured `business_name`, null when none is set).
+pub fn name_outlets(body: &mut Value, names: &BTreeMap<String, String>) {
+    for list in ["outlets"] {
+        if let Some(outlets) = body.get_mut(list).and_then(Value::as_array_mut) {
+            for entry in outlets {
+                let name = entry["business_id"].as_str().and_then(|id| names.get(id));
+                entry["name"] = json!(name);
+            }
+        }
+    }
+}
+
 pub fn mark_chosen(body: &mut Value, chosen: &str) {
     if let Some(outlets) = body.get_mut("outlets").and_then(Value::as_array_mut) {
         for entry in outlets {
@@ -305,13 +333,15 @@ pub fn answer(
             json!({"bands": bands, "orders": now.orders})
         }
         Metric::Items => {
-            let whole = now.items.values().map(|t| t.revenue()).sum();
-            json!({"items": ranked(&now.items, "name", "quantity", true, whole), "item_revenue": money(whole)})
+            let items = same_items(&now.items);
+            let whole = items.values().map(|t| t.revenue()).sum();
+            json!({"items": ranked(&items, "name", "quantity", true, whole), "item_revenue": money(whole)})
         }
         Metric::TopItems => {
-            let whole = now.items.values().map(|t| t.revenue()).sum();
+            let items = same_items(&now.items);
+            let whole = items.values().map(|t| t.revenue()).sum();
             let top = |by_revenue| {
-                let mut list = ranked(&now.items, "name", "quantity", by_revenue, whole);
+                let mut list = ranked(&items, "name", "quantity", by_revenue, whole);
                 list.truncate(limit);
                 list
             };
@@ -432,4 +462,26 @@ pub fn answer(
     };
     body["period"] = period.json();
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_spelled_many_ways_is_one_under_the_spelling_sold_most() {
+        let items: BTreeMap<String, Tally> = [
+            ("filter coffee", (2, 200)),
+            ("Filter Coffee", (5, 500)),
+            ("FILTER  coffee ", (1, 100)),
+            ("Idli", (3, 90)),
+        ]
+        .into_iter()
+        .map(|(name, figures)| (name.to_owned(), Tally::from(figures)))
+        .collect();
+        let same = same_items(&items);
+        assert_eq!(same.len(), 2, "{same:?}");
+        assert_eq!(same["Filter Coffee"], Tally::from((8, 800)));
+        assert_eq!(same["Idli"], Tally::from((3, 90)));
+    }
 }

@@ -249,6 +249,9 @@ pub async fn read(repo: Repo, tenant: String, question: ReadMetric) -> Result<Va
         _ => {}
     }
     let mut body = answers::answer(metric, &period, &rows, &extras, limit);
+    if ranks {
+        answers::name_outlets(&mut body, &crate::capabilities::business::outlet_names(&repo, &tenant).await?);
+    }
     if let Some(chosen) = business_id.as_deref() {
         if ranks {
             answers::mark_chosen(&mut body, chosen);

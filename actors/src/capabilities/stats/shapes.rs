@@ -159,6 +159,9 @@ pub struct FulfillmentMetric {
 pub struct OutletRank {
     /// The outlet.
     pub business_id: String,
+    /// The outlet's name as `/crm_api/add_b_config` set it (`business_name`), or null.
+    #[serde(default)]
+    pub name: Option<String>,
     /// Orders.
     pub orders: i64,
     /// Revenue.
@@ -385,6 +388,9 @@ pub struct SpecialDaysMetric {
 pub struct Lagging {
     /// The outlet.
     pub business_id: String,
+    /// The outlet's name as `/crm_api/add_b_config` set it (`business_name`), or null.
+    #[serde(default)]
+    pub name: Option<String>,
     /// Orders.
     pub orders: i64,
     /// Revenue.

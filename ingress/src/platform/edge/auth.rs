@@ -84,6 +84,9 @@ fn count_failure(family: &'static str) {
 pub enum TokenRefusal {
     /// No token, a wrong one, or (app tokens) no `source: mobile`.
     Invalid,
+    /// No `token` header, but an `Authorization` one: a staff, ingestion or app token sent where
+    /// an integration token goes.
+    InAuthorization,
     /// The check itself failed (the token store); callers fail closed.
     CheckFailed(String),
 }
@@ -92,6 +95,10 @@ impl From<TokenRefusal> for StaffError {
     fn from(refusal: TokenRefusal) -> Self {
         match refusal {
             TokenRefusal::Invalid => StaffError::invalid_credentials(),
+            TokenRefusal::InAuthorization => StaffError::invalid_credentials().with_hint(
+                "this route takes its token in the `token` header, not `Authorization` (that one is for integration \
+                 tokens); a staff token is made with `engage tokens create --kind staff --parent <brand>`",
+            ),
             TokenRefusal::CheckFailed(cause) => StaffError::authentication_failed(cause),
         }
     }
@@ -100,7 +107,7 @@ impl From<TokenRefusal> for StaffError {
 impl From<TokenRefusal> for IntegrationError {
     fn from(refusal: TokenRefusal) -> Self {
         match refusal {
-            TokenRefusal::Invalid => IntegrationError::auth_failed(),
+            TokenRefusal::Invalid | TokenRefusal::InAuthorization => IntegrationError::auth_failed(),
             TokenRefusal::CheckFailed(cause) => IntegrationError::internal(cause),
         }
     }
@@ -120,6 +127,9 @@ pub async fn token(state: &AppState, kind: TokenKind, headers: &HeaderMap) -> Re
     };
     let Some(presented) = presented else {
         count_failure(kind.as_str());
+        if kind != TokenKind::Integration && header(headers, AUTHORIZATION).is_some() {
+            return Err(TokenRefusal::InAuthorization);
+        }
         return Err(TokenRefusal::Invalid);
     };
     match state.platform.tokens.verify(kind, presented).await {

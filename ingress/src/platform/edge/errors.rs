@@ -20,6 +20,22 @@ use engage_actors::QueryError;
 
 use crate::error::Issue;
 
+/// Most issues an `xE_102` message spells out (all of them are in `errors`).
+const SUMMARISED_ISSUES: usize = 10;
+
+/// Every issue as `pointer: message` (the message alone for the body itself), then how many more.
+fn summary(issues: &[Issue]) -> String {
+    let mut parts: Vec<String> = issues
+        .iter()
+        .take(SUMMARISED_ISSUES)
+        .map(|i| if i.pointer.is_empty() { i.message.clone() } else { format!("{}: {}", i.pointer, i.message) })
+        .collect();
+    if issues.len() > SUMMARISED_ISSUES {
+        parts.push(format!("and {} more (see errors)", issues.len() - SUMMARISED_ISSUES));
+    }
+    parts.join("; ")
+}
+
 /// Body of the integration family.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct IntegrationErrorBody {
@@ -83,9 +99,7 @@ impl IntegrationError {
 
     /// 400 `xE_102` with the validation problems.
     pub fn invalid(issues: Vec<Issue>) -> Self {
-        let summary =
-            issues.iter().take(3).map(|i| format!("{}: {}", i.pointer, i.message)).collect::<Vec<_>>().join("; ");
-        let mut error = Self::new(StatusCode::BAD_REQUEST, "xE_102", format!("Invalid request: {summary}"));
+        let mut error = Self::new(StatusCode::BAD_REQUEST, "xE_102", format!("Invalid request: {}", summary(&issues)));
         error.body.errors = Some(issues);
         error
     }
@@ -198,38 +212,66 @@ pub struct StaffError {
     status: StatusCode,
     message: String,
     errors: Option<Vec<Issue>>,
+    hint: Option<&'static str>,
 }
 
 impl StaffError {
     /// 403 "invalid credentials".
     pub fn invalid_credentials() -> Self {
-        Self { status: StatusCode::FORBIDDEN, message: "invalid credentials".to_owned(), errors: None }
+        Self { status: StatusCode::FORBIDDEN, message: "invalid credentials".to_owned(), errors: None, hint: None }
+    }
+
+    /// The same error with a `hint`: what would work instead.
+    #[must_use]
+    pub fn with_hint(mut self, hint: &'static str) -> Self {
+        self.hint = Some(hint);
+        self
     }
 
     /// 500 "authentication failed": the check itself failed (fail closed).
     pub fn authentication_failed(cause: impl std::fmt::Display) -> Self {
         tracing::error!(%cause, "authentication check failed");
-        Self { status: StatusCode::INTERNAL_SERVER_ERROR, message: "authentication failed".to_owned(), errors: None }
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: "authentication failed".to_owned(),
+            errors: None,
+            hint: None,
+        }
     }
 
     /// 403: the token's business may not act on this business.
     pub fn forbidden_business() -> Self {
-        Self { status: StatusCode::FORBIDDEN, message: "not allowed for this business".to_owned(), errors: None }
+        Self {
+            status: StatusCode::FORBIDDEN,
+            message: "not allowed for this business".to_owned(),
+            errors: None,
+            hint: None,
+        }
     }
 
     /// 413 `{message}` naming the limit.
     pub fn too_large(limit: usize) -> Self {
-        Self { status: StatusCode::PAYLOAD_TOO_LARGE, message: format!("the body exceeds {limit} bytes"), errors: None }
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!("the body exceeds {limit} bytes"),
+            errors: None,
+            hint: None,
+        }
     }
 
     /// 403 `{message}` with its reason (an outlet-limited token out of its outlet).
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::FORBIDDEN, message: message.into(), errors: None }
+        Self { status: StatusCode::FORBIDDEN, message: message.into(), errors: None, hint: None }
     }
 
     /// 400 with validation problems.
     pub fn invalid(issues: Vec<Issue>) -> Self {
-        Self { status: StatusCode::BAD_REQUEST, message: "invalid request".to_owned(), errors: Some(issues) }
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            message: "invalid request".to_owned(),
+            errors: Some(issues),
+            hint: None,
+        }
     }
 
     /// 400 with one problem.
@@ -245,28 +287,33 @@ impl StaffError {
     /// 400 `{message}`: the request was understood and refused (a redemption over the limits, a
     /// wallet that cannot pay, a denied customer).
     pub fn refused(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::BAD_REQUEST, message: message.into(), errors: None }
+        Self { status: StatusCode::BAD_REQUEST, message: message.into(), errors: None, hint: None }
     }
 
     /// 409 `{message}`: the transition is refused in the current state.
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::CONFLICT, message: message.into(), errors: None }
+        Self { status: StatusCode::CONFLICT, message: message.into(), errors: None, hint: None }
     }
 
     /// 410 `{message}`: the thing (a link) was valid once and has expired.
     pub fn gone(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::GONE, message: message.into(), errors: None }
+        Self { status: StatusCode::GONE, message: message.into(), errors: None, hint: None }
     }
 
     /// 404.
     pub fn not_found(what: &str) -> Self {
-        Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None }
+        Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None, hint: None }
     }
 
     /// 500 "internal error": a fault of this build (logged with its cause), not of the request.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(%cause, "internal error");
-        Self { status: StatusCode::INTERNAL_SERVER_ERROR, message: "internal error".to_owned(), errors: None }
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: "internal error".to_owned(),
+            errors: None,
+            hint: None,
+        }
     }
 
     /// 503.
@@ -276,6 +323,7 @@ impl StaffError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             message: "temporarily unavailable; retry".to_owned(),
             errors: None,
+            hint: None,
         }
     }
 }
@@ -326,6 +374,24 @@ impl IntoResponse for StaffError {
         if let Some(errors) = self.errors {
             body["errors"] = json!(errors);
         }
+        if let Some(hint) = self.hint {
+            body["hint"] = json!(hint);
+        }
         (self.status, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn every_issue_is_named_and_the_body_itself_has_no_empty_pointer() {
+        let issue = |pointer: &str, message: &str| Issue { pointer: pointer.into(), message: message.into() };
+        let four = vec![issue("/a", "one"), issue("/b", "two"), issue("/c", "three"), issue("/d", "four")];
+        assert_eq!(summary(&four), "/a: one; /b: two; /c: three; /d: four");
+        assert_eq!(summary(&[issue("", "the body is not JSON")]), "the body is not JSON");
+        let many: Vec<Issue> = (0..12).map(|i| issue(&format!("/{i}"), "bad")).collect();
+        assert!(summary(&many).ends_with("; and 2 more (see errors)"));
     }
 }

@@ -65,7 +65,7 @@ async fn page() -> impl IntoResponse {
 
 fn session_operation() -> Value {
     let mut op = crate::platform::edge::routes::operation(
-        "Whom a staff token acts for (the dashboard's sign-in): {status, data: {parent_business_id, business_id (the outlet it is limited to, or null), brand_name, outlet_name (as /crm_api/add_b_config set them, or null)}}",
+        "Whom a staff token acts for (the dashboard's sign-in): {status, data: {parent_business_id, business_id (the outlet it is limited to, or null), brand_name, outlet_name (as /crm_api/add_b_config set them, or null), outlets (the brand's named outlets, id to name)}}",
         Auth::Staff,
         None,
         crate::platform::edge::contract::answer_schema::<StaffAnswer<Data<Session>>>(),
@@ -88,6 +88,9 @@ pub struct Session {
     brand_name: Option<String>,
     /// The outlet's name, or null.
     outlet_name: Option<String>,
+    /// The brand's outlets that have a name (`/crm_api/add_b_config`'s `business_name`), id →
+    /// name: the dashboard's outlet list shows them by name.
+    outlets: std::collections::BTreeMap<String, String>,
 }
 
 async fn session(
@@ -108,6 +111,14 @@ async fn session(
         Some(outlet) => name(outlet.clone()).await?,
         None => None,
     };
-    let data = Session { parent_business_id: grant.parent, business_id: grant.business, brand_name, outlet_name };
+    let named: business::NamedOutlets =
+        state.platform.gateway.ask(&grant.parent, business::OutletNames {}).await.map_err(StaffError::from)?;
+    let data = Session {
+        parent_business_id: grant.parent,
+        business_id: grant.business,
+        brand_name,
+        outlet_name,
+        outlets: named.names,
+    };
     Ok(staff_answer(Data { data }))
 }

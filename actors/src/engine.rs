@@ -317,6 +317,8 @@ impl PartitionRunner {
         // one handle, not a registry lookup per delivery
         let processed = metrics::counter!("engage_events_processed_total", "partition" => partition.to_string());
         let mut failed_pulls = 0u32;
+        /// Pulls answered 503 that are said as a leader election, not warned about.
+        const STARTING_PULLS: u32 = 20;
         loop {
             if *stop.borrow() {
                 break;
@@ -332,7 +334,14 @@ impl PartitionRunner {
                 }
                 Err(error) => {
                     failed_pulls += 1;
-                    tracing::warn!(partition, %error, failed_pulls, "pull failed");
+                    // a new cluster elects each stream's leader in its first seconds, and a
+                    // partition just taken over opens its consumer: its first pulls may answer 503
+                    let text = error.to_string();
+                    if failed_pulls <= STARTING_PULLS && (text.contains("503") || text.contains("no responders")) {
+                        tracing::info!(partition, failed_pulls, "the partition's stream has no leader yet (a new or changing NATS cluster elects one): pulling again");
+                    } else {
+                        tracing::warn!(partition, %error, failed_pulls, "pull failed");
+                    }
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     // after an outage (a server lost, a leader moved) the consumer is opened again
                     if failed_pulls.is_multiple_of(3) {

@@ -146,6 +146,13 @@ pub fn spawn_lease_keeper(
             }
             let owned: Owned = held.keys().copied().filter(|p| !releasing.contains(p)).collect();
             if *owned_tx.borrow() != owned {
+                tracing::info!(
+                    node,
+                    owned = owned.len(),
+                    of = partitions,
+                    "this node now processes {} of {partitions} partitions",
+                    owned.len()
+                );
                 tracing::debug!(node, partitions = ?owned, "partition ownership changed");
                 metrics::gauge!("engage_partitions_owned").set(owned.len() as f64);
                 let _ = owned_tx.send(owned);
@@ -282,10 +289,21 @@ async fn keep(
     for partition in std::mem::take(releasing) {
         if held.remove(&partition).is_some() {
             let _ = bucket.delete(format!("p.{partition}")).await;
-            tracing::info!(node, partition, "partition released to rebalance");
+            tracing::debug!(node, partition, "partition released to rebalance");
         }
     }
     let mut active = held.len();
+    if active > share && releasing.is_empty() {
+        // a node joined (or this one started first and took everything): say what happens next
+        tracing::info!(
+            node,
+            live_nodes = alive,
+            share,
+            handing_over = active - share,
+            "rebalancing: {alive} nodes share {partitions} partitions; handing {} over over the next rounds",
+            active - share
+        );
+    }
     while active > share {
         let Some(&partition) = held.keys().rev().find(|p| !releasing.contains(p)) else { break };
         releasing.push(partition);

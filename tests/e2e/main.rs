@@ -52,6 +52,7 @@ mod pages;
 mod paid_reactions;
 mod passivation;
 mod platform;
+mod readme_try;
 mod refunds;
 mod stats;
 mod stats_dashboard;

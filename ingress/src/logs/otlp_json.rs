@@ -8,7 +8,10 @@
 //!   mapping omits an empty repeated field: `MessageToJson`, the Collector's file exporter);
 //! - a `KeyValue` without `key` (the empty key, omitted the same way);
 //! - `severityNumber` as the enum's name (`"SEVERITY_NUMBER_INFO"`, `MessageToJson`'s default);
-//! - `traceId` / `spanId` in base64 (protobuf's mapping of `bytes`) instead of OTLP's hex.
+//! - `traceId` / `spanId` in base64 (protobuf's mapping of `bytes`) instead of OTLP's hex;
+//! - base64 whose last symbol carries stray bits (`"bytesValue": "lYx8Gr=="`);
+//! - an integer written with a zero fraction (`"droppedAttributesCount": 3.0`), as JSON Schema's
+//!   `integer` and JavaScript's numbers allow.
 //!
 //! The common case costs nothing more: the body is read as is first, and only a body that fails
 //! is rewritten ([`normalize`]) and read again. When that fails too, the first error is answered.
@@ -39,13 +42,34 @@ fn normalize(value: &mut Value, key: Option<&str>) {
             if matches!(key, Some("arrayValue" | "kvlistValue")) {
                 object.entry("values").or_insert_with(|| Value::Array(Vec::new()));
             }
+            if key == Some("kvlistValue") {
+                // a kvlistValue's values are KeyValues, even `{}`
+                if let Some(Value::Array(pairs)) = object.get_mut("values") {
+                    for pair in pairs.iter_mut() {
+                        if let Value::Object(pair) = pair {
+                            pair.entry("key").or_insert_with(|| Value::String(String::new()));
+                        }
+                    }
+                }
+            }
             fix_fields(object);
             for (name, member) in object.iter_mut() {
                 normalize(member, Some(name.as_str()));
             }
         }
+        Value::Number(number) => {
+            // JSON Schema's (and JavaScript's) integer may be written `143703.0`; serde's u32 and
+            // i64 take only `143703` (a double field takes either)
+            if let Some(float) = number.as_f64().filter(|f| f.fract() == 0.0 && number.is_f64()) {
+                if float >= 0.0 && float < u64::MAX as f64 {
+                    *value = Value::from(float as u64);
+                } else if float < 0.0 && float > i64::MIN as f64 {
+                    *value = Value::from(float as i64);
+                }
+            }
+        }
         Value::Array(items) => {
-            let key_values = matches!(key, Some("attributes")) || key == Some("values") && is_key_value_list(items);
+            let key_values = matches!(key, Some("attributes"));
             for item in items.iter_mut() {
                 if key_values {
                     if let Value::Object(pair) = item {
@@ -59,17 +83,18 @@ fn normalize(value: &mut Value, key: Option<&str>) {
     }
 }
 
-/// Whether the elements of a `values` array are KeyValues (a `kvlistValue`'s) rather than AnyValues
-/// (an `arrayValue`'s): a KeyValue has `key` or `value`, an AnyValue has neither.
-fn is_key_value_list(items: &[Value]) -> bool {
-    items.iter().any(|item| item.get("key").is_some() || item.get("value").is_some())
-}
-
 /// The scalar members printed differently: the severity's name, ids in base64.
 fn fix_fields(object: &mut Map<String, Value>) {
     if let Some(Value::String(name)) = object.get("severityNumber") {
         if let Some(number) = SeverityNumber::from_str_name(name) {
             object.insert("severityNumber".to_owned(), Value::from(number as i32));
+        }
+    }
+    if let Some(Value::String(text)) = object.get("bytesValue") {
+        // base64 whose last symbol carries bits past the data (`Gr==`): read leniently, as most
+        // base64 readers do, and written back canonically for the decoder
+        if let Some(canonical) = lenient_base64(text) {
+            object.insert("bytesValue".to_owned(), Value::String(canonical));
         }
     }
     for (field, len) in [("traceId", 16), ("spanId", 8)] {
@@ -79,6 +104,18 @@ fn fix_fields(object: &mut Map<String, Value>) {
             }
         }
     }
+}
+
+/// `text` as canonical base64, when it is base64 read leniently (trailing bits allowed).
+fn lenient_base64(text: &str) -> Option<String> {
+    use base64::engine::{general_purpose, DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let lenient = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    lenient.decode(text).ok().map(|bytes| general_purpose::STANDARD.encode(bytes))
 }
 
 /// An id printed in base64 (protobuf's `bytes`) as OTLP's lowercase hex, when `text` is not hex
@@ -105,11 +142,13 @@ mod tests {
             {"key": "service.name", "value": {"stringValue": "pay"}},
             {"key": "empty.list", "value": {"arrayValue": {}}},
             {"key": "empty.map", "value": {"kvlistValue": {}}},
-            {"key": "nested", "value": {"kvlistValue": {"values": [{"value": {"arrayValue": {}}}]}}}
+            {"key": "nested", "value": {"kvlistValue": {"values": [{"value": {"arrayValue": {}}}, {}]}}}
         ]}, "scopeLogs": [{"logRecords": [{
             "timeUnixNano": "1700000000000000000", "severityNumber": "SEVERITY_NUMBER_WARN",
             "traceId": "W47/95gDgQPSabYzgT/GDA==", "spanId": "7uGbfsPBsXQ=",
-            "body": {"arrayValue": {"values": [{"kvlistValue": {}}]}}
+            "body": {"arrayValue": {"values": [{"kvlistValue": {}}]}},
+            "droppedAttributesCount": 3.0, "flags": 1.0, "observedTimeUnixNano": 515.0,
+            "attributes": [{"key": "ratio", "value": {"doubleValue": 2.0}}, {"key": "raw", "value": {"bytesValue": "lYx8Gr=="}}]
         }]}]}]});
         let request = decode(body.to_string().as_bytes()).unwrap();
         let resource = request.resource_logs[0].resource.as_ref().unwrap();
@@ -117,11 +156,16 @@ mod tests {
         assert_eq!(value(1), Some(any_value::Value::ArrayValue(Default::default())));
         assert_eq!(value(2), Some(any_value::Value::KvlistValue(Default::default())));
         let Some(any_value::Value::KvlistValue(nested)) = value(3) else { panic!("nested") };
-        assert_eq!(nested.values[0].key, "");
+        assert_eq!((nested.values[0].key.as_str(), nested.values[1].key.as_str()), ("", ""));
         let record = &request.resource_logs[0].scope_logs[0].log_records[0];
         assert_eq!(record.severity_number, SeverityNumber::Warn as i32);
         assert_eq!(hex(&record.trace_id), "5b8efff798038103d269b633813fc60c");
         assert_eq!(hex(&record.span_id), "eee19b7ec3c1b174");
+        assert_eq!((record.dropped_attributes_count, record.flags, record.observed_time_unix_nano), (3, 1, 515));
+        assert_eq!(
+            record.attributes[0].value.as_ref().and_then(|v| v.value.clone()),
+            Some(any_value::Value::DoubleValue(2.0))
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ fn steps(block: &[String]) -> Vec<Step> {
         command.push_str(line);
         command.push('\n');
         let quotes = command.matches('\'').count();
-        if quotes % 2 == 0 && !line.ends_with('\\') {
+        if quotes.is_multiple_of(2) && !line.ends_with('\\') {
             steps.push(Step { command: std::mem::take(&mut command), expected: Vec::new() });
         }
     }

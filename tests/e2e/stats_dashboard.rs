@@ -245,6 +245,21 @@ async fn the_dashboard_signs_in_and_shows_what_the_stats_routes_answer() {
     assert_eq!(ranked["outlets"].as_array().unwrap().len(), 3, "{ranked}");
     assert_eq!((&ranked["outlets"][1]["selected"], &ranked["selected_business_id"]), (&json!(true), &json!("o2")));
     assert_eq!(o2["active_outlets"], 1, "{o2}");
+    // by keyboard: Tab from the token to the outlet list, ArrowDown picks the first outlet by name
+    let mut steps = sign_in(&staff);
+    for step in [
+        json!({"eval": "document.getElementById('token').focus()"}),
+        json!({"key": "Tab"}),
+        json!({"eval": "document.activeElement.id"}),
+        json!({"key": "ArrowDown"}),
+        json!({"wait": "document.body.dataset.ready === '1' && document.getElementById('period').textContent.startsWith('Outlet Indiranagar')"}),
+        json!({"eval": "[document.getElementById('outlet').value, document.querySelector('#outlet-rows tr.chosen').dataset.outlet]"}),
+    ] {
+        steps.as_array_mut().unwrap().push(step);
+    }
+    let values = drive(format!("{}/dashboard", app.base), steps).await;
+    assert_eq!(values[1], json!("outlet"), "Tab from the token reaches the outlet list: {values:?}");
+    assert_eq!(values[2], json!(["o1", "o1"]), "{values:?}");
     // an outlet-limited token signs in alone and sees its outlet
     let limited = crate::helpers::token_for(&app, "staff", brand, Some("o3")).await;
     let mut steps = sign_in(&limited);

@@ -76,6 +76,7 @@ pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, Exi
         .map_err(|e| fail(format!("cannot make an HTTP client: {e}")))?;
     let mut cursor: Option<String> = None;
     let mut missing_said = false;
+    let mut shown = 0usize;
     loop {
         let mut query: Vec<(&str, String)> = vec![("log_group", group.clone()), ("since", since_ms.to_string())];
         query.extend(stream.clone().map(|s| ("log_stream", s)));
@@ -121,7 +122,14 @@ pub async fn run(settings: Settings, action: LogsAction) -> Result<ExitCode, Exi
             }
             eprintln!("engage: {what} on {base} yet: waiting for its first event");
         }
+        shown += events.len();
         if !follow && events.is_empty() {
+            if shown == 0 {
+                // an empty answer says so (on stderr: stdout stays the events alone)
+                let from = chrono::DateTime::from_timestamp_millis(since_ms)
+                    .map_or_else(|| since.clone(), |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+                eprintln!("engage: no events in {group} since {from} (--since widens the window)");
+            }
             return Ok(ExitCode::SUCCESS);
         }
     }

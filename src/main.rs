@@ -389,7 +389,11 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         }
         TokensAction::List => {
             let answer = admin_call(&settings, Method::GET, "/admin/tokens", None).await?;
-            for token in answer["tokens"].as_array().cloned().unwrap_or_default() {
+            let tokens = answer["tokens"].as_array().cloned().unwrap_or_default();
+            if tokens.is_empty() {
+                eprintln!("no tokens yet: make one with `engage tokens create --kind staff --parent BRAND`");
+            }
+            for token in tokens {
                 outln!(
                     "{}\t{}\tparent={}\tbusiness={}\tcreated={}\t{}",
                     token["id"].as_str().unwrap_or_default(),

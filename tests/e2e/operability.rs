@@ -369,6 +369,10 @@ async fn the_cli_finds_the_servers_admin_key_from_any_directory_and_prints_the_t
     std::fs::create_dir(&elsewhere).unwrap();
     let addr = format!("127.0.0.1:{}", server.port);
     let env = [("ENGAGE_HTTP_ADDR", addr.as_str())];
+    // before any token: the list says it is empty, on stderr (stdout stays one line per token)
+    let out = cli(&elsewhere, &env, &["tokens", "list"]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no tokens yet"), "{}", text(&out.stderr));
     let out = cli(&elsewhere, &env, &["tokens", "create", "--kind", "staff", "--parent", "brand-cli"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");

@@ -216,9 +216,14 @@ pub struct StaffError {
 }
 
 impl StaffError {
+    /// An answer of `status` saying `message`, nothing more.
+    fn of(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), errors: None, hint: None }
+    }
+
     /// 403 "invalid credentials".
     pub fn invalid_credentials() -> Self {
-        Self { status: StatusCode::FORBIDDEN, message: "invalid credentials".to_owned(), errors: None, hint: None }
+        Self::of(StatusCode::FORBIDDEN, "invalid credentials")
     }
 
     /// The same error with a `hint`: what would work instead.
@@ -231,47 +236,27 @@ impl StaffError {
     /// 500 "authentication failed": the check itself failed (fail closed).
     pub fn authentication_failed(cause: impl std::fmt::Display) -> Self {
         tracing::error!(%cause, "authentication check failed");
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: "authentication failed".to_owned(),
-            errors: None,
-            hint: None,
-        }
+        Self::of(StatusCode::INTERNAL_SERVER_ERROR, "authentication failed")
     }
 
     /// 403: the token's business may not act on this business.
     pub fn forbidden_business() -> Self {
-        Self {
-            status: StatusCode::FORBIDDEN,
-            message: "not allowed for this business".to_owned(),
-            errors: None,
-            hint: None,
-        }
+        Self::of(StatusCode::FORBIDDEN, "not allowed for this business")
     }
 
     /// 413 `{message}` naming the limit.
     pub fn too_large(limit: usize) -> Self {
-        Self {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            message: format!("the body exceeds {limit} bytes"),
-            errors: None,
-            hint: None,
-        }
+        Self::of(StatusCode::PAYLOAD_TOO_LARGE, format!("the body exceeds {limit} bytes"))
     }
 
     /// 403 `{message}` with its reason (an outlet-limited token out of its outlet).
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::FORBIDDEN, message: message.into(), errors: None, hint: None }
+        Self::of(StatusCode::FORBIDDEN, message)
     }
 
     /// 400 with validation problems.
     pub fn invalid(issues: Vec<Issue>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            message: "invalid request".to_owned(),
-            errors: Some(issues),
-            hint: None,
-        }
+        Self { errors: Some(issues), ..Self::of(StatusCode::BAD_REQUEST, "invalid request") }
     }
 
     /// 400 with one problem.
@@ -287,44 +272,34 @@ impl StaffError {
     /// 400 `{message}`: the request was understood and refused (a redemption over the limits, a
     /// wallet that cannot pay, a denied customer).
     pub fn refused(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::BAD_REQUEST, message: message.into(), errors: None, hint: None }
+        Self::of(StatusCode::BAD_REQUEST, message)
     }
 
     /// 409 `{message}`: the transition is refused in the current state.
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::CONFLICT, message: message.into(), errors: None, hint: None }
+        Self::of(StatusCode::CONFLICT, message)
     }
 
     /// 410 `{message}`: the thing (a link) was valid once and has expired.
     pub fn gone(message: impl Into<String>) -> Self {
-        Self { status: StatusCode::GONE, message: message.into(), errors: None, hint: None }
+        Self::of(StatusCode::GONE, message)
     }
 
     /// 404.
     pub fn not_found(what: &str) -> Self {
-        Self { status: StatusCode::NOT_FOUND, message: format!("{what} not found"), errors: None, hint: None }
+        Self::of(StatusCode::NOT_FOUND, format!("{what} not found"))
     }
 
     /// 500 "internal error": a fault of this build (logged with its cause), not of the request.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(%cause, "internal error");
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: "internal error".to_owned(),
-            errors: None,
-            hint: None,
-        }
+        Self::of(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
     }
 
     /// 503.
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
         tracing::warn!(%cause, "unavailable");
-        Self {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            message: "temporarily unavailable; retry".to_owned(),
-            errors: None,
-            hint: None,
-        }
+        Self::of(StatusCode::SERVICE_UNAVAILABLE, "temporarily unavailable; retry")
     }
 }
 

@@ -44,8 +44,12 @@ pub enum Encoding {
 impl Encoding {
     /// The encoding a `Content-Type` names.
     pub fn of(headers: &HeaderMap) -> Option<Self> {
-        let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
-        let media = value.split(';').next().unwrap_or_default().trim();
+        Self::of_content_type(headers.get(CONTENT_TYPE)?)
+    }
+
+    /// The encoding a `Content-Type` value names.
+    pub fn of_content_type(value: &HeaderValue) -> Option<Self> {
+        let media = value.to_str().ok()?.split(';').next().unwrap_or_default().trim();
         if media.eq_ignore_ascii_case("application/x-protobuf") || media.eq_ignore_ascii_case("application/protobuf") {
             Some(Self::Protobuf)
         } else if media.eq_ignore_ascii_case("application/json") {

@@ -125,17 +125,9 @@ pub async fn family_refusals(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let route = request.extensions().get::<axum::extract::MatchedPath>().map(|p| p.as_str().to_owned());
-    // a body in an encoding no route decodes: the decompression layer's bare 415 names it
-    let encoding = request
-        .headers()
-        .get(axum::http::header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .filter(|v| !v.is_empty() && v != "gzip" && v != "identity");
-    let otlp = route
-        .as_deref()
-        .is_some_and(|r| r.starts_with("/otlp/"))
-        .then(|| crate::logs::otlp::Encoding::of(request.headers()).unwrap_or(crate::logs::otlp::Encoding::Json));
+    // kept (a cheap clone) for a refusal to read; looked at only when there is one
+    let content_encoding = request.headers().get(axum::http::header::CONTENT_ENCODING).cloned();
+    let content_type = request.headers().get(axum::http::header::CONTENT_TYPE).cloned();
     let response = next.run(request).await;
     let status = response.status();
     let json = response
@@ -147,7 +139,17 @@ pub async fn family_refusals(
         return response;
     }
     let allow = response.headers().get(axum::http::header::ALLOW).cloned();
-    let encoding_refused = (status == axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE).then_some(encoding).flatten();
+    // a body in an encoding no route decodes: the decompression layer's bare 415 names it
+    let encoding_refused = content_encoding
+        .filter(|_| status == axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE)
+        .and_then(|v| v.to_str().ok().map(|v| v.trim().to_ascii_lowercase()))
+        .filter(|v| !v.is_empty() && v != "gzip" && v != "identity");
+    let otlp = route.as_deref().is_some_and(|r| r.starts_with("/otlp/")).then(|| {
+        content_type
+            .as_ref()
+            .and_then(crate::logs::otlp::Encoding::of_content_type)
+            .unwrap_or(crate::logs::otlp::Encoding::Json)
+    });
     let mut refused = match (otlp, encoding_refused) {
         (Some(otlp), Some(name)) => crate::logs::otlp::refusal(status, &unsupported_encoding(&name), otlp),
         (Some(otlp), None) => crate::logs::otlp::refusal(status, refusal_message(status), otlp),

@@ -45,11 +45,7 @@ fn normalize(value: &mut Value, key: Option<&str>) {
             if key == Some("kvlistValue") {
                 // a kvlistValue's values are KeyValues, even `{}`
                 if let Some(Value::Array(pairs)) = object.get_mut("values") {
-                    for pair in pairs.iter_mut() {
-                        if let Value::Object(pair) = pair {
-                            pair.entry("key").or_insert_with(|| Value::String(String::new()));
-                        }
-                    }
+                    give_keys(pairs);
                 }
             }
             fix_fields(object);
@@ -69,17 +65,23 @@ fn normalize(value: &mut Value, key: Option<&str>) {
             }
         }
         Value::Array(items) => {
-            let key_values = matches!(key, Some("attributes"));
+            if key == Some("attributes") {
+                give_keys(items);
+            }
             for item in items.iter_mut() {
-                if key_values {
-                    if let Value::Object(pair) = item {
-                        pair.entry("key").or_insert_with(|| Value::String(String::new()));
-                    }
-                }
                 normalize(item, None);
             }
         }
         _ => {}
+    }
+}
+
+/// KeyValues printed without `key` (the empty key, omitted by protobuf's JSON mapping) get it.
+fn give_keys(pairs: &mut [Value]) {
+    for pair in pairs.iter_mut() {
+        if let Value::Object(pair) = pair {
+            pair.entry("key").or_insert_with(|| Value::String(String::new()));
+        }
     }
 }
 

@@ -194,12 +194,10 @@ fn in_band(hour: u8, first: u8, last: u8) -> bool {
 /// gets `selected`, the body `selected_business_id`.
 /// Names each ranked outlet (`name`: its configured `business_name`, null when none is set).
 pub fn name_outlets(body: &mut Value, names: &BTreeMap<String, String>) {
-    for list in ["outlets"] {
-        if let Some(outlets) = body.get_mut(list).and_then(Value::as_array_mut) {
-            for entry in outlets {
-                let name = entry["business_id"].as_str().and_then(|id| names.get(id));
-                entry["name"] = json!(name);
-            }
+    if let Some(outlets) = body.get_mut("outlets").and_then(Value::as_array_mut) {
+        for entry in outlets {
+            let name = entry["business_id"].as_str().and_then(|id| names.get(id));
+            entry["name"] = json!(name);
         }
     }
 }

@@ -7,7 +7,7 @@ use clap::Subcommand;
 
 use engage::Settings;
 
-use crate::{admin_call, out};
+use crate::{admin_call, list_lines, out};
 
 /// What `engage dead-letters` does.
 #[derive(Subcommand)]
@@ -38,21 +38,17 @@ pub async fn run(settings: Settings, action: DeadLettersAction) -> Result<ExitCo
     match action {
         DeadLettersAction::List => {
             let answer = admin_call(&settings, Method::GET, "/admin/dead-letters", None).await?;
-            let letters = answer["dead_letters"].as_array().cloned().unwrap_or_default();
-            if letters.is_empty() {
-                // on stderr: stdout stays one line per parked event, for scripts
-                eprintln!("no parked events: every event was processed (or replayed or dropped)");
-            }
-            for letter in letters {
-                outln!(
+            let empty = "no parked events: every event was processed (or replayed or dropped)";
+            list_lines(&answer["dead_letters"], empty, |letter| {
+                format!(
                     "{}\t{}\tattempts={}\tlast={}\t{}",
                     letter["id"].as_str().unwrap_or_default(),
                     letter["tenant"].as_str().unwrap_or_default(),
                     letter["attempts"],
                     letter["last_failure"].as_str().unwrap_or_default(),
                     letter["error"].as_str().unwrap_or_default(),
-                );
-            }
+                )
+            });
         }
         DeadLettersAction::Show { id } => {
             let answer = admin_call(&settings, Method::GET, &path(&id, ""), None).await?;

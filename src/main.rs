@@ -364,6 +364,18 @@ mod dead_letters_cli;
 mod logs_cli;
 mod reclaim;
 
+/// One stdout line per item of a list answer; an empty list says so on stderr instead (stdout
+/// stays the items alone, for scripts).
+fn list_lines(items: &Value, empty: &str, line: impl Fn(&Value) -> String) {
+    let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
+    if items.is_empty() {
+        eprintln!("{empty}");
+    }
+    for item in items {
+        out(line(item));
+    }
+}
+
 /// Prints a line on stdout; a closed pipe (`engage tokens list | head -1`) ends the process
 /// quietly.
 fn out(line: impl std::fmt::Display) {
@@ -389,12 +401,9 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
         }
         TokensAction::List => {
             let answer = admin_call(&settings, Method::GET, "/admin/tokens", None).await?;
-            let tokens = answer["tokens"].as_array().cloned().unwrap_or_default();
-            if tokens.is_empty() {
-                eprintln!("no tokens yet: make one with `engage tokens create --kind staff --parent BRAND`");
-            }
-            for token in tokens {
-                outln!(
+            let empty = "no tokens yet: make one with `engage tokens create --kind staff --parent BRAND`";
+            list_lines(&answer["tokens"], empty, |token| {
+                format!(
                     "{}\t{}\tparent={}\tbusiness={}\tcreated={}\t{}",
                     token["id"].as_str().unwrap_or_default(),
                     token["kind"].as_str().unwrap_or_default(),
@@ -402,8 +411,8 @@ async fn tokens(settings: Settings, action: TokensAction) -> Result<ExitCode, Ex
                     token["business"].as_str().unwrap_or("-"),
                     token["created_at"].as_str().unwrap_or_default(),
                     if token["revoked_at"].is_string() { "revoked" } else { "active" },
-                );
-            }
+                )
+            });
         }
         TokensAction::Revoke { id } => {
             admin_call(&settings, Method::DELETE, &format!("/admin/tokens/{id}"), None).await?;

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::procs::{free_port, Engage, BIN};
+use crate::procs::{as_a_user, free_port, Engage, BIN};
 
 /// Runs `python3 examples/NAME` against `engage`; its stdout (the test fails when it fails).
 async fn run_example(engage: &Engage, data: &Path, name: &str) -> String {
@@ -18,10 +18,7 @@ async fn run_example(engage: &Engage, data: &Path, name: &str) -> String {
     let output = tokio::task::spawn_blocking(move || {
         let mut command = Command::new("python3");
         command.arg(script).current_dir(root);
-        for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_") || k.starts_with("OTEL_")) {
-            command.env_remove(name);
-        }
-        command
+        as_a_user(&mut command)
             .env("SERVER", &base)
             .env("ENGAGE", BIN)
             .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))

@@ -227,15 +227,22 @@ impl Drop for Engage {
     }
 }
 
-/// Runs the `engage` CLI in `cwd` with `env` (and none of the test process's own `ENGAGE_*`
-/// settings); its output.
-pub fn cli(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    let mut command = Command::new(BIN);
-    command.args(args).current_dir(cwd);
-    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_") && !k.starts_with("ENGAGE_TEST_")) {
+/// `command` without the test process's own `ENGAGE_*` settings (the harness's `ENGAGE_TEST_*`
+/// stay: no command reads them as settings) and `OTEL_*` exporter settings: it sees only what the
+/// test gives it, as a user's shell would.
+pub fn as_a_user(command: &mut Command) -> &mut Command {
+    let own = |k: &str| (k.starts_with("ENGAGE_") && !k.starts_with("ENGAGE_TEST_")) || k.starts_with("OTEL_");
+    for (name, _) in std::env::vars().filter(|(k, _)| own(k)) {
         command.env_remove(name);
     }
-    command.envs(env.iter().copied()).output().unwrap()
+    command
+}
+
+/// Runs the `engage` CLI in `cwd` with `env` (and none of the test process's own settings,
+/// [`as_a_user`]); its output.
+pub fn cli(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    as_a_user(command.args(args).current_dir(cwd)).envs(env.iter().copied()).output().unwrap()
 }
 
 /// [`cli`] off the test's runtime (an in-process server on the same runtime keeps answering).

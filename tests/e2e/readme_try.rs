@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::procs::{free_port, Engage, BIN};
+use crate::procs::{as_a_user, free_port, Engage, BIN};
 
 /// One command of a block and the output lines the README shows under it.
 #[derive(Debug)]
@@ -91,24 +91,18 @@ fn shown(line: &str) -> Option<String> {
 /// Dates as `D`, times as `T` (digits of a date or a time, whatever they are).
 fn masked(text: &str) -> String {
     let bytes = text.as_bytes();
-    let digits = |at: usize, n: usize| at + n <= bytes.len() && bytes[at..at + n].iter().all(u8::is_ascii_digit);
+    // whether `shape` starts at `at`: `9` a digit, any other byte itself
+    let fits = |at: usize, shape: &[u8]| {
+        bytes.len() >= at + shape.len()
+            && shape.iter().zip(&bytes[at..]).all(|(s, b)| if *s == b'9' { b.is_ascii_digit() } else { s == b })
+    };
     let mut out = String::new();
     let mut i = 0;
     while i < bytes.len() {
-        if digits(i, 4)
-            && bytes.get(i + 4) == Some(&b'-')
-            && digits(i + 5, 2)
-            && bytes.get(i + 7) == Some(&b'-')
-            && digits(i + 8, 2)
-        {
+        if fits(i, b"9999-99-99") {
             out.push('D');
             i += 10;
-        } else if digits(i, 2)
-            && bytes.get(i + 2) == Some(&b':')
-            && digits(i + 3, 2)
-            && bytes.get(i + 5) == Some(&b':')
-            && digits(i + 6, 2)
-        {
+        } else if fits(i, b"99:99:99") {
             out.push('T');
             i += 8;
             if bytes.get(i) == Some(&b'.') {
@@ -179,10 +173,7 @@ async fn the_readme_try_it_commands_answer_as_printed() {
     let output = tokio::task::spawn_blocking(move || {
         let mut shell = Command::new("bash");
         shell.arg("-c").arg(&script).current_dir(root).env("WORK", &work).env("ROOT", root);
-        for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("ENGAGE_") || k.starts_with("OTEL_")) {
-            shell.env_remove(name);
-        }
-        shell
+        as_a_user(&mut shell)
             .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("ENGAGE_DATA_DIR", &data_dir)
             .env("SERVER", format!("http://127.0.0.1:{port}"))

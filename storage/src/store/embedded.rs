@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use async_trait::async_trait;
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Slice};
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Slice};
 
 use super::staged::Staging;
 use super::{Durable, Row, RowWrite, Store, StoreError, WriteOp};
@@ -163,6 +163,14 @@ const MEMTABLE_BYTES: u64 = 16 << 20;
 /// ([`Shared::flush_when_idle`]).
 const IDLE_FLUSH_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How soon after an idle flush the store looks again, to free the flushed memtables
+/// ([`Shared::flush_when_idle`]).
+const AFTER_IDLE_FLUSH: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How often, while written, the store frees the tree versions (and flushed memtables) no reader
+/// needs ([`fjall::Database::collect_versions`]).
+const COLLECT_VERSIONS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Memtables holding less than this, all tables together, stay in memory when the store is idle.
 const IDLE_FLUSH_MIN_BYTES: u64 = 4 << 20;
 
@@ -177,15 +185,24 @@ pub fn set_idle_hook(hook: fn()) {
     let _ = IDLE_HOOK.set(hook);
 }
 
+/// The store's block cache by default (fjall's own default): blocks of table files read lately,
+/// shared by every table (`ENGAGE_STORE_CACHE_MIB`).
+pub const STORE_CACHE_BYTES: u64 = 32 << 20;
+
 impl EmbeddedStore {
-    /// Opens (or creates) the store in `dir`.
+    /// Opens (or creates) the store in `dir`, with a block cache of [`STORE_CACHE_BYTES`].
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        Self::open_with(dir, None)
+        Self::open_with(dir, None, STORE_CACHE_BYTES)
     }
 
-    fn open_with(dir: &Path, memtable_bytes: Option<u64>) -> Result<Self, StoreError> {
+    /// Opens (or creates) the store in `dir` with a block cache of `cache_bytes`.
+    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
+        Self::open_with(dir, None, cache_bytes)
+    }
+
+    fn open_with(dir: &Path, memtable_bytes: Option<u64>, cache_bytes: u64) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(backend)?;
-        let db = Database::builder(dir.join("store")).open().map_err(backend)?;
+        let db = Database::builder(dir.join("store")).cache_size(cache_bytes).open().map_err(backend)?;
         let shared = Arc::new(Shared {
             db,
             tables: Mutex::new(HashMap::new()),
@@ -357,11 +374,13 @@ impl Shared {
     /// (up to [`MAX_GROUP_WRITES`] writes), commits them with one sync, answers each caller. Ends
     /// when the store is dropped.
     fn commit_loop(&self, receiver: &mpsc::Receiver<Commit>) {
+        let mut wait = IDLE_FLUSH_AFTER;
+        let mut collected = std::time::Instant::now();
         loop {
-            let first = match receiver.recv_timeout(IDLE_FLUSH_AFTER) {
+            let first = match receiver.recv_timeout(wait) {
                 Ok(first) => first,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    self.flush_when_idle();
+                    wait = if self.flush_when_idle() { AFTER_IDLE_FLUSH } else { IDLE_FLUSH_AFTER };
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
@@ -390,28 +409,48 @@ impl Shared {
                 }
             }
             self.staging.settle(last_seq);
-            metrics::gauge!("engage_store_memtable_bytes").set(self.db.write_buffer_size() as f64);
+            wait = IDLE_FLUSH_AFTER;
+            if collected.elapsed() >= COLLECT_VERSIONS_EVERY {
+                self.db.collect_versions();
+                metrics::gauge!("engage_store_memtable_bytes").set(self.memtables_held() as f64);
+                collected = std::time::Instant::now();
+            }
         }
     }
 
     /// After [`IDLE_FLUSH_AFTER`] without a write: flushes every table's memtable once they hold
     /// [`IDLE_FLUSH_MIN_BYTES`] or more, so the memory a burst of writes took goes back (their rows
-    /// are durable in the journal already; this only moves them to table files).
-    fn flush_when_idle(&self) {
+    /// are durable in the journal already; this only moves them to table files). First it frees
+    /// the memtables flushed since the last time ([`fjall::Database::collect_versions`]: fjall
+    /// keeps a flushed memtable in an old tree version until its next flush or compaction,
+    /// which an idle store never makes); returns whether it flushed, so the caller looks again
+    /// soon to free these too.
+    fn flush_when_idle(&self) -> bool {
+        self.db.collect_versions();
         if let Some(hook) = IDLE_HOOK.get() {
             hook();
         }
-        let held = self.db.write_buffer_size();
+        let held = self.memtables_held();
         metrics::gauge!("engage_store_memtable_bytes").set(held as f64);
         if held < IDLE_FLUSH_MIN_BYTES {
-            return;
+            return false;
         }
         let tables: Vec<Keyspace> = match self.tables.lock() {
             Ok(tables) => tables.values().cloned().collect(),
-            Err(_) => return,
+            Err(_) => return false,
         };
         let rotated = tables.iter().filter(|keyspace| keyspace.rotate_memtable().unwrap_or(false)).count();
         tracing::debug!(held, rotated, "idle: memtables flushed");
+        rotated > 0
+    }
+
+    /// The bytes of the memtables every table's versions still hold (`engage_store_memtable_bytes`):
+    /// those written to and those flushed but not yet freed.
+    fn memtables_held(&self) -> u64 {
+        match self.tables.lock() {
+            Ok(tables) => tables.values().map(|keyspace| keyspace.tree.version_memtable_size_sum()).sum(),
+            Err(_) => self.db.write_buffer_size(),
+        }
     }
 
     /// Fails the store for good.

@@ -206,6 +206,28 @@ impl Database {
         self.supervisor.write_buffer_size.get()
     }
 
+    /// engage patch: frees the tree versions no open snapshot can read any more, and with them
+    /// the flushed memtables only they still hold. A flush registers its tables in a new version
+    /// but keeps the version before it (with the memtable just written) until the tree's next
+    /// version GC, which upstream runs only on a later rotation, flush or compaction: a store
+    /// that goes idle after a flush keeps those memtables in memory for as long as it is idle.
+    /// With no snapshot open, every version but the latest is freed.
+    #[doc(hidden)]
+    pub fn collect_versions(&self) {
+        let watermark = self.supervisor.snapshot_tracker.watermark_for_idle_gc();
+        #[expect(clippy::expect_used)]
+        let keyspaces = self.supervisor.keyspaces.read().expect("lock is poisoned");
+        for keyspace in keyspaces.values() {
+            if let Err(e) = keyspace
+                .tree
+                .get_version_history_lock()
+                .maintenance(keyspace.path(), watermark)
+            {
+                log::warn!("Version history GC failed for keyspace {:?}: {e:?}", keyspace.name);
+            }
+        }
+    }
+
     /// Returns the number of queued memtable flush tasks.
     ///
     /// # Experimental

@@ -133,6 +133,21 @@ impl SnapshotTracker {
             .load(std::sync::atomic::Ordering::Acquire)
     }
 
+    /// engage patch: the watermark below which versions can be freed now: the visible seqno
+    /// when no snapshot is open (a snapshot opened later reads the latest version only), else
+    /// the usual safe seqno. Checked under the GC lock, so no snapshot is being opened meanwhile.
+    pub(crate) fn watermark_for_idle_gc(&self) -> SeqNo {
+        #[expect(clippy::expect_used)]
+        let _lock = self.gc_lock.write().expect("lock is poisoned");
+
+        if self.open_snapshots() == 0 {
+            self.seqno.get()
+        } else {
+            self.lowest_freed_instant
+                .load(std::sync::atomic::Ordering::Acquire)
+        }
+    }
+
     pub(crate) fn pullup(&self) {
         #[expect(clippy::expect_used)]
         let _lock = self.gc_lock.write().expect("lock is poisoned");

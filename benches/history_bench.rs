@@ -99,6 +99,7 @@ async fn main() -> anyhow::Result<()> {
         fault_poison_order_id: None,
         max_deliveries: 5,
         services: engage_actors::Services::default(),
+        cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
     };
     let engine = Engine::new(store, bus.clone(), None, config);
     let gateway = TenantGateway::new(Some(engine.clone()), None, PARTITIONS);

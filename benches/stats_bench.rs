@@ -204,6 +204,7 @@ async fn process(dir: &std::path::Path, count: u64, days: u64, rollups: bool) ->
         fault_poison_order_id: None,
         max_deliveries: 5,
         services: engage_actors::Services::default(),
+        cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
     };
     let engine = Engine::with_reactions(store.clone(), bus.clone(), None, config, reactions);
     let tenants: Vec<String> = (0..20).map(|b| format!("bench-brand-{b:02}")).collect();

@@ -288,6 +288,7 @@ impl Application {
                     services: engage_actors::Services::new(links.clone(), settings.link_service_url.clone())
                         .with_feedback_service(settings.feedback_service_url.clone())
                         .with_mail_service(settings.mail_service_url.clone()),
+                    cached_customers_max: usize::try_from(settings.cached_customers_max).unwrap_or(usize::MAX),
                 },
             )
         });

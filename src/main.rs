@@ -11,6 +11,7 @@ use engage::{Application, LogFormat, Settings};
 
 /// mimalloc instead of glibc malloc: under the log load glibc's `_int_malloc`, `malloc_consolidate`
 /// and `_int_free` were ~22% of the server's samples (docs/profiles/logs-one-before.svg).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -51,6 +51,9 @@ pub struct EngineConfig {
     pub max_deliveries: u32,
     /// Links and the link service (digital bills).
     pub services: crate::tenant_core::Services,
+    /// Most customers all tenant actors of this node cache together
+    /// ([`crate::customer_cache::NodeCustomers`]).
+    pub cached_customers_max: usize,
 }
 
 struct Runner {
@@ -100,6 +103,7 @@ impl Engine {
             fault_fired: AtomicBool::new(false),
             services: config.services.clone(),
             stamps: Default::default(),
+            customers: Arc::new(crate::customer_cache::NodeCustomers::new(config.cached_customers_max)),
         });
         Arc::new(Self {
             ctx,
@@ -510,6 +514,7 @@ mod tests {
             fault_poison_order_id: None,
             max_deliveries: 5,
             services: Default::default(),
+            cached_customers_max: crate::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
         };
         let engine = Engine::new(store, bus.clone(), None, config);
         engine.set_owned(&BTreeSet::from([0])).await;

@@ -67,6 +67,7 @@
 
 pub mod ask;
 pub mod capabilities;
+pub mod customer_cache;
 pub mod directory;
 pub mod domain;
 pub mod engine;

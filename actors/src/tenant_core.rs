@@ -7,10 +7,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use lru::LruCache;
 
 use engage_storage::{Durable, StoreError, WriteOp};
 
+use crate::customer_cache::{CustomerCache, NodeCustomers};
 use crate::domain::customer::Customer;
 use crate::domain::fraud::VelocityRules;
 use crate::domain::loyalty::LoyaltyRules;
@@ -35,6 +35,8 @@ pub struct EngineContext {
     /// Stamps of the rows the tenant actors write, for rows read ahead of them
     /// ([`crate::read_ahead`]).
     pub stamps: WriteStamps,
+    /// Every tenant actor's cached customers counted together, and the node's bound on them.
+    pub customers: Arc<NodeCustomers>,
 }
 
 /// What the capabilities that make links need.
@@ -81,11 +83,6 @@ impl Default for Services {
     }
 }
 
-/// Most customers a tenant actor keeps in memory; the least recently used is dropped first (and
-/// read from the store again when it is next needed). At ~5 KB a customer, that is ~50 MB
-/// per active brand however many customers the brand has (`docs/loyalty-wallet-fraud.md`).
-pub const CUSTOMER_CACHE_CAPACITY: usize = 10_000;
-
 /// Typed cache slots: at most one value per type, owned by the capability that defines the type
 /// (so the brand names none of them).
 #[derive(Default)]
@@ -125,11 +122,8 @@ pub struct Tenant {
     pub id: String,
     /// Shared context.
     pub ctx: Arc<EngineContext>,
-    /// Recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`], each with the size of its
-    /// stored row (what `engage_cached_customer_bytes` counts for it).
-    customers: LruCache<String, (Customer, usize)>,
-    /// The sizes of the cached customers' rows, summed.
-    customer_bytes: usize,
+    /// Recently used customers, within the brand's and the node's bounds.
+    customers: CustomerCache,
     /// The brand's loyalty rules, once loaded.
     pub rules: Option<LoyaltyRules>,
     /// The brand's velocity limits, once loaded.
@@ -156,25 +150,14 @@ pub struct Tenant {
     generation: u64,
 }
 
-impl Drop for Tenant {
-    /// A stopped (or crashed) actor's cached customers leave `engage_cached_customers` (and
-    /// their bytes `engage_cached_customer_bytes`) with it.
-    fn drop(&mut self) {
-        self.uncache_all_customers();
-    }
-}
-
 impl Tenant {
     /// A brand with nothing cached.
     pub fn new(id: String, ctx: Arc<EngineContext>) -> Self {
         let generation = ctx.repo.store().generation();
         Self {
             id,
+            customers: CustomerCache::new(ctx.customers.clone()),
             ctx,
-            // grows with use up to the bound (`put_customer_cache` evicts): `LruCache::new`
-            // would allocate a table for the bound up front in every brand's actor
-            customers: LruCache::unbounded(),
-            customer_bytes: 0,
             rules: None,
             velocity: None,
             pricing: None,
@@ -219,7 +202,7 @@ impl Tenant {
 
     /// Drops everything cached: the next message reads the store again.
     pub fn forget_all(&mut self) {
-        self.uncache_all_customers();
+        self.customers.clear();
         self.rules = None;
         self.velocity = None;
         self.pricing = None;
@@ -277,7 +260,7 @@ impl Tenant {
 
     /// A customer, from the cache, the rows read ahead, or the store.
     pub async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
-        if let Some((customer, _)) = self.customers.get(phone) {
+        if let Some(customer) = self.customers.get(phone) {
             return Ok(Some(customer.clone()));
         }
         self.get(&keys::customer(&self.id, phone)).await
@@ -290,7 +273,7 @@ impl Tenant {
 
     /// The cached customer, if any (without making it the most recently used).
     pub fn cached_customer(&self, phone: &str) -> Option<&Customer> {
-        self.customers.peek(phone).map(|(customer, _)| customer)
+        self.customers.peek(phone)
     }
 
     /// Reads `keys` together (concurrently: one round trip on a networked store) and keeps them
@@ -363,41 +346,7 @@ impl Tenant {
 
     /// Drops a cached customer (the next read reloads the stored row).
     pub fn forget_customer(&mut self, phone: &str) {
-        self.uncache_customer(phone);
-    }
-
-    /// Drops a cached customer, keeping `engage_cached_customers` right.
-    fn uncache_customer(&mut self, phone: &str) {
-        if let Some((_, bytes)) = self.customers.pop(phone) {
-            self.customer_bytes -= bytes;
-            metrics::gauge!("engage_cached_customers").decrement(1.0);
-            metrics::gauge!("engage_cached_customer_bytes").decrement(bytes as f64);
-        }
-    }
-
-    /// Drops every cached customer, keeping the gauges right.
-    fn uncache_all_customers(&mut self) {
-        metrics::gauge!("engage_cached_customers").decrement(self.customers.len() as f64);
-        metrics::gauge!("engage_cached_customer_bytes").decrement(self.customer_bytes as f64);
-        self.customers.clear();
-        self.customer_bytes = 0;
-    }
-
-    /// Caches `customer`, whose row is `bytes` long, evicting the least recently used one at the
-    /// bound.
-    fn cache_customer(&mut self, customer: Customer, bytes: usize) {
-        if self.customers.len() >= CUSTOMER_CACHE_CAPACITY && !self.customers.contains(&customer.phone) {
-            if let Some(phone) = self.customers.peek_lru().map(|(phone, _)| phone.clone()) {
-                self.uncache_customer(&phone);
-            }
-        }
-        let replaced = self.customers.put(customer.phone.clone(), (customer, bytes)).map(|(_, replaced)| replaced);
-        if replaced.is_none() {
-            metrics::gauge!("engage_cached_customers").increment(1.0);
-        }
-        let replaced = replaced.unwrap_or(0);
-        self.customer_bytes = self.customer_bytes - replaced + bytes;
-        metrics::gauge!("engage_cached_customer_bytes").increment(bytes as f64 - replaced as f64);
+        self.customers.remove(phone);
     }
 
     /// The write of a customer row.
@@ -426,12 +375,12 @@ impl Tenant {
         match staged {
             Ok(durable) => self.staged.push(durable),
             Err(error) => {
-                self.uncache_customer(&customer.phone);
+                self.customers.remove(&customer.phone);
                 self.cache.clear();
                 return Err(error);
             }
         }
-        self.cache_customer(customer, bytes);
+        self.customers.put(customer, bytes);
         Ok(())
     }
 }
@@ -439,6 +388,7 @@ impl Tenant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::customer_cache::CUSTOMER_CACHE_CAPACITY;
     use engage_storage::{EmbeddedStore, Store};
 
     fn tenant(store: Arc<dyn Store>) -> Tenant {
@@ -449,6 +399,7 @@ mod tests {
             fault_poison_order_id: None,
             services: Services::default(),
             stamps: WriteStamps::default(),
+            customers: Arc::default(),
         });
         Tenant::new("brand-1".to_owned(), ctx)
     }
@@ -460,7 +411,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
         let mut tenant = tenant(store);
-        assert_eq!(tenant.customers.cap().get(), usize::MAX, "no table sized for the bound up front");
+        assert_eq!(tenant.customers.allocated_for(), usize::MAX, "no table sized for the bound up front");
         let phone = |n: usize| format!("9{n:09}");
         for n in 0..CUSTOMER_CACHE_CAPACITY + 3 {
             tenant.commit_customer(Vec::new(), Customer::new(&phone(n), Utc::now())).await.unwrap();

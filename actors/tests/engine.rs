@@ -54,6 +54,7 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>, fault: Option<&str>
             fault_poison_order_id: None,
             max_deliveries: 5,
             services: Default::default(),
+            cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
         },
     );
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;
@@ -148,6 +149,7 @@ async fn a_passivated_tenant_reloads_its_state_from_the_store() {
             fault_poison_order_id: None,
             max_deliveries: 5,
             services: Default::default(),
+            cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
         },
     );
     engine.set_owned(&(0..2).collect::<BTreeSet<u32>>()).await;
@@ -362,6 +364,7 @@ async fn a_registered_order_reaction_runs_in_the_order_batch_and_never_twice() {
         fault_poison_order_id: None,
         max_deliveries: 5,
         services: Default::default(),
+        cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
     };
     let engine = Engine::with_reactions(store.clone(), bus.clone(), None, config, reactions);
     engine.set_owned(&(0..4).collect::<BTreeSet<u32>>()).await;

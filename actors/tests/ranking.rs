@@ -46,6 +46,7 @@ async fn engine_on(store: Arc<dyn Store>, bus: Arc<dyn Bus>) -> (Arc<Engine>, Te
         fault_poison_order_id: None,
         max_deliveries: 5,
         services: Default::default(),
+        cached_customers_max: engage_actors::customer_cache::NODE_CACHED_CUSTOMERS_MAX,
     };
     let engine = Engine::new(store, bus, None, config);
     engine.set_owned(&(0..2).collect::<BTreeSet<u32>>()).await;

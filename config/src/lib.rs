@@ -148,6 +148,11 @@ pub struct Settings {
     pub stream_retention_hours: u64,
     /// Idle time after which a tenant actor is stopped, in seconds (`ENGAGE_PASSIVATE_AFTER_SECS`).
     pub passivate_after_secs: u64,
+    /// Most customers cached by all tenant actors of this node together
+    /// (`ENGAGE_CACHED_CUSTOMERS_MAX`); each brand caches at most 10,000 of its own as well.
+    pub cached_customers_max: u64,
+    /// The embedded store's block cache, in MiB (`ENGAGE_STORE_CACHE_MIB`).
+    pub store_cache_mib: u64,
     /// Key for the loopback admin routes (`/admin/*`, used by `engage tokens`); when unset a random
     /// key is kept in `<data_dir>/admin.key` (`ENGAGE_ADMIN_KEY`).
     pub admin_key: Option<Secret>,
@@ -298,6 +303,8 @@ impl Default for Settings {
             role: Role::All,
             stream_retention_hours: 168,
             passivate_after_secs: 300,
+            cached_customers_max: 50_000,
+            store_cache_mib: 32,
             admin_key: None,
             internal_jwt_secret: None,
             fault_panic_order_id: None,

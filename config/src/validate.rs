@@ -52,6 +52,12 @@ impl Settings {
         if self.partitions == 0 || self.partitions > 4096 {
             return Err(ConfigError::new("partitions", "must be between 1 and 4096"));
         }
+        if self.cached_customers_max == 0 {
+            return Err(ConfigError::new("cached_customers_max", "must be at least 1"));
+        }
+        if self.store_cache_mib == 0 || self.store_cache_mib > 1 << 20 {
+            return Err(ConfigError::new("store_cache_mib", "must be between 1 and 1048576"));
+        }
         if self.partition_lease_secs < 2 {
             return Err(ConfigError::new("partition_lease_secs", "must be at least 2"));
         }

@@ -101,3 +101,31 @@ async fn a_regulars_old_orders_stay_exact_and_the_cache_bytes_leave_with_the_act
     let again = wait_customer(&app, b.name, phone, |c| c["total_orders"] == 30).await;
     assert_eq!(again["lifetime_value"], 2950.0, "{again}");
 }
+
+/// The node's bound on cached customers holds across brands (`ENGAGE_CACHED_CUSTOMERS_MAX`): with
+/// room for 4, two brands' 12 customers leave at most 4 (plus one per live actor) cached, and the
+/// customers dropped from the cache still get every order exactly (read back from the store).
+#[tokio::test]
+async fn the_nodes_bound_on_cached_customers_holds_and_dropped_customers_stay_exact() {
+    let app = spawn_app(&[("ENGAGE_CACHED_CUSTOMERS_MAX", "4")]).await;
+    let brands = [Brand::new(&app, "brand-bound-a").await, Brand::new(&app, "brand-bound-b").await];
+    let phone = |n: u32| format!("98116{n:05}");
+    for round in 1..=2 {
+        for n in 0..6 {
+            for b in &brands {
+                b.order(&format!("B-{round}-{n}"), &phone(n), "Bounded", 100.0, Utc::now()).await;
+            }
+        }
+        for b in &brands {
+            for n in 0..6 {
+                wait_customer(&app, b.name, &phone(n), |c| c["total_orders"] == round).await;
+            }
+        }
+        let cached = metric(&app.client, &app.base, "engage_cached_customers").await;
+        assert!((1.0..=6.0).contains(&cached), "round {round}: {cached} customers cached for a bound of 4");
+    }
+    for b in &brands {
+        let customer = wait_customer(&app, b.name, &phone(0), |c| c["total_orders"] == 2).await;
+        assert_eq!(customer["lifetime_value"], 200.0, "{customer}");
+    }
+}

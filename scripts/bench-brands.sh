@@ -49,8 +49,9 @@ for brands in $counts; do
   rps=$(awk '/Requests\/sec/ {printf "%d", $2}' <<<"$out")
   waited=0
   until [ "$(metric "$port" engage_tenant_actors)" -le 0 ] || [ "$waited" -ge 120 ]; do sleep 1; waited=$((waited + 1)); done
-  # idle workers return freed pages at most every 10 s (src/reclaim.rs)
-  sleep 12
+  # the store flushes and frees its memtables 10-11 s after its last write, and idle workers
+  # return freed pages at most every 10 s (src/reclaim.rs): 25 s covers both
+  sleep 25
   passivated_rss=$(rss "$pid" VmRSS)
   echo "$brands $rps $cpu_ms_per_1k" >>"$results"
   echo "round=$round brands=$brands orders=$ingested orders_per_s=$rps cpu_ms_per_1k_orders=$cpu_ms_per_1k per_brand=$((ingested / brands)) rss_start_mb=$start_rss rss_loaded_mb=$loaded_rss rss_passivated_mb=$passivated_rss peak_rss_mb=$(rss "$pid" VmHWM) actors_left=$(metric "$port" engage_tenant_actors) passivations=$(metric "$port" engage_actor_passivations_total)"

@@ -368,7 +368,9 @@ impl Actor for TenantActor {
             TenantMsg::Apply { envelope, position, reply } => {
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
-                let outcome = match AssertUnwindSafe(orders::apply(tenant, reactions, &envelope, position))
+                // boxed: the apply's state (kilobytes) is allocated for the message only, not
+                // kept in every live actor's task between messages (issue 57)
+                let outcome = match AssertUnwindSafe(Box::pin(orders::apply(tenant, reactions, &envelope, position)))
                     .catch_unwind()
                     .await
                 {
@@ -403,7 +405,7 @@ impl Actor for TenantActor {
                 if let Some(ahead) = read_ahead {
                     tenant.accept_read_ahead(ahead);
                 }
-                let sealed = asked.answer(tenant, reactions).await;
+                let sealed = Box::pin(asked.answer(tenant, reactions)).await;
                 tenant.end_read_ahead();
                 let tenant_id = tenant.id.clone();
                 when_durable(tenant, move |failure| match failure {

@@ -37,6 +37,14 @@ fn invalid_values_name_the_setting() {
     assert!(err.to_string().contains("did you mean ENGAGE_HTTP_ADDR"), "{err}");
     let err = Settings::load_with_env(None, &[("ENGAGE_WHATEVER_XYZZY", "1")]).unwrap_err();
     assert!(!err.to_string().contains("did you mean"), "{err}");
+    for (name, value) in [("ENGAGE_CACHED_CUSTOMERS_MAX", "0"), ("ENGAGE_STORE_CACHE_MIB", "0")] {
+        let err = Settings::load_with_env(None, &[(name, value)]).unwrap_err();
+        assert_eq!(err.env, name);
+    }
+    let memory =
+        Settings::load_with_env(None, &[("ENGAGE_CACHED_CUSTOMERS_MAX", "20000"), ("ENGAGE_STORE_CACHE_MIB", "8")])
+            .unwrap();
+    assert_eq!((memory.cached_customers_max, memory.store_cache_mib), (20_000, 8));
 }
 
 #[test]

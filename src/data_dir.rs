@@ -54,7 +54,7 @@ pub(super) const OWNER_FILE: &str = "engage.owner";
 /// to set.
 pub(super) fn open_data_dir(settings: &Settings) -> anyhow::Result<EmbeddedStore> {
     let dir = &settings.data_dir;
-    match EmbeddedStore::open_with_cache(dir, settings.store_cache_mib << 20) {
+    match EmbeddedStore::open_sized(dir, settings.store_cache_mib << 20, settings.store_memtable_mib << 20) {
         Ok(store) => {
             let owner =
                 format!("pid {} serving {} (role {:?})\n", std::process::id(), settings.http_addr, settings.role)

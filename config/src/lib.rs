@@ -153,6 +153,8 @@ pub struct Settings {
     pub cached_customers_max: u64,
     /// The embedded store's block cache, in MiB (`ENGAGE_STORE_CACHE_MIB`).
     pub store_cache_mib: u64,
+    /// Each table's memtable in the embedded store, in MiB (`ENGAGE_STORE_MEMTABLE_MIB`).
+    pub store_memtable_mib: u64,
     /// Key for the loopback admin routes (`/admin/*`, used by `engage tokens`); when unset a random
     /// key is kept in `<data_dir>/admin.key` (`ENGAGE_ADMIN_KEY`).
     pub admin_key: Option<Secret>,
@@ -305,6 +307,7 @@ impl Default for Settings {
             passivate_after_secs: 300,
             cached_customers_max: 50_000,
             store_cache_mib: 32,
+            store_memtable_mib: 16,
             admin_key: None,
             internal_jwt_secret: None,
             fault_panic_order_id: None,

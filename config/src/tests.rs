@@ -37,7 +37,12 @@ fn invalid_values_name_the_setting() {
     assert!(err.to_string().contains("did you mean ENGAGE_HTTP_ADDR"), "{err}");
     let err = Settings::load_with_env(None, &[("ENGAGE_WHATEVER_XYZZY", "1")]).unwrap_err();
     assert!(!err.to_string().contains("did you mean"), "{err}");
-    for (name, value) in [("ENGAGE_CACHED_CUSTOMERS_MAX", "0"), ("ENGAGE_STORE_CACHE_MIB", "0")] {
+    for (name, value) in [
+        ("ENGAGE_CACHED_CUSTOMERS_MAX", "0"),
+        ("ENGAGE_STORE_CACHE_MIB", "0"),
+        ("ENGAGE_STORE_MEMTABLE_MIB", "0"),
+        ("ENGAGE_STORE_MEMTABLE_MIB", "4096"),
+    ] {
         let err = Settings::load_with_env(None, &[(name, value)]).unwrap_err();
         assert_eq!(err.env, name);
     }

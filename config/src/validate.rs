@@ -58,6 +58,9 @@ impl Settings {
         if self.store_cache_mib == 0 || self.store_cache_mib > 1 << 20 {
             return Err(ConfigError::new("store_cache_mib", "must be between 1 and 1048576"));
         }
+        if self.store_memtable_mib == 0 || self.store_memtable_mib > 1024 {
+            return Err(ConfigError::new("store_memtable_mib", "must be between 1 and 1024"));
+        }
         if self.partition_lease_secs < 2 {
             return Err(ConfigError::new("partition_lease_secs", "must be at least 2"));
         }

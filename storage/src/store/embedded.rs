@@ -154,10 +154,10 @@ fn prefix_with_room(partition: &str, more: usize) -> Vec<u8> {
     key
 }
 
-/// Each table's memtable size. fjall's default, 64 MiB, let the memtables of the tables an order
+/// Each table's memtable size by default (`ENGAGE_STORE_MEMTABLE_MIB`). fjall's default, 64 MiB, let the memtables of the tables an order
 /// writes reach 280 MB under a sustained load (`engage_store_memtable_bytes`, issue 57); a
 /// memtable of 16 MiB is flushed four times as often, in smaller table files.
-const MEMTABLE_BYTES: u64 = 16 << 20;
+pub const MEMTABLE_BYTES: u64 = 16 << 20;
 
 /// How long the store goes without a write before it flushes its memtables
 /// ([`Shared::flush_when_idle`]).
@@ -170,6 +170,10 @@ const AFTER_IDLE_FLUSH: std::time::Duration = std::time::Duration::from_secs(1);
 /// How often, while written, the store frees the tree versions (and flushed memtables) no reader
 /// needs ([`fjall::Database::collect_versions`]).
 const COLLECT_VERSIONS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Rows a scan reads on the caller's thread before it goes on on the blocking pool
+/// ([`EmbeddedStore::scan`]).
+const INLINE_SCAN_ROWS: usize = 64;
 
 /// Memtables holding less than this, all tables together, stay in memory when the store is idle.
 const IDLE_FLUSH_MIN_BYTES: u64 = 4 << 20;
@@ -195,9 +199,10 @@ impl EmbeddedStore {
         Self::open_with(dir, None, STORE_CACHE_BYTES)
     }
 
-    /// Opens (or creates) the store in `dir` with a block cache of `cache_bytes`.
-    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
-        Self::open_with(dir, None, cache_bytes)
+    /// Opens (or creates) the store in `dir` with a block cache of `cache_bytes` and each table's
+    /// memtable at `memtable_bytes`.
+    pub fn open_sized(dir: &Path, cache_bytes: u64, memtable_bytes: u64) -> Result<Self, StoreError> {
+        Self::open_with(dir, Some(memtable_bytes), cache_bytes)
     }
 
     fn open_with(dir: &Path, memtable_bytes: Option<u64>, cache_bytes: u64) -> Result<Self, StoreError> {
@@ -543,12 +548,23 @@ impl Store for EmbeddedStore {
         let within = |(t, key): &RowId| *t == table && key.starts_with(&prefix);
         self.inner.shared.staging.wait_for_rows_in((table, Slice::from(prefix.as_slice())), within).await?;
         self.healthy()?;
+        // the first rows are read here, as a point read is: most partitions a brand's actor
+        // scans (its configurations) hold a few rows, and handing each of those scans to the
+        // blocking pool started and stopped its threads by the dozen when many brands' actors
+        // started (issue 57); only a scan past them goes on on the pool
+        let mut rows = self.scan_blocking(table, partition, after, limit.min(INLINE_SCAN_ROWS))?;
+        if rows.len() < INLINE_SCAN_ROWS || limit <= INLINE_SCAN_ROWS {
+            return Ok(rows);
+        }
         let this = self.clone();
         let partition = partition.to_owned();
-        let after = after.map(<[u8]>::to_vec);
-        tokio::task::spawn_blocking(move || this.scan_blocking(table, &partition, after.as_deref(), limit))
+        let after = rows.last().map(|row| row.clustering.clone());
+        let rest = limit - rows.len();
+        let more = tokio::task::spawn_blocking(move || this.scan_blocking(table, &partition, after.as_deref(), rest))
             .await
-            .map_err(backend)?
+            .map_err(backend)??;
+        rows.extend(more);
+        Ok(rows)
     }
 
     async fn batch(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {

@@ -34,6 +34,9 @@ results="$work/results"
 for round in $(seq 1 "$rounds"); do
 for brands in $counts; do
   port=$(free_port)
+  # a fresh store per run: the store keeps each table file's index and filter blocks in memory,
+  # so a data dir reused from an earlier round would start every later run bigger
+  rm -rf "$work/data-$brands"
   ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$work/data-$brands" ENGAGE_LOG_LEVEL=warn \
     ENGAGE_PASSIVATE_AFTER_SECS=5 "$engage_bin" serve >"$work/engage-$brands.log" 2>&1 &
   pid=$!; pids+=($pid); wait_port "$port"

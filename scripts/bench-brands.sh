@@ -24,7 +24,6 @@ need_wrk
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
 counts=${BRAND_COUNTS:-50 20000 100000}
 
-rss() { awk "/$2/ {print int(\$2 / 1024)}" "/proc/$1/status"; }
 # engage's user + system CPU time so far, in clock ticks
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ticks_per_s=$(getconf CLK_TCK)

@@ -17,7 +17,6 @@ connections=${2:-32}
 need_wrk
 [ -x target/release/engage ] || cargo build --release --bin engage
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
-rss() { awk "/$2/ {print int(\$2 / 1024)}" "/proc/$1/status"; }
 
 port=$(free_port)
 ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$work/data" ENGAGE_LOG_LEVEL=warn \

@@ -37,6 +37,9 @@ capture_wire() { kill -INT "$capture_pid"; wait "$capture_pid" || true; python3 
 # integer unless $3 is a printf format (e.g. %.6f for seconds).
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" -v f="${3:-%d}" '$1 == n || index($1, n"{") == 1 {s += $2} END {printf f "\n", s}'; }
 
+# Field $2 (VmRSS, VmHWM, …) of process $1's /proc status, in MB.
+rss() { awk "/$2/ {print int(\$2 / 1024)}" "/proc/$1/status"; }
+
 # Cumulative bucket counts of histogram $2 on engage's /metrics at loopback port $1, of the label
 # set containing $3 (e.g. 'route="/integration/v1/redeem_points"'), as "le count" lines.
 buckets() {

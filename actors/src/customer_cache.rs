@@ -1,20 +1,25 @@
 //! The customers a tenant actor keeps in memory ([`CustomerCache`]) and the node's bound on all
 //! tenant actors' cached customers together ([`NodeCustomers`]) (issue 57). A customer not cached
 //! is read from the store when next needed; nothing is lost with an eviction.
+//!
+//! A customer is cached as its stored row (one allocation of the row's bytes), decoded when used:
+//! a decoded [`crate::domain::customer::Customer`] is dozens of small allocations (~1.7 KB of
+//! RSS for a row of ~340 bytes), and a cache that replaces one customer per order scattered them
+//! among every other allocation of the runtime's threads, so the pages they sat on were not
+//! returned while the cache churned (BENCHMARKS.md, issue 57).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lru::LruCache;
 
-use crate::domain::customer::Customer;
-
 /// Most customers one tenant actor keeps in memory; the least recently used is dropped first (and
 /// read from the store again when it is next needed).
 pub const CUSTOMER_CACHE_CAPACITY: usize = 10_000;
 
 /// Most customers all tenant actors of a node keep together by default
-/// (`ENGAGE_CACHED_CUSTOMERS_MAX`): at ~1.7 KB of RSS each, ~85 MB.
+/// (`ENGAGE_CACHED_CUSTOMERS_MAX`): a cached customer holds its row's bytes (~0.4–2 KB with
+/// the orders it keeps) and its phone number, so ~50–100 MB at the bound.
 pub const NODE_CACHED_CUSTOMERS_MAX: usize = 50_000;
 
 /// The customers cached by every tenant actor of this node, counted together, and the most the
@@ -63,11 +68,18 @@ impl Default for NodeCustomers {
     }
 }
 
+/// One cached customer: the stored row's bytes, and whether orders were folded out of it
+/// ([`crate::domain::customer::Customer::has_folded`], asked before the row is decoded).
+struct Cached {
+    row: Box<[u8]>,
+    folded: bool,
+}
+
 /// One brand's recently used customers, at most [`CUSTOMER_CACHE_CAPACITY`] and within the
-/// node's bound, each with the size of its stored row (what `engage_cached_customer_bytes`
-/// counts for it). Starts empty and grows with use: no table is sized for the bound up front.
+/// node's bound, each as its stored row (whose size `engage_cached_customer_bytes` counts).
+/// Starts empty and grows with use: no table is sized for the bound up front.
 pub struct CustomerCache {
-    entries: LruCache<String, (Customer, usize)>,
+    entries: LruCache<Box<str>, Cached>,
     bytes: usize,
     node: Arc<NodeCustomers>,
 }
@@ -78,14 +90,15 @@ impl CustomerCache {
         Self { entries: LruCache::unbounded(), bytes: 0, node }
     }
 
-    /// The cached customer, made the most recently used.
-    pub fn get(&mut self, phone: &str) -> Option<&Customer> {
-        self.entries.get(phone).map(|(customer, _)| customer)
+    /// The cached customer's row, made the most recently used.
+    pub fn get(&mut self, phone: &str) -> Option<&[u8]> {
+        self.entries.get(phone).map(|cached| &*cached.row)
     }
 
-    /// The cached customer, if any (without making it the most recently used).
-    pub fn peek(&self, phone: &str) -> Option<&Customer> {
-        self.entries.peek(phone).map(|(customer, _)| customer)
+    /// Whether orders were folded out of the cached customer's row; `None` when not cached
+    /// (without making it the most recently used).
+    pub fn folded(&self, phone: &str) -> Option<bool> {
+        self.entries.peek(phone).map(|cached| cached.folded)
     }
 
     /// Whether the customer is cached (without making it the most recently used).
@@ -105,9 +118,9 @@ impl CustomerCache {
 
     /// Drops a cached customer (the next read reloads the stored row).
     pub fn remove(&mut self, phone: &str) {
-        if let Some((_, bytes)) = self.entries.pop(phone) {
-            self.bytes -= bytes;
-            self.node.removed(1, bytes);
+        if let Some(cached) = self.entries.pop(phone) {
+            self.bytes -= cached.row.len();
+            self.node.removed(1, cached.row.len());
         }
     }
 
@@ -118,18 +131,19 @@ impl CustomerCache {
         self.bytes = 0;
     }
 
-    /// Caches `customer`, whose row is `bytes` long; a new one first drops the least recently
-    /// used when this brand is at [`CUSTOMER_CACHE_CAPACITY`] or the node at its bound.
-    pub fn put(&mut self, customer: Customer, bytes: usize) {
-        let phone = customer.phone.clone();
-        if !self.entries.contains(&phone) && (self.entries.len() >= CUSTOMER_CACHE_CAPACITY || self.node.full()) {
-            if let Some((_, (_, evicted))) = self.entries.pop_lru() {
-                self.bytes -= evicted;
-                self.node.removed(1, evicted);
+    /// Caches the customer of `phone` as its stored `row`; a new one first drops the least
+    /// recently used when this brand is at [`CUSTOMER_CACHE_CAPACITY`] or the node at its bound.
+    pub fn put(&mut self, phone: &str, row: Box<[u8]>, folded: bool) {
+        let bytes = row.len();
+        if !self.entries.contains(phone) && (self.entries.len() >= CUSTOMER_CACHE_CAPACITY || self.node.full()) {
+            if let Some((_, evicted)) = self.entries.pop_lru() {
+                self.bytes -= evicted.row.len();
+                self.node.removed(1, evicted.row.len());
             }
         }
-        match self.entries.put(phone, (customer, bytes)) {
-            Some((_, replaced)) => {
+        match self.entries.put(phone.into(), Cached { row, folded }) {
+            Some(replaced) => {
+                let replaced = replaced.row.len();
                 self.bytes = self.bytes - replaced + bytes;
                 metrics::gauge!("engage_cached_customer_bytes").increment(bytes as f64 - replaced as f64);
             }
@@ -157,10 +171,13 @@ impl Drop for CustomerCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
 
-    fn customer(n: usize) -> Customer {
-        Customer::new(&format!("9{n:09}"), Utc::now())
+    fn phone(n: usize) -> String {
+        format!("9{n:09}")
+    }
+
+    fn row(len: usize) -> Box<[u8]> {
+        vec![b'x'; len].into_boxed_slice()
     }
 
     /// The node's bound holds across brands: a brand caching at the bound drops its own least
@@ -171,24 +188,24 @@ mod tests {
         let node = Arc::new(NodeCustomers::new(10));
         let (mut quiet, mut busy) = (CustomerCache::new(node.clone()), CustomerCache::new(node.clone()));
         for n in 0..4 {
-            quiet.put(customer(n), 100);
+            quiet.put(&phone(n), row(100), false);
         }
         for n in 100..200 {
-            busy.put(customer(n), 100);
+            busy.put(&phone(n), row(100), false);
         }
         assert_eq!(node.cached(), 10, "the node keeps its bound");
         assert_eq!((quiet.len(), busy.len()), (4, 6), "the busy brand dropped only its own");
-        assert!(busy.contains(&customer(199).phone) && !busy.contains(&customer(193).phone));
+        assert!(busy.contains(&phone(199)) && !busy.contains(&phone(193)));
         // updating a cached customer at the bound drops nobody
-        busy.put(customer(199), 150);
+        busy.put(&phone(199), row(150), false);
         assert_eq!((node.cached(), busy.len()), (10, 6));
         // an empty brand may still cache one
         let mut newcomer = CustomerCache::new(node.clone());
-        newcomer.put(customer(500), 100);
+        newcomer.put(&phone(500), row(100), false);
         assert_eq!((node.cached(), newcomer.len()), (11, 1));
         drop(busy);
         assert_eq!(node.cached(), 5, "a stopped brand's customers leave the count");
-        quiet.put(customer(600), 100);
+        quiet.put(&phone(600), row(100), false);
         assert_eq!(quiet.len(), 5, "room again: nothing dropped");
     }
 }

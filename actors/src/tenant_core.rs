@@ -260,10 +260,18 @@ impl Tenant {
 
     /// A customer, from the cache, the rows read ahead, or the store.
     pub async fn customer(&mut self, phone: &str) -> Result<Option<Customer>, StoreError> {
-        if let Some(customer) = self.customers.get(phone) {
-            return Ok(Some(customer.clone()));
+        let key = keys::customer(&self.id, phone);
+        if let Some(row) = self.customers.get(phone) {
+            match crate::repo::decode(key.table, || key.partition.clone(), row) {
+                Ok(customer) => return Ok(Some(customer)),
+                // not expected (the cache holds rows this actor encoded): the stored row decides
+                Err(error) => {
+                    tracing::warn!(tenant = %self.id, %error, "cached customer unreadable: read from the store");
+                    self.customers.remove(phone);
+                }
+            }
         }
-        self.get(&keys::customer(&self.id, phone)).await
+        self.get(&key).await
     }
 
     /// Whether the customer is cached (without making it the most recently used).
@@ -271,9 +279,10 @@ impl Tenant {
         self.customers.contains(phone)
     }
 
-    /// The cached customer, if any (without making it the most recently used).
-    pub fn cached_customer(&self, phone: &str) -> Option<&Customer> {
-        self.customers.peek(phone)
+    /// Whether orders were folded out of the cached customer's row; `None` when not cached
+    /// (without making it the most recently used).
+    pub fn cached_customer_folded(&self, phone: &str) -> Option<bool> {
+        self.customers.folded(phone)
     }
 
     /// Reads `keys` together (concurrently: one round trip on a networked store) and keeps them
@@ -364,9 +373,9 @@ impl Tenant {
     /// with it). So one brand's messages share a sync instead of each waiting for its own.
     pub async fn commit_customer(&mut self, mut ops: Vec<WriteOp>, customer: Customer) -> Result<(), StoreError> {
         let row = self.put_customer(&customer);
-        let bytes = match &row {
-            WriteOp::Put { value, .. } => value.len(),
-            _ => 0,
+        let cached: Box<[u8]> = match &row {
+            WriteOp::Put { value, .. } => value.as_slice().into(),
+            WriteOp::Delete { .. } => Box::default(),
         };
         ops.push(row);
         let slots = self.before_writing(&ops);
@@ -380,7 +389,7 @@ impl Tenant {
                 return Err(error);
             }
         }
-        self.customers.put(customer, bytes);
+        self.customers.put(&customer.phone, cached, customer.has_folded());
         Ok(())
     }
 }

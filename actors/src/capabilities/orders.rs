@@ -116,7 +116,7 @@ async fn apply_order(
         reads.push(keys::customer(&tenant.id, &facts.phone));
     }
     // a regular's order the row may not keep: its own row, in the same round trip
-    if tenant.cached_customer(&facts.phone).is_none_or(Customer::has_folded) {
+    if tenant.cached_customer_folded(&facts.phone).unwrap_or(true) {
         reads.push(keys::order(&tenant.id, &facts.business_id, &facts.order_id));
     }
     tenant.read_ahead(reads).await?;

@@ -436,6 +436,24 @@ mod tests {
         tenant.settle().await.unwrap();
     }
 
+    /// A cached customer is its stored row, decoded when used: what comes back is what was
+    /// committed, and a cached row that does not decode is dropped and the stored one read.
+    #[tokio::test]
+    async fn a_cached_customer_is_its_row_and_an_unreadable_one_is_read_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let mut tenant = tenant(store);
+        let mut customer = Customer::new("9000000001", Utc::now());
+        customer.name = Some("Asha".to_owned());
+        tenant.commit_customer(Vec::new(), customer.clone()).await.unwrap();
+        tenant.settle().await.unwrap();
+        assert_eq!(tenant.cached_customer_folded("9000000001"), Some(false));
+        assert_eq!(tenant.customer("9000000001").await.unwrap(), Some(customer.clone()));
+        tenant.customers.put("9000000001", b"{not json".to_vec().into_boxed_slice(), false);
+        assert_eq!(tenant.customer("9000000001").await.unwrap(), Some(customer), "read from the store");
+        assert!(!tenant.has_cached_customer("9000000001"), "the unreadable row left the cache");
+    }
+
     #[tokio::test]
     async fn rows_read_ahead_serve_reads_until_the_read_ahead_ends() {
         let dir = tempfile::tempdir().unwrap();

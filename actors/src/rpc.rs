@@ -27,13 +27,25 @@ pub trait LocalTenants: Send + Sync {
     async fn deliver(&self, tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError>;
 }
 
-/// Longest time an RPC may take.
+/// How long a question waits for its answer unless its asker says otherwise (the HTTP routes'
+/// questions).
 pub const RPC_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a job's question waits for its answer: a job's question is bulk work (a page of
+/// 1,000 customers sent to, a brand's bills), which on a networked store under load takes
+/// longer than an interactive question may.
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest wait an asker on another node may ask for.
+const LONGEST_WAIT: Duration = Duration::from_secs(600);
 
 #[derive(Serialize, Deserialize)]
 struct Request {
     tenant: String,
     query: TenantQuery,
+    /// How long the asker waits, in milliseconds (absent from older nodes: [`RPC_TIMEOUT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    within_ms: Option<u64>,
 }
 
 fn subject(partition: u32, tenant: &str) -> String {
@@ -67,9 +79,10 @@ pub async fn serve_partition(
         tokio::spawn(async move {
             let answer: WireReply = match serde_json::from_slice::<Request>(&message.payload) {
                 Ok(request) => {
+                    let within = request.within_ms.map_or(RPC_TIMEOUT, Duration::from_millis).min(LONGEST_WAIT);
                     let (port, answer) = tokio::sync::oneshot::channel();
                     let asked = request.query.into_asked(port);
-                    awaited(engine.deliver(&request.tenant, asked), answer, RPC_TIMEOUT).await
+                    awaited(engine.deliver(&request.tenant, asked), answer, within).await
                 }
                 Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
             };
@@ -99,14 +112,25 @@ impl TenantGateway {
     /// type ([`crate::query::Question::Reply`]): the value itself from an actor of this node,
     /// decoded from JSON when another node answered.
     pub async fn ask<Q: Answer + Into<TenantQuery>>(&self, tenant: &str, question: Q) -> Answered<Q> {
+        self.ask_within(tenant, question, RPC_TIMEOUT).await
+    }
+
+    /// Like [`TenantGateway::ask`], waiting up to `within` for the answer (the jobs wait
+    /// [`JOB_TIMEOUT`]); `Unavailable` after that, while the actor still finishes the question.
+    pub async fn ask_within<Q: Answer + Into<TenantQuery>>(
+        &self,
+        tenant: &str,
+        question: Q,
+        within: Duration,
+    ) -> Answered<Q> {
         let partition = partition_of(tenant, self.partitions);
         if let Some(engine) = &self.engine {
             if engine.owns(partition) || self.nats.is_none() {
                 let (port, answer) = tokio::sync::oneshot::channel();
-                return awaited(engine.deliver(tenant, Asking::local(question, port)), answer, RPC_TIMEOUT).await;
+                return awaited(engine.deliver(tenant, Asking::local(question, port)), answer, within).await;
             }
         }
-        let json = self.ask_remote(tenant, partition, question.into()).await?;
+        let json = self.ask_remote(tenant, partition, question.into(), within).await?;
         serde_json::from_value(json).map_err(|e| QueryError::Failed(format!("unexpected reply shape: {e}")))
     }
 
@@ -116,14 +140,18 @@ impl TenantGateway {
     }
 
     /// Asks the owner of `partition` (another node) over NATS.
-    async fn ask_remote(&self, tenant: &str, partition: u32, query: TenantQuery) -> WireReply {
+    async fn ask_remote(&self, tenant: &str, partition: u32, query: TenantQuery, within: Duration) -> WireReply {
         let Some(client) = &self.nats else {
             return Err(QueryError::Unavailable("no engine and no NATS".to_owned()));
         };
-        let body = serde_json::to_vec(&Request { tenant: tenant.to_owned(), query })
+        let within_ms = u64::try_from(within.as_millis()).unwrap_or(u64::MAX);
+        let body = serde_json::to_vec(&Request { tenant: tenant.to_owned(), query, within_ms: Some(within_ms) })
             .map_err(|e| QueryError::Invalid(e.to_string()))?;
-        let request = client.request(subject(partition, tenant), body.into());
-        match tokio::time::timeout(RPC_TIMEOUT, request).await {
+        // not the client's own request time-out (async-nats' default is 10 s): the reply is
+        // awaited here, up to `within`
+        let request = client
+            .send_request(subject(partition, tenant), async_nats::Request::new().payload(body.into()).timeout(None));
+        match tokio::time::timeout(within, request).await {
             Ok(Ok(message)) => serde_json::from_slice::<WireReply>(&message.payload)
                 .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}")))),
             Ok(Err(error)) => {
@@ -133,5 +161,80 @@ impl TenantGateway {
                 Err(QueryError::Unavailable(format!("the owner of partition {partition} did not answer in time")))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::customers::Details;
+
+    /// Answers every question after `delay`, with an error that names it.
+    struct Slow {
+        delay: Duration,
+    }
+
+    #[async_trait::async_trait]
+    impl LocalTenants for Slow {
+        fn owns(&self, _partition: u32) -> bool {
+            true
+        }
+
+        async fn deliver(&self, _tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError> {
+            let delay = self.delay;
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                asked.refuse(QueryError::Invalid("answered late".to_owned()));
+            });
+            Ok(())
+        }
+    }
+
+    async fn connect(request_timeout: Duration) -> async_nats::Client {
+        let url = std::env::var("ENGAGE_TEST_NATS_URL")
+            .expect("ENGAGE_TEST_NATS_URL is not set: run scripts/test.sh, which starts nats-server -js");
+        async_nats::ConnectOptions::new().request_timeout(Some(request_timeout)).connect(url).await.expect("connects")
+    }
+
+    /// A job waits for a slow answer from another node as long as it says, whatever the NATS
+    /// client's own request time-out, and the owner waits as long as the asker does.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_remote_question_waits_as_long_as_its_asker_says() {
+        let owner = connect(Duration::from_secs(10)).await;
+        let (stop, stop_rx) = watch::channel(false);
+        let engine: Arc<dyn LocalTenants> = Arc::new(Slow { delay: Duration::from_millis(600) });
+        // a partition number of its own: tests sharing the server do not answer each other
+        let partition = 7_000 + std::process::id() % 1_000;
+        let served = tokio::spawn(serve_partition(owner.clone(), partition, engine, stop_rx));
+        // the asker's client gives up on requests after 100 ms unless told otherwise
+        let asker = TenantGateway::new(None, Some(connect(Duration::from_millis(100)).await), 1);
+        let question = || Details { phone: "9000000001".to_owned() };
+        let tenant = "brand-rpc";
+        let body = |within_ms: Option<u64>| {
+            serde_json::to_vec(&Request { tenant: tenant.to_owned(), query: question().into(), within_ms }).unwrap()
+        };
+        // wait until the owner's subscription is in place
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while owner.request(subject(partition, tenant), body(None).into()).await.is_err() {
+            assert!(std::time::Instant::now() < deadline, "the owner never subscribed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        let answer = asker.ask_remote(tenant, partition, question().into(), Duration::from_secs(3)).await;
+        assert!(matches!(answer, Err(QueryError::Invalid(ref m)) if m == "answered late"), "{answer:?}");
+        let answer = asker.ask_remote(tenant, partition, question().into(), Duration::from_millis(200)).await;
+        assert!(matches!(answer, Err(QueryError::Unavailable(ref m)) if m.contains("in time")), "{answer:?}");
+
+        // the owner gives up when the asker would: it answers that it did not answer in time
+        let reply = owner.request(subject(partition, tenant), body(Some(150)).into()).await.unwrap();
+        let reply: WireReply = serde_json::from_slice(&reply.payload).unwrap();
+        assert!(matches!(reply, Err(QueryError::Unavailable(ref m)) if m.contains("in time")), "{reply:?}");
+        // an older node's question (no wait given) waits the default
+        let reply = owner.request(subject(partition, tenant), body(None).into()).await.unwrap();
+        let reply: WireReply = serde_json::from_slice(&reply.payload).unwrap();
+        assert!(matches!(reply, Err(QueryError::Invalid(_))), "{reply:?}");
+
+        let _ = stop.send(true);
+        served.await.unwrap();
     }
 }

@@ -214,7 +214,8 @@ async fn a_node_killed_mid_journey_run_leaves_no_brand_unsent_and_none_sent_twic
     // node B takes A's partitions; the run is retried there and finishes every brand
     wait_owners(&nats.url, 16, |o| o.values().all(|n| n == "node-b"), Duration::from_secs(20)).await;
     let (status, retried) = call(&client, &node_b.base, "/admin/jobs/run", &admin, &job).await;
-    assert_eq!(status, 200, "{retried}");
+    let why = || node_b.stderr().lines().filter(|l| l.contains("failed for a brand")).collect::<Vec<_>>().join("\n");
+    assert_eq!(status, 200, "{retried}\nnode B says:\n{}", why());
     assert_eq!(retried["outcome"]["brands"], BRANDS, "{retried}");
     // (a customer whose debit committed just before the kill but whose decision did not is
     // counted again here, and paid nothing: the balances below are exact)

@@ -17,7 +17,7 @@ impl Jobs {
                 let mut after = None;
                 loop {
                     let query = Generate { now, day: day.clone(), after: after.take() };
-                    match self.gateway.ask(&tenant, query).await {
+                    match self.ask(&tenant, query).await {
                         Ok(page) => {
                             records += page.records;
                             generated += page.generated;

@@ -230,7 +230,7 @@ impl Jobs {
                 reference: Some(format!("consent-{}", row.send_id)),
                 refund: true,
             };
-            match self.gateway.ask(&row.parent_business_id, query).await {
+            match self.ask(&row.parent_business_id, query).await {
                 Ok(recharged) => {
                     row.settle(false);
                     row.delivery_status = Some("unsubscribed".to_owned());
@@ -254,7 +254,7 @@ impl Jobs {
         }
         for ((tenant, business, channel), count) in skipped {
             let query = CountSkips { business, channel, count, now: Utc::now() };
-            if let Err(error) = self.gateway.ask(&tenant, query).await {
+            if let Err(error) = self.ask(&tenant, query).await {
                 tracing::warn!(tenant, %error, "sends withdrawn for consent were not counted in the brand's stats");
             }
         }
@@ -274,7 +274,7 @@ impl Jobs {
                     reference: Some(format!("refund-{}", row.send_id)),
                     refund: true,
                 };
-                match self.gateway.ask(&row.parent_business_id, query).await {
+                match self.ask(&row.parent_business_id, query).await {
                     Ok(recharged) => {
                         refunded += 1;
                         amount += row.total;

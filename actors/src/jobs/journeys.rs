@@ -14,7 +14,7 @@ impl Jobs {
             let mut after = None;
             let outcome = loop {
                 let query = GetRunPage { now, after: after.clone() };
-                match self.gateway.ask(&tenant, query).await {
+                match self.ask(&tenant, query).await {
                     Ok(page) => {
                         scanned += page.scanned;
                         sent += u64::from(page.sent);
@@ -52,7 +52,7 @@ impl Jobs {
             if carts.is_empty() {
                 continue;
             }
-            match self.gateway.ask(&tenant, Carts { now, carts }).await {
+            match self.ask(&tenant, Carts { now, carts }).await {
                 Ok(done) => {
                     sent += done.sent;
                     waiting += done.waiting;

@@ -52,7 +52,7 @@ impl Jobs {
         if row["kind"] == "coupon" {
             let code = row["code"].as_str()?;
             let query = rewards::RevokePendingCoupon { code: code.to_owned(), now: now.to_rfc3339() };
-            return match self.gateway.ask(tenant, query).await {
+            return match self.ask(tenant, query).await {
                 Ok(answer) => Some(outcome(answer.reverted, false)),
                 Err(error) if gone(&error) => Some(Revoked::Gone),
                 Err(error) => {
@@ -68,7 +68,7 @@ impl Jobs {
             now: now.to_rfc3339(),
             force: false,
         };
-        match self.gateway.ask(tenant, query).await {
+        match self.ask(tenant, query).await {
             Ok(answer) => Some(outcome(answer.reverted, answer.confirmed == Some(true))),
             Err(error) if gone(&error) => Some(Revoked::Gone),
             Err(error) => {
@@ -103,7 +103,7 @@ impl Jobs {
                         continue;
                     };
                     let query = ExpirePoints { phone: phone.to_owned(), now: now.to_rfc3339() };
-                    match self.gateway.ask(tenant, query).await {
+                    match self.ask(tenant, query).await {
                         Ok(answer) => {
                             let expired = answer.expired;
                             if expired > 0 {

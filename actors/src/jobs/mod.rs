@@ -415,6 +415,16 @@ impl Jobs {
         Ok(self.repo.clusterings(index, "all").await?)
     }
 
+    /// Asks `tenant`'s actor `question` as jobs do: waiting up to [`crate::rpc::JOB_TIMEOUT`], as
+    /// a job's question is bulk work.
+    async fn ask<Q: crate::ask::Answer + Into<crate::tenant::TenantQuery>>(
+        &self,
+        tenant: &str,
+        question: Q,
+    ) -> crate::ask::Answered<Q> {
+        self.gateway.ask_within(tenant, question, crate::rpc::JOB_TIMEOUT).await
+    }
+
     /// Asks every brand of the brand index `index` `query()` and hands each answer to `take`;
     /// answers the brands that failed (each logged with `what`), after all were asked.
     async fn each_tenant<Q: crate::ask::Answer + Into<crate::tenant::TenantQuery>>(
@@ -426,7 +436,7 @@ impl Jobs {
     ) -> Result<Vec<String>, JobError> {
         let mut failed = Vec::new();
         for tenant in self.tenants(index).await? {
-            match self.gateway.ask(&tenant, query()).await {
+            match self.ask(&tenant, query()).await {
                 Ok(answer) => take(&tenant, answer),
                 Err(error) => {
                     tracing::error!(tenant, %error, "{what} failed for a brand");

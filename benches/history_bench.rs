@@ -1,10 +1,11 @@
 //! Figures of BENCHMARKS.md for issue 57: a regular's 500th order against a new customer's 5th,
 //! side by side in one run, driven by `scripts/bench-history.sh`.
 //!
-//! `history-bench DIR REGULARS ROUNDS`: one brand on the embedded bus and store (the engine with
-//! every order reaction). REGULARS customers place 495 orders each and ROUNDS groups of REGULARS
-//! customers place 4 each (seeded through the engine, as production leaves them). Then, for each
-//! round, alternating which goes first: every regular's next order (their 496th … 500th), and the
+//! `history-bench DIR REGULARS ROUNDS [HISTORY=495]`: one brand on the embedded bus and store (the
+//! engine with every order reaction). REGULARS customers place HISTORY orders each and ROUNDS groups
+//! of REGULARS customers place 4 each (seeded through the engine, as production leaves them). Then,
+//! for each round, alternating which goes first: every regular's next order (with the default their
+//! 496th … 500th), and the
 //! next group's 5th orders, each batch published while the engine owns no partition and then
 //! timed from taking the partitions until its last order is applied. Prints each batch's
 //! microseconds per order.
@@ -86,10 +87,11 @@ async fn main() -> anyhow::Result<()> {
     let number = |n: usize| -> anyhow::Result<u64> {
         args.get(n)
             .and_then(|a| a.parse().ok())
-            .with_context(|| format!("usage: history-bench DIR REGULARS ROUNDS (argument {n})"))
+            .with_context(|| format!("usage: history-bench DIR REGULARS ROUNDS [HISTORY] (argument {n})"))
     };
-    let dir = args.first().context("usage: history-bench DIR REGULARS ROUNDS")?;
+    let dir = args.first().context("usage: history-bench DIR REGULARS ROUNDS [HISTORY]")?;
     let (regulars, rounds) = (number(1)?, number(2)?);
+    let history = if args.len() > 3 { number(3)? } else { 495 };
     let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(std::path::Path::new(dir))?);
     let bus: Arc<dyn Bus> = Arc::new(EmbeddedBus::new(store.clone(), PARTITIONS));
     let config = EngineConfig {
@@ -105,9 +107,9 @@ async fn main() -> anyhow::Result<()> {
     let gateway = TenantGateway::new(Some(engine.clone()), None, PARTITIONS);
     let mut bench = Bench { bus, engine, gateway, batches: 0 };
 
-    // seed: the regulars' first 495 orders (group 0), each new customer group's first 4
+    // seed: the regulars' first HISTORY orders (group 0), each new customer group's first 4
     let mut seed = Vec::new();
-    for k in 0..495 {
+    for k in 0..history {
         for n in 0..regulars {
             seed.push(order(&phone(0, n), &format!("r{n}-{k}"), k * 60 + n % 60));
         }
@@ -125,7 +127,7 @@ async fn main() -> anyhow::Result<()> {
 
     for round in 1..=rounds {
         let regular_batch: Vec<_> = (0..regulars)
-            .map(|n| order(&phone(0, n), &format!("r{n}-{}", 494 + round), (494 + round) * 60 + n % 60))
+            .map(|n| order(&phone(0, n), &format!("r{n}-{}", history - 1 + round), (history - 1 + round) * 60 + n % 60))
             .collect();
         let new_batch: Vec<_> =
             (0..regulars).map(|n| order(&phone(round, n), &format!("g{round}-{n}-4"), 4 * 60 + n % 60)).collect();
@@ -133,7 +135,7 @@ async fn main() -> anyhow::Result<()> {
         for regular in if round % 2 == 1 { [true, false] } else { [false, true] } {
             let batch = if regular { regular_batch.clone() } else { new_batch.clone() };
             let took = bench.time(batch).await?;
-            let nth = if regular { 495 + round } else { 5 };
+            let nth = if regular { history + round } else { 5 };
             figures.push((nth, took.as_micros() as f64 / regulars as f64));
         }
         figures.sort_by_key(|(nth, _)| *nth);

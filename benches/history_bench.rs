@@ -5,10 +5,9 @@
 //! engine with every order reaction). REGULARS customers place HISTORY orders each and ROUNDS groups
 //! of REGULARS customers place 4 each (seeded through the engine, as production leaves them). Then,
 //! for each round, alternating which goes first: every regular's next order (with the default their
-//! 496th … 500th), and the
-//! next group's 5th orders, each batch published while the engine owns no partition and then
-//! timed from taking the partitions until its last order is applied. Prints each batch's
-//! microseconds per order.
+//! 496th … 500th), and the next group's 5th orders, each batch published while the engine owns no
+//! partition and then timed from taking the partitions until its last order is applied. Prints
+//! each batch's microseconds per order.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -127,7 +126,7 @@ async fn main() -> anyhow::Result<()> {
 
     for round in 1..=rounds {
         let regular_batch: Vec<_> = (0..regulars)
-            .map(|n| order(&phone(0, n), &format!("r{n}-{}", history - 1 + round), (history - 1 + round) * 60 + n % 60))
+            .map(|n| order(&phone(0, n), &format!("r{n}-{}", history + round - 1), (history + round - 1) * 60 + n % 60))
             .collect();
         let new_batch: Vec<_> =
             (0..regulars).map(|n| order(&phone(round, n), &format!("g{round}-{n}-4"), 4 * 60 + n % 60)).collect();

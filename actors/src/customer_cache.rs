@@ -119,9 +119,14 @@ impl CustomerCache {
     /// Drops a cached customer (the next read reloads the stored row).
     pub fn remove(&mut self, phone: &str) {
         if let Some(cached) = self.entries.pop(phone) {
-            self.bytes -= cached.row.len();
-            self.node.removed(1, cached.row.len());
+            self.left(&cached);
         }
+    }
+
+    /// Counts `cached`, just taken out of the cache, out of this brand's and the node's figures.
+    fn left(&mut self, cached: &Cached) {
+        self.bytes -= cached.row.len();
+        self.node.removed(1, cached.row.len());
     }
 
     /// Drops every cached customer.
@@ -137,8 +142,7 @@ impl CustomerCache {
         let bytes = row.len();
         if !self.entries.contains(phone) && (self.entries.len() >= CUSTOMER_CACHE_CAPACITY || self.node.full()) {
             if let Some((_, evicted)) = self.entries.pop_lru() {
-                self.bytes -= evicted.row.len();
-                self.node.removed(1, evicted.row.len());
+                self.left(&evicted);
             }
         }
         match self.entries.put(phone.into(), Cached { row, folded }) {

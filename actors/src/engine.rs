@@ -327,10 +327,11 @@ impl PartitionRunner {
             if *stop.borrow() {
                 break;
             }
-            let batch = tokio::select! {
-                batch = consumer.next_batch(BATCH, Duration::from_millis(500)) => batch,
-                _ = stop.wait_for(|s| *s) => break,
-            };
+            // a pull is never cut short by a stop: the messages it has taken from the bus are
+            // this node's until acked, and dropped half-way they would come again only after the
+            // bus's ack wait (the lease, 10 s). The pull ends within its wait (500 ms); what it
+            // brought is processed and acked below, then the loop sees the stop.
+            let batch = consumer.next_batch(BATCH, Duration::from_millis(500)).await;
             let batch = match batch {
                 Ok(batch) => {
                     failed_pulls = 0;

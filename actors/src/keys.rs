@@ -363,7 +363,9 @@ pub fn journey_run(tenant: &str, journey: &str, day: &str) -> Key {
 
 /// `consent`: a customer's marketing subscriptions in a brand.
 pub fn consent(tenant: &str, phone: &str) -> Key {
-    Key::new(CONSENT, tenant, phone.as_bytes())
+    // one row per customer whatever form the number came in (+91…, 91…, 0…, spaced): every door
+    // and every check (queue, drain, export, erasure) reads and writes the same one
+    Key::new(CONSENT, tenant, crate::domain::phone::canonical(phone).as_bytes())
 }
 
 /// `consent`: the brand's defaults (a clustering no phone has: phones are digits).

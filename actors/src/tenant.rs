@@ -146,7 +146,7 @@ questions!(
         ImportOptOuts,
         CountSkips,
     },
-    rights::RightsQuery => Rights { Export, Erase },
+    rights::RightsQuery => Rights { Export, Erase, PurgeErased },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

@@ -113,6 +113,35 @@ async fn erased_customers_are_in_no_table_while_the_brand_totals_stay() {
     }
     assert_eq!(b.staff("/stats/dashboard/summary", period).await, totals_before, "the brand's totals stay");
 
+    // the bound docs/consent.md states: the erasure's answer comes once the journal that held the
+    // bytes is gone; the tables' compaction follows at once (its marker file goes when it is done)
+    let files = files_once_purged(&app).await;
+    let bytes: usize = files.iter().map(|(_, content)| content.len()).sum();
+    for (phone, name, _) in erased {
+        for (path, content) in &files {
+            for needle in [phone.as_str(), name.as_str()] {
+                if let Some(at) = content.windows(needle.len()).position(|w| w == needle.as_bytes()) {
+                    let around = &content[at.saturating_sub(200)..(at + 200).min(content.len())];
+                    let listing: Vec<String> =
+                        files.iter().map(|(p, c)| format!("{} {}", p.display(), c.len())).collect();
+                    panic!(
+                        "{} still holds the erased {needle}: {}\n{listing:#?}",
+                        path.display(),
+                        String::from_utf8_lossy(around)
+                    );
+                }
+            }
+        }
+    }
+    let on_disk = |needle: &str| files.iter().any(|(_, content)| holds(content, needle));
+    assert!(kept.iter().any(|(phone, _, _)| on_disk(phone)), "the scan can find a number: {bytes} bytes");
+    println!("scanned {} files, {bytes} bytes, under the data dir", files.len());
+    let metrics = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(
+        metrics.lines().any(|l| l.starts_with("engage_store_purges_total{step=\"compaction\"}")),
+        "the purge is on /metrics"
+    );
+
     let dir = app.stop().await;
     let store = engage_storage::EmbeddedStore::open(dir.path()).expect("the store reopens");
     let rows = store.every_row().expect("every row");
@@ -137,4 +166,30 @@ async fn erased_customers_are_in_no_table_while_the_brand_totals_stay() {
         assert!(found(phone) && found(name), "a kept customer is still there: {phone} {name}");
     }
     println!("scanned {} rows of {} tables: {tables:?}", rows.len(), tables.len());
+}
+
+/// Every file under the app's data directory with its bytes, once the compaction that follows
+/// an erasure is done (its `purge-pending` marker gone; at most 60 s).
+async fn files_once_purged(app: &crate::helpers::TestApp) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let marker = app.dir.path().join("purge-pending");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while marker.exists() {
+        assert!(std::time::Instant::now() < deadline, "the compaction after the erasure did not end in 60 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // the old table files go once no read holds them (fjall's retire thread): let it run
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let mut files = Vec::new();
+    let mut folders = vec![app.dir.path().to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Ok(content) = std::fs::read(&path) {
+                files.push((path, content));
+            }
+        }
+    }
+    files
 }

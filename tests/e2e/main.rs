@@ -18,6 +18,7 @@ mod cluster;
 mod cluster_failover;
 mod cluster_pairs;
 mod consent;
+mod consent_forms;
 mod dead_letters;
 mod erasure;
 mod erasure_bus;

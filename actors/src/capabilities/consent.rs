@@ -249,7 +249,8 @@ async fn set(
 /// The opt-out code of `phone` in `tenant`: stable (the same customer always gets the same link),
 /// short, and not guessable without the node's link secret.
 pub fn link_code(salt: &str, tenant: &str, phone: &str) -> String {
-    keys::digest(&["consent-link", salt, tenant, phone]).chars().take(16).collect()
+    let phone = crate::domain::phone::canonical(phone);
+    keys::digest(&["consent-link", salt, tenant, &phone]).chars().take(16).collect()
 }
 
 /// The write that makes `/u/<code>` name `phone` of `tenant` (idempotent).

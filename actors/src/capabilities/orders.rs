@@ -280,6 +280,8 @@ pub async fn apply(
         .record((now - received).num_milliseconds().max(0) as f64 / 1000.0);
     let version = copy_version(position, &envelope.received_at);
     let text = |name: &str| envelope.payload.get(name).and_then(Value::as_str).map(str::to_owned);
+    // a customer's number in the form the brand's rows key it by, whatever form it came in
+    let phone_of = |name: &str| text(name).map(|given| crate::domain::phone::canonical(&given));
     let mut ops = Vec::new();
     let mut touched: Option<Customer> = None;
     let mut error = None;
@@ -306,7 +308,7 @@ pub async fn apply(
             }
             Err(not_a_refund) => error = Some(not_a_refund.to_string()),
         },
-        EventKind::Customer => match text("phone") {
+        EventKind::Customer => match phone_of("phone") {
             Some(phone) => {
                 let mut customer = tenant.customer_or_new(&phone, now).await?;
                 for (field, slot) in [
@@ -320,7 +322,7 @@ pub async fn apply(
                         *slot = Some(value);
                     }
                 }
-                if let Some(referrer) = text("referrer_number") {
+                if let Some(referrer) = phone_of("referrer_number") {
                     refer(tenant, &mut customer, &referrer).await?;
                 }
                 // the outlet that first created them is theirs until they order
@@ -331,7 +333,7 @@ pub async fn apply(
             }
             None => error = Some("phone missing".to_owned()),
         },
-        EventKind::PushToken => match (text("phone"), text("fcm_token")) {
+        EventKind::PushToken => match (phone_of("phone"), text("fcm_token")) {
             (Some(phone), Some(token)) => {
                 let mut customer = tenant.customer_or_new(&phone, now).await?;
                 if !customer.push_tokens.contains(&token) {
@@ -341,7 +343,7 @@ pub async fn apply(
             }
             _ => error = Some("phone or fcm_token missing".to_owned()),
         },
-        EventKind::Checkin => match text("phone") {
+        EventKind::Checkin => match phone_of("phone") {
             Some(phone) => {
                 ops.push(keys::checkin(&tenant.id, &phone, &envelope.id).put(&envelope.payload));
                 let mut customer = tenant.customer_or_new(&phone, now).await?;

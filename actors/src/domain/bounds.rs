@@ -21,10 +21,10 @@ const ID_FIELDS: [&str; 4] = ["parentBusinessId", "businessId", "orderId", "refu
 /// Fields holding a phone number.
 const PHONE_FIELDS: [&str; 3] = ["phone", "referrer_number", "customer_number"];
 
-/// A phone number as the edge accepts it: an optional `+`, then 7 to 15 digits.
+/// A phone number as the edge accepts it ([`crate::domain::phone`]: an optional `+`, then 7 to
+/// 15 digits, spaces, hyphens and parentheses between them allowed).
 pub fn is_phone(text: &str) -> bool {
-    let digits = text.strip_prefix('+').unwrap_or(text);
-    (7..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
+    crate::domain::phone::parse(text).is_ok()
 }
 
 fn id_text(value: &Value) -> Option<String> {
@@ -84,7 +84,7 @@ pub fn refusal(envelope: &Envelope, encoded_len: Option<usize>) -> Option<String
         if !is_phone(&phone) {
             let shown: String = phone.chars().take(20).collect();
             return Some(format!(
-                "{field} {shown:?}{} ({} characters) is not a phone number (+ and 7 to 15 digits)",
+                "{field} {shown:?}{} ({} characters) is not a phone number (+ and 7 to 15 digits; spaces, hyphens and parentheses between them)",
                 if phone.chars().count() > 20 { "…" } else { "" },
                 phone.chars().count()
             ));

@@ -140,9 +140,9 @@ pub fn is_marketing(purpose: Purpose, template: TemplateType) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Keyword {
-    /// STOP, STOP ALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPT OUT, OPTOUT, STOPALL.
+    /// STOP, STOP ALL, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, OPT OUT, OPTOUT, OPT-OUT, REVOKE.
     Stop,
-    /// START, UNSTOP, SUBSCRIBE, OPT IN, OPTIN, YES.
+    /// START, UNSTOP, SUBSCRIBE, OPT IN, OPTIN, OPT-IN, YES.
     Start,
     /// HELP, INFO.
     Help,
@@ -158,10 +158,9 @@ impl Keyword {
             .filter(|w| !w.is_empty())
             .collect();
         match words.join(" ").as_str() {
-            "STOP" | "STOP ALL" | "STOPALL" | "UNSUBSCRIBE" | "CANCEL" | "END" | "QUIT" | "OPT OUT" | "OPTOUT" => {
-                Some(Keyword::Stop)
-            }
-            "START" | "UNSTOP" | "SUBSCRIBE" | "OPT IN" | "OPTIN" | "YES" => Some(Keyword::Start),
+            "STOP" | "STOP ALL" | "STOPALL" | "UNSUBSCRIBE" | "CANCEL" | "END" | "QUIT" | "OPT OUT" | "OPTOUT"
+            | "OPT-OUT" | "REVOKE" => Some(Keyword::Stop),
+            "START" | "UNSTOP" | "SUBSCRIBE" | "OPT IN" | "OPTIN" | "OPT-IN" | "YES" => Some(Keyword::Start),
             "HELP" | "INFO" => Some(Keyword::Help),
             _ => None,
         }
@@ -179,6 +178,11 @@ mod tests {
             ("  stop! ", Some(Keyword::Stop)),
             ("Opt   Out", Some(Keyword::Stop)),
             ("unsubscribe.", Some(Keyword::Stop)),
+            ("Revoke", Some(Keyword::Stop)),
+            ("opt-out", Some(Keyword::Stop)),
+            ("OPT-OUT!", Some(Keyword::Stop)),
+            ("opt-in", Some(Keyword::Start)),
+            ("stop-all", None),
             ("start", Some(Keyword::Start)),
             ("Help?", Some(Keyword::Help)),
             ("stop sending me offers", None),

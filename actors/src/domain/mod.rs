@@ -8,6 +8,7 @@ pub mod fraud;
 pub mod kept_orders;
 pub mod loyalty;
 pub mod order;
+pub mod phone;
 pub mod time;
 pub mod wallet;
 

@@ -208,8 +208,11 @@ impl OrderFacts {
         let business_id = text(payload.get("businessId")).ok_or_else(|| NotAnOrder("businessId missing".into()))?;
         let order_id = text(payload.get("orderId")).ok_or_else(|| NotAnOrder("orderId missing".into()))?;
         let customer = payload.get("customer");
-        let phone =
-            text(customer.and_then(|c| c.get("phone"))).ok_or_else(|| NotAnOrder("customer.phone missing".into()))?;
+        // one customer whatever form the number came in (the edge already wrote it so; a replay
+        // published straight onto the stream may not have)
+        let phone = text(customer.and_then(|c| c.get("phone")))
+            .map(|phone| super::phone::canonical(&phone))
+            .ok_or_else(|| NotAnOrder("customer.phone missing".into()))?;
         let name = text(customer.and_then(|c| c.get("name")));
         let amount = payload.get("amount").and_then(decimal).ok_or_else(|| NotAnOrder("amount missing".into()))?;
         if amount.is_sign_negative() {

@@ -47,6 +47,8 @@ struct Inner {
     /// once dropped (which stops it).
     committer: Option<mpsc::Sender<Commit>>,
     thread: Option<JoinHandle<()>>,
+    /// Compacts after an erasure ([`purge`]).
+    purger: purge::Purger,
 }
 
 /// What the store and its committer thread share.
@@ -107,6 +109,7 @@ impl Drop for Inner {
     /// Stops the committer (it finishes the batches already sent) and waits for it, so the
     /// database is closed when the last clone of the store is gone.
     fn drop(&mut self) {
+        self.purger.stop();
         self.committer.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -227,7 +230,8 @@ impl EmbeddedStore {
                 move || shared.commit_loop(&receiver)
             })
             .map_err(backend)?;
-        Ok(Self { inner: Arc::new(Inner { shared, committer: Some(sender), thread: Some(thread) }) })
+        let purger = purge::Purger::start(shared.clone(), dir.join("purge-pending"))?;
+        Ok(Self { inner: Arc::new(Inner { shared, committer: Some(sender), thread: Some(thread), purger }) })
     }
 
     fn table(&self, name: &'static str) -> Result<Keyspace, StoreError> {
@@ -519,6 +523,13 @@ impl Store for EmbeddedStore {
         true
     }
 
+    async fn purge_unreachable(&self) -> Result<(), StoreError> {
+        let shared = self.inner.shared.clone();
+        tokio::task::spawn_blocking(move || purge::seal_and_flush(&shared)).await.map_err(backend)??;
+        self.inner.purger.request();
+        Ok(())
+    }
+
     async fn get(
         &self,
         table: &'static str,
@@ -593,5 +604,6 @@ impl Store for EmbeddedStore {
     }
 }
 
+mod purge;
 #[cfg(test)]
 mod tests;

@@ -216,6 +216,16 @@ pub trait Store: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Makes the bytes of rows no read can reach any more (deleted or overwritten, as an erasure
+    /// leaves them) leave the backend's files: the end of an erasure. The embedded store seals
+    /// its journal, flushes every table and deletes the flushed journals before it answers, then
+    /// compacts every table at once on its purge thread (`engage_store_purges_total`,
+    /// `engage_store_purge_pending`). Backends whose files are their servers' (NATS, ScyllaDB)
+    /// do nothing here: `docs/consent.md` says what they keep and for how long.
+    async fn purge_unreachable(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Whether a read is answered inside this process, without a network round trip (the
     /// embedded store). Tenant actors then read their rows in their own turn: reading them ahead
     /// of the actor (`engage_actors::read_ahead`) costs more there than the wait it saves.

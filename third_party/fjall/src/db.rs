@@ -228,6 +228,46 @@ impl Database {
         }
     }
 
+    /// engage patch: makes every byte written so far leave the journal files: ends the active
+    /// journal file (new writes go to a new one), flushes every keyspace's memtables into tables,
+    /// then deletes the journal files sealed until then. Upstream rotates the journal only when
+    /// it passes 64 MB, which on a quiet store may take days, and deletes a sealed journal only
+    /// once each keyspace's *tables* reach its watermark, which a keyspace whose flushed data was
+    /// all garbage (no table left) never does: an erasure must be able to say when its bytes are
+    /// gone. Blocks until the flushes are done.
+    #[doc(hidden)]
+    pub fn purge_journals(&self) -> crate::Result<()> {
+        // 1. seal: batches apply to memtables under the journal lock, so everything journaled
+        // so far is in a memtable once the lock is ours
+        let sealed = {
+            let mut journal_writer = self.supervisor.journal.get_writer()?;
+            #[expect(clippy::expect_used)]
+            let mut journal_manager = self.supervisor.journal_manager.write().expect("lock is poisoned");
+            let seqno_map = {
+                #[expect(clippy::expect_used)]
+                let keyspaces = self.supervisor.keyspaces.write().expect("lock is poisoned");
+                self.supervisor.build_seqno_map(&keyspaces)
+            };
+            journal_manager.rotate_journal(&mut journal_writer, seqno_map)?;
+            journal_manager.sealed_paths()
+        };
+        // 2. every memtable holding those writes is sealed and flushed
+        #[expect(clippy::expect_used)]
+        let keyspaces: Vec<Keyspace> =
+            self.supervisor.keyspaces.read().expect("lock is poisoned").values().cloned().collect();
+        for keyspace in &keyspaces {
+            keyspace.rotate_memtable()?;
+        }
+        for keyspace in &keyspaces {
+            while keyspace.tree.sealed_memtable_count() > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+        // 3. the journals sealed in step 1 (and before) hold nothing a table does not
+        #[expect(clippy::expect_used)]
+        self.supervisor.journal_manager.write().expect("lock is poisoned").drop_sealed(&sealed)
+    }
+
     /// Returns the number of queued memtable flush tasks.
     ///
     /// # Experimental

@@ -35,6 +35,16 @@ pub enum RightsQuery {
     Export(Export),
     /// See [`Erase`].
     Erase(Erase),
+    /// See [`PurgeErased`].
+    PurgeErased(PurgeErased),
+}
+
+question! {
+    /// The end of an erasure, once the bus's part is done too: the bytes of the rows the erasure
+    /// deleted or rewrote leave the store's files ([`engage_storage::Store::purge_unreachable`]).
+    /// Answered beside the actor (the brand's orders go on meanwhile); answers when the journal
+    /// holding them is gone (the tables' compaction follows at once, on the store's purge thread).
+    pub struct PurgeErased {} -> ();
 }
 
 question! {
@@ -199,6 +209,12 @@ crate::query::answers! {
     Export: Export { phone } => export(tenant.repo().clone(), tenant.id.clone(), phone).await;
         beside(tenant) => export(tenant.repo().clone(), tenant.id.clone(), phone),
     Erase: Erase { phone, by, now } => erase::erase(tenant, &phone, &by, now).await,
+    PurgeErased: _ => purge(tenant.repo().clone()).await;
+        beside(tenant) => purge(tenant.repo().clone()),
+}
+
+async fn purge(repo: Repo) -> Result<(), QueryError> {
+    Ok(repo.store().purge_unreachable().await?)
 }
 
 #[cfg(test)]

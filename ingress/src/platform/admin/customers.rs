@@ -18,14 +18,14 @@ use serde_json::json;
 use engage_actors::capabilities::rights::{CustomerExport, Erased};
 
 use crate::platform::admin::{admin_op, Admin};
-use crate::platform::consent::{customer_phone, erase_customer, export_customer};
+use crate::platform::consent::{erase_customer, export_customer};
 use crate::platform::edge::routes::Routes;
 use crate::state::AppState;
 
 /// Routes of this module, each declared once with its operations ([`Routes`]).
 pub fn routes() -> Routes {
     let id = json!({"type": "string", "minLength": 1, "maxLength": 128});
-    let phone = json!({"type": "string", "pattern": r"^\+?[0-9]{7,15}$"});
+    let phone = json!({"type": "string", "pattern": engage_actors::domain::phone::PATTERN});
     let body = |required: &[&str]| json!({"type": "object", "required": required, "properties": {"parent": id, "phone": phone, "by": id}});
     let errors: &[(&str, &str)] = &[
         ("400", "{message}: the body is not {parent, phone, by?}"),
@@ -52,13 +52,14 @@ struct AdminCustomer {
     by: Option<String>,
 }
 
+/// The body, its phone in the kept form ([`engage_actors::domain::phone`]).
 fn read(body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>) -> Result<AdminCustomer, Response> {
     let refuse = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"message": why}))).into_response();
-    let Ok(Json(body)) = body else { return Err(refuse("the body is not {parent, phone, by?}")) };
-    let digits = body.phone.trim_start_matches('+');
-    if body.parent.is_empty() || !(7..=15).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(refuse("parent is required and phone must be 7 to 15 digits (a leading + allowed)"));
+    let Ok(Json(mut body)) = body else { return Err(refuse("the body is not {parent, phone, by?}")) };
+    if body.parent.is_empty() {
+        return Err(refuse("parent is required"));
     }
+    body.phone = engage_actors::domain::phone::parse(&body.phone).map_err(|why| refuse(&format!("phone: {why}")))?;
     Ok(body)
 }
 
@@ -68,7 +69,7 @@ async fn export(
     body: Result<Json<AdminCustomer>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<CustomerExport>, Response> {
     let body = read(body)?;
-    export_customer(&state, &body.parent, &customer_phone(&body.phone)).await.map(Json).map_err(|e| e.into_response())
+    export_customer(&state, &body.parent, &body.phone).await.map(Json).map_err(|e| e.into_response())
 }
 
 async fn erase(
@@ -78,8 +79,5 @@ async fn erase(
 ) -> Result<Json<Erased>, Response> {
     let body = read(body)?;
     let by = body.by.unwrap_or_else(|| "cli".to_owned());
-    erase_customer(&state, &body.parent, &customer_phone(&body.phone), by)
-        .await
-        .map(Json)
-        .map_err(|e| e.into_response())
+    erase_customer(&state, &body.parent, &body.phone, by).await.map(Json).map_err(|e| e.into_response())
 }

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use engage_actors::capabilities::consent::{
     ConsentView, GetConsent, GetDefaults, ImportOptOuts, Imported, Inbound, InboundHandled, SetConsent, SetDefaults,
 };
-use engage_actors::capabilities::rights::{CustomerExport, Erase, Erased, Export};
+use engage_actors::capabilities::rights::{CustomerExport, Erase, Erased, Export, PurgeErased};
 use engage_actors::domain::consent::{ConsentDefaults, Source};
 use engage_actors::domain::wallet::Channel;
 
@@ -32,7 +32,7 @@ use crate::platform::edge::requests::{ConsentRequest, ConsentSettingsRequest, Cu
 use crate::platform::edge::routes::operation;
 use crate::platform::edge::routes::Routes;
 use crate::platform::edge::tokens::TokenKind;
-use crate::platform::edge::upload::{field_name, limit_answer, Form};
+use crate::platform::edge::upload::{field_name, limit_answer, Form, InvalidLine};
 use crate::platform::edge::{access, answer, staff_answer, staff_tenant, Answer, Integration, Staff, StaffAnswer};
 use crate::state::AppState;
 
@@ -73,18 +73,15 @@ pub fn routes() -> Routes {
         .merge(page::routes())
 }
 
-fn choices(body: &ConsentRequest) -> bool {
-    body.sms.is_some() || body.chat.is_some() || body.push.is_some()
-}
-
 async fn consent(
     state: &AppState,
     tenant: &str,
     body: ConsentRequest,
     source: Source,
 ) -> Result<ConsentView, engage_actors::QueryError> {
-    let phone = body.mobile_number.trim_start_matches('+').to_owned();
-    if !choices(&body) {
+    // the edge gave the number in its kept form (`engage_actors::domain::phone`)
+    let phone = body.mobile_number;
+    if !(body.sms.is_some() || body.chat.is_some() || body.push.is_some()) {
         return state.platform.gateway.ask(tenant, GetConsent { phone }).await;
     }
     let query = SetConsent { phone, sms: body.sms, chat: body.chat, push: body.push, source, now: Utc::now() };
@@ -107,12 +104,6 @@ async fn integration_consent(
     Ok(answer(consent(&state, &tenant, body, Source::Api).await?))
 }
 
-/// A customer's number as the brand's rows hold it: ten digits for an Indian mobile written with
-/// `+91`, `91` or `0`, otherwise the digits as given.
-pub(crate) fn customer_phone(given: &str) -> String {
-    crate::platform::edge::upload::bulk_phone(given).unwrap_or_else(|| given.trim().trim_start_matches('+').to_owned())
-}
-
 /// Erases `phone` in `tenant`: the brand's rows, in its actor; then what the bus keeps of its
 /// events that name them (parked events, the orders stream's retained messages).
 pub(crate) async fn erase_customer(
@@ -124,6 +115,8 @@ pub(crate) async fn erase_customer(
     let query = Erase { phone: phone.to_owned(), by, now: Utc::now() };
     let mut erased = state.platform.gateway.ask(tenant, query).await?;
     erased.bus_messages = state.platform.bus.erase_customer(tenant, phone).await.map_err(StaffError::unavailable)?;
+    // the erased bytes leave the store's files (docs/consent.md, "When erased bytes are gone")
+    state.platform.gateway.ask(tenant, PurgeErased {}).await?;
     tracing::info!(
         tenant,
         deleted = erased.deleted,
@@ -145,15 +138,14 @@ async fn export(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<CustomerExportRequest>,
 ) -> Result<Json<StaffAnswer<CustomerExport>>, StaffError> {
-    Ok(staff_answer(export_customer(&state, &tenant, &customer_phone(&body.mobile_number)).await?))
+    Ok(staff_answer(export_customer(&state, &tenant, &body.mobile_number).await?))
 }
 
 async fn erase(
     State(state): State<AppState>,
     Staff { tenant, body, grant }: Staff<CustomerExportRequest>,
 ) -> Result<Json<StaffAnswer<Erased>>, StaffError> {
-    let phone = customer_phone(&body.mobile_number);
-    Ok(staff_answer(erase_customer(&state, &tenant, &phone, format!("staff token {}", grant.id)).await?))
+    Ok(staff_answer(erase_customer(&state, &tenant, &body.mobile_number, format!("staff token {}", grant.id)).await?))
 }
 
 async fn settings(
@@ -175,7 +167,7 @@ fn upload_operation() -> Value {
         "Unsubscribe every number of a CSV's Phone column from marketing (source import): multipart with parent_business_id, channels (sms,chat,push; default all) and file",
         Auth::Staff,
         None,
-        answer_schema::<StaffAnswer<Imported>>(),
+        answer_schema::<StaffAnswer<OptOutsImported>>(),
     );
     upload["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {"type": "object",
         "required": ["parent_business_id", "file"],
@@ -192,7 +184,7 @@ async fn upload(
     State(state): State<AppState>,
     headers: HeaderMap,
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Json<StaffAnswer<Imported>>, StaffError> {
+) -> Result<Json<StaffAnswer<OptOutsImported>>, StaffError> {
     let grant = token(&state, TokenKind::Staff, &headers).await?;
     let form = Form::read(&headers, multipart, "parent_business_id and file", state.settings.max_upload_bytes).await?;
     let tenant = staff_tenant(&grant, form.field(&["parent_business_id", "parentBusinessId"]))?;
@@ -209,15 +201,39 @@ async fn upload(
             })
             .collect::<Result<Vec<_>, _>>()?,
     };
-    let phones: Vec<String> = form
-        .phone_rows()?
-        .into_iter()
-        .filter_map(|row| row.phone.ok())
-        .filter_map(|phone| crate::platform::edge::upload::bulk_phone(&phone))
-        .collect();
+    let (mut phones, mut invalid) = (Vec::new(), Vec::new());
+    for row in form.phone_rows()? {
+        let refused = match row.phone {
+            Ok(given) => match engage_actors::domain::phone::parse(&given) {
+                Ok(phone) => {
+                    phones.push(phone);
+                    continue;
+                }
+                Err(reason) => InvalidLine { line: row.line, value: Some(given), reason },
+            },
+            Err(reason) => InvalidLine { line: row.line, value: None, reason },
+        };
+        invalid.push(refused);
+    }
     let imported = state.platform.gateway.ask(&tenant, ImportOptOuts { phones, channels, now: Utc::now() }).await?;
-    tracing::info!(tenant, phones = imported.phones, changed = imported.changed, "opt-outs imported");
-    Ok(staff_answer(imported))
+    tracing::info!(
+        tenant,
+        phones = imported.phones,
+        changed = imported.changed,
+        invalid = invalid.len(),
+        "opt-outs imported"
+    );
+    Ok(staff_answer(OptOutsImported { imported, invalid }))
+}
+
+/// What `/crm_api/consent/upload` did: the numbers read and changed, and each row refused.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct OptOutsImported {
+    /// Numbers read and subscriptions changed.
+    #[serde(flatten)]
+    pub imported: Imported,
+    /// Rows whose value is not a phone number (nothing recorded for them).
+    pub invalid: Vec<InvalidLine>,
 }
 
 /// The keyword webhook's operation.
@@ -280,13 +296,13 @@ pub async fn keyword(
                 .into_response()
         }
     };
-    // providers write numbers as +91…, 91… or 0…: the customer's number is its 10 digits
-    let Some(phone) = crate::platform::edge::upload::bulk_phone(&request.from) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"message": "Invalid request: from is not an Indian mobile number"})),
-        )
-            .into_response();
+    // providers write numbers as +91…, 91… or 0…: one customer (`engage_actors::domain::phone`)
+    let phone = match engage_actors::domain::phone::parse(&request.from) {
+        Ok(phone) => phone,
+        Err(why) => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"message": format!("Invalid request: from: {why}")})))
+                .into_response()
+        }
     };
     let query = Inbound { phone, channel, text: request.text, now: Utc::now() };
     match state.platform.gateway.ask(&request.parent_business_id, query).await {

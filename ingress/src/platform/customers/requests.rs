@@ -13,7 +13,7 @@ pub struct CustomerDetailsRequest {
     #[schemars(length(min = 1, max = 128))]
     #[schemars(required)]
     pub parent_business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: String,
 }
 
@@ -25,7 +25,7 @@ pub struct UpdateCustomerRequest {
     #[schemars(length(min = 1, max = 128))]
     #[schemars(required)]
     pub parent_business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: String,
     #[schemars(length(min = 1, max = 200))]
     pub name: Option<String>,
@@ -49,7 +49,7 @@ pub struct IntegrationUserRequest {
     pub parent_business_id: Option<String>,
     #[schemars(length(min = 1, max = 128))]
     pub business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: String,
     #[schemars(length(min = 1, max = 200))]
     pub name: Option<String>,
@@ -79,7 +79,7 @@ pub struct IntegrationUserRequest {
     pub reason: Option<String>,
     #[schemars(pattern(r#"^[0-9]{6}$"#))]
     pub otp: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     #[schemars(
         description = r#"create_user / update_pos_customer_details: the existing customer who referred this new one (refer-and-earn)."#
     )]

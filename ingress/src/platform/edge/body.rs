@@ -188,11 +188,13 @@ mod tests {
             json!({"parentBusinessId": "p1", "customer": {"phone": "09876543210", "name": "Asha"}, "amount": "12.50", "orderId": "7",
                    "items": [{"name": "tea", "qty": 1, "price": 12.5}]})
         );
-        // the route's schema then makes the declared numbers numbers; the phone keeps its zero
+        // the route's schema then makes the declared numbers numbers; the phone stays text, in the
+        // form the brand's rows key it by (an Indian mobile's trunk zero dropped:
+        // engage_actors::domain::phone)
         let schemas = crate::platform::edge::schemas::PlatformSchemas::compile().unwrap();
         let mut value = value;
         schemas.coerce("Order", &mut value);
-        assert_eq!((&value["amount"], &value["customer"]["phone"]), (&json!(12.5), &json!("09876543210")));
+        assert_eq!((&value["amount"], &value["customer"]["phone"]), (&json!(12.5), &json!("9876543210")));
         assert!(schemas.issues("Order", &value).iter().all(|i| i.pointer != "/amount"));
     }
 

@@ -14,9 +14,10 @@
 //! | `enum` / `const` of strings | a number whose text is one of them (`execution_type: 1`) | that string |
 //! | `enum` / `const` of numbers | a numeric string | that number |
 //! | a type list with `null` (a field `null` removes) | the text `"null"` (a form has no other way to say null) | `null` |
+//! | a string with the phone `pattern` ([`engage_actors::domain::phone::PATTERN`]) | a phone number in any written form (`+91 98111-10008`) | the form a brand's rows key it by (`9811110008`; [`engage_actors::domain::phone`]) |
 //!
-//! A value already of a declared type is left as it is (a phone sent as a string keeps its `+`
-//! and leading zeros); one that still does not fit after this is refused by the schema with its
+//! A value already of a declared type is otherwise left as it is (a number field's string keeps
+//! its leading zeros); one that still does not fit after this is refused by the schema with its
 //! pointer, as before. Objects and arrays are walked through `properties` and `items`.
 
 use serde_json::{Map, Number, Value};
@@ -38,6 +39,11 @@ pub fn coerce(schema: &Value, value: &mut Value) {
             if let Some(coerced) = choices.iter().find(|choice| same_text(choice, value)) {
                 *value = coerced.clone();
             }
+        }
+    }
+    if let Value::String(text) = value {
+        if schema.get("pattern").and_then(Value::as_str) == Some(engage_actors::domain::phone::PATTERN) {
+            *text = engage_actors::domain::phone::canonical(text);
         }
     }
     match value {
@@ -216,5 +222,44 @@ mod tests {
             json!({"parentBusinessId": "42", "amount": 120, "page": 1, "customer": {"phone": "9876543210"},
                    "items": [{"qty": 2, "price": 60.25}], "extra": "5"})
         );
+    }
+
+    #[test]
+    fn a_phone_field_keeps_the_number_in_the_form_rows_key_it_by() {
+        let phone = json!({"type": "string", "pattern": engage_actors::domain::phone::PATTERN});
+        assert_eq!(coerced(phone.clone(), json!("+91 98111-10008")), json!("9811110008"));
+        assert_eq!(coerced(phone.clone(), json!(919811110008u64)), json!("9811110008"), "a number given as one");
+        assert_eq!(
+            coerced(phone.clone(), json!("12345")),
+            json!("12345"),
+            "not a phone: left for the schema to refuse"
+        );
+        assert_eq!(
+            coerced(json!({"type": "string"}), json!("+919811110008")),
+            json!("+919811110008"),
+            "only phone fields"
+        );
+    }
+
+    #[test]
+    fn every_phone_field_of_the_platform_uses_the_one_rule() {
+        // the fields coerce recognises by their pattern: a phone field with another pattern
+        // would keep its written form and name another customer
+        let rule = serde_json::to_string(engage_actors::domain::phone::PATTERN).unwrap();
+        let mut found = 0;
+        for (name, schema) in crate::platform::edge::schemas::PlatformSchemas::documents() {
+            let text = schema.to_string();
+            assert_eq!(
+                text.matches("{7,15}").count(),
+                text.matches(&rule).count(),
+                "{name}: a phone pattern of its own"
+            );
+            for phone in ["\"phone\"", "\"mobile_number\"", "\"customer_number\""] {
+                if text.contains(phone) {
+                    found += 1;
+                }
+            }
+        }
+        assert!(found > 5, "the schemas were read: {found}");
     }
 }

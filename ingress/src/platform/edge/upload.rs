@@ -140,19 +140,3 @@ pub struct InvalidLine {
     /// Why it was refused.
     pub reason: String,
 }
-
-/// A bulk campaign recipient's number as ten digits `[6-9]\d{9}` (spaces, dashes and a leading
-/// `+91`/`91`/`0` are dropped), or `None`.
-pub fn bulk_phone(value: &str) -> Option<String> {
-    let digits: String = value.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')')).collect();
-    let digits = digits.strip_prefix('+').unwrap_or(&digits);
-    let national = match digits.len() {
-        12 => digits.strip_prefix("91")?,
-        11 => digits.strip_prefix('0')?,
-        _ => digits,
-    };
-    let valid = national.len() == 10
-        && national.bytes().all(|b| b.is_ascii_digit())
-        && (b'6'..=b'9').contains(&national.as_bytes()[0]);
-    valid.then(|| national.to_owned())
-}

@@ -74,10 +74,10 @@ pub struct FraudQueryRequest {
     #[schemars(description = r#"/send_fraud_alert: the outlet whose wallet pays for the alerts."#)]
     #[schemars(length(min = 1, max = 128))]
     pub business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub contact: Option<String>,
     #[schemars(length(max = 1000))]
-    #[schemars(extend("items" = {"type": "string", "pattern": "^\\+?[0-9]{7,15}$"}))]
+    #[schemars(extend("items" = {"type": "string", "pattern": engage_actors::domain::phone::PATTERN}))]
     pub contacts: Option<Vec<String>>,
     #[schemars(extend("enum" = [1, 2, 3]))]
     pub status: Option<u8>,

@@ -503,7 +503,7 @@ async fn create_bulk_campaign(
                 continue;
             }
         };
-        match crate::platform::edge::upload::bulk_phone(&value) {
+        match engage_actors::domain::phone::indian_mobile(&value) {
             None => invalid.push(answers::InvalidLine {
                 line: row.line,
                 value: Some(value),

@@ -82,7 +82,7 @@ pub struct RedeemPointsRequest {
     )]
     #[schemars(length(min = 1, max = 128))]
     pub parent_business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: String,
     #[schemars(range(min = 1, max = 1000000000000_i64))]
     pub points: i64,
@@ -104,7 +104,7 @@ pub struct CustomerLoyaltyRequest {
     )]
     #[schemars(length(min = 1, max = 128))]
     pub parent_business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: String,
     #[schemars(range(min = 0, max = 100000000))]
     pub bill_amount: Option<Number>,
@@ -146,7 +146,7 @@ pub struct RewardRequest {
 pub struct CouponRequest {
     #[schemars(length(min = 1, max = 128))]
     pub parent_business_id: Option<String>,
-    #[schemars(pattern(r#"^\+?[0-9]{7,15}$"#))]
+    #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub customer_number: Option<String>,
     #[schemars(length(min = 1, max = 64))]
     pub reward_id: Option<String>,

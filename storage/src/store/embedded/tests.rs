@@ -287,3 +287,98 @@ async fn scans_across_the_inline_rows_give_every_row_once_in_order() {
         }
     }
 }
+
+/// Every file under `dir` that holds `needle`, with its size.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<(std::path::PathBuf, usize)> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    found.push((path, bytes.len()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A purge leaves no byte of a deleted or overwritten row in any file: the journal at once, the
+/// table files once the compaction that follows is done (its marker gone); rows kept stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_leaves_no_byte_of_deleted_or_overwritten_rows_in_any_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let row = |key: &str, value: &str| WriteOp::Put {
+        table: "customers",
+        partition: "brand".into(),
+        clustering: key.as_bytes().to_vec(),
+        value: value.as_bytes().to_vec(),
+    };
+    store.batch(vec![row("9811100001", "Zubeda Quraishi 9811100001"), row("9811100002", "Kept Person")]).await.unwrap();
+    // some of it reaches table files before the erasure, some stays in the journal
+    store.purge_unreachable().await.unwrap();
+    wait_purged(dir.path()).await;
+    store.batch(vec![row("other", "Zubeda Quraishi wrote again")]).await.unwrap();
+    let gone = WriteOp::Delete { table: "customers", partition: "brand".into(), clustering: b"9811100001".to_vec() };
+    store.batch(vec![gone, row("other", "erased")]).await.unwrap();
+    assert!(!files_holding(dir.path(), b"Zubeda").is_empty(), "before the purge the bytes are on disk");
+
+    let started = std::time::Instant::now();
+    store.purge_unreachable().await.unwrap();
+    println!("journal step {:?}", started.elapsed());
+    let journals: Vec<_> = files_holding(dir.path(), b"Zubeda")
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "jnl"))
+        .collect();
+    assert_eq!(journals, [], "no journal holds them when the purge answers");
+    wait_purged(dir.path()).await;
+    println!("compaction done {:?}", started.elapsed());
+    assert_eq!(files_holding(dir.path(), b"Zubeda"), [], "no file holds them after the compaction");
+    assert_eq!(files_holding(dir.path(), b"9811100001"), []);
+    assert_eq!(store.get("customers", "brand", b"9811100002").await.unwrap(), Some(b"Kept Person".to_vec()));
+    assert!(!files_holding(dir.path(), b"Kept Person").is_empty(), "what is kept is on disk");
+}
+
+/// Waits until the store's compaction after a purge is done (at most 30 s).
+async fn wait_purged(dir: &Path) {
+    let marker = dir.join("purge-pending");
+    for _ in 0..300 {
+        if !marker.exists() {
+            // the replaced table files are deleted by fjall's retire thread
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the compaction after the purge did not end in 30 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement: ENGAGE_PURGE_MB=100 cargo nextest run -p engage-storage --run-ignored only -E 'test(purge_time)' --no-capture"]
+async fn purge_time_of_a_store() {
+    let megabytes: usize = std::env::var("ENGAGE_PURGE_MB").ok().and_then(|m| m.parse().ok()).unwrap_or(100);
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let value = vec![b'x'; 1000];
+    for chunk in 0..megabytes {
+        let ops = (0..1000u32)
+            .map(|i| WriteOp::Put {
+                table: "rows",
+                partition: format!("brand-{}", i % 50),
+                clustering: format!("{chunk:06}-{i:04}").into_bytes(),
+                value: value.iter().enumerate().map(|(n, b)| b ^ ((n as u32 + i) % 7) as u8).collect(),
+            })
+            .collect();
+        store.batch(ops).await.unwrap();
+    }
+    let started = std::time::Instant::now();
+    store.purge_unreachable().await.unwrap();
+    let journal = started.elapsed();
+    wait_purged(dir.path()).await;
+    println!("{megabytes} MB written: journal step {journal:?}, compaction done after {:?}", started.elapsed());
+}

@@ -166,6 +166,38 @@ impl JournalManager {
         }
     }
 
+    /// engage patch: the sealed journal files, oldest first.
+    pub(crate) fn sealed_paths(&self) -> Vec<PathBuf> {
+        self.items.iter().map(|item| item.path.clone()).collect()
+    }
+
+    /// engage patch: deletes the sealed journal files among `paths` (the caller knows every
+    /// write in them is in a table: `Database::purge_journals`).
+    pub(crate) fn drop_sealed(&mut self, paths: &[PathBuf]) -> crate::Result<()> {
+        let mut failed = None;
+        let mut kept = Vec::with_capacity(self.items.len());
+        for item in std::mem::take(&mut self.items) {
+            if !paths.contains(&item.path) || failed.is_some() {
+                kept.push(item);
+                continue;
+            }
+            match std::fs::remove_file(&item.path) {
+                Ok(()) => {
+                    self.disk_space_in_bytes = self.disk_space_in_bytes.saturating_sub(item.size_in_bytes);
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    kept.push(item);
+                }
+            }
+        }
+        self.items = kept;
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn rotate_journal(
         &mut self,
         journal_writer: &mut MutexGuard<Writer>,

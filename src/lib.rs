@@ -9,10 +9,12 @@
 //! (bus), `engage-actors` (domain and actors), `engage-ingress` (HTTP).
 
 mod data_dir;
+mod listener;
 mod nats_link;
 mod readiness_watch;
 
 pub use data_dir::*;
+use listener::{Closing, DrainingListener};
 use nats_link::*;
 use readiness_watch::*;
 
@@ -24,7 +26,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use engage_actors::{Engine, EngineConfig, TenantGateway};
@@ -81,9 +83,14 @@ pub struct Application {
 pub struct Startup {
     listener: TcpListener,
     readiness: Arc<Readiness>,
-    /// Stops the interim server (also when dropped).
-    interim: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+    /// Closes the interim server's listener; its task (kept a while after, for the connections
+    /// it accepted to finish).
+    interim: Option<(Closing, JoinHandle<()>)>,
 }
+
+/// How long the interim server's connections have to finish after the real server took over
+/// (each of its answers closes its connection, so they finish as soon as they are answered).
+const INTERIM_LINGER: Duration = Duration::from_secs(10);
 
 impl Startup {
     /// Installs the metrics recorder (before anything records), binds `settings.http_addr` (port 0
@@ -99,24 +106,24 @@ impl Startup {
         let socket = listener.into_std().context("cannot take the listener")?;
         let interim_listener = TcpListener::from_std(socket.try_clone().context("cannot share the listener")?)?;
         let listener = TcpListener::from_std(socket)?;
-        let (stop, stopped) = oneshot::channel::<()>();
+        let (interim_listener, closing) = DrainingListener::new(interim_listener);
         let app = engage_ingress::ops::starting_router(readiness.clone());
         let task = tokio::spawn(async move {
-            let _ = axum::serve(interim_listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
+            let _ = axum::serve(interim_listener, app).await;
         });
-        Ok(Self { listener, readiness, interim: Some((stop, task)) })
+        Ok(Self { listener, readiness, interim: Some((closing, task)) })
     }
 
+    /// Hands over to the real server: the interim one stops accepting (the real one accepts on
+    /// the same socket), and the connections it accepted are answered and closed by themselves
+    /// (never shut down mid-request, which would reset one whose request was not read yet).
     async fn stop_interim(&mut self) {
-        if let Some((stop, mut task)) = self.interim.take() {
-            let _ = stop.send(());
-            if tokio::time::timeout(Duration::from_secs(2), &mut task).await.is_err() {
+        if let Some((mut closing, task)) = self.interim.take() {
+            closing.close(Duration::from_secs(2)).await;
+            tokio::spawn(async move {
+                tokio::time::sleep(INTERIM_LINGER).await;
                 task.abort();
-            }
+            });
         }
     }
 }
@@ -312,13 +319,33 @@ impl Application {
                     let (stop, stop_rx) = watch::channel(false);
                     let node = settings.node_id();
                     tracing::debug!(node, partitions = settings.partitions, "leasing partitions");
-                    let (mut owned, lease_task) = spawn_lease_keeper(bucket, node, settings.partitions, lease, stop_rx);
+                    let (mut owned, lease_task) =
+                        spawn_lease_keeper(bucket, node, settings.partitions, lease, stop_rx, engine.running());
                     let engine = engine.clone();
+                    // ready once this node processes a partition, or a lease after it started (a
+                    // cluster with more nodes than partitions leaves some with none): a new node
+                    // is not ready while it holds nothing (docs/operations.md, "Readiness")
+                    let readiness = startup.readiness.clone();
+                    readiness.set_problem("partitions", Some(JOINING.to_owned()));
+                    let joined_by = tokio::time::Instant::now() + lease;
                     let sync_task = tokio::spawn(async move {
+                        let mut joined = false;
                         loop {
                             let current = owned.borrow_and_update().clone();
                             engine.set_owned(&current).await;
-                            if owned.changed().await.is_err() {
+                            if !joined && !current.is_empty() {
+                                joined = true;
+                                readiness.set_problem("partitions", None);
+                            }
+                            let changed = tokio::select! {
+                                changed = owned.changed() => changed,
+                                () = tokio::time::sleep_until(joined_by), if !joined => {
+                                    joined = true;
+                                    readiness.set_problem("partitions", None);
+                                    continue;
+                                }
+                            };
+                            if changed.is_err() {
                                 break;
                             }
                         }
@@ -483,14 +510,31 @@ impl Application {
         );
         let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
         let ready_state = state.clone();
+        let drain = Duration::from_secs(settings.shutdown_drain_secs);
+        // docs/operations.md, "Stopping and restarting": first /readyz says 503 shutting_down
+        // while every route still serves (the drain), each answer closing its connection so no
+        // client keeps one the process is about to close; then the listener closes and the
+        // requests in flight finish (at most the grace period)
+        let (listener, mut closing) = DrainingListener::new(listener);
         let signal = async move {
             shutdown.await;
-            tracing::info!("shutdown requested: draining in-flight requests");
             ready_state.readiness.set_phase(Phase::ShuttingDown);
+            tracing::info!(?drain, "shutdown requested: /readyz says shutting_down; serving on for the drain");
+            tokio::time::sleep(drain).await;
+            // the connections the kernel queued are taken and answered, then the socket closes
+            closing.close(Duration::from_secs(2)).await;
+            // those last connections' requests are read (a connection shut down before its
+            // request is read would be reset)
+            tokio::time::sleep(SETTLE).await;
+            tracing::info!("drain over: no new connections; finishing the requests in flight");
             let _ = stopping_tx.send(true);
         };
-        let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(signal);
+        let app = app.layer(axum::middleware::map_response_with_state(state.readiness.clone(), close_when_stopping));
+        let server = axum::serve(
+            axum::serve::ListenerExt::tap_io(listener, |_| {}),
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(signal);
         let mut stopping = stopping_rx;
         let bounded = async move {
             let _ = stopping.wait_for(|s| *s).await;
@@ -530,6 +574,27 @@ impl Application {
         Ok(())
     }
 }
+
+/// Once shutdown began, every answer closes its connection (`Connection: close`): a client then
+/// opens a new one for its next request rather than sending it on a connection the process is
+/// about to close, which would be reset.
+async fn close_when_stopping(
+    axum::extract::State(readiness): axum::extract::State<Arc<Readiness>>,
+    mut response: axum::response::Response,
+) -> axum::response::Response {
+    if readiness.phase() == Phase::ShuttingDown {
+        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// How long after its listener closed a stopping server waits before it shuts its connections
+/// down (see [`Application::run_until`]).
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// What `/readyz` says of a cluster node that has not processed a partition yet.
+const JOINING: &str =
+    "joining the cluster: no partition taken yet (ready once it processes one, at most one lease after the start)";
 
 /// Completes on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {

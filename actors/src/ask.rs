@@ -30,7 +30,7 @@ pub type WireReply = Result<Value, QueryError>;
 /// A question a brand's actor answers. Implemented for every question by
 /// [`crate::query::answers!`]; its methods are the actor's side (a caller asks through
 /// [`crate::TenantGateway::ask`]).
-pub trait Answer: Question + Send + Sized + 'static {
+pub trait Answer: Question + Clone + Send + Sized + 'static {
     /// The answer, in the actor's turn.
     fn answer<'a>(self, tenant: &'a mut Tenant, reactions: &'a Reactions) -> BoxFuture<'a, Answered<Self>>;
 
@@ -170,6 +170,10 @@ impl Sealed {
     }
 }
 
+/// Why a question got no answer when its actor stopped with the question still in its mailbox
+/// (its partition was released): it never ran ([`crate::rpc::undelivered`]).
+pub(crate) const STOPPED_BEFORE_ANSWERING: &str = "tenant actor stopped before answering";
+
 /// The answer on `port` once `delivered` put its question in the actor's mailbox, within
 /// `timeout` (else `Unavailable`).
 pub(crate) async fn awaited<R>(
@@ -179,7 +183,7 @@ pub(crate) async fn awaited<R>(
 ) -> Result<R, QueryError> {
     let answered = async {
         delivered.await?;
-        port.await.unwrap_or_else(|_| Err(QueryError::Unavailable("tenant actor stopped before answering".to_owned())))
+        port.await.unwrap_or_else(|_| Err(QueryError::Unavailable(STOPPED_BEFORE_ANSWERING.to_owned())))
     };
     tokio::time::timeout(timeout, answered)
         .await

@@ -37,6 +37,12 @@ fn retry_delay(attempt: u32) -> Duration {
     RETRY_DELAY.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16))).min(MAX_RETRY_DELAY)
 }
 
+/// Why a question was not delivered: its partition is not processed on this node (see
+/// [`crate::rpc::undelivered`]).
+pub(crate) const NOT_OWNED_HERE: &str = "not owned by this node";
+/// Why a question was not delivered: its partition's supervisor is stopping.
+pub(crate) const PARTITION_STOPPING: &str = "partition stopping";
+
 /// Settings of an [`Engine`].
 pub struct EngineConfig {
     /// Partition count (cluster-wide).
@@ -60,7 +66,6 @@ struct Runner {
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
     supervisor: ActorRef<SupervisorMsg>,
-    rpc: Option<JoinHandle<()>>,
 }
 
 /// The actor side of one node.
@@ -72,6 +77,8 @@ pub struct Engine {
     config: EngineConfig,
     runners: tokio::sync::Mutex<HashMap<u32, Runner>>,
     supervisors: RwLock<HashMap<u32, ActorRef<SupervisorMsg>>>,
+    /// The partitions processed now ([`Engine::running`]).
+    running: watch::Sender<BTreeSet<u32>>,
 }
 
 impl Engine {
@@ -113,6 +120,7 @@ impl Engine {
             config,
             runners: tokio::sync::Mutex::new(HashMap::new()),
             supervisors: RwLock::new(HashMap::new()),
+            running: watch::channel(BTreeSet::new()).0,
         })
     }
 
@@ -126,17 +134,24 @@ impl Engine {
         self.supervisors.read().map(|s| s.contains_key(&partition)).unwrap_or(false)
     }
 
-    /// Starts runners for newly owned partitions and stops those no longer owned.
+    /// The partitions this node processes now: a partition leaves it once its runner has
+    /// finished (and acked) what it had taken from the bus, so the lease keeper can hand it over
+    /// at that moment (`engage_streams::lease::spawn_lease_keeper`).
+    pub fn running(&self) -> watch::Receiver<BTreeSet<u32>> {
+        self.running.subscribe()
+    }
+
+    /// Starts runners for newly owned partitions and stops those no longer owned (all at once:
+    /// each finishes its batch).
     pub async fn set_owned(self: &Arc<Self>, owned: &BTreeSet<u32>) {
         let mut runners = self.runners.lock().await;
         let gone: Vec<u32> = runners.keys().filter(|p| !owned.contains(p)).copied().collect();
         let stopped = gone.len();
         let mut started = 0;
-        for partition in gone {
-            if let Some(runner) = runners.remove(&partition) {
-                self.stop_runner(partition, runner).await;
-            }
-        }
+        let leaving: Vec<(u32, Runner)> =
+            gone.into_iter().filter_map(|partition| runners.remove(&partition).map(|r| (partition, r))).collect();
+        self.stop_runners(leaving).await;
+        self.running.send_replace(runners.keys().copied().collect());
         for &partition in owned {
             if runners.contains_key(&partition) {
                 continue;
@@ -150,6 +165,7 @@ impl Engine {
             }
         }
         metrics::gauge!("engage_partitions_running").set(runners.len() as f64);
+        self.running.send_replace(runners.keys().copied().collect());
         if started + stopped > 0 {
             tracing::info!(started, stopped, running = runners.len(), "partitions changed");
         }
@@ -168,38 +184,47 @@ impl Engine {
             excused: HashMap::new(),
         };
         let task = tokio::spawn(runner.run(stop_rx.clone()));
-        let rpc = self.nats.clone().map(|client| {
+        // the RPC server ends by itself a moment after the stop (it lingers: crate::rpc)
+        if let Some(client) = self.nats.clone() {
             let local: Arc<dyn LocalTenants> = self.clone();
-            tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
-        });
+            tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx));
+        }
         if let Ok(mut supervisors) = self.supervisors.write() {
             supervisors.insert(partition, supervisor.clone());
         }
         // the partition's series exists (at zero) from the moment it runs here
         metrics::counter!("engage_events_processed_total", "partition" => partition.to_string()).increment(0);
         tracing::debug!(partition, "partition started");
-        Ok(Runner { stop, task, supervisor, rpc })
+        Ok(Runner { stop, task, supervisor })
     }
 
-    async fn stop_runner(&self, partition: u32, runner: Runner) {
+    /// Stops `leaving` together: each runner finishes the pull and the batch it is on, then its
+    /// supervisor stops. Questions asked meanwhile are answered "not owned here" (the asker
+    /// tries again, [`crate::rpc::TenantGateway`]); the partition's RPC subscription lingers
+    /// a moment to say so to requests still routed here.
+    async fn stop_runners(&self, leaving: Vec<(u32, Runner)>) {
         if let Ok(mut supervisors) = self.supervisors.write() {
-            supervisors.remove(&partition);
+            for (partition, _) in &leaving {
+                supervisors.remove(partition);
+            }
         }
-        let _ = runner.stop.send(true);
-        let _ = runner.task.await;
-        if let Some(rpc) = runner.rpc {
-            let _ = rpc.await;
+        for (_, runner) in &leaving {
+            let _ = runner.stop.send(true);
         }
-        runner.supervisor.stop(Some("partition released".to_owned()));
-        tracing::debug!(partition, "partition stopped");
+        futures::future::join_all(leaving.into_iter().map(|(partition, runner)| async move {
+            let _ = runner.task.await;
+            runner.supervisor.stop(Some("partition released".to_owned()));
+            tracing::debug!(partition, "partition stopped");
+        }))
+        .await;
     }
 
     /// Stops every partition (each finishes the batch it is processing).
     pub async fn shutdown(&self) {
         let mut runners = self.runners.lock().await;
-        for (partition, runner) in runners.drain() {
-            self.stop_runner(partition, runner).await;
-        }
+        let leaving: Vec<(u32, Runner)> = runners.drain().collect();
+        self.stop_runners(leaving).await;
+        self.running.send_replace(BTreeSet::new());
     }
 
     /// Asks the tenant's actor, on this node, `question`; its own reply type comes back.
@@ -217,7 +242,7 @@ impl Engine {
             .read()
             .ok()
             .and_then(|s| s.get(&partition).cloned())
-            .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is not owned by this node")))?;
+            .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is {NOT_OWNED_HERE}")))?;
         // on a networked store, the rows the question reads first are read here: beside the
         // actor, not in its turn (a failed read is left to the actor, which reads again and
         // answers the error)
@@ -231,7 +256,7 @@ impl Engine {
         };
         let msg = TenantMsg::Query { asked, read_ahead };
         if supervisor.send_message(SupervisorMsg::Route { tenant: tenant.to_owned(), msg }).is_err() {
-            return Err(QueryError::Unavailable("partition stopping".to_owned()));
+            return Err(QueryError::Unavailable(PARTITION_STOPPING.to_owned()));
         }
         Ok(())
     }

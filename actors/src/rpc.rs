@@ -39,6 +39,31 @@ pub const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest wait an asker on another node may ask for.
 const LONGEST_WAIT: Duration = Duration::from_secs(600);
 
+/// How long a partition's RPC subscription stays after the partition stopped here.
+const RPC_LINGER: Duration = Duration::from_millis(1500);
+
+/// Pause before asking again a question that reached no actor (its partition is moving), doubled
+/// up to [`MOST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const MOST_PAUSE: Duration = Duration::from_millis(400);
+
+/// Whether `error` says the question reached no actor (its partition was not owned where it
+/// went, was stopping, or nobody subscribed for it): asking again cannot run it twice.
+pub fn undelivered(error: &QueryError) -> bool {
+    match error {
+        QueryError::Unavailable(why) => {
+            why.contains(crate::engine::NOT_OWNED_HERE)
+                || why.contains(crate::engine::PARTITION_STOPPING)
+                || why.contains(NO_OWNER)
+                || why.contains(crate::ask::STOPPED_BEFORE_ANSWERING)
+        }
+        _ => false,
+    }
+}
+
+/// The start of the error of a request no node answered (nobody subscribed for its partition).
+const NO_OWNER: &str = "no owner answered for partition";
+
 #[derive(Serialize, Deserialize)]
 struct Request {
     tenant: String,
@@ -67,10 +92,21 @@ pub async fn serve_partition(
                 return;
             }
         };
+    // after the stop, the subscription stays a moment (RPC_LINGER): a request NATS still routes
+    // here (a cluster learns of an unsubscribe a little later) is answered "not owned here", so
+    // its asker tries again at once instead of waiting out its time
+    let lingering = tokio::time::sleep(LONGEST_WAIT);
+    tokio::pin!(lingering);
+    let mut stopping = false;
     loop {
         let message = tokio::select! {
             message = subscription.next() => message,
-            _ = stop.wait_for(|s| *s) => break,
+            _ = stop.wait_for(|s| *s), if !stopping => {
+                stopping = true;
+                lingering.as_mut().reset(tokio::time::Instant::now() + RPC_LINGER);
+                continue;
+            }
+            () = &mut lingering, if stopping => break,
         };
         let Some(message) = message else { break };
         let Some(reply_to) = message.reply.clone() else { continue };
@@ -117,7 +153,36 @@ impl TenantGateway {
 
     /// Like [`TenantGateway::ask`], waiting up to `within` for the answer (the jobs wait
     /// [`JOB_TIMEOUT`]); `Unavailable` after that, while the actor still finishes the question.
+    ///
+    /// A question that reached no actor because its brand's partition is moving between nodes
+    /// ([`undelivered`]) is asked again, after 50 ms and then up to 400 ms apart, until it is
+    /// answered or `within` is spent: a read of a moving brand waits for the hand-over (about a
+    /// second, `docs/operations.md`, "Planned moves"), not for its whole time.
     pub async fn ask_within<Q: Answer + Into<TenantQuery>>(
+        &self,
+        tenant: &str,
+        question: Q,
+        within: Duration,
+    ) -> Answered<Q> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut pause = FIRST_PAUSE;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let answered = self.ask_once(tenant, question.clone(), left).await;
+            match answered {
+                Err(error) if undelivered(&error) && tokio::time::Instant::now() + pause < deadline => {
+                    metrics::counter!("engage_questions_asked_again_total").increment(1);
+                    tracing::debug!(tenant, %error, "the brand's partition is moving: asking again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MOST_PAUSE);
+                }
+                answered => return answered,
+            }
+        }
+    }
+
+    /// One try of [`TenantGateway::ask_within`].
+    async fn ask_once<Q: Answer + Into<TenantQuery>>(
         &self,
         tenant: &str,
         question: Q,
@@ -154,9 +219,7 @@ impl TenantGateway {
         match tokio::time::timeout(within, request).await {
             Ok(Ok(message)) => serde_json::from_slice::<WireReply>(&message.payload)
                 .unwrap_or_else(|e| Err(QueryError::Failed(format!("bad RPC answer: {e}")))),
-            Ok(Err(error)) => {
-                Err(QueryError::Unavailable(format!("no owner answered for partition {partition}: {error}")))
-            }
+            Ok(Err(error)) => Err(QueryError::Unavailable(format!("{NO_OWNER} {partition}: {error}"))),
             Err(_) => {
                 Err(QueryError::Unavailable(format!("the owner of partition {partition} did not answer in time")))
             }

@@ -81,6 +81,7 @@ pub(super) fn example(key: &str) -> Option<&'static str> {
         "node_id" => "node-1",
         "partitions" => "64",
         "partition_lease_secs" => "10",
+        "shutdown_drain_secs" => "2",
         "connect_timeout_secs" => "60",
         "max_body_bytes" => "5242880",
         "max_event_bytes" => "262118",

@@ -110,6 +110,10 @@ pub struct Settings {
     pub max_upload_bytes: usize,
     /// Longest wait for in-flight requests on shutdown, in seconds (`ENGAGE_SHUTDOWN_GRACE_SECS`).
     pub shutdown_grace_secs: u64,
+    /// On SIGINT/SIGTERM, how long the process goes on serving every request while `/readyz`
+    /// answers 503 `shutting_down`, so that a load balancer stops sending before the listener
+    /// closes, in seconds (`ENGAGE_SHUTDOWN_DRAIN_SECS`).
+    pub shutdown_drain_secs: u64,
     /// NATS server URLs, comma-separated (`nats://a:4222,nats://b:4222`); when set the bus is
     /// JetStream and the default store NATS KV (`ENGAGE_NATS_URL`).
     pub nats_url: Option<String>,
@@ -289,6 +293,7 @@ impl Default for Settings {
             open_routes_rate_limit: 200,
             max_upload_bytes: 5 * 1024 * 1024,
             shutdown_grace_secs: 30,
+            shutdown_drain_secs: 2,
             nats_url: None,
             nats_replicas: 1,
             nats_replicas_by_name: None,

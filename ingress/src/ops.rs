@@ -66,6 +66,12 @@ pub fn starting_router(readiness: Arc<Readiness>) -> Router {
                 Json(json!({"error": "STARTING", "message": "engage is starting: it is connecting to its dependencies (see /readyz)"})),
             )
         })
+        // the interim server stops when the real one takes over: no connection is kept idle
+        // across that moment, where a request sent on it would be reset
+        .layer(axum::middleware::map_response(|mut response: axum::response::Response| async move {
+            response.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+            response
+        }))
 }
 
 /// Prometheus text exposition.

@@ -60,6 +60,11 @@ impl Readiness {
         }
     }
 
+    /// The phase now.
+    pub fn phase(&self) -> Phase {
+        self.inner.read().map_or(Phase::ShuttingDown, |inner| inner.phase)
+    }
+
     /// Records (`Some`) or clears (`None`) a dependency's problem.
     pub fn set_problem(&self, dependency: &'static str, problem: Option<String>) {
         if let Ok(mut inner) = self.inner.write() {

@@ -103,13 +103,24 @@ pub async fn live_nodes(bucket: &Bucket) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// How long a stopping node waits for its engine to stop processing before it deletes its
+/// partition keys anyway (a batch still running then is idempotent for the next owner).
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
 /// Runs the lease loop for `node` until `stop` flips to true; then releases what it owns.
+///
+/// `running` is what the engine processes now: a partition given up (to rebalance, or because
+/// the node stops) has its key deleted as soon as the engine no longer runs it, so the next owner
+/// takes it at once rather than a round (a quarter lease) later; every node runs a round as soon
+/// as it sees a partition key deleted. Planned moves thus hand a partition over in about the time
+/// the engine takes to finish the batch it is on (`docs/operations.md`, "Planned moves").
 pub fn spawn_lease_keeper(
     bucket: Bucket,
     node: String,
     partitions: u32,
     lease: Duration,
     mut stop: watch::Receiver<bool>,
+    mut running: watch::Receiver<Owned>,
 ) -> (watch::Receiver<Owned>, JoinHandle<()>) {
     let (owned_tx, owned_rx) = watch::channel(Owned::new());
     let task = tokio::spawn(async move {
@@ -170,14 +181,42 @@ pub fn spawn_lease_keeper(
                     }
                     _ = stop.wait_for(|s| *s) => break 'rounds,
                     entry = next_entry(&mut watch) => match entry {
-                        Some(entry) => expiries.observe(&entry),
-                        None => watch = None,
+                        Some(entry) => {
+                            expiries.observe(&entry);
+                            // a partition handed over: a round now takes it if this node is short
+                            if freed(&entry, &held) {
+                                break;
+                            }
+                            continue;
+                        }
+                        None => {
+                            watch = None;
+                            continue;
+                        }
                     },
+                    changed = running.changed() => {
+                        if changed.is_err() {
+                            // no engine any more: releasing waits for the rounds
+                            running = watch::channel(Owned::new()).1;
+                            continue;
+                        }
+                    }
                 }
+                // the engine's running set changed (the only branch that gets here)
+                let now_running = running.borrow_and_update().clone();
+                hand_over(&bucket, &node, &mut held, &mut releasing, &now_running).await;
             }
         }
-        // Hand the partitions over at once instead of letting them expire.
+        // Hand the partitions over at once instead of letting them expire: once the engine has
+        // finished what it was processing (at most STOP_WAIT), so the next owner never overlaps.
         let _ = owned_tx.send(Owned::new());
+        let stopped = running.wait_for(|running| running.is_empty());
+        if tokio::time::timeout(STOP_WAIT, stopped).await.is_err() {
+            tracing::warn!(
+                node,
+                "the engine did not stop processing within {STOP_WAIT:?}: releasing the leases anyway"
+            );
+        }
         for partition in held.keys() {
             let _ = bucket.delete(format!("p.{partition}")).await;
         }
@@ -185,6 +224,32 @@ pub fn spawn_lease_keeper(
         tracing::info!(node, "leases released");
     });
     (owned_rx, task)
+}
+
+/// Whether `entry` removes another node's partition key (a planned hand-over).
+fn freed(entry: &async_nats::jetstream::kv::Entry, held: &BTreeMap<u32, u64>) -> bool {
+    use async_nats::jetstream::kv::Operation;
+    let partition = entry.key.strip_prefix("p.").and_then(|p| p.parse::<u32>().ok());
+    matches!(entry.operation, Operation::Delete | Operation::Purge)
+        && partition.is_some_and(|partition| !held.contains_key(&partition))
+}
+
+/// Deletes the keys of the partitions being released that the engine no longer runs.
+async fn hand_over(
+    bucket: &Bucket,
+    node: &str,
+    held: &mut BTreeMap<u32, u64>,
+    releasing: &mut Vec<u32>,
+    running: &Owned,
+) {
+    let done: Vec<u32> = releasing.iter().copied().filter(|p| !running.contains(p)).collect();
+    for partition in done {
+        releasing.retain(|p| *p != partition);
+        if held.remove(&partition).is_some() {
+            let _ = bucket.delete(format!("p.{partition}")).await;
+            tracing::debug!(node, partition, "partition handed over: the engine finished with it");
+        }
+    }
 }
 
 /// The next change in the bucket; pending forever without a watch.

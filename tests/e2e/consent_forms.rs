@@ -59,7 +59,7 @@ async fn an_opt_out_through_any_door_in_any_form_holds_for_the_campaign_and_cost
     let stop_words = ["STOP", "revoke", "Opt-Out", "stop all"];
     let mut opted = Vec::new();
     for (door, source) in ["staff", "api", "keyword", "import"].into_iter().enumerate() {
-        for form in 0..4 {
+        for (form, stop_word) in stop_words.iter().enumerate() {
             let national = format!("98118{:05}", door * 4 + form + 1);
             let given = forms(&national)[form].clone();
             match source {
@@ -74,7 +74,7 @@ async fn an_opt_out_through_any_door_in_any_form_holds_for_the_campaign_and_cost
                     assert_eq!(status, 200, "{given}: {set}");
                 }
                 "keyword" => {
-                    let (status, stopped) = keyword(&app, b.name, &given, stop_words[form]).await;
+                    let (status, stopped) = keyword(&app, b.name, &given, stop_word).await;
                     assert_eq!(status, 200, "{given}: {stopped}");
                     assert_eq!((&stopped["keyword"], &stopped["changed"]), (&json!("stop"), &json!(true)), "{stopped}");
                 }

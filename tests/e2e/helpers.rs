@@ -59,6 +59,10 @@ pub async fn spawn_app_in(dir: TempDir, env: &[(&str, &str)]) -> TestApp {
     if !env.iter().any(|(name, _)| *name == "ENGAGE_KEYWORD_WEBHOOK_SECRETS") {
         vars.push(("ENGAGE_KEYWORD_WEBHOOK_SECRETS", KEYWORD_WEBHOOK_SECRETS));
     }
+    // an in-process app stops at once (the drain is for load balancers: operability tests it)
+    if !env.iter().any(|(name, _)| *name == "ENGAGE_SHUTDOWN_DRAIN_SECS") {
+        vars.push(("ENGAGE_SHUTDOWN_DRAIN_SECS", "0"));
+    }
     vars.extend_from_slice(env);
     let settings = Settings::load_with_env(None, &vars).expect("valid test settings");
     let app = Application::build(settings).await.expect("app builds");

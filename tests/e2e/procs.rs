@@ -214,6 +214,25 @@ impl Engage {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// SIGTERM (a graceful stop, as an operator's `systemctl stop` or a rolling restart sends
+    /// it), without waiting.
+    pub fn terminate(&self) {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill -TERM");
+    }
+
+    /// Waits until the process has exited (at most `within`); whether it exited cleanly.
+    pub async fn wait_exit(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            assert!(Instant::now() < deadline, "engage on port {} did not exit:\n{}", self.port, self.stderr());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// SIGKILL, and wait for it.
     pub fn kill9(&mut self) {
         let _ = self.child.kill(); // SIGKILL

@@ -1,0 +1,95 @@
+//! A listening socket that closes without resetting a connection (`docs/operations.md`,
+//! "Stopping and restarting").
+//!
+//! The kernel completes a client's connection before the server accepts it, and the client sends
+//! its request at once; a listening socket closed with such connections still queued resets them
+//! (connection reset by peer, after the request was sent). axum closes its listener the moment its
+//! graceful shutdown begins, whatever is queued. [`DrainingListener`] instead, once told to close,
+//! takes every connection already queued and then closes the socket: a client connecting after
+//! that is refused (nothing was sent, so it may safely retry), never reset.
+
+use std::net::SocketAddr;
+use std::task::Poll;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// The listener (see the module).
+pub struct DrainingListener {
+    inner: Option<TcpListener>,
+    closing: watch::Receiver<bool>,
+    closed: watch::Sender<bool>,
+}
+
+/// Tells a [`DrainingListener`] to close, and says when it has.
+pub struct Closing {
+    closing: watch::Sender<bool>,
+    closed: watch::Receiver<bool>,
+}
+
+impl DrainingListener {
+    /// `listener`, and the handle that closes it.
+    pub fn new(listener: TcpListener) -> (Self, Closing) {
+        let (closing_tx, closing_rx) = watch::channel(false);
+        let (closed_tx, closed_rx) = watch::channel(false);
+        (
+            Self { inner: Some(listener), closing: closing_rx, closed: closed_tx },
+            Closing { closing: closing_tx, closed: closed_rx },
+        )
+    }
+}
+
+impl Closing {
+    /// Closes the listener once it has taken what is queued; waits until it has (at most
+    /// `within`: a server that no longer polls its listener never closes it).
+    pub async fn close(&mut self, within: std::time::Duration) {
+        let _ = self.closing.send(true);
+        let _ = tokio::time::timeout(within, self.closed.wait_for(|closed| *closed)).await;
+    }
+}
+
+impl axum::serve::Listener for DrainingListener {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+        loop {
+            let Some(listener) = &self.inner else {
+                // closed: no more connections, ever
+                return std::future::pending().await;
+            };
+            let accepted = if *self.closing.borrow() {
+                // what the kernel has queued, without waiting; none left: close
+                match std::future::poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await {
+                    Poll::Ready(accepted) => accepted,
+                    Poll::Pending => {
+                        self.inner = None;
+                        let _ = self.closed.send(true);
+                        tracing::info!("listener closed: new connections are refused");
+                        continue;
+                    }
+                }
+            } else {
+                tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    _ = self.closing.changed() => continue,
+                }
+            };
+            match accepted {
+                Ok(connection) => return connection,
+                Err(error) => {
+                    // as axum's own listener: a failed accept (out of descriptors) is retried
+                    tracing::warn!(%error, "accept failed; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        match &self.inner {
+            Some(listener) => listener.local_addr(),
+            None => Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the listener is closed")),
+        }
+    }
+}

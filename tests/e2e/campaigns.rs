@@ -26,18 +26,20 @@ pub(crate) async fn brand<'a>(app: &'a TestApp, name: &'static str) -> Brand<'a>
 
 /// Posts a bulk campaign with `csv` and the form `fields` (the brand's own added).
 pub(crate) async fn bulk(brand: &Brand<'_>, fields: &[(&str, &str)], csv: &str) -> (u16, Value) {
+    upload(brand, "/crm_api/create/bulk/campaign", fields, csv).await
+}
+
+/// Posts a multipart form to `path` with the staff token: the brand, `fields` and `csv` as its
+/// `file`.
+pub(crate) async fn upload(brand: &Brand<'_>, path: &str, fields: &[(&str, &str)], csv: &str) -> (u16, Value) {
     let mut form = reqwest::multipart::Form::new().text("parent_business_id", brand.name);
     for (name, value) in fields {
         form = form.text(name.to_string(), value.to_string());
     }
     let file = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("list.csv").mime_str("text/csv");
     let form = form.part("file", file.unwrap());
-    let request = brand
-        .app
-        .client
-        .post(format!("{}/crm_api/create/bulk/campaign", brand.app.base))
-        .header("token", &brand.staff)
-        .multipart(form);
+    let request =
+        brand.app.client.post(format!("{}{path}", brand.app.base)).header("token", &brand.staff).multipart(form);
     crate::helpers::read(request.send().await.unwrap()).await
 }
 

@@ -481,6 +481,12 @@ pub(crate) async fn owners(nats_url: &str) -> BTreeMap<u32, String> {
     }
 }
 
+/// Waits until `a` and `b` both own some of the `partitions`.
+pub(crate) async fn wait_shared(nats_url: &str, partitions: u32, a: &str, b: &str) -> BTreeMap<u32, String> {
+    let shared = |o: &BTreeMap<u32, String>| o.values().any(|n| n == a) && o.values().any(|n| n == b);
+    wait_owners(nats_url, partitions, shared, Duration::from_secs(30)).await
+}
+
 pub(crate) async fn wait_owners(
     nats_url: &str,
     partitions: u32,

@@ -66,13 +66,7 @@ async fn a_graceful_stop_and_a_new_node_hand_orders_and_reads_over_without_waiti
         ],
     )
     .await;
-    wait_owners(
-        &nats.url,
-        16,
-        |o| o.values().any(|n| n == "node-a") && o.values().any(|n| n == "node-b"),
-        Duration::from_secs(30),
-    )
-    .await;
+    crate::cluster::wait_shared(&nats.url, 16, "node-a", "node-b").await;
     let client = reqwest::Client::new();
 
     // one customer per brand of 40, read over and over while the brands move

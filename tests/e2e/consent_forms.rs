@@ -23,18 +23,7 @@ fn forms(national: &str) -> [String; 4] {
 
 /// Uploads `csv` as opt-outs on `channels`; (status, answer).
 async fn upload(brand: &Brand<'_>, channels: &str, csv: &str) -> (u16, Value) {
-    let file = reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("optouts.csv").mime_str("text/csv");
-    let form = reqwest::multipart::Form::new()
-        .text("parent_business_id", brand.name)
-        .text("channels", channels.to_owned())
-        .part("file", file.unwrap());
-    let request = brand
-        .app
-        .client
-        .post(format!("{}/crm_api/consent/upload", brand.app.base))
-        .header("token", &brand.staff)
-        .multipart(form);
-    crate::helpers::read(request.send().await.unwrap()).await
+    crate::campaigns::upload(brand, "/crm_api/consent/upload", &[("channels", channels)], csv).await
 }
 
 async fn keyword(app: &TestApp, brand: &str, from: &str, text: &str) -> (u16, Value) {

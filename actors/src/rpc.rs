@@ -109,24 +109,34 @@ pub async fn serve_partition(
             () = &mut lingering, if stopping => break,
         };
         let Some(message) = message else { break };
-        let Some(reply_to) = message.reply.clone() else { continue };
-        let engine = engine.clone();
-        let client = client.clone();
-        tokio::spawn(async move {
-            let answer: WireReply = match serde_json::from_slice::<Request>(&message.payload) {
-                Ok(request) => {
-                    let within = request.within_ms.map_or(RPC_TIMEOUT, Duration::from_millis).min(LONGEST_WAIT);
-                    let (port, answer) = tokio::sync::oneshot::channel();
-                    let asked = request.query.into_asked(port);
-                    awaited(engine.deliver(&request.tenant, asked), answer, within).await
-                }
-                Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
-            };
-            let body = serde_json::to_vec(&answer).unwrap_or_default();
-            let _ = client.publish(reply_to, body.into()).await;
-        });
+        answer(message, &engine, &client);
     }
-    let _ = subscription.unsubscribe().await;
+    // unsubscribed through a drain: the requests the server sent before it saw the unsubscribe
+    // are still answered ("not owned here": their askers try again), none is dropped unanswered
+    if subscription.drain().await.is_ok() {
+        while let Ok(Some(message)) = tokio::time::timeout(RPC_LINGER, subscription.next()).await {
+            answer(message, &engine, &client);
+        }
+    }
+}
+
+/// Answers one RPC request (the owner's answer, or why there is none) on its own task.
+fn answer(message: async_nats::Message, engine: &Arc<dyn LocalTenants>, client: &async_nats::Client) {
+    let Some(reply_to) = message.reply.clone() else { return };
+    let (engine, client) = (engine.clone(), client.clone());
+    tokio::spawn(async move {
+        let answer: WireReply = match serde_json::from_slice::<Request>(&message.payload) {
+            Ok(request) => {
+                let within = request.within_ms.map_or(RPC_TIMEOUT, Duration::from_millis).min(LONGEST_WAIT);
+                let (port, answer) = tokio::sync::oneshot::channel();
+                let asked = request.query.into_asked(port);
+                awaited(engine.deliver(&request.tenant, asked), answer, within).await
+            }
+            Err(error) => Err(QueryError::Invalid(format!("bad RPC request: {error}"))),
+        };
+        let body = serde_json::to_vec(&answer).unwrap_or_default();
+        let _ = client.publish(reply_to, body.into()).await;
+    });
 }
 
 /// Routes questions to a tenant's owner: this node's engine when it owns the partition, else

@@ -109,7 +109,32 @@ async fn a_graceful_stop_and_a_new_node_hand_orders_and_reads_over_without_waiti
 
     // a node added: it takes its share from node-b and is ready once it processes some
     let added_at = Instant::now();
-    let node_c = start("c", node("node-c")).await;
+    let node_c = {
+        let env = node("node-c");
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        Engage::spawn(&dir.path().join("c"), free_port(), &env)
+    };
+    // its /readyz says it is joining until it processes a partition, and ready only then
+    let mut said = Vec::new();
+    loop {
+        let answer = client.get(format!("{}/readyz", node_c.base)).send().await;
+        if let Ok(answer) = answer {
+            let status = answer.status().as_u16();
+            said.push(answer.text().await.unwrap_or_default());
+            if status == 200 {
+                let owners = crate::cluster::owners(&nats.url).await;
+                assert!(owners.values().any(|n| n == "node-c"), "ready while holding no partition: {owners:?}");
+                break;
+            }
+        }
+        assert!(
+            added_at.elapsed() < Duration::from_secs(30),
+            "node-c never became ready: {said:?}\n{}",
+            node_c.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(said.iter().any(|body| body.contains("joining")), "a joining node says so on /readyz: {said:?}");
     let ready = added_at.elapsed();
     wait_owners(&nats.url, 16, |o| o.values().filter(|n| *n == "node-c").count() == 8, Duration::from_secs(30)).await;
     let shared = added_at.elapsed();

@@ -171,8 +171,26 @@ impl Sealed {
 }
 
 /// Why a question got no answer when its actor stopped with the question still in its mailbox
-/// (its partition was released): it never ran ([`crate::rpc::undelivered`]).
+/// (its partition was released): it never ran ([`undelivered`]).
 pub(crate) const STOPPED_BEFORE_ANSWERING: &str = "tenant actor stopped before answering";
+/// Why a question was not delivered: its partition is not processed on the node it reached.
+pub(crate) const NOT_OWNED_HERE: &str = "not owned by this node";
+/// Why a question was not delivered: its partition's supervisor is stopping.
+pub(crate) const PARTITION_STOPPING: &str = "partition stopping";
+/// The start of the error of a request no node answered (nobody subscribed for its partition).
+pub(crate) const NO_OWNER: &str = "no owner answered for partition";
+
+/// Whether `error` says the question reached no actor (its partition was not owned where it
+/// went, was stopping, or nobody subscribed for it): asking again cannot run it twice
+/// ([`crate::rpc::TenantGateway::ask_within`] does).
+pub fn undelivered(error: &QueryError) -> bool {
+    match error {
+        QueryError::Unavailable(why) => [NOT_OWNED_HERE, PARTITION_STOPPING, NO_OWNER, STOPPED_BEFORE_ANSWERING]
+            .iter()
+            .any(|reason| why.contains(reason)),
+        _ => false,
+    }
+}
 
 /// The answer on `port` once `delivered` put its question in the actor's mailbox, within
 /// `timeout` (else `Unavailable`).

@@ -37,12 +37,6 @@ fn retry_delay(attempt: u32) -> Duration {
     RETRY_DELAY.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16))).min(MAX_RETRY_DELAY)
 }
 
-/// Why a question was not delivered: its partition is not processed on this node (see
-/// [`crate::rpc::undelivered`]).
-pub(crate) const NOT_OWNED_HERE: &str = "not owned by this node";
-/// Why a question was not delivered: its partition's supervisor is stopping.
-pub(crate) const PARTITION_STOPPING: &str = "partition stopping";
-
 /// Settings of an [`Engine`].
 pub struct EngineConfig {
     /// Partition count (cluster-wide).
@@ -237,12 +231,9 @@ impl Engine {
     /// Delivers `asked` to the tenant's actor on this node (its port gets the answer).
     async fn deliver(&self, tenant: &str, asked: Box<dyn Asked>) -> Result<(), QueryError> {
         let partition = partition_of(tenant, self.config.partitions);
-        let supervisor = self
-            .supervisors
-            .read()
-            .ok()
-            .and_then(|s| s.get(&partition).cloned())
-            .ok_or_else(|| QueryError::Unavailable(format!("partition {partition} is {NOT_OWNED_HERE}")))?;
+        let supervisor = self.supervisors.read().ok().and_then(|s| s.get(&partition).cloned()).ok_or_else(|| {
+            QueryError::Unavailable(format!("partition {partition} is {}", crate::ask::NOT_OWNED_HERE))
+        })?;
         // on a networked store, the rows the question reads first are read here: beside the
         // actor, not in its turn (a failed read is left to the actor, which reads again and
         // answers the error)
@@ -256,7 +247,7 @@ impl Engine {
         };
         let msg = TenantMsg::Query { asked, read_ahead };
         if supervisor.send_message(SupervisorMsg::Route { tenant: tenant.to_owned(), msg }).is_err() {
-            return Err(QueryError::Unavailable(PARTITION_STOPPING.to_owned()));
+            return Err(QueryError::Unavailable(crate::ask::PARTITION_STOPPING.to_owned()));
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use engage_streams::subject::{partition_of, token};
 
-use crate::ask::{awaited, to_json, Answer, Answered, Asked, Asking, WireReply};
+use crate::ask::{awaited, to_json, undelivered, Answer, Answered, Asked, Asking, WireReply, NO_OWNER};
 use crate::tenant::{QueryError, TenantQuery};
 
 /// The tenants this node runs: what the RPC side needs of the engine (which implements it), so
@@ -46,23 +46,6 @@ const RPC_LINGER: Duration = Duration::from_millis(1500);
 /// up to [`MOST_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MOST_PAUSE: Duration = Duration::from_millis(400);
-
-/// Whether `error` says the question reached no actor (its partition was not owned where it
-/// went, was stopping, or nobody subscribed for it): asking again cannot run it twice.
-pub fn undelivered(error: &QueryError) -> bool {
-    match error {
-        QueryError::Unavailable(why) => {
-            why.contains(crate::engine::NOT_OWNED_HERE)
-                || why.contains(crate::engine::PARTITION_STOPPING)
-                || why.contains(NO_OWNER)
-                || why.contains(crate::ask::STOPPED_BEFORE_ANSWERING)
-        }
-        _ => false,
-    }
-}
-
-/// The start of the error of a request no node answered (nobody subscribed for its partition).
-const NO_OWNER: &str = "no owner answered for partition";
 
 #[derive(Serialize, Deserialize)]
 struct Request {

@@ -516,6 +516,8 @@ impl Application {
         // client keeps one the process is about to close; then the listener closes and the
         // requests in flight finish (at most the grace period)
         let (listener, mut closing) = DrainingListener::new(listener);
+        let activity = listener::Activity::new();
+        let activity_now = activity.clone();
         let signal = async move {
             shutdown.await;
             ready_state.readiness.set_phase(Phase::ShuttingDown);
@@ -523,13 +525,18 @@ impl Application {
             tokio::time::sleep(drain).await;
             // the connections the kernel queued are taken and answered, then the socket closes
             closing.close(Duration::from_secs(2)).await;
-            // those last connections' requests are read (a connection shut down before its
-            // request is read would be reset)
-            tokio::time::sleep(SETTLE).await;
+            // those last connections' requests are read and answered (a connection shut down
+            // before its request is read would be reset)
+            // (ENGAGE_SHUTDOWN_DRAIN_SECS=0: a stop at once, as the tests' in-process servers do)
+            if !drain.is_zero() {
+                activity_now.quiet(QUIET, QUIET_AT_MOST).await;
+            }
             tracing::info!("drain over: no new connections; finishing the requests in flight");
             let _ = stopping_tx.send(true);
         };
-        let app = app.layer(axum::middleware::map_response_with_state(state.readiness.clone(), close_when_stopping));
+        let app = app
+            .layer(axum::middleware::map_response_with_state(state.readiness.clone(), close_when_stopping))
+            .layer(axum::middleware::from_fn_with_state(activity, listener::track));
         let server = axum::serve(
             axum::serve::ListenerExt::tap_io(listener, |_| {}),
             app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -588,9 +595,11 @@ async fn close_when_stopping(
     response
 }
 
-/// How long after its listener closed a stopping server waits before it shuts its connections
-/// down (see [`Application::run_until`]).
-const SETTLE: Duration = Duration::from_millis(250);
+/// After its listener closed, a stopping server shuts its connections down once no request is
+/// under way and none started for this long (the last connections taken have sent theirs), or
+/// after [`QUIET_AT_MOST`] (see [`Application::run_until`]).
+const QUIET: Duration = Duration::from_secs(1);
+const QUIET_AT_MOST: Duration = Duration::from_secs(10);
 
 /// What `/readyz` says of a cluster node that has not processed a partition yet.
 const JOINING: &str =

@@ -7,9 +7,17 @@
 //! graceful shutdown begins, whatever is queued. [`DrainingListener`] instead, once told to close,
 //! takes every connection already queued and then closes the socket: a client connecting after
 //! that is refused (nothing was sent, so it may safely retry), never reset.
+//!
+//! A connection taken from that queue has its request in flight or about to be read; shut down
+//! before hyper reads it, its unread bytes make the kernel reset it too. [`Activity`] counts the
+//! requests under way, so the server shuts its connections down only once the last ones taken
+//! were answered and none started for a while ([`Activity::quiet`]).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -92,4 +100,44 @@ impl axum::serve::Listener for DrainingListener {
             None => Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the listener is closed")),
         }
     }
+}
+
+/// The requests a server has under way, and when the last one started (see the module).
+pub struct Activity {
+    under_way: AtomicUsize,
+    last_start_ms: AtomicU64,
+    epoch: Instant,
+}
+
+impl Activity {
+    /// No request yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self { under_way: AtomicUsize::new(0), last_start_ms: AtomicU64::new(0), epoch: Instant::now() })
+    }
+
+    /// Waits until no request is under way and none started for `quiet` (at most `within`).
+    pub async fn quiet(&self, quiet: Duration, within: Duration) {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            let since_start =
+                self.epoch.elapsed().saturating_sub(Duration::from_millis(self.last_start_ms.load(Ordering::SeqCst)));
+            if self.under_way.load(Ordering::SeqCst) == 0 && since_start >= quiet {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// The middleware that keeps an [`Activity`].
+pub async fn track(
+    axum::extract::State(activity): axum::extract::State<Arc<Activity>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    activity.under_way.fetch_add(1, Ordering::SeqCst);
+    activity.last_start_ms.store(activity.epoch.elapsed().as_millis() as u64, Ordering::SeqCst);
+    let response = next.run(request).await;
+    activity.under_way.fetch_sub(1, Ordering::SeqCst);
+    response
 }

@@ -46,16 +46,8 @@ echo "| actor nodes | orders | orders/s | actor nodes CPU s / 1,000 orders | ing
 echo "|---|---|---|---|---|---|---|"
 for nodes in $node_counts; do
   # a fresh three-server cluster for each size
-  cports=(); nports=(); nats_pids=()
-  for i in 0 1 2; do nports+=("$(free_port)"); cports+=("$(free_port)"); done
-  routes=$(printf 'nats://127.0.0.1:%s,' "${cports[@]}"); routes=${routes%,}
-  urls=$(printf 'nats://127.0.0.1:%s,' "${nports[@]}"); urls=${urls%,}
-  for i in 0 1 2; do
-    "$nats_bin" -js -a 127.0.0.1 -p "${nports[$i]}" -n "n$i" -sd "$work/nats-$nodes-$i" \
-      --cluster_name engage --cluster "nats://127.0.0.1:${cports[$i]}" --routes "$routes" >/dev/null 2>&1 &
-    nats_pids+=($!); pids+=($!)
-  done
-  for i in 0 1 2; do wait_port "${nports[$i]}"; done
+  start_nats_cluster "$nats_bin" "$nodes"
+  urls=$nats_urls; nats_pids=("${nats_cluster_pids[@]}")
   common=(ENGAGE_NATS_URL="$urls" ENGAGE_NATS_REPLICAS=3 ENGAGE_PARTITIONS=16 ENGAGE_LOG_LEVEL=warn)
   node_pids=(); node_ports=()
   for n in $(seq 1 "$nodes"); do

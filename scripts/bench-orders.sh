@@ -55,16 +55,8 @@ run_engage() { # mode run
     nats_url="nats://127.0.0.1:$nport"
   elif [ "$mode" = jetstream-r3 ]; then
     # three servers routed into one cluster; every stream and bucket with three replicas
-    local cports=() nports=() i routes urls
-    for i in 0 1 2; do nports+=("$(free_port)"); cports+=("$(free_port)"); done
-    routes=$(printf 'nats://127.0.0.1:%s,' "${cports[@]}"); routes=${routes%,}
-    urls=$(printf 'nats://127.0.0.1:%s,' "${nports[@]}"); urls=${urls%,}
-    for i in 0 1 2; do
-      "$nats_bin" -js -a 127.0.0.1 -p "${nports[$i]}" -n "n$i" -sd "$work/nats-r3-$run-$i" \
-        --cluster_name engage --cluster "nats://127.0.0.1:${cports[$i]}" --routes "$routes" >/dev/null 2>&1 &
-      pids+=($!)
-    done
-    for i in 0 1 2; do wait_port "${nports[$i]}"; done
+    start_nats_cluster "$nats_bin" "r3-$run"
+    local urls=$nats_urls
     env=(ENGAGE_NATS_URL="$urls" ENGAGE_NATS_REPLICAS=3)
     nats_url="$urls"
   fi

@@ -64,3 +64,20 @@ PY
 
 # The median of the space-separated numbers in $1 (the mean of the middle two for an even count).
 median() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# Three nats-servers routed into one cluster on loopback, stores under $work/nats-<tag>-<i>:
+# `start_nats_cluster NATS_BIN TAG` sets `nats_urls` (comma-separated) and `nats_cluster_pids`
+# (also in `pids`, stopped on exit).
+start_nats_cluster() {
+  local bin=$1 tag=$2 cports=() nports=() i routes
+  for i in 0 1 2; do nports+=("$(free_port)"); cports+=("$(free_port)"); done
+  routes=$(printf 'nats://127.0.0.1:%s,' "${cports[@]}"); routes=${routes%,}
+  nats_urls=$(printf 'nats://127.0.0.1:%s,' "${nports[@]}"); nats_urls=${nats_urls%,}
+  nats_cluster_pids=()
+  for i in 0 1 2; do
+    "$bin" -js -a 127.0.0.1 -p "${nports[$i]}" -n "n$i" -sd "$work/nats-$tag-$i" \
+      --cluster_name engage --cluster "nats://127.0.0.1:${cports[$i]}" --routes "$routes" >/dev/null 2>&1 &
+    nats_cluster_pids+=($!); pids+=($!)
+  done
+  for i in 0 1 2; do wait_port "${nports[$i]}"; done
+}

@@ -569,6 +569,10 @@ impl Application {
         if let Some(task) = ownership.lease_task {
             let _ = tokio::time::timeout(grace, task).await;
         }
+        if let Some(engine) = &engine {
+            // requests NATS routed here meanwhile are answered ("not owned here": asked again)
+            let _ = tokio::time::timeout(grace, engine.rpc_ended()).await;
+        }
         // Every handle of the writer lives in the state: dropping ours lets the worker finish.
         drop(state);
         if tokio::time::timeout(grace, writer_task).await.is_err() {

@@ -16,7 +16,6 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
@@ -25,6 +24,9 @@ use tokio::sync::watch;
 /// The listener (see the module).
 pub struct DrainingListener {
     inner: Option<TcpListener>,
+    /// Once closing: the socket, out of the runtime, accepted from until the kernel's queue is
+    /// empty (a runtime listener may not have seen the latest connections yet).
+    last: Option<std::net::TcpListener>,
     closing: watch::Receiver<bool>,
     closed: watch::Sender<bool>,
 }
@@ -41,7 +43,7 @@ impl DrainingListener {
         let (closing_tx, closing_rx) = watch::channel(false);
         let (closed_tx, closed_rx) = watch::channel(false);
         (
-            Self { inner: Some(listener), closing: closing_rx, closed: closed_tx },
+            Self { inner: Some(listener), last: None, closing: closing_rx, closed: closed_tx },
             Closing { closing: closing_tx, closed: closed_rx },
         )
     }
@@ -56,32 +58,59 @@ impl Closing {
     }
 }
 
+impl DrainingListener {
+    /// While closing: the next connection the kernel has queued, asked of the socket itself
+    /// (the runtime's readiness may lag); none left: the socket is closed and `None`.
+    fn take_queued(&mut self) -> Option<(TcpStream, SocketAddr)> {
+        if let Some(listener) = self.inner.take() {
+            match listener.into_std() {
+                Ok(socket) => self.last = Some(socket),
+                Err(error) => tracing::warn!(%error, "cannot take the listener out of the runtime: closing it"),
+            }
+        }
+        while let Some(socket) = &self.last {
+            match socket.accept() {
+                Ok((stream, addr)) => {
+                    let stream = stream.set_nonblocking(true).and_then(|()| TcpStream::from_std(stream));
+                    match stream {
+                        Ok(stream) => return Some((stream, addr)),
+                        Err(error) => tracing::warn!(%error, "a queued connection could not be served"),
+                    }
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.last = None;
+                    let _ = self.closed.send(true);
+                    tracing::info!("listener closed: new connections are refused");
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::ConnectionAborted => {}
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed while closing: closing now");
+                    self.last = None;
+                    let _ = self.closed.send(true);
+                }
+            }
+        }
+        None
+    }
+}
+
 impl axum::serve::Listener for DrainingListener {
     type Io = TcpStream;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (TcpStream, SocketAddr) {
         loop {
-            let Some(listener) = &self.inner else {
+            if *self.closing.borrow() {
+                if let Some(connection) = self.take_queued() {
+                    return connection;
+                }
                 // closed: no more connections, ever
                 return std::future::pending().await;
-            };
-            let accepted = if *self.closing.borrow() {
-                // what the kernel has queued, without waiting; none left: close
-                match std::future::poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await {
-                    Poll::Ready(accepted) => accepted,
-                    Poll::Pending => {
-                        self.inner = None;
-                        let _ = self.closed.send(true);
-                        tracing::info!("listener closed: new connections are refused");
-                        continue;
-                    }
-                }
-            } else {
-                tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    _ = self.closing.changed() => continue,
-                }
+            }
+            let Some(listener) = &self.inner else { return std::future::pending().await };
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = self.closing.changed() => continue,
             };
             match accepted {
                 Ok(connection) => return connection,
@@ -95,9 +124,10 @@ impl axum::serve::Listener for DrainingListener {
     }
 
     fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        match &self.inner {
-            Some(listener) => listener.local_addr(),
-            None => Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the listener is closed")),
+        match (&self.inner, &self.last) {
+            (Some(listener), _) => listener.local_addr(),
+            (None, Some(socket)) => socket.local_addr(),
+            (None, None) => Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the listener is closed")),
         }
     }
 }

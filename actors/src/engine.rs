@@ -60,6 +60,8 @@ struct Runner {
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
     supervisor: ActorRef<SupervisorMsg>,
+    /// The partition's RPC server (it ends by itself a moment after the stop: [`crate::rpc`]).
+    rpc: Option<JoinHandle<()>>,
 }
 
 /// The actor side of one node.
@@ -73,6 +75,8 @@ pub struct Engine {
     supervisors: RwLock<HashMap<u32, ActorRef<SupervisorMsg>>>,
     /// The partitions processed now ([`Engine::running`]).
     running: watch::Sender<BTreeSet<u32>>,
+    /// The RPC servers of the partitions [`Engine::shutdown`] stopped ([`Engine::rpc_ended`]).
+    rpc_ending: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Engine {
@@ -115,6 +119,7 @@ impl Engine {
             runners: tokio::sync::Mutex::new(HashMap::new()),
             supervisors: RwLock::new(HashMap::new()),
             running: watch::channel(BTreeSet::new()).0,
+            rpc_ending: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -144,7 +149,8 @@ impl Engine {
         let mut started = 0;
         let leaving: Vec<(u32, Runner)> =
             gone.into_iter().filter_map(|partition| runners.remove(&partition).map(|r| (partition, r))).collect();
-        self.stop_runners(leaving).await;
+        // a rebalance does not wait for the RPC servers' linger
+        drop(self.stop_runners(leaving).await);
         self.running.send_replace(runners.keys().copied().collect());
         for &partition in owned {
             if runners.contains_key(&partition) {
@@ -178,25 +184,27 @@ impl Engine {
             excused: HashMap::new(),
         };
         let task = tokio::spawn(runner.run(stop_rx.clone()));
-        // the RPC server ends by itself a moment after the stop (it lingers: crate::rpc)
-        if let Some(client) = self.nats.clone() {
+        let rpc = self.nats.clone().map(|client| {
             let local: Arc<dyn LocalTenants> = self.clone();
-            tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx));
-        }
+            tokio::spawn(crate::rpc::serve_partition(client, partition, local, stop_rx))
+        });
         if let Ok(mut supervisors) = self.supervisors.write() {
             supervisors.insert(partition, supervisor.clone());
         }
         // the partition's series exists (at zero) from the moment it runs here
         metrics::counter!("engage_events_processed_total", "partition" => partition.to_string()).increment(0);
         tracing::debug!(partition, "partition started");
-        Ok(Runner { stop, task, supervisor })
+        Ok(Runner { stop, task, supervisor, rpc })
     }
 
     /// Stops `leaving` together: each runner finishes the pull and the batch it is on, then its
     /// supervisor stops. Questions asked meanwhile are answered "not owned here" (the asker
     /// tries again, [`crate::rpc::TenantGateway`]); the partition's RPC subscription lingers
     /// a moment to say so to requests still routed here.
-    async fn stop_runners(&self, leaving: Vec<(u32, Runner)>) {
+    /// Answers the RPC servers of the partitions stopped, which end by themselves a moment later
+    /// (a rebalance does not wait for them; a shutdown does, so that no request routed to this
+    /// node goes unanswered).
+    async fn stop_runners(&self, leaving: Vec<(u32, Runner)>) -> Vec<JoinHandle<()>> {
         if let Ok(mut supervisors) = self.supervisors.write() {
             for (partition, _) in &leaving {
                 supervisors.remove(partition);
@@ -209,16 +217,34 @@ impl Engine {
             let _ = runner.task.await;
             runner.supervisor.stop(Some("partition released".to_owned()));
             tracing::debug!(partition, "partition stopped");
+            runner.rpc
         }))
-        .await;
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// Stops every partition (each finishes the batch it is processing).
     pub async fn shutdown(&self) {
         let mut runners = self.runners.lock().await;
         let leaving: Vec<(u32, Runner)> = runners.drain().collect();
-        self.stop_runners(leaving).await;
+        let rpc = self.stop_runners(leaving).await;
         self.running.send_replace(BTreeSet::new());
+        if let Ok(mut ending) = self.rpc_ending.lock() {
+            ending.extend(rpc);
+        }
+    }
+
+    /// Waits until the RPC servers of the partitions [`Engine::shutdown`] stopped have answered
+    /// every request routed to them (they linger a moment, then drain): called once the leases
+    /// are released, before the process exits, so no asker waits out its time.
+    pub async fn rpc_ended(&self) {
+        let ending: Vec<JoinHandle<()>> = match self.rpc_ending.lock() {
+            Ok(mut ending) => ending.drain(..).collect(),
+            Err(_) => Vec::new(),
+        };
+        futures::future::join_all(ending).await;
     }
 
     /// Asks the tenant's actor, on this node, `question`; its own reply type comes back.

@@ -77,7 +77,7 @@ pub struct FraudQueryRequest {
     #[schemars(pattern(engage_actors::domain::phone::PATTERN))]
     pub contact: Option<String>,
     #[schemars(length(max = 1000))]
-    #[schemars(extend("items" = {"type": "string", "pattern": engage_actors::domain::phone::PATTERN}))]
+    #[schemars(extend("items" = {"type": "string", "pattern": engage_actors::domain::phone::PATTERN}, "minItems" = 1))]
     pub contacts: Option<Vec<String>>,
     #[schemars(extend("enum" = [1, 2, 3]))]
     pub status: Option<u8>,

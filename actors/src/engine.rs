@@ -404,8 +404,9 @@ impl PartitionRunner {
                 continue;
             }
             self.keep_supervisor().await;
+            let ahead = self.read_ahead(&batch).await;
             let mut waits = Vec::with_capacity(batch.len());
-            for delivery in batch {
+            for (delivery, read_ahead) in batch.into_iter().zip(ahead.into_iter().chain(std::iter::repeat_with(|| None))) {
                 // what no retry can help (misrouted, out of bounds) is parked at once, before
                 // the tenant's actor or the store sees it
                 let unfit = delivery
@@ -420,7 +421,7 @@ impl PartitionRunner {
                 let position = delivery.rank();
                 let msg = SupervisorMsg::Route {
                     tenant: delivery.envelope.tenant.clone(),
-                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), position, reply: tx.into() },
+                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), position, reply: tx.into(), read_ahead },
                 };
                 // If the supervisor is gone, the dropped reply port makes this delivery fail below.
                 let _ = self.supervisor.send_message(msg);
@@ -454,6 +455,41 @@ impl PartitionRunner {
                     Ok(()) => processed.increment(1),
                     Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
                 }
+            }
+        }
+    }
+
+    /// On a networked store, the rows the batch's events read (`orders::reads_ahead`), read here
+    /// together (one round trip per 256 rows) before the actors handle the events one by one: an
+    /// actor's turn then waits for no read of its own. One entry per delivery (none on the
+    /// embedded store, or when the read failed: each actor then reads what it needs itself).
+    async fn read_ahead(&self, batch: &[Delivery]) -> Vec<Option<ReadAhead>> {
+        let Some(engine) = self.engine.upgrade() else { return Vec::new() };
+        if engine.ctx.repo.store().local_reads() {
+            return Vec::new();
+        }
+        let wanted: Vec<Vec<crate::keys::Key>> = batch
+            .iter()
+            .map(|delivery| match delivery.refused {
+                Some(_) => Vec::new(),
+                None => crate::capabilities::orders::reads_ahead(
+                    &delivery.envelope.tenant,
+                    &engine.reactions,
+                    &delivery.envelope,
+                ),
+            })
+            .collect();
+        let mut all: Vec<crate::keys::Key> = wanted.iter().flatten().cloned().collect();
+        if all.is_empty() {
+            return Vec::new();
+        }
+        let mut seen = std::collections::HashSet::with_capacity(all.len());
+        all.retain(|key| seen.insert(key.clone()));
+        match ReadAhead::read(&engine.ctx.repo, &engine.ctx.stamps, all).await {
+            Ok(read) => read.split(&wanted),
+            Err(error) => {
+                tracing::debug!(partition = self.partition, %error, "a batch's rows were not read ahead: each actor reads its own");
+                Vec::new()
             }
         }
     }

@@ -75,9 +75,29 @@ impl ReadAhead {
     pub async fn read(repo: &Repo, stamps: &WriteStamps, keys: Vec<Key>) -> Result<Self, StoreError> {
         let generation = repo.store().generation();
         let noted: Vec<u64> = keys.iter().map(|key| stamps.stamp(key)).collect();
-        let rows = futures::future::try_join_all(keys.iter().map(|key| repo.row(key))).await?;
+        let rows = repo.rows_at(&keys).await?;
         let rows = keys.into_iter().zip(noted).zip(rows).map(|((key, stamp), row)| (key, stamp, row)).collect();
         Ok(Self { generation, rows })
+    }
+}
+
+impl ReadAhead {
+    /// The rows each of `wanted` names (rows read for a whole batch, handed to each event's
+    /// actor): `None` for an empty list.
+    pub fn split(self, wanted: &[Vec<Key>]) -> Vec<Option<ReadAhead>> {
+        let generation = self.generation;
+        let read: std::collections::HashMap<Key, (u64, Option<Vec<u8>>)> =
+            self.rows.into_iter().map(|(key, stamp, row)| (key, (stamp, row))).collect();
+        wanted
+            .iter()
+            .map(|keys| {
+                let rows: Vec<_> = keys
+                    .iter()
+                    .filter_map(|key| read.get(key).map(|(stamp, row)| (key.clone(), *stamp, row.clone())))
+                    .collect();
+                (!rows.is_empty()).then_some(ReadAhead { generation, rows })
+            })
+            .collect()
     }
 }
 

@@ -133,6 +133,14 @@ impl Repo {
         self.store.get(key.table, &key.partition, &key.clustering).await
     }
 
+    /// The rows at `keys`, in their order, read together ([`engage_storage::Store::get_many`]:
+    /// one round trip on NATS KV).
+    pub async fn rows_at(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let rows: Vec<(&'static str, &str, &[u8])> =
+            keys.iter().map(|key| (key.table, key.partition.as_str(), key.clustering.as_slice())).collect();
+        self.store.get_many(&rows).await
+    }
+
     /// Reads the row at `key` as `T`; a row that does not decode is [`StoreError::Corrupt`],
     /// naming its table and key.
     pub async fn get<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {

@@ -284,6 +284,8 @@ pub enum TenantMsg {
         position: u64,
         /// Where the outcome goes.
         reply: RpcReplyPort<Result<(), ApplyError>>,
+        /// Rows it reads, read with its batch before it reached the mailbox ([`crate::read_ahead`]).
+        read_ahead: Option<ReadAhead>,
     },
     /// Answer a query.
     Query {
@@ -365,7 +367,10 @@ impl Actor for TenantActor {
         tenant.follow_store_generation();
         tenant.begin_message();
         match message {
-            TenantMsg::Apply { envelope, position, reply } => {
+            TenantMsg::Apply { envelope, position, reply, read_ahead } => {
+                if let Some(ahead) = read_ahead {
+                    tenant.accept_read_ahead(ahead);
+                }
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
                 // boxed: the apply's state (kilobytes) is allocated for the message only, not
@@ -380,6 +385,8 @@ impl Actor for TenantActor {
                     }),
                     Err(panic) => Err(ApplyError::Panicked(panicked(tenant, &*panic))),
                 };
+                // the rows read ahead serve this event only, applied or not
+                tenant.end_read_ahead();
                 if let Err(error) = &outcome {
                     tracing::error!(tenant = %tenant.id, event_id = %envelope.id, trace_id = %envelope.trace_id, %error, "apply failed");
                 }

@@ -296,7 +296,10 @@ impl Tenant {
                 wanted.push(key);
             }
         }
-        let rows = futures::future::try_join_all(wanted.iter().map(|key| self.ctx.repo.row(key))).await?;
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let rows = self.ctx.repo.rows_at(&wanted).await?;
         self.read_ahead.extend(wanted.into_iter().zip(rows));
         Ok(())
     }

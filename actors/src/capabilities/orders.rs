@@ -81,6 +81,33 @@ pub async fn contribution(
     }
 }
 
+/// What applying `facts` reads besides the customer's rows: every reaction's rows and the
+/// order's refunds sent on their own.
+fn order_reads(tenant: &str, reactions: &Reactions, facts: &OrderFacts) -> Vec<keys::Key> {
+    let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(tenant, facts)).collect();
+    reads.push(keys::order_refunds(tenant, &facts.business_id, &facts.order_id));
+    reads
+}
+
+/// The rows applying `envelope` may read, for the engine to read ahead of the actor, with the
+/// other deliveries of its batch ([`crate::read_ahead`]): for an order, [`order_reads`], the
+/// customer's row and the order's own row (the actor takes what it needs; a row it has cached
+/// or written since is not used). Nothing for other events.
+pub fn reads_ahead(tenant: &str, reactions: &Reactions, envelope: &Envelope) -> Vec<keys::Key> {
+    if envelope.kind != EventKind::Order {
+        return Vec::new();
+    }
+    match OrderFacts::from_payload(&envelope.payload) {
+        Ok(facts) if !facts.is_cart() => {
+            let mut reads = order_reads(tenant, reactions, &facts);
+            reads.push(keys::customer(tenant, &facts.phone));
+            reads.push(keys::order(tenant, &facts.business_id, &facts.order_id));
+            reads
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Applies an order: the customer's totals, then every order reaction, then the order row.
 #[allow(clippy::too_many_arguments)]
 async fn apply_order(
@@ -110,8 +137,7 @@ async fn apply_order(
     // the customer's row (unless cached), the order's refunds sent on their own, and every row a
     // reaction will read, in one go
     let refunds_key = keys::order_refunds(&tenant.id, &facts.business_id, &facts.order_id);
-    let mut reads: Vec<keys::Key> = reactions.iter().flat_map(|r| r.reads(&tenant.id, facts)).collect();
-    reads.push(refunds_key.clone());
+    let mut reads = order_reads(&tenant.id, reactions, facts);
     if !tenant.has_cached_customer(&facts.phone) {
         reads.push(keys::customer(&tenant.id, &facts.phone));
     }

@@ -12,6 +12,48 @@ pub async fn run_all(store: &dyn Store) {
     a_later_write_of_a_row_in_a_batch_wins(store).await;
     staged_batches_are_read_in_order_before_they_are_durable(store).await;
     hostile_ids_name_distinct_rows(store).await;
+    many_rows_read_at_once_answer_as_single_reads(store).await;
+}
+
+/// [`Store::get_many`] answers each row as [`Store::get`] does, in the order asked: rows written,
+/// deleted, never written, staged and not yet durable, asked twice, and more than one batched
+/// read holds (600 rows).
+async fn many_rows_read_at_once_answer_as_single_reads(store: &dyn Store) {
+    let put = |partition: &str, clustering: &[u8], value: &[u8]| WriteOp::Put {
+        table: "conf_many",
+        partition: partition.to_owned(),
+        clustering: clustering.to_vec(),
+        value: value.to_vec(),
+    };
+    let mut ops: Vec<WriteOp> = (0..300u32).map(|i| put("p", &i.to_be_bytes(), format!("v{i}").as_bytes())).collect();
+    ops.push(put("gone", b"x", b"1"));
+    store.batch(ops).await.unwrap();
+    store
+        .batch(vec![WriteOp::Delete { table: "conf_many", partition: "gone".into(), clustering: b"x".to_vec() }])
+        .await
+        .unwrap();
+    let staged = store.stage(vec![put("staged", b"s", b"new"), put("p", &7u32.to_be_bytes(), b"changed")]).await.unwrap();
+    let mut asked: Vec<(String, Vec<u8>)> = (0..600u32).map(|i| ("p".to_owned(), i.to_be_bytes().to_vec())).collect();
+    asked.push(("gone".into(), b"x".to_vec()));
+    asked.push(("staged".into(), b"s".to_vec()));
+    asked.push(("p".into(), 3u32.to_be_bytes().to_vec()));
+    asked.push(("other".into(), 3u32.to_be_bytes().to_vec()));
+    let rows: Vec<(&'static str, &str, &[u8])> =
+        asked.iter().map(|(partition, clustering)| ("conf_many", partition.as_str(), clustering.as_slice())).collect();
+    let many = store.get_many(&rows).await.unwrap();
+    assert_eq!(many.len(), rows.len());
+    for (&(table, partition, clustering), got) in rows.iter().zip(&many) {
+        assert_eq!(got, &store.get(table, partition, clustering).await.unwrap(), "{partition} {clustering:?}");
+    }
+    assert_eq!(many[7].as_deref(), Some(&b"changed"[..]), "a staged row is read as staged");
+    assert_eq!(many[299].as_deref(), Some(&b"v299"[..]));
+    assert_eq!(many[300], None, "never written");
+    assert_eq!(many[600], None, "deleted");
+    assert_eq!(many[601].as_deref(), Some(&b"new"[..]));
+    assert_eq!(many[602].as_deref(), Some(&b"v3"[..]), "asked twice");
+    assert_eq!(many[603], None, "another partition's row of the same clustering");
+    staged.wait().await.unwrap();
+    assert!(store.get_many(&[]).await.unwrap().is_empty());
 }
 
 /// Partitions and clusterings holding the characters ids hold in the wild (and those a naive

@@ -151,6 +151,14 @@ pub trait Store: Send + Sync + 'static {
     async fn get(&self, table: &'static str, partition: &str, clustering: &[u8])
         -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// Reads many rows at once, each as [`Store::get`] would: answers in the order of `rows`. A
+    /// networked store reads them in one round trip where it can (NATS KV: one batched direct
+    /// get per 256 rows); the default reads them concurrently.
+    async fn get_many(&self, rows: &[(&'static str, &str, &[u8])]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        futures::future::try_join_all(rows.iter().map(|&(table, partition, clustering)| self.get(table, partition, clustering)))
+            .await
+    }
+
     /// Reads up to `limit` rows of one partition in clustering order, starting after `after`
     /// (exclusive) or from the start.
     async fn scan(

@@ -44,6 +44,7 @@
 //! before the one the bucket refuses land, it fails with its own error, and the batches after it
 //! fail as [`StoreError::Behind`], which callers retry without blaming themselves.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -59,8 +60,10 @@ use super::staged::Staging;
 use super::{Durable, Row, Store, StoreError, WriteOp};
 
 mod group;
+mod multi_get;
 
 use group::Group;
+use multi_get::{Found, MultiGet};
 
 /// A [`Store`] in a JetStream KV bucket.
 #[derive(Clone)]
@@ -70,6 +73,8 @@ pub struct NatsKvStore {
     shared: Arc<Shared>,
     /// Batches for the committer, sent under the staged map's lock (so in sequence order).
     committer: tokio::sync::mpsc::UnboundedSender<Commit>,
+    /// Batched reads ([`Store::get_many`]).
+    multi_get: Arc<MultiGet>,
 }
 
 /// What the store and its committer share.
@@ -261,7 +266,8 @@ impl NatsKvStore {
         let atomic = AtomicPublisher::enable(jetstream, &bucket).await?;
         tracing::debug!(atomic = atomic.is_some(), bucket = name, "NATS KV store opened");
         tokio::spawn(shared.clone().commit_loop(bucket.clone(), atomic, receiver));
-        Ok(Self { bucket, client: jetstream.client(), shared, committer })
+        let multi_get = Arc::new(MultiGet::start(jetstream.client(), &bucket.stream_name).await?);
+        Ok(Self { bucket, client: jetstream.client(), shared, committer, multi_get })
     }
 
     /// Sends `ops` to the committer, first putting them in the staged map when `staged`; the
@@ -315,6 +321,53 @@ impl Store for NatsKvStore {
         }
         let value = self.bucket.get(key).await.map_err(backend)?;
         Ok(value.map(|v| v.to_vec()))
+    }
+
+    async fn get_many(&self, rows: &[(&'static str, &str, &[u8])]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let mut found: Vec<Option<Option<Vec<u8>>>> = Vec::with_capacity(rows.len());
+        let mut subjects = Vec::new();
+        for &(table, partition, clustering) in rows {
+            check_table(table)?;
+            let key = row_key(table, partition, clustering);
+            // a staged row answers from the staged map, as a single read does
+            let staged = self.shared.staging.value(&key)?;
+            if staged.is_none() {
+                subjects.push(format!("{}{key}", self.bucket.prefix));
+            }
+            found.push(staged);
+        }
+        subjects.sort_unstable();
+        subjects.dedup();
+        let mut read: HashMap<String, Option<Vec<u8>>> = HashMap::with_capacity(subjects.len());
+        if !subjects.is_empty() && !self.multi_get.unsupported() {
+            let chunks = futures::future::try_join_all(
+                subjects.chunks(multi_get::MOST_SUBJECTS).map(|chunk| self.multi_get.read(chunk)),
+            )
+            .await?;
+            for chunk in chunks {
+                match chunk {
+                    Found::Rows(rows) => read.extend(rows),
+                    Found::Unsupported => break,
+                }
+            }
+        }
+        if self.multi_get.unsupported() {
+            return futures::future::try_join_all(
+                rows.iter().map(|&(table, partition, clustering)| self.get(table, partition, clustering)),
+            )
+            .await;
+        }
+        Ok(found
+            .into_iter()
+            .zip(rows)
+            .map(|(staged, &(table, partition, clustering))| match staged {
+                Some(value) => value,
+                None => {
+                    let subject = format!("{}{}", self.bucket.prefix, row_key(table, partition, clustering));
+                    read.get(&subject).cloned().flatten()
+                }
+            })
+            .collect())
     }
 
     async fn scan(
@@ -433,6 +486,7 @@ mod tests {
         let bucket = format!("conformance_{}", std::process::id());
         let store = NatsKvStore::open(&jetstream, &bucket, 1).await.expect("bucket");
         crate::store::conformance::run_all(&store).await;
+        assert!(!store.multi_get.unsupported(), "the test's nats-server (2.11+) reads many rows in one request");
         let _ = jetstream.delete_key_value(&bucket).await;
     }
 

@@ -8,8 +8,10 @@
 #   scripts/bench-orders.sh [DURATION_SECS=10] [RUNS=3] [CONNECTIONS=32]
 #
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
-# "embedded jetstream") picks the modes (`jetstream-r3`: a three-server cluster on loopback with
-# ENGAGE_NATS_REPLICAS=3, beside `jetstream`, one server); PROFILE_DIR samples engage with perf during the first run
+# "embedded jetstream jetstream-paced") picks the modes (`jetstream-r3`: a three-server cluster on
+# loopback with ENGAGE_NATS_REPLICAS=3, beside `jetstream`, one server; `jetstream-paced`: one
+# server, each connection pausing after each answer so that the load is about 0.55 of the
+# embedded mode's rate measured just before in the same round: the lag at that rate); PROFILE_DIR samples engage with perf during the first run
 # of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}. CAPTURE=1 also
 # prints each run's `wire … p99=…`: each POST's own latency (scripts/bench/common.sh, capture_start).
 set -euo pipefail
@@ -24,7 +26,7 @@ need_capture
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] && [ -x target/release/jetstream-publish ] || cargo build --release --bin engage --bin jetstream-publish
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
-modes=${MODES:-embedded jetstream}
+modes=${MODES:-embedded jetstream jetstream-paced}
 
 lag_quantiles() { # port -> "p50 p99" in ms, interpolated from the histogram buckets
   buckets "$1" engage_processing_lag_seconds 'le=' | python3 -c '
@@ -47,7 +49,12 @@ declare -A results
 run_engage() { # mode run
   local mode=$1 run=$2 port data env=() out rps ingested processed start drain lag
   port=$(free_port); data="$work/data-$mode-$run"
-  if [ "$mode" = jetstream ]; then
+  local pace=0
+  if [ "$mode" = jetstream-paced ]; then
+    local embedded_rps; embedded_rps=$(awk '{print $NF}' <<<"${results[embedded/rps]:-0}")
+    pace=$(python3 -c "r = float('$embedded_rps'); print(max(0, round($connections * 1000 / (0.55 * r) - 3)) if r else 0)")
+  fi
+  if [ "$mode" = jetstream ] || [ "$mode" = jetstream-paced ]; then
     local nport; nport=$(free_port)
     "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats-$run" >/dev/null 2>&1 &
     pids+=($!); wait_port "$nport"
@@ -76,7 +83,7 @@ run_engage() { # mode run
   fi
   local wire=
   [ -z "${CAPTURE:-}" ] || capture_start "$port" "$work/orders.pcap"
-  out=$(RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
+  out=$(PACE_MS=$pace RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
   [ -z "${CAPTURE:-}" ] || wire=" $(capture_wire "$port" "$work/orders.pcap")"
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   local non2xx; non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
@@ -94,7 +101,7 @@ run_engage() { # mode run
   lag=$(lag_quantiles "$port")
   local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   [ -z "$profiler" ] || wait "$profiler"
-  echo "run: $mode #$run peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
+  echo "run: $mode #$run pace_ms=$pace peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
   results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
   if [ "$mode" = jetstream ]; then
     local raw; raw=$(target/release/jetstream-publish "$nats_url" "$duration" "$connections" | sed 's/msgs_per_sec=//')
@@ -109,11 +116,13 @@ for run in $(seq 1 "$runs"); do
 done
 
 raw=$(median "${results[raw/rps]:-0}")
+embedded=$(median "${results[embedded/rps]:-0}")
+ratio() { python3 -c "print(f'{$1/$2:.2f}' if $2 else '-')"; }
 echo
-echo "| mode | single-order POSTs/s | vs raw JetStream publish | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"
-echo "|---|---|---|---|---|---|"
-echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - |"
+echo "| mode | single-order POSTs/s | vs raw JetStream publish | vs embedded | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"
+echo "|---|---|---|---|---|---|---|"
+echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - | - |"
 for mode in $modes; do
   r=$(median "${results[$mode/rps]}")
-  echo "| engage, $mode | $r | $(python3 -c "print(f'{$r/$raw:.2f}' if $raw else '-')") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
+  echo "| engage, $mode | $r | $(ratio "$r" "$raw") | $(ratio "$r" "$embedded") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
 done

@@ -341,6 +341,48 @@ struct PartitionRunner {
     excused: HashMap<String, u32>,
 }
 
+/// What became of a routed batch ([`settle`]).
+struct Settled {
+    /// The ids of the events applied (and acked).
+    done: Vec<String>,
+    /// The deliveries that failed, with why.
+    failed: Vec<(Delivery, ApplyError)>,
+}
+
+/// Waits for every delivery's outcome and acks the applied ones together.
+async fn settle(
+    waits: Vec<(Delivery, tokio::sync::oneshot::Receiver<Result<(), ApplyError>>)>,
+    processed: metrics::Counter,
+    partition: u32,
+) -> Settled {
+    let outcomes = futures::future::join_all(waits.into_iter().map(|(delivery, rx)| async move {
+        let outcome = match tokio::time::timeout(APPLY_TIMEOUT, rx).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(error))) => Err(error),
+            Ok(Err(_)) => Err(ApplyError::Stopped),
+            Err(_) => Err(ApplyError::TimedOut(APPLY_TIMEOUT.as_secs())),
+        };
+        (delivery, outcome)
+    }))
+    .await;
+    let mut applied = Vec::with_capacity(outcomes.len());
+    let mut failed = Vec::new();
+    for (delivery, outcome) in outcomes {
+        match outcome {
+            Ok(()) => applied.push(delivery),
+            Err(error) => failed.push((delivery, error)),
+        }
+    }
+    let done = applied.iter().map(|delivery| delivery.envelope.id.clone()).collect();
+    for result in Delivery::ack_all(applied).await {
+        match result {
+            Ok(()) => processed.increment(1),
+            Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
+        }
+    }
+    Settled { done, failed }
+}
+
 /// Most deliveries of one event excused as another event's failure: past it they count, so an
 /// event is parked at the latest after `max_deliveries + MOST_EXCUSED` deliveries.
 const MOST_EXCUSED: u32 = 20;
@@ -363,6 +405,8 @@ impl PartitionRunner {
         // one handle, not a registry lookup per delivery
         let processed = metrics::counter!("engage_events_processed_total", "partition" => partition.to_string());
         let mut failed_pulls = 0u32;
+        // the batch before the one being routed, while it settles
+        let mut in_flight: Option<JoinHandle<Settled>> = None;
         /// Pulls answered 503 that are said as a leader election, not warned about.
         const STARTING_PULLS: u32 = 20;
         loop {
@@ -401,12 +445,15 @@ impl PartitionRunner {
                 }
             };
             if batch.is_empty() {
+                self.finish(in_flight.take()).await;
                 continue;
             }
             self.keep_supervisor().await;
             let ahead = self.read_ahead(&batch).await;
             let mut waits = Vec::with_capacity(batch.len());
-            for (delivery, read_ahead) in batch.into_iter().zip(ahead.into_iter().chain(std::iter::repeat_with(|| None))) {
+            for (delivery, read_ahead) in
+                batch.into_iter().zip(ahead.into_iter().chain(std::iter::repeat_with(|| None)))
+            {
                 // what no retry can help (misrouted, out of bounds) is parked at once, before
                 // the tenant's actor or the store sees it
                 let unfit = delivery
@@ -421,41 +468,53 @@ impl PartitionRunner {
                 let position = delivery.rank();
                 let msg = SupervisorMsg::Route {
                     tenant: delivery.envelope.tenant.clone(),
-                    msg: TenantMsg::Apply { envelope: delivery.envelope.clone(), position, reply: tx.into(), read_ahead },
+                    msg: TenantMsg::Apply {
+                        envelope: delivery.envelope.clone(),
+                        position,
+                        reply: tx.into(),
+                        read_ahead,
+                    },
                 };
                 // If the supervisor is gone, the dropped reply port makes this delivery fail below.
                 let _ = self.supervisor.send_message(msg);
                 waits.push((delivery, rx));
             }
-            let settled = futures::future::join_all(waits.into_iter().map(|(delivery, rx)| async move {
-                let outcome = match tokio::time::timeout(APPLY_TIMEOUT, rx).await {
-                    Ok(Ok(Ok(()))) => Ok(()),
-                    Ok(Ok(Err(error))) => Err(error),
-                    Ok(Err(_)) => Err(ApplyError::Stopped),
-                    Err(_) => Err(ApplyError::TimedOut(APPLY_TIMEOUT.as_secs())),
-                };
-                (delivery, outcome)
-            }))
-            .await;
-            let mut done = Vec::with_capacity(settled.len());
-            for (delivery, outcome) in settled {
-                match outcome {
-                    Ok(()) => {
-                        if !self.failures.is_empty() {
-                            self.failures.remove(&delivery.envelope.id);
-                            self.excused.remove(&delivery.envelope.id);
-                        }
-                        done.push(delivery);
-                    }
-                    Err(error) => self.failed(delivery, error).await,
+            // the batch settles (its outcomes awaited, its successes acked) on its own task;
+            // on a bus that allows it the next batch is pulled and routed meanwhile, so a
+            // partition's events never wait for the previous batch's writes to become durable
+            let settling = tokio::spawn(settle(waits, processed.clone(), partition));
+            match consumer.pulls_ahead() {
+                true => {
+                    let previous = in_flight.replace(settling);
+                    self.finish(previous).await;
                 }
+                false => self.finish(Some(settling)).await,
             }
-            for result in Delivery::ack_all(done).await {
-                match result {
-                    Ok(()) => processed.increment(1),
-                    Err(error) => tracing::warn!(partition, %error, "ack failed; the event comes again (idempotent)"),
-                }
+        }
+        // what was pulled is processed and acked before the runner ends
+        self.finish(in_flight.take()).await;
+    }
+
+    /// Handles a settled batch's outcome: successes forget their earlier failures, failures come
+    /// again or are parked.
+    async fn finish(&mut self, settling: Option<JoinHandle<Settled>>) {
+        let Some(settling) = settling else { return };
+        let settled = match settling.await {
+            Ok(settled) => settled,
+            Err(error) => {
+                // its deliveries are neither acked nor nak'd: they come again after the ack wait
+                tracing::error!(partition = self.partition, %error, "a batch's settling task failed");
+                return;
             }
+        };
+        if !self.failures.is_empty() {
+            for id in &settled.done {
+                self.failures.remove(id);
+                self.excused.remove(id);
+            }
+        }
+        for (delivery, error) in settled.failed {
+            self.failed(delivery, error).await;
         }
     }
 

@@ -369,7 +369,7 @@ impl Actor for TenantActor {
         match message {
             TenantMsg::Apply { envelope, position, reply, read_ahead } => {
                 if let Some(ahead) = read_ahead {
-                    tenant.accept_read_ahead(ahead);
+                    tenant.accept_read_ahead(ahead, crate::tenant_core::ReadFor::Event);
                 }
                 // a panic fails this event alone: the actor, its other events and its brand's
                 // routes go on (the engine retries the event, then parks it)
@@ -410,7 +410,7 @@ impl Actor for TenantActor {
                 // a long report is read beside the actor, never holding up the brand's writes
                 let Some(asked) = asked.beside(tenant) else { return Ok(()) };
                 if let Some(ahead) = read_ahead {
-                    tenant.accept_read_ahead(ahead);
+                    tenant.accept_read_ahead(ahead, crate::tenant_core::ReadFor::Query);
                 }
                 let sealed = Box::pin(asked.answer(tenant, reactions)).await;
                 tenant.end_read_ahead();

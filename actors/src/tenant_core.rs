@@ -150,6 +150,15 @@ pub struct Tenant {
     generation: u64,
 }
 
+/// What rows were read ahead for ([`Tenant::accept_read_ahead`]): each counts in its own metric.
+#[derive(Clone, Copy, Debug)]
+pub enum ReadFor {
+    /// A question asked of the actor (`engage_read_ahead_rows_total`).
+    Query,
+    /// A bus event, read with its batch (`engage_event_rows_read_ahead_total`).
+    Event,
+}
+
 impl Tenant {
     /// A brand with nothing cached.
     pub fn new(id: String, ctx: Arc<EngineContext>) -> Self {
@@ -308,10 +317,13 @@ impl Tenant {
     /// that no write has touched since it was read (its stamp unchanged, the store generation
     /// the brand's) serves [`Tenant::row`] until [`Tenant::end_read_ahead`]; the others are read
     /// again from the store when asked for. Returns how many were taken.
-    pub fn accept_read_ahead(&mut self, ahead: ReadAhead) -> usize {
+    pub fn accept_read_ahead(&mut self, ahead: ReadAhead, counted_in: ReadFor) -> usize {
+        let metric = match counted_in {
+            ReadFor::Query => "engage_read_ahead_rows_total",
+            ReadFor::Event => "engage_event_rows_read_ahead_total",
+        };
         if ahead.generation != self.generation {
-            metrics::counter!("engage_read_ahead_rows_total", "outcome" => "read_again")
-                .increment(ahead.rows.len() as u64);
+            metrics::counter!(metric, "outcome" => "read_again").increment(ahead.rows.len() as u64);
             return 0;
         }
         let (offered, before) = (ahead.rows.len(), self.read_ahead.len());
@@ -321,9 +333,8 @@ impl Tenant {
             }
         }
         let taken = self.read_ahead.len() - before;
-        metrics::counter!("engage_read_ahead_rows_total", "outcome" => "used").increment(taken as u64);
-        metrics::counter!("engage_read_ahead_rows_total", "outcome" => "read_again")
-            .increment((offered - taken) as u64);
+        metrics::counter!(metric, "outcome" => "used").increment(taken as u64);
+        metrics::counter!(metric, "outcome" => "read_again").increment((offered - taken) as u64);
         taken
     }
 
@@ -499,7 +510,7 @@ mod tests {
             .commit_customer(vec![written.clone().put(&row(2))], Customer::new("9000000001", Utc::now()))
             .await
             .unwrap();
-        assert_eq!(tenant.accept_read_ahead(read), 1, "only the row nothing wrote through the brand");
+        assert_eq!(tenant.accept_read_ahead(read, ReadFor::Query), 1, "only the row nothing wrote through the brand");
         assert!(tenant.row(&kept).await.unwrap().is_none(), "the row read ahead serves the read");
         assert!(tenant.row(&written).await.unwrap().is_some(), "the brand's own write is read again");
         // a row read ahead that the message itself then writes is read ahead no more
@@ -509,7 +520,7 @@ mod tests {
         // read in a store generation the brand has left: nothing is taken
         let mut read = ahead(&tenant, vec![dropped.clone()]).await;
         read.generation += 1;
-        assert_eq!(tenant.accept_read_ahead(read), 0);
+        assert_eq!(tenant.accept_read_ahead(read, ReadFor::Query), 0);
         assert!(tenant.read_ahead.is_empty());
     }
 

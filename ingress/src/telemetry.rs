@@ -109,6 +109,12 @@ fn register() {
             &["used", "read_again"],
         ),
         (
+            "engage_event_rows_read_ahead_total",
+            "rows read with a batch of bus events before their tenant actors handled them: used, or read again (written since)",
+            "outcome",
+            &["used", "read_again"],
+        ),
+        (
             "engage_platform_auth_failures_total",
             "platform credentials refused, by auth family",
             "family",

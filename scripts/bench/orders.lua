@@ -19,6 +19,12 @@ function init(args)
   bump = os.getenv("UPDATE") == "1" and 1 or 0
   -- BRANDS=N: orders spread over N brands (default 50; scripts/bench-brands.sh)
   brands = tonumber(os.getenv("BRANDS") or "50")
+  -- PACE_MS=N: each connection waits N ms after an answer before its next order (a paced load:
+  -- about connections * 1000 / (N + latency) orders/s; scripts/bench-orders.sh, PACED=1)
+  pace = tonumber(os.getenv("PACE_MS") or "0")
+end
+function delay()
+  return pace
 end
 function request()
   counter = counter + 1

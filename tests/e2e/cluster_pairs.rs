@@ -519,6 +519,9 @@ async fn two_hundred_concurrent_redemptions_never_overspend_on_nats() {
     let again = metric(&client, &engage.base, "engage_read_ahead_rows_total{outcome=\"read_again\"}").await;
     assert_eq!(used + again, 400.0, "used {used}, read again {again}");
     assert!(used > 0.0, "no row read ahead was used");
+    // the order that gave the points was read ahead with its batch (one batched direct get)
+    let event_rows = metric(&client, &engage.base, "engage_event_rows_read_ahead_total{outcome=\"used\"}").await;
+    assert!(event_rows >= 4.0, "the order's rows were not read with its batch: {event_rows}");
     let response = client
         .post(format!("{}/integration/v1/get_wallet_ledger", engage.base))
         .header("authorization", &integration)

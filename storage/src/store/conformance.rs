@@ -32,7 +32,8 @@ async fn many_rows_read_at_once_answer_as_single_reads(store: &dyn Store) {
         .batch(vec![WriteOp::Delete { table: "conf_many", partition: "gone".into(), clustering: b"x".to_vec() }])
         .await
         .unwrap();
-    let staged = store.stage(vec![put("staged", b"s", b"new"), put("p", &7u32.to_be_bytes(), b"changed")]).await.unwrap();
+    let staged =
+        store.stage(vec![put("staged", b"s", b"new"), put("p", &7u32.to_be_bytes(), b"changed")]).await.unwrap();
     let mut asked: Vec<(String, Vec<u8>)> = (0..600u32).map(|i| ("p".to_owned(), i.to_be_bytes().to_vec())).collect();
     asked.push(("gone".into(), b"x".to_vec()));
     asked.push(("staged".into(), b"s".to_vec()));

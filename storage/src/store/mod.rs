@@ -155,8 +155,10 @@ pub trait Store: Send + Sync + 'static {
     /// networked store reads them in one round trip where it can (NATS KV: one batched direct
     /// get per 256 rows); the default reads them concurrently.
     async fn get_many(&self, rows: &[(&'static str, &str, &[u8])]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        futures::future::try_join_all(rows.iter().map(|&(table, partition, clustering)| self.get(table, partition, clustering)))
-            .await
+        futures::future::try_join_all(
+            rows.iter().map(|&(table, partition, clustering)| self.get(table, partition, clustering)),
+        )
+        .await
     }
 
     /// Reads up to `limit` rows of one partition in clustering order, starting after `after`

@@ -174,7 +174,10 @@ impl Shared {
             // A panic inside the client fails this group (its callers see the committer's answer
             // dropped) but never stops the committer.
             let commit = std::panic::AssertUnwindSafe(self.commit_group(&bucket, atomic.as_ref(), group));
-            let written = match futures::FutureExt::catch_unwind(commit).await {
+            let started = std::time::Instant::now();
+            let committed = futures::FutureExt::catch_unwind(commit).await;
+            metrics::histogram!("engage_store_group_commit_seconds").record(started.elapsed().as_secs_f64());
+            let written = match committed {
                 Ok(written) => written,
                 Err(_) => {
                     metrics::counter!("engage_store_commit_panics_total").increment(1);

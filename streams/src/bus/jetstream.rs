@@ -340,6 +340,10 @@ fn misrouted(subject: &str, envelope: &Envelope, partitions: u32) -> Option<Stri
 
 #[async_trait]
 impl PartitionConsumer for JetStreamConsumer {
+    fn pulls_ahead(&self) -> bool {
+        true
+    }
+
     async fn next_batch(&mut self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BusError> {
         let mut messages = self
             .consumer

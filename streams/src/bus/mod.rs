@@ -115,8 +115,16 @@ pub trait Bus: Send + Sync + 'static {
 #[async_trait]
 pub trait PartitionConsumer: Send {
     /// Up to `max` deliveries; waits at most `wait` for the first one (empty on time-out).
-    /// Call it again only after every delivery of the previous batch was acked or nak'd.
+    /// Call it again only after every delivery of the previous batch was acked or nak'd, unless
+    /// [`PartitionConsumer::pulls_ahead`].
     async fn next_batch(&mut self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BusError>;
+
+    /// Whether the next batch may be pulled while the previous one is still being processed:
+    /// the bus hands a delivery out once until it is settled or its ack wait passes (JetStream).
+    /// The embedded bus hands out every unsettled row again, so it says no.
+    fn pulls_ahead(&self) -> bool {
+        false
+    }
 }
 
 /// Most parked events [`Bus::dead_letters`] lists.

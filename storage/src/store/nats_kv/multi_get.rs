@@ -116,7 +116,12 @@ impl MultiGet {
             let message = match tokio::time::timeout_at(deadline, answers.recv()).await {
                 Ok(Some(message)) => message,
                 Ok(None) => return Err(backend("the multi-get subscription ended")),
-                Err(_) => return Err(backend(format!("no complete answer to a read of {} rows within {TIMEOUT:?}", subjects.len()))),
+                Err(_) => {
+                    return Err(backend(format!(
+                        "no complete answer to a read of {} rows within {TIMEOUT:?}",
+                        subjects.len()
+                    )))
+                }
             };
             let header = |name: &str| message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
             match message.status.map(|s| s.as_u16()) {

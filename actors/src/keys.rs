@@ -373,6 +373,11 @@ pub fn consent_defaults(tenant: &str) -> Key {
     Key::new(CONSENT, tenant, b"~defaults".to_vec())
 }
 
+/// `brand_senders`: the brand's sender on `channel`.
+pub fn brand_sender(tenant: &str, channel: crate::domain::wallet::Channel) -> Key {
+    Key::new(BRAND_SENDERS, tenant, channel.queue().as_bytes().to_vec())
+}
+
 /// `consent_links`: whose opt-out link `/u/<code>` is.
 pub fn consent_link(code: &str) -> Key {
     Key::new(CONSENT_LINKS, code.get(..2).unwrap_or(code), code.as_bytes())

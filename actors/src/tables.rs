@@ -132,6 +132,8 @@ pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
 /// `consent_skips`: marketing sends skipped because the customer unsubscribed, per channel;
 /// partition tenant, clustering `IST day|outlet`.
 pub const CONSENT_SKIPS: &str = "consent_skips";
+/// `brand_senders`: a brand's own sender per channel; partition tenant, clustering the channel.
+pub const BRAND_SENDERS: &str = "brand_senders";
 /// `feedback_funnel`: partition tenant, clustering `IST day|outlet`.
 pub const FEEDBACK_FUNNEL: &str = "feedback_funnel";
 /// `ratings`: partition tenant, clustering `outlet|orderId|source`.

@@ -30,11 +30,12 @@ use crate::capabilities::otp::OtpQuery;
 use crate::capabilities::redemption::RedemptionQuery;
 use crate::capabilities::rewards::RewardsQuery;
 use crate::capabilities::rights::RightsQuery;
+use crate::capabilities::senders::SendersQuery;
 use crate::capabilities::stats::StatsQuery;
 use crate::capabilities::wallet::WalletQuery;
 use crate::capabilities::{
     bills, business, consent, customers, feedback, fraud, journeys, loyalty, orders, otp, redemption, rewards, rights,
-    stats, wallet,
+    senders, stats, wallet,
 };
 pub use crate::query::QueryError;
 use crate::read_ahead::ReadAhead;
@@ -73,6 +74,8 @@ pub enum TenantQuery {
     Consent(ConsentQuery),
     /// The customer's data rights.
     Rights(RightsQuery),
+    /// The brand's own senders.
+    Senders(SendersQuery),
 }
 
 macro_rules! area {
@@ -100,6 +103,7 @@ area!(
     BusinessQuery => Business,
     ConsentQuery => Consent,
     RightsQuery => Rights,
+    SendersQuery => Senders,
 );
 
 /// Each question type of an area becomes a [`TenantQuery`]: its area's variant of the same name,
@@ -147,6 +151,7 @@ questions!(
         CountSkips,
     },
     rights::RightsQuery => Rights { Export, Erase, PurgeErased },
+    senders::SendersQuery => Senders { GetSenders, SetSender },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

@@ -56,6 +56,7 @@ mod passivation;
 mod platform;
 mod readme_try;
 mod refunds;
+mod senders;
 mod stats;
 mod stats_dashboard;
 mod stream_bounds;

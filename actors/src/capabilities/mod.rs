@@ -64,6 +64,7 @@ pub mod redemption;
 pub mod referral;
 pub mod rewards;
 pub mod rights;
+pub mod senders;
 pub mod stats;
 pub mod wallet;
 

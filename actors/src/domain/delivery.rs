@@ -29,6 +29,15 @@ pub enum DeliveryError {
         /// Why.
         error: String,
     },
+    /// The provider refused the message for good (an invalid number, a template it does not
+    /// know): another attempt would be refused the same way.
+    #[error("{what} refused the message: {reason}")]
+    Rejected {
+        /// Which service.
+        what: &'static str,
+        /// Its status and what it said.
+        reason: String,
+    },
     /// The service kept throttling or failing through every attempt.
     #[error("{what} still throttling or failing after {attempts} attempts")]
     GaveUp {
@@ -37,4 +46,11 @@ pub enum DeliveryError {
         /// Attempts made.
         attempts: u32,
     },
+}
+
+impl DeliveryError {
+    /// Whether another attempt cannot help ([`DeliveryError::Rejected`]).
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, Self::Rejected { .. })
+    }
 }

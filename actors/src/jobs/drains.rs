@@ -1,10 +1,13 @@
 //! The channel drains (`sms_drain`, `chat_drain`, `push_drain`) with the provider HTTP adapter, and `chat_refund` (failed chat sends refunded to the paying wallet).
+//! A brand with its own sender on the channel sends through it ([`super::providers`]); the others
+//! through the node-wide provider URL.
 
 use super::*;
 use crate::capabilities::consent::CountSkips;
 use crate::capabilities::wallet::Recharge;
 use crate::domain::consent::{is_marketing, ConsentDefaults, Subscriptions};
 use crate::domain::delivery::DeliveryError;
+use crate::domain::sender::Sender;
 
 impl Jobs {
     /// The sends of queue partition `partition` (`sms_queue_20261126`) still to act on, read
@@ -44,9 +47,10 @@ impl Jobs {
     }
 
     pub(super) async fn drain(&self, channel: Channel, now: DateTime<Utc>) -> Result<JobOutcome, JobError> {
-        let Some(url) = self.provider(channel).map(str::to_owned) else {
-            return Ok(NotDrained { skipped: "no provider URL configured; rows stay pending".to_owned() }.into());
-        };
+        let node_url = self.provider(channel).map(str::to_owned);
+        // each brand's own sender on the channel, read once per drain
+        let mut senders: HashMap<String, Option<Arc<Sender>>> = HashMap::new();
+        let (mut routed, mut no_provider) = (0u64, 0u64);
         let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
         let mut unsubscribed = 0;
         let mut quiet_hours = HashMap::new();
@@ -82,15 +86,44 @@ impl Jobs {
                     withdrawn.push(row);
                     continue;
                 }
-                due.push(row);
+                let sender = self.sender(&mut senders, &row.parent_business_id, channel).await;
+                if sender.is_none() && node_url.is_none() {
+                    // no provider for this brand on this channel: the row waits
+                    no_provider += 1;
+                    continue;
+                }
+                routed += 1;
+                due.push((row, sender));
             }
             budget -= due.len();
             unsubscribed += self.withdraw(withdrawn).await?;
             let results: Vec<(QueuedSend, Result<Option<String>, DeliveryError>)> = futures::stream::iter(due)
-                .map(|row| {
-                    let url = url.clone();
+                .map(|(row, sender)| {
+                    let url = node_url.clone();
                     async move {
-                        let outcome = self.deliver(&url, &row).await;
+                        let (provider, outcome) = match (&sender, &url) {
+                            (Some(sender), _) => {
+                                let message = match &row.button {
+                                    Some(button) => {
+                                        format!("{}\n{}: {}", row.message, button.text, self.button_url(&row, button))
+                                    }
+                                    None => row.message.clone(),
+                                };
+                                (sender.provider.name(), providers::deliver(&self.client, sender, &row, &message).await)
+                            }
+                            (None, Some(url)) => ("node", self.deliver(url, &row).await),
+                            (None, None) => (
+                                "node",
+                                Err(DeliveryError::Unreachable { what: "provider", error: "none configured".into() }),
+                            ),
+                        };
+                        let outcome_name = match &outcome {
+                            Ok(_) => "sent",
+                            Err(error) if error.is_permanent() => "rejected",
+                            Err(_) => "retried",
+                        };
+                        metrics::counter!("engage_sends_total", "provider" => provider, "outcome" => outcome_name)
+                            .increment(1);
                         (row, outcome)
                     }
                 })
@@ -110,7 +143,13 @@ impl Jobs {
                     }
                     Err(error) => {
                         row.last_error = Some(error.to_string());
-                        if row.attempts >= MAX_ATTEMPTS {
+                        if error.is_permanent() {
+                            // refused for good: failed now, its debit credited back once
+                            failed += 1;
+                            row.delivery_status = Some("failed".to_owned());
+                            row.settle(false);
+                            self.credit_back(&mut row).await;
+                        } else if row.attempts >= MAX_ATTEMPTS {
                             failed += 1;
                             row.delivery_status = Some("failed".to_owned());
                             row.settle(false);
@@ -123,9 +162,67 @@ impl Jobs {
             }
             self.write_all(ops).await?;
         }
+        if node_url.is_none() && routed == 0 {
+            return Ok(NotDrained {
+                skipped: "no provider URL configured and no brand sender; rows stay pending".to_owned(),
+            }
+            .into());
+        }
+        if no_provider > 0 {
+            tracing::info!(
+                channel = channel.queue(),
+                no_provider,
+                "sends of brands without a sender wait: no node-wide provider URL"
+            );
+        }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
         Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled, unsubscribed }.into())
+    }
+
+    /// The brand's own sender on `channel` (read once per drain; an unreadable row counts as
+    /// none, and is logged).
+    async fn sender(
+        &self,
+        cache: &mut HashMap<String, Option<Arc<Sender>>>,
+        tenant: &str,
+        channel: Channel,
+    ) -> Option<Arc<Sender>> {
+        if !cache.contains_key(tenant) {
+            let sender = match crate::capabilities::senders::sender_of(&self.repo, tenant, channel).await {
+                Ok(sender) => sender,
+                Err(error) => {
+                    tracing::warn!(tenant, %error, "the brand's sender is unreadable: the node-wide provider sends");
+                    None
+                }
+            };
+            cache.insert(tenant.to_owned(), sender.map(Arc::new));
+        }
+        cache.get(tenant).cloned().flatten()
+    }
+
+    /// Credits a send the provider refused for good back to the wallet that paid it, once (the
+    /// reference `refund-<send id>` is the one the failed-chat refund uses: never both).
+    async fn credit_back(&self, row: &mut QueuedSend) {
+        if row.refunded {
+            return;
+        }
+        let query = Recharge {
+            business: row.business_id.clone(),
+            amount: row.total.to_string(),
+            reference: Some(format!("refund-{}", row.send_id)),
+            refund: true,
+        };
+        match self.ask(&row.parent_business_id, query).await {
+            Ok(recharged) => {
+                row.refunded = true;
+                row.refund_txn_id = Some(recharged.txn_id);
+            }
+            // a chat send is credited by the nightly chat_refund instead; others on a later run
+            Err(error) => {
+                tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "credit of a refused send postponed")
+            }
+        }
     }
 
     /// Whether `tenant`'s quiet hours hold at `now` (settings read once per drain; an unreadable

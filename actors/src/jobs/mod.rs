@@ -81,6 +81,7 @@ mod feedback;
 mod journeys;
 mod loyalty;
 mod outcomes;
+mod providers;
 mod reviews;
 mod scheduler;
 

@@ -45,6 +45,7 @@ pub mod journeys;
 pub mod loyalty;
 pub mod pages;
 pub mod rewards;
+pub mod senders;
 pub mod state;
 pub mod stats;
 pub mod v2;
@@ -81,6 +82,7 @@ fn routes() -> edge::routes::Routes {
         .merge(admin::customers::routes())
         .merge(customers::refunds::routes())
         .merge(consent::routes())
+        .merge(senders::routes())
 }
 
 /// Every platform route, mounted.

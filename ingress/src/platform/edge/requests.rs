@@ -22,6 +22,7 @@ pub use crate::platform::feedback::requests::*;
 pub use crate::platform::fraud::requests::*;
 pub use crate::platform::journeys::requests::*;
 pub use crate::platform::loyalty::requests::*;
+pub use crate::platform::senders::requests::*;
 pub use crate::platform::stats::requests::*;
 pub use crate::platform::wallet::requests::*;
 
@@ -100,6 +101,7 @@ platform_requests!(
     ConsentRequest,
     ConsentSettingsRequest,
     CustomerExportRequest,
+    SendersRequest,
 );
 
 /// Bodies whose brand is `parent_business_id`.
@@ -164,7 +166,8 @@ brand_field!(
     RiderLoginRequest,
     ConsentRequest,
     ConsentSettingsRequest,
-    CustomerExportRequest
+    CustomerExportRequest,
+    SendersRequest
 );
 brand_either!(FraudWalletRulesRequest, FraudAlertSettingsRequest, FraudQueryRequest);
 

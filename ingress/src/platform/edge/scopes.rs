@@ -23,7 +23,7 @@ scope!(
     Tenant: LoyaltyRulesRequest, MilestonesRequest, FraudWalletRulesRequest, FraudAlertSettingsRequest,
         FraudQueryRequest => [business_id], RewardRequest, DayWiseRequest, WalletPricingRequest,
         JourneyCatalogueRequest, AutoCampaignRequest, JourneySettingsRequest, CampaignTagRequest,
-        SpecialDaysRequest, ConsentSettingsRequest;
+        SpecialDaysRequest, ConsentSettingsRequest, SendersRequest;
     Outlet: WalletRequest => [business_id], SaveJourneyRequest => [child_business_id],
         JourneyRequest => [child_business_id], JourneyReportRequest => [business_id], BillRequest => [business_id],
         BillConfigRequest => [business_id], WidgetRequest => [business_id],

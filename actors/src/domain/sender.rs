@@ -1,0 +1,236 @@
+//! A brand's own sender on a channel (`docs/senders.md`): which provider its messages go through,
+//! with the brand's credentials and sender, instead of the node-wide provider
+//! (`ENGAGE_SMS_PROVIDER_URL` and the like). The credential is a secret: it is written through
+//! the API and never shown again ([`SenderView`] says only whether one is set); its `Debug` hides it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::wallet::Channel;
+
+/// The providers a brand may send through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// engage's own JSON (`{send_id, to, message, …}`) to the brand's URL, with its bearer token.
+    Generic,
+    /// Twilio Programmable Messaging: SMS, or WhatsApp through Twilio on the chat channel.
+    Twilio,
+    /// An Indian DLT gateway in the MSG91 Flow style: SMS only, each template's DLT id.
+    Msg91,
+    /// The WhatsApp Cloud API: chat only, approved templates.
+    WhatsappCloud,
+}
+
+impl ProviderKind {
+    /// Where its API is unless the brand names another base URL (sandboxes, tests).
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Generic => None,
+            ProviderKind::Twilio => Some("https://api.twilio.com"),
+            ProviderKind::Msg91 => Some("https://control.msg91.com"),
+            ProviderKind::WhatsappCloud => Some("https://graph.facebook.com"),
+        }
+    }
+
+    /// The channels it carries.
+    pub fn carries(self, channel: Channel) -> bool {
+        match self {
+            ProviderKind::Generic => true,
+            ProviderKind::Twilio => matches!(channel, Channel::Sms | Channel::Chat),
+            ProviderKind::Msg91 => channel == Channel::Sms,
+            ProviderKind::WhatsappCloud => channel == Channel::Chat,
+        }
+    }
+
+    /// Its name in metrics and answers.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Generic => "generic",
+            ProviderKind::Twilio => "twilio",
+            ProviderKind::Msg91 => "msg91",
+            ProviderKind::WhatsappCloud => "whatsapp_cloud",
+        }
+    }
+}
+
+/// A credential: kept and sent, never shown (`Debug` prints `***`).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Credential(String);
+
+impl Credential {
+    /// Wraps `value`.
+    pub fn new(value: String) -> Self {
+        Self(value)
+    }
+
+    /// The value, to send to the provider.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// A brand's sender on one channel, as stored (`brand_senders`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sender {
+    /// The channel.
+    pub channel: Channel,
+    /// The provider.
+    pub provider: ProviderKind,
+    /// The provider's API base URL (default [`ProviderKind::default_base_url`]; required for
+    /// `generic`: the URL engage POSTs to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Who the messages come from: the Twilio number (E.164, or `whatsapp:+…` on chat), the DLT
+    /// sender id (6 letters), the WhatsApp phone-number id, the generic sender id.
+    pub sender: String,
+    /// The Twilio account SID (the basic-auth user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// The credential: Twilio auth token, MSG91 auth key, WhatsApp access token, generic bearer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<Credential>,
+    /// The brand's DLT principal entity id (MSG91).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dlt_entity_id: Option<String>,
+    /// Each template's DLT template id (MSG91: the flow id), by engage's template id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dlt_templates: BTreeMap<String, String>,
+    /// The WhatsApp template language (default `en`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// When it was last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Sender {
+    /// The API base URL, without a trailing slash.
+    pub fn base_url(&self) -> Option<String> {
+        self.base_url.as_deref().or(self.provider.default_base_url()).map(|url| url.trim_end_matches('/').to_owned())
+    }
+
+    /// Why this sender cannot send (a required part missing), if it cannot.
+    pub fn incomplete(&self) -> Option<String> {
+        if !self.provider.carries(self.channel) {
+            return Some(format!("{} does not carry {:?} messages", self.provider.name(), self.channel));
+        }
+        if self.sender.trim().is_empty() {
+            return Some("sender is required".to_owned());
+        }
+        let missing = match self.provider {
+            ProviderKind::Generic if self.base_url.is_none() => Some("base_url"),
+            ProviderKind::Twilio if self.account.is_none() => Some("account"),
+            ProviderKind::Msg91 if self.dlt_entity_id.is_none() => Some("dlt_entity_id"),
+            ProviderKind::Twilio | ProviderKind::Msg91 | ProviderKind::WhatsappCloud if self.credential.is_none() => {
+                Some("credential")
+            }
+            _ => None,
+        };
+        missing.map(|field| format!("{field} is required for {}", self.provider.name()))
+    }
+
+    /// Whether every SMS through it needs its template's DLT id (an Indian DLT gateway).
+    pub fn needs_dlt(&self) -> bool {
+        self.provider == ProviderKind::Msg91
+    }
+
+    /// What answers show: everything but the credential.
+    pub fn view(&self) -> SenderView {
+        SenderView {
+            channel: self.channel,
+            provider: self.provider,
+            base_url: self.base_url(),
+            sender: self.sender.clone(),
+            account: self.account.clone(),
+            credential_set: self.credential.is_some(),
+            dlt_entity_id: self.dlt_entity_id.clone(),
+            dlt_templates: self.dlt_templates.clone(),
+            language: self.language.clone(),
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// A brand's sender as answers show it: the credential only as `credential_set`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SenderView {
+    /// The channel.
+    pub channel: Channel,
+    /// The provider.
+    pub provider: ProviderKind,
+    /// The API base URL messages go to.
+    pub base_url: Option<String>,
+    /// Who the messages come from.
+    pub sender: String,
+    /// The Twilio account SID.
+    pub account: Option<String>,
+    /// Whether a credential is kept (it is never shown).
+    pub credential_set: bool,
+    /// The DLT principal entity id.
+    pub dlt_entity_id: Option<String>,
+    /// Each template's DLT template id, by engage's template id.
+    pub dlt_templates: BTreeMap<String, String>,
+    /// The WhatsApp template language.
+    pub language: Option<String>,
+    /// When it was last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A brand's senders, one per channel it set (the others use the node-wide provider).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Senders {
+    /// By channel.
+    pub senders: Vec<SenderView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn twilio() -> Sender {
+        Sender {
+            channel: Channel::Sms,
+            provider: ProviderKind::Twilio,
+            base_url: None,
+            sender: "+15005550006".into(),
+            account: Some("AC1".into()),
+            credential: Some(Credential::new("tok-secret".into())),
+            dlt_entity_id: None,
+            dlt_templates: BTreeMap::new(),
+            language: None,
+            updated_at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn the_credential_is_never_shown_nor_logged() {
+        let sender = twilio();
+        assert!(!format!("{sender:?}").contains("tok-secret"));
+        let view = serde_json::to_string(&sender.view()).unwrap();
+        assert!(!view.contains("tok-secret") && view.contains("\"credential_set\":true"), "{view}");
+        assert_eq!(sender.base_url().as_deref(), Some("https://api.twilio.com"));
+    }
+
+    #[test]
+    fn a_sender_missing_what_its_provider_needs_is_incomplete() {
+        assert_eq!(twilio().incomplete(), None);
+        let mut no_account = twilio();
+        no_account.account = None;
+        assert!(no_account.incomplete().unwrap().contains("account"));
+        let mut push = twilio();
+        push.channel = Channel::Push;
+        assert!(push.incomplete().is_some());
+        let mut msg91 = twilio();
+        msg91.provider = ProviderKind::Msg91;
+        assert!(msg91.incomplete().unwrap().contains("dlt_entity_id"));
+    }
+}

@@ -1,0 +1,162 @@
+//! The providers' own wire formats (`docs/senders.md`): how a queued send goes out through a
+//! brand's own sender ([`crate::domain::sender::Sender`]), and what the provider's answer means.
+//!
+//! | provider | request | success | refused for good |
+//! |---|---|---|---|
+//! | `twilio` | `POST {base}/2010-04-01/Accounts/{account}/Messages.json`, form `To`, `From`, `Body`, basic auth `account:credential`; chat: `whatsapp:` numbers | 2xx, `sid` kept | 400, 404 (an invalid number, a sender not the account's) |
+//! | `msg91` | `POST {base}/api/v5/flow/`, header `authkey`, JSON `{template_id, sender, DLT_TE_ID, short_url, recipients: [{mobiles, var}]}`; the template's DLT id is required | 2xx with `type` `success`, `message` kept | `type` `error`, 400; a template without a DLT id is refused without a call |
+//! | `whatsapp_cloud` | `POST {base}/v21.0/{phone-number id}/messages`, bearer credential, JSON template message (`name` = the send's template id, `language`, one body parameter: the message), `biz_opaque_callback_data` = send id | 2xx, `messages[0].id` kept | 400 (template unknown or not approved, number not on WhatsApp) |
+//! | `generic` | `POST {base}` with engage's JSON, bearer credential | 2xx, `id` kept | 400, 404, 422 |
+//!
+//! Everything else (401, 403, 408, 429, 5xx, no answer) may pass: the send waits for the next
+//! drain, up to the drain's attempts. A rejected send is settled failed at once and its debit
+//! credited back once (`refund-<send id>`).
+
+use serde_json::{json, Value};
+
+use crate::capabilities::wallet::QueuedSend;
+use crate::domain::delivery::DeliveryError;
+use crate::domain::sender::{ProviderKind, Sender};
+use crate::domain::wallet::Channel;
+
+/// The number in E.164 (`+` and digits): an Indian mobile's ten digits get `+91`.
+pub(super) fn e164(to: &str) -> String {
+    match crate::domain::phone::indian_mobile(to) {
+        Some(national) => format!("+91{national}"),
+        None => format!("+{}", crate::domain::phone::canonical(to).trim_start_matches('+')),
+    }
+}
+
+/// What the provider's answer status means: `Ok` for a success, the error otherwise.
+fn judge(what: &'static str, status: reqwest::StatusCode, body: &str, permanent: &[u16]) -> Result<(), DeliveryError> {
+    if status.is_success() {
+        return Ok(());
+    }
+    let said: String = body.chars().take(300).collect();
+    match permanent.contains(&status.as_u16()) {
+        true => Err(DeliveryError::Rejected { what, reason: format!("{status}: {said}") }),
+        false => Err(DeliveryError::Refused { what, status: status.to_string() }),
+    }
+}
+
+/// Sends `row` through the brand's `sender`; the provider's message id when it gave one.
+/// `message` is the text to send (the chat button's link already added, for providers without
+/// buttons).
+pub(super) async fn deliver(
+    client: &reqwest::Client,
+    sender: &Sender,
+    row: &QueuedSend,
+    message: &str,
+) -> Result<Option<String>, DeliveryError> {
+    let what = sender.provider.name();
+    let unreachable = |e: reqwest::Error| DeliveryError::Unreachable { what: "provider", error: e.to_string() };
+    let base = sender.base_url().unwrap_or_default();
+    let credential = sender.credential.as_ref().map(|c| c.expose()).unwrap_or_default();
+    let (request, permanent): (reqwest::RequestBuilder, &[u16]) = match sender.provider {
+        ProviderKind::Twilio => {
+            let account = sender.account.as_deref().unwrap_or_default();
+            let (to, from) = match row.channel {
+                Channel::Chat => (
+                    format!("whatsapp:{}", e164(&row.to)),
+                    match sender.sender.starts_with("whatsapp:") {
+                        true => sender.sender.clone(),
+                        false => format!("whatsapp:{}", sender.sender),
+                    },
+                ),
+                _ => (e164(&row.to), sender.sender.clone()),
+            };
+            let form = [("To", to), ("From", from), ("Body", message.to_owned())];
+            let url = format!("{base}/2010-04-01/Accounts/{account}/Messages.json");
+            (client.post(url).basic_auth(account, Some(credential)).form(&form), &[400, 404])
+        }
+        ProviderKind::Msg91 => {
+            let template = row.template_id.as_deref().unwrap_or_default();
+            let Some(dlt) = sender.dlt_templates.get(template) else {
+                return Err(DeliveryError::Rejected {
+                    what,
+                    reason: format!("template {template:?} has no DLT template id in the brand's sender"),
+                });
+            };
+            let body = json!({
+                "template_id": dlt,
+                "sender": sender.sender,
+                "DLT_TE_ID": dlt,
+                "short_url": "0",
+                "recipients": [{"mobiles": e164(&row.to).trim_start_matches('+'), "var": message}],
+            });
+            let url = format!("{base}/api/v5/flow/");
+            (client.post(url).header("authkey", credential).json(&body), &[400])
+        }
+        ProviderKind::WhatsappCloud => {
+            let Some(template) = row.template_id.as_deref() else {
+                return Err(DeliveryError::Rejected {
+                    what,
+                    reason: "a WhatsApp message to a customer needs an approved template: the send names none".into(),
+                });
+            };
+            let body = json!({
+                "messaging_product": "whatsapp",
+                "recipient_type": "individual",
+                "to": e164(&row.to).trim_start_matches('+'),
+                "type": "template",
+                "biz_opaque_callback_data": row.send_id,
+                "template": {
+                    "name": template,
+                    "language": {"code": sender.language.as_deref().unwrap_or("en")},
+                    "components": [{"type": "body", "parameters": [{"type": "text", "text": message}]}],
+                },
+            });
+            let url = format!("{base}/v21.0/{}/messages", sender.sender);
+            (client.post(url).bearer_auth(credential).json(&body), &[400])
+        }
+        ProviderKind::Generic => {
+            let body = json!({"send_id": row.send_id, "to": row.to, "message": message, "channel": row.channel,
+                "template_type": row.template_type, "business_id": row.business_id,
+                "template_id": row.template_id, "sender_id": sender.sender});
+            let mut request = client.post(base).json(&body);
+            if !credential.is_empty() {
+                request = request.bearer_auth(credential);
+            }
+            (request, &[400, 404, 422])
+        }
+    };
+    let response = request.send().await.map_err(unreachable)?;
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    judge(what, status, &body, permanent)?;
+    let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let id = match sender.provider {
+        ProviderKind::Twilio => answer["sid"].as_str(),
+        ProviderKind::Msg91 => {
+            if answer["type"] == "error" {
+                return Err(DeliveryError::Rejected { what, reason: answer["message"].to_string() });
+            }
+            answer["message"].as_str()
+        }
+        ProviderKind::WhatsappCloud => answer["messages"][0]["id"].as_str(),
+        ProviderKind::Generic => answer["id"].as_str(),
+    };
+    Ok(id.map(str::to_owned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_go_out_in_e164() {
+        assert_eq!(e164("9811100001"), "+919811100001");
+        assert_eq!(e164("+1 415 555 0100"), "+14155550100");
+    }
+
+    #[test]
+    fn only_the_listed_statuses_are_refusals_for_good() {
+        let rejected = judge("twilio", reqwest::StatusCode::BAD_REQUEST, "{\"code\":21211}", &[400]);
+        assert!(rejected.is_err_and(|e| e.is_permanent()));
+        for status in [401, 403, 429, 500, 503] {
+            let status = reqwest::StatusCode::from_u16(status).unwrap();
+            assert!(judge("twilio", status, "", &[400]).is_err_and(|e| !e.is_permanent()), "{status}");
+        }
+        assert!(judge("twilio", reqwest::StatusCode::CREATED, "", &[400]).is_ok());
+    }
+}

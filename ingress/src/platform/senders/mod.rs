@@ -1,0 +1,60 @@
+//! A brand's own senders (`docs/senders.md`): `POST /crm_api/senders` reads them, or sets the
+//! provider, sender and credential of one channel. Credentials are written, never answered.
+
+pub mod requests;
+
+use axum::extract::State;
+use axum::Json;
+use chrono::Utc;
+
+use engage_actors::capabilities::senders::{GetSenders, SetSender};
+use engage_actors::domain::sender::{Credential, ProviderKind, Senders};
+use engage_actors::QueryError;
+
+use crate::platform::edge::errors::StaffError;
+use crate::platform::edge::requests::SendersRequest;
+use crate::platform::edge::routes::Routes;
+use crate::platform::edge::{staff_answer, Staff, StaffAnswer};
+use crate::state::AppState;
+use requests::ProviderChoice;
+
+/// Routes of this module, each declared once ([`Routes`]).
+pub fn routes() -> Routes {
+    Routes::new().post(
+        "/crm_api/senders",
+        "Read the brand's own senders (provider, sender, DLT ids per channel; a credential only as credential_set), or with channel and provider, set the one of that channel (provider default: back to the node-wide provider): {status, senders}",
+        senders,
+    )
+}
+
+async fn senders(
+    State(state): State<AppState>,
+    Staff { tenant, body, .. }: Staff<SendersRequest>,
+) -> Result<Json<StaffAnswer<Senders>>, StaffError> {
+    let Some(channel) = body.channel else {
+        return Ok(staff_answer(state.platform.gateway.ask(&tenant, GetSenders {}).await?));
+    };
+    let Some(choice) = body.provider else {
+        return Err(QueryError::Invalid("provider is required with channel".into()).into());
+    };
+    let provider = match choice {
+        ProviderChoice::Default => None,
+        ProviderChoice::Generic => Some(ProviderKind::Generic),
+        ProviderChoice::Twilio => Some(ProviderKind::Twilio),
+        ProviderChoice::Msg91 => Some(ProviderKind::Msg91),
+        ProviderChoice::WhatsappCloud => Some(ProviderKind::WhatsappCloud),
+    };
+    let change = SetSender {
+        channel,
+        provider,
+        base_url: body.base_url,
+        sender: body.sender,
+        account: body.account,
+        credential: body.credential.map(Credential::new),
+        dlt_entity_id: body.dlt_entity_id,
+        dlt_templates: body.dlt_templates,
+        language: body.language,
+        now: Utc::now(),
+    };
+    Ok(staff_answer(state.platform.gateway.ask(&tenant, change).await?))
+}

@@ -131,9 +131,8 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
         sender.language = language;
     }
     sender.updated_at = change.now;
-    if let Some(why) = sender.incomplete() {
-        return Err(QueryError::Invalid(why));
-    }
+    // an incomplete sender is kept (its parts may come in several calls) and says what it
+    // lacks; until it is complete the brand's sends on the channel wait
     tenant.batch(vec![key.put(&sender)]).await?;
     tracing::info!(tenant = %tenant.id, channel = ?sender.channel, provider = sender.provider.name(), "a brand's sender was set");
     all(tenant).await

@@ -156,6 +156,7 @@ impl Sender {
             dlt_templates: self.dlt_templates.clone(),
             language: self.language.clone(),
             updated_at: self.updated_at,
+            incomplete: self.incomplete(),
         }
     }
 }
@@ -183,6 +184,9 @@ pub struct SenderView {
     pub language: Option<String>,
     /// When it was last changed.
     pub updated_at: DateTime<Utc>,
+    /// What it lacks before it can send (`null`: complete); until then the brand's sends on the
+    /// channel wait.
+    pub incomplete: Option<String>,
 }
 
 /// A brand's senders, one per channel it set (the others use the node-wide provider).

@@ -86,12 +86,11 @@ impl Jobs {
                     withdrawn.push(row);
                     continue;
                 }
-                let sender = self.sender(&mut senders, &row.parent_business_id, channel).await;
-                if sender.is_none() && node_url.is_none() {
-                    // no provider for this brand on this channel: the row waits
+                let Some(sender) = self.route(&mut senders, &row, node_url.as_deref()).await else {
+                    // no provider for this brand on this channel yet: the row waits
                     no_provider += 1;
                     continue;
-                }
+                };
                 routed += 1;
                 due.push((row, sender));
             }
@@ -199,6 +198,21 @@ impl Jobs {
             cache.insert(tenant.to_owned(), sender.map(Arc::new));
         }
         cache.get(tenant).cloned().flatten()
+    }
+
+    /// Where `row` goes: its brand's sender, the node-wide provider, or nowhere yet (`None`: a
+    /// brand whose sender is incomplete, or no sender and no node-wide URL).
+    async fn route(
+        &self,
+        cache: &mut HashMap<String, Option<Arc<Sender>>>,
+        row: &QueuedSend,
+        node_url: Option<&str>,
+    ) -> Option<Option<Arc<Sender>>> {
+        match self.sender(cache, &row.parent_business_id, row.channel).await {
+            Some(sender) if sender.incomplete().is_some() => None,
+            Some(sender) => Some(Some(sender)),
+            None => node_url.map(|_| None),
+        }
     }
 
     /// Credits a send the provider refused for good back to the wallet that paid it, once (the

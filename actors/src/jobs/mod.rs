@@ -40,7 +40,8 @@
 //! link of [`crate::signed_links`]); a 2xx answer is delivered (its
 //! JSON `id`, if any, is kept as `provider_message_id`); anything else is a failure, retried on
 //! the next runs, failed for good after 3 attempts. Without a provider URL a drain leaves the rows
-//! pending. `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
+//! pending. A brand with its own sender on the channel sends through it instead, in its
+//! provider's format ([`providers`], `docs/senders.md`). `engage jobs run NAME [--now T]` runs a job at once (optionally as of time `T`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -9,7 +9,6 @@ use chrono::Utc;
 
 use engage_actors::capabilities::senders::{GetSenders, SetSender};
 use engage_actors::domain::sender::{Credential, ProviderKind, Senders};
-use engage_actors::QueryError;
 
 use crate::platform::edge::errors::StaffError;
 use crate::platform::edge::requests::SendersRequest;
@@ -22,7 +21,7 @@ use requests::ProviderChoice;
 pub fn routes() -> Routes {
     Routes::new().post(
         "/crm_api/senders",
-        "Read the brand's own senders (provider, sender, DLT ids per channel; a credential only as credential_set), or with channel and provider, set the one of that channel (provider default: back to the node-wide provider): {status, senders}",
+        "Read the brand's own senders (provider, sender, DLT ids per channel; a credential only as credential_set; incomplete: what one lacks before it sends), or with channel and provider, set the one of that channel, a part not given kept (provider default: back to the node-wide provider): {status, senders}",
         senders,
     )
 }
@@ -31,11 +30,9 @@ async fn senders(
     State(state): State<AppState>,
     Staff { tenant, body, .. }: Staff<SendersRequest>,
 ) -> Result<Json<StaffAnswer<Senders>>, StaffError> {
-    let Some(channel) = body.channel else {
+    // without a provider nothing is set: the senders are read
+    let (Some(channel), Some(choice)) = (body.channel, body.provider) else {
         return Ok(staff_answer(state.platform.gateway.ask(&tenant, GetSenders {}).await?));
-    };
-    let Some(choice) = body.provider else {
-        return Err(QueryError::Invalid("provider is required with channel".into()).into());
     };
     let provider = match choice {
         ProviderChoice::Default => None,

@@ -30,7 +30,7 @@ pub struct SendersRequest {
     #[schemars(length(min = 1, max = 128))]
     #[schemars(required)]
     pub parent_business_id: Option<String>,
-    /// The channel to set (with `provider`); left out: the senders are read.
+    /// The channel to set (with `provider`; either left out: the senders are read).
     pub channel: Option<Channel>,
     /// The provider on that channel (`default`: back to the node-wide provider).
     pub provider: Option<ProviderChoice>,

@@ -60,6 +60,11 @@ if ! command -v openapi-python-client >/dev/null 2>&1; then
   log "installing openapi-python-client from PyPI (the generated-client test)"
   python3 -m pip install --quiet 'openapi-python-client>=0.29,<0.30'
 fi
+# the Twilio webhook test (tests/e2e/senders.rs) signs requests with Twilio's own RequestValidator
+if ! python3 -c 'from twilio.request_validator import RequestValidator' >/dev/null 2>&1; then
+  log "installing twilio from PyPI (the webhook signature test)"
+  python3 -m pip install --quiet 'twilio>=9,<10'
+fi
 if ! python3 -c 'import yaml, jsonschema' >/dev/null 2>&1; then
   log "installing pyyaml and jsonschema from PyPI (the compose file check)"
   python3 -m pip install --quiet pyyaml 'jsonschema>=4.18'

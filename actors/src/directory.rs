@@ -1,7 +1,10 @@
-//! The two reads the edge makes without asking a brand's actor, each of one table and typed; the
+//! The reads the edge makes without asking a brand's actor, each of one table and typed; the
 //! edge holds no store and no key builder, only this.
 //!
 //! - Whose bill a public link `/b/<bill_id>` is (`bill_codes`): no brand is known before it.
+//! - Whose sender a provider's number is (`sender_directory`): a provider's webhook names the
+//!   number that received a message; the brand's actor then checks the signature with its
+//!   credential, which never leaves it.
 //! - Whether a brand closed the spec's open routes (`access_settings`): the gate of every open
 //!   request reads it (cached for seconds), and must not depend on the brand's owner node being
 //!   reachable: an order on an open route is accepted onto the bus while its owner fails over, as
@@ -33,6 +36,19 @@ impl Directory {
     /// The brand of bill `bill_id`, when it is one.
     pub async fn bill_owner(&self, bill_id: &str) -> Result<Option<String>, StoreError> {
         let owner: Option<Value> = self.repo.get(&keys::bill_code(bill_id)).await?;
+        Ok(owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)))
+    }
+
+    /// Whose sender `number` of `account` at `provider` is (a webhook names the number that
+    /// received a message, never the brand): the brand, written by its actor when it set the
+    /// sender ([`crate::capabilities::senders`]).
+    pub async fn sender_owner(
+        &self,
+        provider: &str,
+        account: &str,
+        number: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let owner: Option<Value> = self.repo.get(&keys::sender_directory(provider, account, number)).await?;
         Ok(owner.and_then(|o| o["tenant"].as_str().map(str::to_owned)))
     }
 

@@ -378,6 +378,11 @@ pub fn brand_sender(tenant: &str, channel: crate::domain::wallet::Channel) -> Ke
     Key::new(BRAND_SENDERS, tenant, channel.queue().as_bytes().to_vec())
 }
 
+/// `sender_directory`: whose sender `number` of `account` at `provider` is.
+pub fn sender_directory(provider: &str, account: &str, number: &str) -> Key {
+    Key::new(SENDER_DIRECTORY, provider, format!("{account}|{number}").into_bytes())
+}
+
 /// `consent_links`: whose opt-out link `/u/<code>` is.
 pub fn consent_link(code: &str) -> Key {
     Key::new(CONSENT_LINKS, code.get(..2).unwrap_or(code), code.as_bytes())

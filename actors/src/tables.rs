@@ -134,6 +134,9 @@ pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
 pub const CONSENT_SKIPS: &str = "consent_skips";
 /// `brand_senders`: a brand's own sender per channel; partition tenant, clustering the channel.
 pub const BRAND_SENDERS: &str = "brand_senders";
+/// `sender_directory`: whose sender a provider's number is, for its webhooks; partition the
+/// provider, clustering `account|number` as the provider sends them (`{"tenant": …}`).
+pub const SENDER_DIRECTORY: &str = "sender_directory";
 /// `feedback_funnel`: partition tenant, clustering `IST day|outlet`.
 pub const FEEDBACK_FUNNEL: &str = "feedback_funnel";
 /// `ratings`: partition tenant, clustering `outlet|orderId|source`.

@@ -329,3 +329,102 @@ async fn a_provider_failing_a_while_delivers_once_and_a_dlt_gateway_needs_each_t
         "the refused send was not credited"
     );
 }
+
+/// Twilio's signature for a POST of `params` to `url` with `token`, made by Twilio's own Python
+/// library (`twilio.request_validator.RequestValidator`, installed by scripts/test.sh).
+fn twilio_signature(token: &str, url: &str, params: &[(&str, &str)]) -> String {
+    let params: serde_json::Map<String, Value> = params.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let script = "import json, sys\nfrom twilio.request_validator import RequestValidator\n\
+                  token, url, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])\n\
+                  print(RequestValidator(token).compute_signature(url, params))";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, token, url, &Value::Object(params).to_string()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "the twilio package signs (scripts/test.sh installs it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Posts `params` to `/webhooks/twilio` as Twilio does (a form), with `signature`.
+async fn post_twilio(app: &crate::helpers::TestApp, params: &[(&str, &str)], signature: Option<&str>) -> (u16, String) {
+    let body: String = params
+        .iter()
+        .map(|(k, v)| format!("{}={}", k, v.replace('+', "%2B").replace(':', "%3A").replace(' ', "+")))
+        .collect::<Vec<_>>()
+        .join("&");
+    let mut request = app
+        .client
+        .post(format!("{}/webhooks/twilio", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body);
+    if let Some(signature) = signature {
+        request = request.header("x-twilio-signature", signature);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_stop_signed_for_a_brands_twilio_number_unsubscribes_its_customer_there_only() {
+    let app = spawn_app(&[]).await;
+    let (a, b) = (brand(&app, "brand-wa-a").await, brand(&app, "brand-wa-b").await);
+    for (brand, account, token, number) in
+        [(&a, "AC_WA", "tok-wa", "+15005550011"), (&b, "AC_WB", "tok-wb", "+15005550012")]
+    {
+        brand
+            .staff(
+                "/crm_api/senders",
+                json!({"channel": "sms", "provider": "twilio", "sender": number, "account": account, "credential": token}),
+            )
+            .await;
+    }
+    // another brand cannot take a number that is already a brand's sender
+    let (status, taken) = crate::loyalty::post(
+        &app,
+        "/crm_api/senders",
+        &[("token", &b.staff)],
+        &json!({"parent_business_id": "brand-wa-b", "channel": "sms", "provider": "twilio",
+                "sender": "+15005550011", "account": "AC_WA", "credential": "tok-wb"}),
+    )
+    .await;
+    assert_eq!(status, 409, "{taken}");
+    let url = format!("{}/webhooks/twilio", app.base);
+    let customer = "+919811900001";
+    let stop =
+        [("AccountSid", "AC_WA"), ("To", "+15005550011"), ("From", customer), ("Body", "STOP"), ("MessageSid", "SM1")];
+    // forged: a signature made with another token changes nothing
+    let (status, _) = post_twilio(&app, &stop, Some(&twilio_signature("tok-wb", &url, &stop))).await;
+    assert_eq!(status, 401);
+    let (status, _) = post_twilio(&app, &stop, None).await;
+    assert_eq!(status, 401);
+    assert_eq!(subscribed(&a).await, true, "a forged STOP changed nothing");
+    // signed by Twilio with A's token: A's customer is unsubscribed, B's is not
+    let (status, twiml) = post_twilio(&app, &stop, Some(&twilio_signature("tok-wa", &url, &stop))).await;
+    assert_eq!(status, 200, "{twiml}");
+    assert!(twiml.starts_with("<?xml") && twiml.contains("<Message>You will get no more offers"), "{twiml}");
+    assert_eq!(subscribed(&a).await, false);
+    assert_eq!(subscribed(&b).await, true, "another brand's customer of the same number is untouched");
+    // a STOP signed for A's account but naming B's number: B's token does not verify it
+    let at_b = [("AccountSid", "AC_WB"), ("To", "+15005550012"), ("From", customer), ("Body", "STOP")];
+    let (status, _) = post_twilio(&app, &at_b, Some(&twilio_signature("tok-wa", &url, &at_b))).await;
+    assert_eq!(status, 401);
+    assert_eq!(subscribed(&b).await, true);
+    // a number no brand sends from
+    let nobody = [("AccountSid", "AC_X"), ("To", "+15005550099"), ("From", customer), ("Body", "STOP")];
+    let (status, _) = post_twilio(&app, &nobody, Some(&twilio_signature("tok-x", &url, &nobody))).await;
+    assert_eq!(status, 404);
+    // START, signed, resubscribes
+    let start = [("AccountSid", "AC_WA"), ("To", "+15005550011"), ("From", customer), ("Body", "start")];
+    let (status, _) = post_twilio(&app, &start, Some(&twilio_signature("tok-wa", &url, &start))).await;
+    assert_eq!(status, 200);
+    assert_eq!(subscribed(&a).await, true);
+}
+
+/// Whether customer 9811900001 of `brand` gets marketing SMS.
+async fn subscribed(brand: &Brand<'_>) -> Value {
+    brand.staff("/crm_api/consent/customer", json!({"mobile_number": "9811900001"})).await["sms"]["subscribed"].clone()
+}

@@ -265,6 +265,45 @@ fn channels(sms: Option<bool>, chat: Option<bool>, push: Option<bool>) -> Vec<(C
         .collect()
 }
 
+/// A message a customer sent on `channel` ([`Inbound`]): STOP unsubscribes, START resubscribes,
+/// HELP is answered; anything else changes nothing. Also called for a provider's own webhook
+/// ([`crate::capabilities::senders::TwilioInbound`]) once its signature is checked.
+pub(crate) async fn inbound(
+    tenant: &mut Tenant,
+    phone: &str,
+    channel: Channel,
+    text: &str,
+    now: DateTime<Utc>,
+) -> Result<InboundHandled, QueryError> {
+    let keyword = Keyword::of(text);
+    let wanted = match keyword {
+        Some(Keyword::Stop) => Some(false),
+        Some(Keyword::Start) => Some(true),
+        _ => None,
+    };
+    let (view, changed) = match wanted {
+        Some(subscribed) => set(tenant, phone, &[(channel, subscribed)], Source::Keyword, now).await?,
+        None => (view(phone, &subscriptions(tenant, phone).await?, &defaults(tenant).await?), false),
+    };
+    let subscribed = match channel {
+        Channel::Sms => view.sms.subscribed,
+        Channel::Chat => view.chat.subscribed,
+        Channel::Push => view.push.subscribed,
+    };
+    let reply = match keyword {
+        Some(Keyword::Help) => Some(
+            defaults(tenant)
+                .await?
+                .help_text
+                .unwrap_or_else(|| "Reply STOP to stop offers on this number, START to get them again.".to_owned()),
+        ),
+        Some(Keyword::Stop) => Some("You will get no more offers here. Reply START to get them again.".to_owned()),
+        Some(Keyword::Start) => Some("You will get offers here again. Reply STOP to stop them.".to_owned()),
+        None => None,
+    };
+    Ok(InboundHandled { keyword, changed, reply, subscribed })
+}
+
 // Each question of the area, answered in the actor's turn.
 crate::query::answers! {
     (tenant, _)
@@ -288,32 +327,7 @@ crate::query::answers! {
         tenant.batch(vec![keys::consent_defaults(&tenant.id).put(&current)]).await?;
         Ok(current)
     },
-    Inbound: Inbound { phone, channel, text, now } => {
-        let keyword = Keyword::of(&text);
-        let wanted = match keyword {
-            Some(Keyword::Stop) => Some(false),
-            Some(Keyword::Start) => Some(true),
-            _ => None,
-        };
-        let (view, changed) = match wanted {
-            Some(subscribed) => set(tenant, &phone, &[(channel, subscribed)], Source::Keyword, now).await?,
-            None => (view(&phone, &subscriptions(tenant, &phone).await?, &defaults(tenant).await?), false),
-        };
-        let subscribed = match channel {
-            Channel::Sms => view.sms.subscribed,
-            Channel::Chat => view.chat.subscribed,
-            Channel::Push => view.push.subscribed,
-        };
-        let reply = match keyword {
-            Some(Keyword::Help) => Some(defaults(tenant).await?.help_text.unwrap_or_else(|| {
-                "Reply STOP to stop offers on this number, START to get them again.".to_owned()
-            })),
-            Some(Keyword::Stop) => Some("You will get no more offers here. Reply START to get them again.".to_owned()),
-            Some(Keyword::Start) => Some("You will get offers here again. Reply STOP to stop them.".to_owned()),
-            None => None,
-        };
-        Ok(InboundHandled { keyword, changed, reply, subscribed })
-    },
+    Inbound: Inbound { phone, channel, text, now } => inbound(tenant, &phone, channel, &text, now).await,
     ImportOptOuts: ImportOptOuts { phones, channels, now } => {
         let mut changed = 0u64;
         let mut ops = Vec::new();

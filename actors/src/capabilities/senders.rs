@@ -22,6 +22,8 @@ pub enum SendersQuery {
     GetSenders(GetSenders),
     /// See [`SetSender`].
     SetSender(SetSender),
+    /// See [`TwilioInbound`].
+    TwilioInbound(TwilioInbound),
 }
 
 question! {
@@ -57,6 +59,78 @@ question! {
     } -> Senders;
 }
 
+question! {
+    /// A message Twilio posted to the brand's number `to` of `account` (its webhook): handled as
+    /// a keyword ([`crate::capabilities::consent::Inbound`]) only when `signature` is Twilio's for
+    /// `url` and `params` with the brand's own auth token, and `account`/`to` are the brand's
+    /// sender. Answers [`TwilioHandled`].
+    pub struct TwilioInbound {
+        /// `AccountSid`.
+        pub account: String,
+        /// `To`: the brand's number (`whatsapp:+…` on WhatsApp).
+        pub to: String,
+        /// `From`: the customer.
+        pub from: String,
+        /// `Body`.
+        pub body: String,
+        /// The URL Twilio posted to.
+        pub url: String,
+        /// Every form parameter, as posted.
+        pub params: Vec<(String, String)>,
+        /// `X-Twilio-Signature`.
+        pub signature: String,
+        /// When.
+        pub now: DateTime<Utc>,
+    } -> TwilioHandled;
+}
+
+/// What a Twilio webhook did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TwilioHandled {
+    /// Whether the signature was Twilio's with the brand's token (`false`: nothing changed).
+    pub verified: bool,
+    /// What the message did, when verified.
+    pub handled: Option<crate::capabilities::consent::InboundHandled>,
+}
+
+/// A Twilio sender's entry in the sender directory: (account, the number as Twilio posts it).
+fn twilio_entry(sender: &Sender) -> Option<(String, String)> {
+    if sender.provider != ProviderKind::Twilio {
+        return None;
+    }
+    let account = sender.account.clone()?;
+    let number = match (sender.channel, sender.sender.starts_with("whatsapp:")) {
+        (Channel::Chat, false) => format!("whatsapp:{}", sender.sender),
+        _ => sender.sender.clone(),
+    };
+    Some((account, number))
+}
+
+async fn twilio_inbound(tenant: &mut Tenant, message: TwilioInbound) -> Result<TwilioHandled, QueryError> {
+    let channel = match message.to.starts_with("whatsapp:") {
+        true => Channel::Chat,
+        false => Channel::Sms,
+    };
+    let refused = TwilioHandled { verified: false, handled: None };
+    let Some(sender) = tenant.get::<Sender>(&keys::brand_sender(&tenant.id, channel)).await? else {
+        return Ok(refused);
+    };
+    let ours =
+        twilio_entry(&sender).is_some_and(|(account, number)| account == message.account && number == message.to);
+    let token = sender.credential.as_ref().map(|c| c.expose()).unwrap_or_default();
+    if !ours
+        || token.is_empty()
+        || !crate::domain::webhook::twilio_signed(token, &message.url, &message.params, &message.signature)
+    {
+        tracing::warn!(tenant = %tenant.id, "a Twilio webhook whose signature is not the brand's: nothing changed");
+        return Ok(refused);
+    }
+    let from = message.from.strip_prefix("whatsapp:").unwrap_or(&message.from);
+    let phone = crate::domain::phone::parse(from).map_err(|why| QueryError::Invalid(format!("From: {why}")))?;
+    let handled = crate::capabilities::consent::inbound(tenant, &phone, channel, &message.body, message.now).await?;
+    Ok(TwilioHandled { verified: true, handled: Some(handled) })
+}
+
 const CHANNELS: [Channel; 3] = [Channel::Sms, Channel::Chat, Channel::Push];
 
 /// The brand's sender on `channel`, if it set one (read by the drains, outside the actor).
@@ -84,12 +158,19 @@ fn given(value: Option<String>) -> Option<Option<String>> {
 
 async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryError> {
     let key = keys::brand_sender(&tenant.id, change.channel);
+    let current: Option<Sender> = tenant.get(&key).await?;
+    // the directory entry of the sender being replaced, when it is this brand's
+    let mut ops = Vec::new();
+    let old_entry = current.as_ref().and_then(twilio_entry);
+    if let Some((account, number)) = &old_entry {
+        ops.push(keys::sender_directory("twilio", account, number).delete());
+    }
     let Some(provider) = change.provider else {
-        tenant.batch(vec![key.delete()]).await?;
+        ops.push(key.delete());
+        tenant.batch(ops).await?;
         tracing::info!(tenant = %tenant.id, channel = ?change.channel, "a brand's sender was removed: the node-wide provider sends");
         return all(tenant).await;
     };
-    let current: Option<Sender> = tenant.get(&key).await?;
     // another provider starts from nothing but what is given (an old credential is not another's)
     let mut sender = match current {
         Some(current) if current.provider == provider => current,
@@ -133,7 +214,18 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
     sender.updated_at = change.now;
     // an incomplete sender is kept (its parts may come in several calls) and says what it
     // lacks; until it is complete the brand's sends on the channel wait
-    tenant.batch(vec![key.put(&sender)]).await?;
+    if let Some((account, number)) = twilio_entry(&sender) {
+        // one number, one brand: its webhooks find the brand by it
+        let entry = keys::sender_directory("twilio", &account, &number);
+        let owner: Option<serde_json::Value> = tenant.get(&entry).await?;
+        if owner.as_ref().is_some_and(|o| o["tenant"] != tenant.id.as_str()) {
+            return Err(QueryError::Duplicate(format!("the Twilio number {number} is another brand's sender")));
+        }
+        ops.retain(|op| op.row() != (entry.table, entry.partition.as_str(), entry.clustering.as_slice()));
+        ops.push(entry.put(&serde_json::json!({"tenant": tenant.id, "channel": sender.channel})));
+    }
+    ops.push(key.put(&sender));
+    tenant.batch(ops).await?;
     tracing::info!(tenant = %tenant.id, channel = ?sender.channel, provider = sender.provider.name(), "a brand's sender was set");
     all(tenant).await
 }
@@ -143,4 +235,5 @@ crate::query::answers! {
     (tenant, _)
     GetSenders: _ => all(tenant).await,
     SetSender: change => set(tenant, change).await,
+    TwilioInbound: message => twilio_inbound(tenant, message).await,
 }

@@ -12,6 +12,7 @@ pub mod phone;
 pub mod sender;
 pub mod time;
 pub mod wallet;
+pub mod webhook;
 
 /// Whether `value` is its type's default: rows leave such fields out (`skip_serializing_if`), and
 /// `#[serde(default)]` gives them back when read.

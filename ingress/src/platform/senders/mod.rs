@@ -2,6 +2,7 @@
 //! provider, sender and credential of one channel. Credentials are written, never answered.
 
 pub mod requests;
+pub mod twilio;
 
 use axum::extract::State;
 use axum::Json;
@@ -19,7 +20,9 @@ use requests::ProviderChoice;
 
 /// Routes of this module, each declared once ([`Routes`]).
 pub fn routes() -> Routes {
-    Routes::new().post(
+    Routes::new()
+        .route("/webhooks/twilio", axum::routing::post(twilio::twilio), serde_json::json!({"post": twilio::operation_doc()}))
+        .post(
         "/crm_api/senders",
         "Read the brand's own senders (provider, sender, DLT ids per channel; a credential only as credential_set; incomplete: what one lacks before it sends), or with channel and provider, set the one of that channel, a part not given kept (provider default: back to the node-wide provider): {status, senders}",
         senders,

@@ -231,6 +231,11 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
             "description": "the SMS or chat provider's secret (ENGAGE_KEYWORD_WEBHOOK_SECRETS)"}),
     );
     security.insert(
+        "twilioSignature".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "X-Twilio-Signature",
+            "description": "Twilio's signature of the request with the receiving brand's auth token (docs/senders.md)"}),
+    );
+    security.insert(
         "ingestionToken".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "token", "description": "a token of kind ingestion"}),
     );

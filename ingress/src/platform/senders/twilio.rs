@@ -40,15 +40,16 @@ fn xml_escaped(text: &str) -> String {
 
 /// `POST /webhooks/twilio`.
 pub async fn twilio(State(state): State<AppState>, uri: axum::http::Uri, headers: HeaderMap, body: Bytes) -> Response {
+    // unsigned: refused before the body is read
+    let Some(signature) = headers.get("x-twilio-signature").and_then(|v| v.to_str().ok()).map(str::to_owned) else {
+        return refused(StatusCode::UNAUTHORIZED, "X-Twilio-Signature is required");
+    };
     let params: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let field = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let (Some(account), Some(to), Some(from), Some(text)) =
         (field("AccountSid"), field("To"), field("From"), field("Body"))
     else {
         return refused(StatusCode::BAD_REQUEST, "Invalid request: AccountSid, To, From and Body are required");
-    };
-    let Some(signature) = headers.get("x-twilio-signature").and_then(|v| v.to_str().ok()).map(str::to_owned) else {
-        return refused(StatusCode::UNAUTHORIZED, "X-Twilio-Signature is required");
     };
     let owner = match state.platform.directory.sender_owner("twilio", &account, &to).await {
         Ok(Some(owner)) => owner,
@@ -93,7 +94,7 @@ pub fn operation_doc() -> Value {
         "Body": {"type": "string", "maxLength": 1600},
         "MessageSid": {"type": "string", "maxLength": 64}
     }}}}});
-    op["parameters"] = json!([{"name": "X-Twilio-Signature", "in": "header", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 256}}]);
+    op["security"] = json!([{"twilioSignature": []}]);
     if let Some(op) = op.as_object_mut() {
         op.remove("x-engage-open");
     }

@@ -151,7 +151,7 @@ questions!(
         CountSkips,
     },
     rights::RightsQuery => Rights { Export, Erase, PurgeErased },
-    senders::SendersQuery => Senders { GetSenders, SetSender, TwilioInbound },
+    senders::SendersQuery => Senders { GetSenders, SetSender, TwilioInbound, WhatsappInbound },
     stats::StatsQuery => Stats { ReadMetric, MarkSpecialDays },
     redemption::RedemptionQuery => Redemption { Redeem(RedeemRequest), Revoke },
     loyalty::LoyaltyQuery => Loyalty {

@@ -428,3 +428,94 @@ async fn a_stop_signed_for_a_brands_twilio_number_unsubscribes_its_customer_ther
 async fn subscribed(brand: &Brand<'_>) -> Value {
     brand.staff("/crm_api/consent/customer", json!({"mobile_number": "9811900001"})).await["sms"]["subscribed"].clone()
 }
+
+/// Meta's `X-Hub-Signature-256` for `body` with `secret`, made by Python's own `hmac` module.
+fn meta_signature(secret: &str, body: &str) -> String {
+    let script = "import hashlib, hmac, sys\n\
+                  print('sha256=' + hmac.new(sys.argv[1].encode(), sys.argv[2].encode(), hashlib.sha256).hexdigest())";
+    let out = std::process::Command::new("python3").args(["-c", script, secret, body]).output().expect("python3 runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[tokio::test]
+async fn whatsapps_webhook_is_verified_with_the_brands_app_secret_and_handshake_token() {
+    let app = spawn_app(&[]).await;
+    let (c, d) = (brand(&app, "brand-meta-c").await, brand(&app, "brand-meta-d").await);
+    for (brand, number, secret, token) in
+        [(&c, "1065550101", "app-secret-c", "verify-c"), (&d, "1065550102", "app-secret-d", "verify-d")]
+    {
+        let set = brand
+            .staff(
+                "/crm_api/senders",
+                json!({"channel": "chat", "provider": "whatsapp_cloud", "sender": number, "credential": "wa-access",
+                       "app_secret": secret, "verify_token": token}),
+            )
+            .await;
+        let text = set.to_string();
+        assert!(!text.contains(secret) && !text.contains(token) && !text.contains("wa-access"), "{text}");
+        assert_eq!(
+            (&set["senders"][0]["app_secret_set"], &set["senders"][0]["verify_token_set"]),
+            (&json!(true), &json!(true))
+        );
+    }
+    // the subscription handshake: a brand's token gets its challenge back, another is 403
+    let handshake = |token: &str| {
+        let url = format!(
+            "{}/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token={token}&hub.challenge=1158201444",
+            app.base
+        );
+        let client = app.client.clone();
+        async move {
+            let response = client.get(url).send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    assert_eq!(handshake("verify-c").await, (200, "1158201444".to_owned()));
+    assert_eq!(handshake("guess").await.0, 403);
+    let stop = json!({"object": "whatsapp_business_account", "entry": [{"id": "WABA", "changes": [{"field": "messages",
+        "value": {"messaging_product": "whatsapp", "metadata": {"display_phone_number": "15550101", "phone_number_id": "1065550101"},
+                  "messages": [{"from": "919811950001", "id": "wamid.A", "timestamp": "1764400000", "type": "text", "text": {"body": "STOP"}}]}}]}]})
+    .to_string();
+    let post = |body: String, signature: Option<String>| {
+        let mut request = app
+            .client
+            .post(format!("{}/webhooks/whatsapp", app.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(signature) = signature {
+            request = request.header("x-hub-signature-256", signature);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let chat = |brand: &'static str| {
+        let token = if brand == "brand-meta-c" { c.staff.clone() } else { d.staff.clone() };
+        let app = &app;
+        async move {
+            let (_, read) = crate::loyalty::post(
+                app,
+                "/crm_api/consent/customer",
+                &[("token", &token)],
+                &json!({"parent_business_id": brand, "mobile_number": "9811950001"}),
+            )
+            .await;
+            read["chat"]["subscribed"].clone()
+        }
+    };
+    // unsigned, or signed with another brand's app secret: nothing changes
+    assert_eq!(post(stop.clone(), None).await.0, 401);
+    assert_eq!(post(stop.clone(), Some(meta_signature("app-secret-d", &stop))).await.0, 401);
+    assert_eq!(chat("brand-meta-c").await, true);
+    // signed with C's app secret: C's customer leaves chat marketing, D's does not
+    let (status, answer) = post(stop.clone(), Some(meta_signature("app-secret-c", &stop))).await;
+    assert_eq!((status, answer.as_str()), (200, "{\"handled\":1}"));
+    assert_eq!(chat("brand-meta-c").await, false);
+    assert_eq!(chat("brand-meta-d").await, true);
+    // a body changed after signing is refused
+    let changed = stop.replace("STOP", "START");
+    assert_eq!(post(changed, Some(meta_signature("app-secret-c", &stop))).await.0, 401);
+    assert_eq!(chat("brand-meta-c").await, false);
+}

@@ -24,6 +24,8 @@ pub enum SendersQuery {
     SetSender(SetSender),
     /// See [`TwilioInbound`].
     TwilioInbound(TwilioInbound),
+    /// See [`WhatsappInbound`].
+    WhatsappInbound(WhatsappInbound),
 }
 
 question! {
@@ -54,6 +56,10 @@ question! {
         pub dlt_templates: Option<BTreeMap<String, String>>,
         /// The WhatsApp template language.
         pub language: Option<String>,
+        /// The WhatsApp app secret (never answered).
+        pub app_secret: Option<Credential>,
+        /// The WhatsApp webhook's verify token (never answered).
+        pub verify_token: Option<Credential>,
         /// When.
         pub now: DateTime<Utc>,
     } -> Senders;
@@ -84,6 +90,46 @@ question! {
     } -> TwilioHandled;
 }
 
+question! {
+    /// Messages WhatsApp Cloud posted for the brand's phone-number id (its webhook): handled as
+    /// keywords only when `signature` (`X-Hub-Signature-256`) is Meta's for `body` with the
+    /// brand's app secret. Answers [`TwilioHandled`] (`handled`: the last message's outcome).
+    pub struct WhatsappInbound {
+        /// `metadata.phone_number_id`: the brand's number.
+        pub phone_number_id: String,
+        /// The raw body, as signed.
+        pub body: String,
+        /// `X-Hub-Signature-256`.
+        pub signature: String,
+        /// Each message: the customer's number and its text.
+        pub messages: Vec<(String, String)>,
+        /// When.
+        pub now: DateTime<Utc>,
+    } -> TwilioHandled;
+}
+
+async fn whatsapp_inbound(tenant: &mut Tenant, posted: WhatsappInbound) -> Result<TwilioHandled, QueryError> {
+    let refused = TwilioHandled { verified: false, handled: None };
+    let Some(sender) = tenant.get::<Sender>(&keys::brand_sender(&tenant.id, Channel::Chat)).await? else {
+        return Ok(refused);
+    };
+    let secret = sender.app_secret.as_ref().map(|c| c.expose()).unwrap_or_default();
+    if sender.provider != ProviderKind::WhatsappCloud
+        || sender.sender != posted.phone_number_id
+        || secret.is_empty()
+        || !crate::domain::webhook::meta_signed(secret, posted.body.as_bytes(), &posted.signature)
+    {
+        tracing::warn!(tenant = %tenant.id, "a WhatsApp webhook whose signature is not the brand's: nothing changed");
+        return Ok(refused);
+    }
+    let mut handled = None;
+    for (from, text) in posted.messages {
+        let phone = crate::domain::phone::parse(&from).map_err(|why| QueryError::Invalid(format!("from: {why}")))?;
+        handled = Some(crate::capabilities::consent::inbound(tenant, &phone, Channel::Chat, &text, posted.now).await?);
+    }
+    Ok(TwilioHandled { verified: true, handled })
+}
+
 /// What a Twilio webhook did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TwilioHandled {
@@ -93,17 +139,37 @@ pub struct TwilioHandled {
     pub handled: Option<crate::capabilities::consent::InboundHandled>,
 }
 
-/// A Twilio sender's entry in the sender directory: (account, the number as Twilio posts it).
-fn twilio_entry(sender: &Sender) -> Option<(String, String)> {
-    if sender.provider != ProviderKind::Twilio {
-        return None;
+/// A sender's entries in the sender directory, (provider, account, key): a Twilio sender by its
+/// account and the number as Twilio posts it; a WhatsApp Cloud sender by its phone-number id, and
+/// by the SHA-256 of its verify token (the webhook's `GET` handshake names no number).
+fn directory_entries(sender: &Sender) -> Vec<(&'static str, String, String)> {
+    match sender.provider {
+        ProviderKind::Twilio => {
+            let Some(account) = sender.account.clone() else { return Vec::new() };
+            let number = match (sender.channel, sender.sender.starts_with("whatsapp:")) {
+                (Channel::Chat, false) => format!("whatsapp:{}", sender.sender),
+                _ => sender.sender.clone(),
+            };
+            vec![("twilio", account, number)]
+        }
+        ProviderKind::WhatsappCloud => {
+            let mut entries = vec![("whatsapp_cloud", String::new(), sender.sender.clone())];
+            if let Some(token) = &sender.verify_token {
+                entries.push((
+                    "whatsapp_verify",
+                    String::new(),
+                    crate::domain::webhook::verify_token_key(token.expose()),
+                ));
+            }
+            entries
+        }
+        _ => Vec::new(),
     }
-    let account = sender.account.clone()?;
-    let number = match (sender.channel, sender.sender.starts_with("whatsapp:")) {
-        (Channel::Chat, false) => format!("whatsapp:{}", sender.sender),
-        _ => sender.sender.clone(),
-    };
-    Some((account, number))
+}
+
+/// A Twilio sender's entry: (account, the number as Twilio posts it).
+fn twilio_entry(sender: &Sender) -> Option<(String, String)> {
+    directory_entries(sender).into_iter().find(|(provider, _, _)| *provider == "twilio").map(|(_, a, n)| (a, n))
 }
 
 async fn twilio_inbound(tenant: &mut Tenant, message: TwilioInbound) -> Result<TwilioHandled, QueryError> {
@@ -161,9 +227,8 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
     let current: Option<Sender> = tenant.get(&key).await?;
     // the directory entry of the sender being replaced, when it is this brand's
     let mut ops = Vec::new();
-    let old_entry = current.as_ref().and_then(twilio_entry);
-    if let Some((account, number)) = &old_entry {
-        ops.push(keys::sender_directory("twilio", account, number).delete());
+    for (provider, account, number) in current.as_ref().map(directory_entries).unwrap_or_default() {
+        ops.push(keys::sender_directory(provider, &account, &number).delete());
     }
     let Some(provider) = change.provider else {
         ops.push(key.delete());
@@ -184,6 +249,8 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
             dlt_entity_id: None,
             dlt_templates: BTreeMap::new(),
             language: None,
+            app_secret: None,
+            verify_token: None,
             updated_at: change.now,
         },
     };
@@ -211,15 +278,25 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
     if let Some(language) = given(change.language) {
         sender.language = language;
     }
+    if let Some(secret) = change.app_secret {
+        sender.app_secret = Some(secret).filter(|c| !c.expose().is_empty());
+    }
+    if let Some(token) = change.verify_token {
+        sender.verify_token = Some(token).filter(|c| !c.expose().is_empty());
+    }
     sender.updated_at = change.now;
     // an incomplete sender is kept (its parts may come in several calls) and says what it
     // lacks; until it is complete the brand's sends on the channel wait
-    if let Some((account, number)) = twilio_entry(&sender) {
+    for (provider, account, number) in directory_entries(&sender) {
         // one number, one brand: its webhooks find the brand by it
-        let entry = keys::sender_directory("twilio", &account, &number);
+        let entry = keys::sender_directory(provider, &account, &number);
         let owner: Option<serde_json::Value> = tenant.get(&entry).await?;
         if owner.as_ref().is_some_and(|o| o["tenant"] != tenant.id.as_str()) {
-            return Err(QueryError::Duplicate(format!("the Twilio number {number} is another brand's sender")));
+            let what = match provider {
+                "whatsapp_verify" => "this verify token".to_owned(),
+                _ => format!("the {provider} number {number}"),
+            };
+            return Err(QueryError::Duplicate(format!("{what} is another brand's sender")));
         }
         ops.retain(|op| op.row() != (entry.table, entry.partition.as_str(), entry.clustering.as_slice()));
         ops.push(entry.put(&serde_json::json!({"tenant": tenant.id, "channel": sender.channel})));
@@ -236,4 +313,5 @@ crate::query::answers! {
     GetSenders: _ => all(tenant).await,
     SetSender: change => set(tenant, change).await,
     TwilioInbound: message => twilio_inbound(tenant, message).await,
+    WhatsappInbound: posted => whatsapp_inbound(tenant, posted).await,
 }

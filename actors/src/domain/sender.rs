@@ -108,6 +108,12 @@ pub struct Sender {
     /// The WhatsApp template language (default `en`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// The WhatsApp app's secret: its webhooks are signed with it (`X-Hub-Signature-256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_secret: Option<Credential>,
+    /// The token the WhatsApp webhook's `GET` handshake must present (`hub.verify_token`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_token: Option<Credential>,
     /// When it was last changed.
     pub updated_at: DateTime<Utc>,
 }
@@ -155,6 +161,8 @@ impl Sender {
             dlt_entity_id: self.dlt_entity_id.clone(),
             dlt_templates: self.dlt_templates.clone(),
             language: self.language.clone(),
+            app_secret_set: self.app_secret.is_some(),
+            verify_token_set: self.verify_token.is_some(),
             updated_at: self.updated_at,
             incomplete: self.incomplete(),
         }
@@ -182,6 +190,11 @@ pub struct SenderView {
     pub dlt_templates: BTreeMap<String, String>,
     /// The WhatsApp template language.
     pub language: Option<String>,
+    /// Whether the WhatsApp app secret is kept (never shown): without it, the brand's WhatsApp
+    /// webhooks are refused.
+    pub app_secret_set: bool,
+    /// Whether the WhatsApp webhook's verify token is kept (never shown).
+    pub verify_token_set: bool,
     /// When it was last changed.
     pub updated_at: DateTime<Utc>,
     /// What it lacks before it can send (`null`: complete); until then the brand's sends on the
@@ -211,6 +224,8 @@ mod tests {
             dlt_entity_id: None,
             dlt_templates: BTreeMap::new(),
             language: None,
+            app_secret: None,
+            verify_token: None,
             updated_at: Utc::now(),
         }
     }

@@ -236,6 +236,11 @@ pub fn openapi() -> (Map<String, Value>, Map<String, Value>, Map<String, Value>)
             "description": "Twilio's signature of the request with the receiving brand's auth token (docs/senders.md)"}),
     );
     security.insert(
+        "metaSignature".to_owned(),
+        json!({"type": "apiKey", "in": "header", "name": "X-Hub-Signature-256",
+            "description": "sha256=<hex>: HMAC-SHA256 of the body with the receiving brand's WhatsApp app secret (docs/senders.md)"}),
+    );
+    security.insert(
         "ingestionToken".to_owned(),
         json!({"type": "apiKey", "in": "header", "name": "token", "description": "a token of kind ingestion"}),
     );

@@ -3,6 +3,7 @@
 
 pub mod requests;
 pub mod twilio;
+pub mod whatsapp;
 
 use axum::extract::State;
 use axum::Json;
@@ -22,6 +23,11 @@ use requests::ProviderChoice;
 pub fn routes() -> Routes {
     Routes::new()
         .route("/webhooks/twilio", axum::routing::post(twilio::twilio), serde_json::json!({"post": twilio::operation_doc()}))
+        .route(
+            "/webhooks/whatsapp",
+            axum::routing::get(whatsapp::verify).post(whatsapp::receive),
+            serde_json::json!({"get": whatsapp::verify_doc(), "post": whatsapp::receive_doc()}),
+        )
         .post(
         "/crm_api/senders",
         "Read the brand's own senders (provider, sender, DLT ids per channel; a credential only as credential_set; incomplete: what one lacks before it sends), or with channel and provider, set the one of that channel, a part not given kept (provider default: back to the node-wide provider): {status, senders}",
@@ -54,6 +60,8 @@ async fn senders(
         dlt_entity_id: body.dlt_entity_id,
         dlt_templates: body.dlt_templates,
         language: body.language,
+        app_secret: body.app_secret.map(Credential::new),
+        verify_token: body.verify_token.map(Credential::new),
         now: Utc::now(),
     };
     Ok(staff_answer(state.platform.gateway.ask(&tenant, change).await?))

@@ -55,4 +55,10 @@ pub struct SendersRequest {
     /// The WhatsApp template language (`en`, `hi`, `en_US`).
     #[schemars(length(min = 2, max = 16))]
     pub language: Option<String>,
+    /// The WhatsApp app secret its webhooks are signed with: written, never answered.
+    #[schemars(length(min = 1, max = 256))]
+    pub app_secret: Option<String>,
+    /// The token the WhatsApp webhook's verification handshake presents: written, never answered.
+    #[schemars(length(min = 1, max = 256))]
+    pub verify_token: Option<String>,
 }

@@ -1,0 +1,172 @@
+//! The WhatsApp Cloud API's webhook, as Meta calls it (`docs/senders.md`, "Webhooks"):
+//! `GET /webhooks/whatsapp` is the subscription handshake (`hub.mode=subscribe`,
+//! `hub.verify_token`, `hub.challenge`: the challenge is echoed when the token is a brand's), and
+//! `POST /webhooks/whatsapp` carries `entry[].changes[].value.messages` signed with
+//! `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the app secret). The brand is the one
+//! whose sender is `metadata.phone_number_id`; its actor checks the signature with its own app
+//! secret before STOP / START / HELP change anything.
+
+use std::collections::BTreeMap;
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use engage_actors::capabilities::senders::WhatsappInbound;
+
+use crate::platform::edge::auth::Auth;
+use crate::platform::edge::errors::StaffError;
+use crate::platform::edge::routes::operation;
+use crate::state::AppState;
+
+fn refused(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"message": message}))).into_response()
+}
+
+/// `GET /webhooks/whatsapp`: the subscription handshake.
+pub async fn verify(State(state): State<AppState>, Query(query): Query<BTreeMap<String, String>>) -> Response {
+    let (Some(mode), Some(token), Some(challenge)) =
+        (query.get("hub.mode"), query.get("hub.verify_token"), query.get("hub.challenge"))
+    else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "Invalid request: hub.mode, hub.verify_token and hub.challenge are required",
+        );
+    };
+    if mode != "subscribe" {
+        return refused(StatusCode::BAD_REQUEST, "Invalid request: hub.mode must be subscribe");
+    }
+    let key = engage_actors::domain::webhook::verify_token_key(token);
+    match state.platform.directory.sender_owner("whatsapp_verify", "", &key).await {
+        Ok(Some(owner)) => {
+            tracing::info!(tenant = owner, "WhatsApp webhook subscription verified");
+            ([(header::CONTENT_TYPE, "text/plain")], challenge.clone()).into_response()
+        }
+        Ok(None) => refused(StatusCode::FORBIDDEN, "the verify token is no brand's"),
+        Err(error) => {
+            tracing::warn!(%error, "the sender directory is unreadable");
+            refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly")
+        }
+    }
+}
+
+/// `POST /webhooks/whatsapp`: messages, signed.
+pub async fn receive(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    // unsigned: refused before the body is read
+    let Some(signature) = headers.get("x-hub-signature-256").and_then(|v| v.to_str().ok()).map(str::to_owned) else {
+        return refused(StatusCode::UNAUTHORIZED, "X-Hub-Signature-256 is required");
+    };
+    let Ok(raw) = String::from_utf8(body.to_vec()) else {
+        return refused(StatusCode::BAD_REQUEST, "Invalid request: the body is not UTF-8 JSON");
+    };
+    let Ok(posted) = serde_json::from_str::<Value>(&raw) else {
+        return refused(StatusCode::BAD_REQUEST, "Invalid request: the body is not JSON");
+    };
+    // each phone-number id's text messages (statuses and other types change nothing here)
+    let mut by_number: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let changes =
+        posted["entry"].as_array().into_iter().flatten().flat_map(|e| e["changes"].as_array().into_iter().flatten());
+    for change in changes {
+        let value = &change["value"];
+        let Some(number) = value["metadata"]["phone_number_id"].as_str() else { continue };
+        let messages = by_number.entry(number.to_owned()).or_default();
+        for message in value["messages"].as_array().into_iter().flatten() {
+            let text = message["text"]["body"].as_str().or(message["button"]["text"].as_str());
+            if let (Some(from), Some(text)) = (message["from"].as_str(), text) {
+                messages.push((from.to_owned(), text.to_owned()));
+            }
+        }
+    }
+    if by_number.is_empty() {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "Invalid request: no entry[].changes[].value.metadata.phone_number_id",
+        );
+    }
+    let mut handled = 0usize;
+    for (number, messages) in by_number {
+        let owner = match state.platform.directory.sender_owner("whatsapp_cloud", "", &number).await {
+            Ok(Some(owner)) => owner,
+            Ok(None) => return refused(StatusCode::NOT_FOUND, "no brand's WhatsApp sender is this phone-number id"),
+            Err(error) => {
+                tracing::warn!(%error, "the sender directory is unreadable");
+                return refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly");
+            }
+        };
+        let count = messages.len();
+        let inbound = WhatsappInbound {
+            phone_number_id: number,
+            body: raw.clone(),
+            signature: signature.clone(),
+            messages,
+            now: Utc::now(),
+        };
+        match state.platform.gateway.ask(&owner, inbound).await {
+            Ok(outcome) if !outcome.verified => {
+                return refused(StatusCode::UNAUTHORIZED, "the signature is not Meta's with this brand's app secret")
+            }
+            Ok(_) => handled += count,
+            Err(error) => return StaffError::from(error).into_response(),
+        }
+    }
+    Json(json!({"handled": handled})).into_response()
+}
+
+fn error(description: &str) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StaffErrorBody"}}}})
+}
+
+/// The handshake's operation in `/openapi.json`.
+pub fn verify_doc() -> Value {
+    let mut op = operation(
+        "The WhatsApp Cloud API's webhook subscription handshake: hub.challenge echoed when hub.verify_token is a brand's WhatsApp verify token",
+        Auth::None,
+        None,
+        json!({"type": "string"}),
+    );
+    if let Some(op) = op.as_object_mut() {
+        op.remove("x-engage-open");
+        op.remove("requestBody");
+    }
+    op["security"] = json!([]);
+    op["parameters"] = json!([
+        {"name": "hub.mode", "in": "query", "required": true, "schema": {"type": "string", "enum": ["subscribe"]}},
+        {"name": "hub.verify_token", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 256}},
+        {"name": "hub.challenge", "in": "query", "required": true, "schema": {"type": "string", "maxLength": 256}}]);
+    op["responses"] = json!({
+        "200": {"description": "the challenge", "content": {"text/plain": {"schema": {"type": "string"}}}},
+        "400": error("{message}: a parameter missing, or hub.mode not subscribe"),
+        "403": error("{message}: the verify token is no brand's"),
+        "503": error("{message}: the sender directory is unavailable"),
+    });
+    op
+}
+
+/// The messages' operation in `/openapi.json`.
+pub fn receive_doc() -> Value {
+    let mut op = operation(
+        "The WhatsApp Cloud API's webhook: entry[].changes[].value.messages (STOP/START/HELP from customers) for a brand's phone-number id, signed with X-Hub-Signature-256 (HMAC-SHA256 of the body with that brand's app secret): {handled}",
+        Auth::None,
+        None,
+        json!({"type": "object", "required": ["handled"], "properties": {"handled": {"type": "integer", "minimum": 0}}, "additionalProperties": false}),
+    );
+    if let Some(op) = op.as_object_mut() {
+        op.remove("x-engage-open");
+    }
+    op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object",
+        "required": ["entry"], "properties": {"object": {"type": "string"}, "entry": {"type": "array", "items": {"type": "object"}}}}}}});
+    op["security"] = json!([{"metaSignature": []}]);
+    op["responses"] = json!({
+        "200": op["responses"]["200"].clone(),
+        "400": error("{message}: not JSON, or no phone_number_id"),
+        "401": error("{message}: no X-Hub-Signature-256, or not Meta's with the brand's app secret: nothing changed"),
+        "404": error("{message}: no brand's WhatsApp sender is this phone-number id"),
+        "413": error("{message}: the body exceeds 1048576 bytes"),
+        "503": error("{message}: the brand's owner or the sender directory is unavailable; Meta retries"),
+    });
+    op
+}

@@ -179,6 +179,8 @@ pub(crate) async fn post_examples(app: &crate::helpers::TestApp, doc: &Value) ->
             _ if security.contains("keywordWebhookSecret") => {
                 request.header("x-engage-webhook-secret", crate::helpers::KEYWORD_WEBHOOK_SECRET)
             }
+            // a signature the example's phone-number id (no brand's) is never checked against
+            _ if security.contains("metaSignature") => request.header("x-hub-signature-256", "sha256=00"),
             _ if security.contains("appToken") => request.header("token", &customer).header("source", "mobile"),
             _ if security.contains("integrationToken") && !security.contains("{}") => {
                 request.header("authorization", &integration)

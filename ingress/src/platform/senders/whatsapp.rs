@@ -157,8 +157,22 @@ pub fn receive_doc() -> Value {
     if let Some(op) = op.as_object_mut() {
         op.remove("x-engage-open");
     }
+    let message = json!({"type": "object", "required": ["from"], "properties": {
+        "from": {"type": "string", "minLength": 1, "maxLength": 32},
+        "type": {"type": "string"},
+        "text": {"type": "object", "properties": {"body": {"type": "string", "maxLength": 4096}}},
+        "button": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 256}}}}});
+    let value = json!({"type": "object", "required": ["metadata"], "properties": {
+        "messaging_product": {"type": "string"},
+        "metadata": {"type": "object", "required": ["phone_number_id"],
+            "properties": {"phone_number_id": {"type": "string", "minLength": 1, "maxLength": 64}}},
+        "messages": {"type": "array", "items": message},
+        "statuses": {"type": "array", "items": {"type": "object"}}}});
     op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object",
-        "required": ["entry"], "properties": {"object": {"type": "string"}, "entry": {"type": "array", "items": {"type": "object"}}}}}}});
+        "required": ["entry"], "properties": {"object": {"type": "string"}, "entry": {"type": "array", "minItems": 1,
+            "items": {"type": "object", "required": ["changes"], "properties": {"id": {"type": "string"},
+                "changes": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["value"],
+                    "properties": {"field": {"type": "string"}, "value": value}}}}}}}}}}});
     op["security"] = json!([{"metaSignature": []}]);
     op["responses"] = json!({
         "200": op["responses"]["200"].clone(),

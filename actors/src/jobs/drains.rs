@@ -215,27 +215,31 @@ impl Jobs {
         }
     }
 
+    /// Credits `row`'s debit back to the wallet that paid it, once: the credit's reference is
+    /// `<why>-<send id>`, so asking again never credits twice. Marks the row refunded with the
+    /// credit's transaction (the caller writes it).
+    async fn credit_send(&self, row: &mut QueuedSend, why: &str) -> Result<(), crate::query::QueryError> {
+        let query = Recharge {
+            business: row.business_id.clone(),
+            amount: row.total.to_string(),
+            reference: Some(format!("{why}-{}", row.send_id)),
+            refund: true,
+        };
+        let recharged = self.ask(&row.parent_business_id, query).await?;
+        row.refunded = true;
+        row.refund_txn_id = Some(recharged.txn_id);
+        Ok(())
+    }
+
     /// Credits a send the provider refused for good back to the wallet that paid it, once (the
     /// reference `refund-<send id>` is the one the failed-chat refund uses: never both).
     async fn credit_back(&self, row: &mut QueuedSend) {
         if row.refunded {
             return;
         }
-        let query = Recharge {
-            business: row.business_id.clone(),
-            amount: row.total.to_string(),
-            reference: Some(format!("refund-{}", row.send_id)),
-            refund: true,
-        };
-        match self.ask(&row.parent_business_id, query).await {
-            Ok(recharged) => {
-                row.refunded = true;
-                row.refund_txn_id = Some(recharged.txn_id);
-            }
-            // a chat send is credited by the nightly chat_refund instead; others on a later run
-            Err(error) => {
-                tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "credit of a refused send postponed")
-            }
+        // a chat send is credited by the nightly chat_refund instead; others on a later run
+        if let Err(error) = self.credit_send(row, "refund").await {
+            tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "credit of a refused send postponed")
         }
     }
 
@@ -335,19 +339,11 @@ impl Jobs {
         let mut counted = Vec::new();
         let mut done = 0;
         for mut row in rows {
-            let query = Recharge {
-                business: row.business_id.clone(),
-                amount: row.total.to_string(),
-                reference: Some(format!("consent-{}", row.send_id)),
-                refund: true,
-            };
-            match self.ask(&row.parent_business_id, query).await {
-                Ok(recharged) => {
+            match self.credit_send(&mut row, "consent").await {
+                Ok(()) => {
                     row.settle(false);
                     row.delivery_status = Some("unsubscribed".to_owned());
                     row.last_error = Some("the customer unsubscribed from marketing on this channel".to_owned());
-                    row.refunded = true;
-                    row.refund_txn_id = Some(recharged.txn_id);
                     counted.push((row.parent_business_id.clone(), row.business_id.clone(), row.channel));
                     ops.extend(row.writes());
                     done += 1;
@@ -379,18 +375,10 @@ impl Jobs {
             let rows = self.open_sends(&partition).await?;
             let mut ops: Vec<WriteOp> = Vec::new();
             for mut row in rows.into_iter().filter(|r| r.process_status == Some(2) && !r.refunded) {
-                let query = Recharge {
-                    business: row.business_id.clone(),
-                    amount: row.total.to_string(),
-                    reference: Some(format!("refund-{}", row.send_id)),
-                    refund: true,
-                };
-                match self.ask(&row.parent_business_id, query).await {
-                    Ok(recharged) => {
+                match self.credit_send(&mut row, "refund").await {
+                    Ok(()) => {
                         refunded += 1;
                         amount += row.total;
-                        row.refunded = true;
-                        row.refund_txn_id = Some(recharged.txn_id);
                         ops.extend(row.writes());
                     }
                     Err(error) => {

@@ -327,18 +327,29 @@ impl Store for NatsKvStore {
     }
 
     async fn get_many(&self, rows: &[(&'static str, &str, &[u8])]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        let mut found: Vec<Option<Option<Vec<u8>>>> = Vec::with_capacity(rows.len());
-        let mut subjects = Vec::new();
+        /// Where a row's answer comes from.
+        enum Source {
+            /// The staged map (as a single read answers).
+            Staged(Option<Vec<u8>>),
+            /// The bucket, at this subject.
+            Bucket(String),
+        }
+        let mut wanted: Vec<Source> = Vec::with_capacity(rows.len());
         for &(table, partition, clustering) in rows {
             check_table(table)?;
             let key = row_key(table, partition, clustering);
-            // a staged row answers from the staged map, as a single read does
-            let staged = self.shared.staging.value(&key)?;
-            if staged.is_none() {
-                subjects.push(format!("{}{key}", self.bucket.prefix));
-            }
-            found.push(staged);
+            wanted.push(match self.shared.staging.value(&key)? {
+                Some(staged) => Source::Staged(staged),
+                None => Source::Bucket(format!("{}{key}", self.bucket.prefix)),
+            });
         }
+        let mut subjects: Vec<String> = wanted
+            .iter()
+            .filter_map(|source| match source {
+                Source::Bucket(subject) => Some(subject.clone()),
+                Source::Staged(_) => None,
+            })
+            .collect();
         subjects.sort_unstable();
         subjects.dedup();
         let mut read: HashMap<String, Option<Vec<u8>>> = HashMap::with_capacity(subjects.len());
@@ -360,15 +371,11 @@ impl Store for NatsKvStore {
             )
             .await;
         }
-        Ok(found
+        Ok(wanted
             .into_iter()
-            .zip(rows)
-            .map(|(staged, &(table, partition, clustering))| match staged {
-                Some(value) => value,
-                None => {
-                    let subject = format!("{}{}", self.bucket.prefix, row_key(table, partition, clustering));
-                    read.get(&subject).cloned().flatten()
-                }
+            .map(|source| match source {
+                Source::Staged(staged) => staged,
+                Source::Bucket(subject) => read.get(&subject).cloned().flatten(),
             })
             .collect())
     }

@@ -14,7 +14,8 @@
 # latency; scripts/bench/common.sh, capture_start): wrk's p99 adds synthetic samples for every slow
 # answer, so a few stalls inflate it many times over.
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
-# "embedded jetstream") picks the modes; PROFILE_DIR samples engage with perf during the first
+# "embedded jetstream") picks the modes (`jetstream-r3`: three nats-servers routed on loopback,
+# every stream and bucket with three replicas, as the cluster runs); PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -113,9 +114,18 @@ for mode in $modes; do
     "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats" >/dev/null 2>&1 &
     pids+=($!); wait_port "$nport"
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
+  elif [ "$mode" = jetstream-r3 ]; then
+    # three servers routed into one cluster; every stream and bucket with three replicas
+    start_nats_cluster "$nats_bin" r3
+    env=(ENGAGE_NATS_URL="$nats_urls" ENGAGE_NATS_REPLICAS=3)
   fi
   env "${env[@]}" ENGAGE_HTTP_ADDR="127.0.0.1:$port" ENGAGE_DATA_DIR="$data" ENGAGE_LOG_LEVEL=warn "$engage_bin" serve >"$work/engage-$mode.log" 2>&1 &
   pid=$!; pids+=($pid); wait_port "$port"; engage_pid=$pid
+  # a cluster elects its JetStream leaders first: wait for /readyz
+  for _ in $(seq 1 600); do
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/readyz', timeout=1)" 2>/dev/null && break
+    sleep 0.1
+  done
   token=$(seed "$port" "$data")
   for run in $(seq 1 "$runs"); do
     measure baseline "$base_port" "$token" 1 /v1/logs
@@ -139,7 +149,7 @@ base=$(median "${results[baseline/rps]}")
 echo "| case | redeem calls/s | vs bare JSON parse | p50 | p99 |"
 echo "|---|---|---|---|---|"
 echo "| bare axum JSON parse (baseline) | $base | 1.00 | $(median "${results[baseline/p50]}") | $(median "${results[baseline/p99]}") |"
-for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
+for label in embedded-hot embedded-many jetstream-hot jetstream-many jetstream-r3-hot jetstream-r3-many; do
   [ -n "${results[$label/rps]:-}" ] || continue
   r=$(median "${results[$label/rps]}")
   echo "| engage, $label | $r | $(python3 -c "print(f'{$r/$base:.2f}')") | $(median "${results[$label/p50]}") | $(median "${results[$label/p99]}") |"
@@ -148,7 +158,7 @@ if [ -n "${CAPTURE:-}" ]; then
   echo
   echo "| case | wrk p99 (corrected by wrk) | wire p99 (each request's own) |"
   echo "|---|---|---|"
-  for label in embedded-hot embedded-many jetstream-hot jetstream-many; do
+  for label in embedded-hot embedded-many jetstream-hot jetstream-many jetstream-r3-hot jetstream-r3-many; do
     [ -n "${results[$label/wire_p99]:-}" ] || continue
     echo "| engage, $label | $(median "${results[$label/p99]}") | $(median "${results[$label/wire_p99]}") |"
   done

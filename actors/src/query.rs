@@ -56,6 +56,10 @@ pub enum QueryError {
     /// The customer did not consent to marketing on the channel: nothing was queued or debited.
     #[error("the customer is unsubscribed from marketing on {0:?}")]
     NoConsent(crate::domain::wallet::Channel),
+    /// The brand's own sender on the channel would refuse the send (an SMS template without its
+    /// DLT id on a DLT gateway): nothing was queued or debited. The text says why.
+    #[error("the brand's sender cannot send this: {0}")]
+    Unsendable(String),
     /// A one-time password is missing, wrong, expired or used up.
     #[error("one-time password: {0}")]
     Otp(String),

@@ -5,7 +5,7 @@
 //! | file | what |
 //! |---|---|
 //! | `journey-sends.xlsx` | per journey: customers sent and held out, whether it is on |
-//! | `journey-skips.xlsx` | per journey and reason: customers skipped (balance, daily_cap, frequency_cap, no_recipient) |
+//! | `journey-skips.xlsx` | per journey and reason: customers skipped (balance, daily_cap, frequency_cap, consent, sender, no_recipient) |
 //! | `journey-roi.xlsx` | per journey: messages delivered, attributed orders and revenue, revenue per customer sent |
 //! | `wallet-spend.xlsx` | per journey: messages debited and their cost |
 //! | `top-journeys.xlsx` | per brand: its five journeys with the most attributed revenue (then sends) |

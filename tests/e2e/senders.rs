@@ -161,6 +161,12 @@ async fn serve(app: Router, received: Received) -> Fake {
 
 /// Queues a marketing campaign on `channel` to `phones` (template `template`), paid by outlet-1.
 async fn campaign(b: &Brand<'_>, channel: &str, template: &str, phones: &[&str]) {
+    let answer = campaign_answer(b, channel, template, phones).await;
+    assert_eq!(answer["queued_recipients"], json!(phones.len()), "{answer}");
+}
+
+/// Uploads a bulk campaign of `phones` and answers what the upload said.
+async fn campaign_answer(b: &Brand<'_>, channel: &str, template: &str, phones: &[&str]) -> Value {
     let csv = format!("Phone,Name\n{}\n", phones.iter().map(|p| format!("{p},Guest")).collect::<Vec<_>>().join("\n"));
     let fields = [
         ("business_id", "outlet-1"),
@@ -170,7 +176,8 @@ async fn campaign(b: &Brand<'_>, channel: &str, template: &str, phones: &[&str])
         ("message", "Hi x_cust_name, 20% off tonight"),
     ];
     let (status, answer) = upload(b, "/crm_api/create/bulk/campaign", &fields, &csv).await;
-    assert_eq!((status, &answer["queued_recipients"]), (200, &json!(phones.len())), "{answer}");
+    assert_eq!(status, 200, "{answer}");
+    answer
 }
 
 #[tokio::test]
@@ -301,7 +308,22 @@ async fn a_provider_failing_a_while_delivers_once_and_a_dlt_gateway_needs_each_t
     }
     campaign(&r, "sms", "dlt-1", &["9811800001"]).await;
     campaign(&m, "sms", "dlt-1", &["9811800002"]).await;
-    campaign(&m, "sms", "no-dlt", &["9811800003"]).await;
+    // a template without a DLT id is refused when queued: nothing queued, nothing paid
+    let before = m.balance().await;
+    let refused = campaign_answer(&m, "sms", "no-dlt", &["9811800003", "9811800004"]).await;
+    assert_eq!((&refused["queued_recipients"], &refused["refused"]), (&json!(0), &json!(2)), "{refused}");
+    let reason = refused["refused_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("no-dlt") && reason.contains("DLT template id"), "{refused}");
+    assert_eq!(m.balance().await, before, "a refused send costs nothing");
+    // a template whose DLT id the brand removes after queueing is refused at the drain, without
+    // a call, and credited back
+    m.staff(
+        "/crm_api/senders",
+        json!({"channel": "sms", "provider": "msg91", "dlt_templates": {"dlt-2": "1107000000000002"}}),
+    )
+    .await;
+    campaign(&m, "sms", "dlt-2", &["9811800003"]).await;
+    m.staff("/crm_api/senders", json!({"channel": "sms", "provider": "msg91", "dlt_templates": {"dlt-2": ""}})).await;
     let (r_paid, m_paid) = (r.balance().await, m.balance().await);
     // 500, 500, then 201: one delivery, one debit
     let first = run(&app, "sms_drain", Utc::now()).await;

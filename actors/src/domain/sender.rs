@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::wallet::Channel;
+use super::wallet::{Channel, Purpose};
 
 /// The providers a brand may send through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -53,6 +53,16 @@ impl ProviderKind {
             ProviderKind::Msg91 => "msg91",
             ProviderKind::WhatsappCloud => "whatsapp_cloud",
         }
+    }
+}
+
+/// The template a send names at a provider: its own template id, else its purpose's name
+/// (`digital_bill`, `feedback`, `fraud_alert`, `campaign`, `otp`), so that a brand registers its
+/// bills, feedback requests and journeys (which name no template) under those names.
+pub fn template_key(template_id: Option<&str>, purpose: Purpose) -> String {
+    match template_id.filter(|id| !id.trim().is_empty()) {
+        Some(id) => id.to_owned(),
+        None => serde_json::to_value(purpose).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
     }
 }
 
@@ -149,6 +159,26 @@ impl Sender {
         self.provider == ProviderKind::Msg91
     }
 
+    /// The DLT template id of a send naming `template_id` (or none) for `purpose`
+    /// ([`template_key`]), when the brand registered one.
+    pub fn dlt_template(&self, template_id: Option<&str>, purpose: Purpose) -> Option<&str> {
+        self.dlt_templates.get(&template_key(template_id, purpose)).map(String::as_str)
+    }
+
+    /// Why the provider would refuse a send naming `template_id` (or none) for `purpose`, known
+    /// before any call: an SMS through a DLT gateway whose template has no DLT id. Such a send is
+    /// refused when queued (it costs nothing), and again at the drain if the sender changed since.
+    pub fn refuses(&self, template_id: Option<&str>, purpose: Purpose) -> Option<String> {
+        if self.needs_dlt() && self.dlt_template(template_id, purpose).is_none() {
+            let key = template_key(template_id, purpose);
+            return Some(format!(
+                "template {key:?} has no DLT template id in the brand's {} sender (set dlt_templates.{key})",
+                self.provider.name()
+            ));
+        }
+        None
+    }
+
     /// What answers show: everything but the credential.
     pub fn view(&self) -> SenderView {
         SenderView {
@@ -237,6 +267,21 @@ mod tests {
         let view = serde_json::to_string(&sender.view()).unwrap();
         assert!(!view.contains("tok-secret") && view.contains("\"credential_set\":true"), "{view}");
         assert_eq!(sender.base_url().as_deref(), Some("https://api.twilio.com"));
+    }
+
+    #[test]
+    fn a_dlt_gateway_refuses_templates_without_a_dlt_id_and_fixed_sends_go_by_purpose() {
+        let mut msg91 = Sender { provider: ProviderKind::Msg91, dlt_entity_id: Some("E1".into()), ..twilio() };
+        msg91.dlt_templates.insert("promo-1".into(), "1207000000000001".into());
+        msg91.dlt_templates.insert("digital_bill".into(), "1207000000000002".into());
+        assert_eq!(msg91.refuses(Some("promo-1"), Purpose::Campaign), None);
+        assert_eq!(msg91.dlt_template(Some("promo-1"), Purpose::Campaign), Some("1207000000000001"));
+        assert_eq!(msg91.dlt_template(None, Purpose::DigitalBill), Some("1207000000000002"));
+        let refused = msg91.refuses(Some("promo-2"), Purpose::Campaign).unwrap_or_default();
+        assert!(refused.contains("promo-2") && refused.contains("dlt_templates"), "{refused}");
+        assert!(msg91.refuses(None, Purpose::Feedback).unwrap_or_default().contains("\"feedback\""));
+        // Twilio needs no DLT id
+        assert_eq!(twilio().refuses(Some("promo-2"), Purpose::Campaign), None);
     }
 
     #[test]

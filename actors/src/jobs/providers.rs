@@ -70,12 +70,10 @@ pub(super) async fn deliver(
             (client.post(url).basic_auth(account, Some(credential)).form(&form), &[400, 404])
         }
         ProviderKind::Msg91 => {
-            let template = row.template_id.as_deref().unwrap_or_default();
-            let Some(dlt) = sender.dlt_templates.get(template) else {
-                return Err(DeliveryError::Rejected {
-                    what,
-                    reason: format!("template {template:?} has no DLT template id in the brand's sender"),
-                });
+            // refused when queued; again here if the sender changed since
+            let Some(dlt) = sender.dlt_template(row.template_id.as_deref(), row.purpose) else {
+                let reason = sender.refuses(row.template_id.as_deref(), row.purpose).unwrap_or_default();
+                return Err(DeliveryError::Rejected { what, reason });
             };
             let body = json!({
                 "template_id": dlt,

@@ -59,6 +59,9 @@ pub enum Skip {
     LinkService,
     /// The order was cancelled or refunded as a whole: no bill is sent for it.
     Refunded,
+    /// The brand's own sender would refuse the bill's message (an SMS through a DLT gateway
+    /// without a DLT id for `digital_bill`): nothing was paid.
+    Sender,
 }
 
 impl Skip {
@@ -74,6 +77,7 @@ impl Skip {
             Skip::Wallet => "wallet",
             Skip::LinkService => "link_service",
             Skip::Refunded => "refunded",
+            Skip::Sender => "sender",
         }
     }
 }
@@ -298,6 +302,7 @@ pub async fn generate(
     match queue_send(tenant, &mut purse, &send, now, &mut sends).await {
         Ok(_) => {}
         Err(QueryError::Insufficient(_)) => return Ok(skip(tenant, candidate, Skip::Wallet, now, ops)),
+        Err(QueryError::Unsendable(_)) => return Ok(skip(tenant, candidate, Skip::Sender, now, ops)),
         Err(error) => return Err(StoreError::Backend(error.to_string())),
     }
     let mut row = funnel(tenant, &ist_day(now), &facts.business_id).await?;

@@ -85,6 +85,7 @@ fn describe(reason: &str) -> String {
         "platform" => "no order came from a platform in bill_platform".to_owned(),
         "link_service" => "the link service did not answer".to_owned(),
         "disabled" => "bills are off".to_owned(),
+        "sender" => "the brand's SMS sender has no DLT template id for digital_bill".to_owned(),
         other => format!("orders skipped: {other}"),
     }
 }

@@ -169,6 +169,10 @@ impl OrderReaction for SendFeedback {
                 Err(QueryError::NoConsent(_)) => {
                     metrics::counter!("engage_feedback_skipped_total", "reason" => "consent").increment(1);
                 }
+                Err(QueryError::Unsendable(why)) => {
+                    tracing::info!(tenant = %tenant.id, order_id = facts.order_id, why, "feedback request not sent: the brand's sender refuses it");
+                    metrics::counter!("engage_feedback_skipped_total", "reason" => "sender").increment(1);
+                }
                 Err(error) => return Err(StoreError::Backend(error.to_string())),
             }
         }

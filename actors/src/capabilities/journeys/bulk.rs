@@ -49,6 +49,13 @@ pub struct BulkCampaign {
     /// Recipients not queued because they unsubscribed from marketing on the channel.
     #[serde(default)]
     pub unsubscribed: u32,
+    /// Recipients not queued because the brand's own sender would refuse the message (an SMS
+    /// template without its DLT id): `refused_reason` says why.
+    #[serde(default)]
+    pub refused: u32,
+    /// Why the brand's sender refuses the campaign's messages, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_reason: Option<String>,
     /// The queue day, `YYYYMMDD`.
     pub delivery_date: String,
     /// When it was created.
@@ -101,6 +108,8 @@ pub async fn create(tenant: &mut Tenant, spec: BulkSpec, now: DateTime<Utc>) -> 
         queued: 0,
         unpaid: 0,
         unsubscribed: 0,
+        refused: 0,
+        refused_reason: None,
         delivery_date: ist_day(now).replace('-', ""),
         created_at: now,
     };
@@ -157,6 +166,10 @@ pub async fn queue(
             Err(QueryError::NoConsent(_)) => {
                 campaign.unsubscribed += 1;
                 continue;
+            }
+            Err(QueryError::Unsendable(why)) => {
+                campaign.refused += 1;
+                campaign.refused_reason = Some(why);
             }
             Err(error) => return Err(error),
         }

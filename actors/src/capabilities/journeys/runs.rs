@@ -81,7 +81,8 @@ pub struct JourneySend {
     pub at: DateTime<Utc>,
     /// Sent, held out or skipped.
     pub outcome: Outcome,
-    /// Why it was skipped: `balance`, `daily_cap`, `frequency_cap` or `no_recipient`.
+    /// Why it was skipped: `balance`, `daily_cap`, `frequency_cap`, `consent`, `sender` or
+    /// `no_recipient`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The queued messages.
@@ -276,12 +277,10 @@ pub async fn reach(
         decision.sends = sends;
         if decision.sends.is_empty() {
             decision.reason = Some(
-                if short {
-                    "balance"
-                } else if refused {
-                    "consent"
-                } else {
-                    "no_recipient"
+                match (short, refused) {
+                    (true, _) => "balance",
+                    (false, Some(why)) => why,
+                    (false, None) => "no_recipient",
                 }
                 .into(),
             );
@@ -290,8 +289,8 @@ pub async fn reach(
             customer.journey_sends.push(reach.now);
         }
     }
-    // the wallet and consent count their own skips (`queue_send`)
-    if let Some(reason) = decision.reason.as_deref().filter(|r| *r != "balance" && *r != "consent") {
+    // the wallet, consent and the sender count their own skips (`queue_send`)
+    if let Some(reason) = decision.reason.as_deref().filter(|r| !matches!(*r, "balance" | "consent" | "sender")) {
         metrics::counter!("engage_sends_skipped_total", "reason" => reason.to_owned()).increment(1);
     }
     // a customer over the daily cap is counted, not recorded (unless an earlier skip is to be
@@ -305,16 +304,17 @@ pub async fn reach(
 
 /// One paid message per channel the customer can be reached on and subscribed to; stops at the
 /// first the wallet cannot pay. Answers the messages queued, whether the wallet ran short, and
-/// whether a channel was left out for the customer's consent.
+/// why a channel was left out, if one was: `consent` (the customer's), `sender` (the brand's own
+/// sender would refuse it: an SMS template without a DLT id).
 async fn send(
     tenant: &mut Tenant,
     reach: &Reach<'_>,
     customer: &Customer,
     purse: &mut Wallet,
     ops: &mut Vec<WriteOp>,
-) -> Result<(Vec<SentMessage>, bool, bool), StoreError> {
+) -> Result<(Vec<SentMessage>, bool, Option<&'static str>), StoreError> {
     let journey = reach.journey;
-    let mut refused = false;
+    let mut refused = None;
     let data = &journey.campaign_data;
     let mut sent = Vec::new();
     for channel in &data.channels {
@@ -339,7 +339,7 @@ async fn send(
             )
             .await
             .map_err(|e| StoreError::Backend(e.to_string()))?;
-            refused = true;
+            refused = Some("consent");
             continue;
         }
         let queue = channel.channel();
@@ -372,7 +372,8 @@ async fn send(
         match queue_send(tenant, purse, &request, reach.now, ops).await {
             Ok(_) => sent.push(SentMessage { channel: *channel, send_id, delivery_date: reach.delivery_date.clone() }),
             Err(QueryError::Insufficient(_)) => return Ok((sent, true, refused)),
-            Err(QueryError::NoConsent(_)) => refused = true,
+            Err(QueryError::NoConsent(_)) => refused = Some("consent"),
+            Err(QueryError::Unsendable(_)) => refused = refused.or(Some("sender")),
             Err(error) => return Err(StoreError::Backend(error.to_string())),
         }
     }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use engage_storage::WriteOp;
 
 use crate::domain::order::decimal;
+use crate::domain::sender::Sender;
 use crate::domain::wallet::{Channel, Wallet};
 use crate::keys::{self};
 use crate::query::QueryError;
@@ -36,7 +37,10 @@ fn with_opt_out(tenant: &Tenant, to: &str, message: &str, ops: &mut Vec<WriteOp>
 /// `wallet` (with [`put_wallet`]) after `ops`, in the same batch, which is what commits the send.
 ///
 /// Idempotent per send id: a send id already paid (its wallet row committed) adds nothing and
-/// answers `replayed`. A wallet that cannot pay refuses with [`QueryError::Insufficient`].
+/// answers `replayed`. A wallet that cannot pay refuses with [`QueryError::Insufficient`]; a
+/// marketing send to an unsubscribed customer with [`QueryError::NoConsent`]; a send the brand's
+/// own sender would refuse (`docs/senders.md`) with [`QueryError::Unsendable`]: none of them
+/// costs anything.
 pub async fn queue_send(
     tenant: &mut Tenant,
     wallet: &mut Wallet,
@@ -51,6 +55,12 @@ pub async fn queue_send(
     if marketing && !crate::capabilities::consent::may_send(tenant, &send.to, send.channel).await? {
         crate::capabilities::consent::count_skips(tenant, &send.business, send.channel, 1, now).await?;
         return Err(QueryError::NoConsent(send.channel));
+    }
+    if let Some(sender) = tenant.get::<Sender>(&keys::brand_sender(&tenant.id, send.channel)).await? {
+        if let Some(why) = sender.refuses(send.template_id.as_deref(), send.purpose) {
+            metrics::counter!("engage_sends_skipped_total", "reason" => "sender").increment(1);
+            return Err(QueryError::Unsendable(why));
+        }
     }
     let charge = pricing(tenant).await?.price(send.purpose, send.channel, send.template_type);
     if let Err(short) = wallet.debit(charge.total) {

@@ -192,6 +192,7 @@ impl From<QueryError> for IntegrationError {
             QueryError::Transition(_) => (StatusCode::CONFLICT, "xE_110"),
             QueryError::Insufficient(_) => (StatusCode::CONFLICT, "xE_111"),
             QueryError::NoConsent(_) => (StatusCode::CONFLICT, "xE_113"),
+            QueryError::Unsendable(_) => (StatusCode::CONFLICT, "xE_114"),
             QueryError::Otp(reason) => {
                 return Self::new(StatusCode::FORBIDDEN, "xE_112", format!("one-time password {reason}"))
             }
@@ -332,7 +333,10 @@ impl From<QueryError> for StaffError {
             QueryError::Transition(refused) => Self::conflict(refused.to_string()),
             QueryError::Redeem(RedeemError::NotPositive) => Self::refused("points must be positive"),
             // the request is valid; the balance or the rules refuse it now
-            error @ (QueryError::Redeem(_) | QueryError::Insufficient(_) | QueryError::NoConsent(_)) => {
+            error @ (QueryError::Redeem(_)
+            | QueryError::Insufficient(_)
+            | QueryError::NoConsent(_)
+            | QueryError::Unsendable(_)) => {
                 Self::conflict(error.to_string().trim_start_matches("refused: ").to_owned())
             }
             error @ (QueryError::Blocked | QueryError::Fraud { .. } | QueryError::Otp(_)) => {

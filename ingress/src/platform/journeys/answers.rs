@@ -122,6 +122,12 @@ pub struct BulkQueued {
     /// Recipients left out because they unsubscribed from marketing on the channel (nothing
     /// debited).
     pub unsubscribed: u32,
+    /// Recipients left out because the brand's own sender would refuse the message (an SMS
+    /// template without its DLT id; nothing debited).
+    pub refused: u32,
+    /// Why the brand's sender refuses the message, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused_reason: Option<String>,
     /// Its id in the campaign report (`/crm_api/automated/campaigns/report`).
     pub auto_id: String,
     /// The IST day of its sends, `YYYYMMDD`.

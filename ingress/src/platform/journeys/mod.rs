@@ -19,7 +19,7 @@
 //! | `/create/campaign_tag` | CampaignTagRequest (`tag_name`, `color`) | `{status: true, message, data: <the tag>}` |
 //! | `/get/campaign_tags` | CampaignTagRequest | `{status: true, data: [tag]}` |
 //! | `/journeys/settings` | JourneySettingsRequest | `{status: true, data: {quiet_hours, frequency_cap}}` |
-//! | `/create/bulk/campaign` | multipart (CSV `file` with a `Phone` column, `business_id`, `campaign_name`, `channel`, `template_id`, `message`) | `{status: 1, campaign_id, queued_recipients, unpaid, invalid, duplicates}` |
+//! | `/create/bulk/campaign` | multipart (CSV `file` with a `Phone` column, `business_id`, `campaign_name`, `channel`, `template_id`, `message`) | `{status: 1, campaign_id, queued_recipients, unpaid, unsubscribed, refused, refused_reason, invalid, duplicates}` |
 //! | `GET /track/chat/link/{token}` (no `/crm_api`, no token) | – | 302 to the button's target; 400 bad token; 410 expired |
 //!
 //! `/get/campaign/mapped/business` also carries the `business_configs.auto_campaign` flags the
@@ -551,6 +551,8 @@ async fn create_bulk_campaign(
         queued_recipients: campaign.queued,
         unpaid: campaign.unpaid,
         unsubscribed: campaign.unsubscribed,
+        refused: campaign.refused,
+        refused_reason: campaign.refused_reason.clone(),
         auto_id: campaign.auto_id(),
         delivery_date: campaign.delivery_date,
         invalid,

@@ -508,6 +508,11 @@ pub fn consent_skips(tenant: &str, ist_day: &str, outlet: &str) -> Key {
     Key::new(crate::tables::CONSENT_SKIPS, tenant, join(&[ist_day, outlet]).into_bytes())
 }
 
+/// `send_receipts`: an outlet's receipts of an IST day.
+pub fn send_receipts(tenant: &str, ist_day: &str, outlet: &str) -> Key {
+    Key::new(crate::tables::SEND_RECEIPTS, tenant, join(&[ist_day, outlet]).into_bytes())
+}
+
 /// `feedback_funnel`: an outlet's feedback funnel of an IST day.
 pub fn feedback_funnel(tenant: &str, ist_day: &str, outlet: &str) -> Key {
     Key::new(FEEDBACK_FUNNEL, tenant, join(&[ist_day, outlet]).into_bytes())

@@ -134,6 +134,9 @@ pub const FEEDBACK_REQUESTS: &str = "feedback_requests";
 pub const CONSENT_SKIPS: &str = "consent_skips";
 /// `brand_senders`: a brand's own sender per channel; partition tenant, clustering the channel.
 pub const BRAND_SENDERS: &str = "brand_senders";
+/// `send_receipts`: providers' receipts counted per channel and status (`sms_delivered`,
+/// `chat_read`, …); partition tenant, clustering `IST day|outlet`.
+pub const SEND_RECEIPTS: &str = "send_receipts";
 /// `sender_directory`: whose sender a provider's number is, for its webhooks; partition the
 /// provider, clustering `account|number` as the provider sends them (`{"tenant": …}`).
 pub const SENDER_DIRECTORY: &str = "sender_directory";

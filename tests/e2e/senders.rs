@@ -82,14 +82,21 @@ async fn twilio(accounts: &[(&str, &str)], invalid: &[&str], fail_first: usize) 
         }
         let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
         assert_eq!(content_type, "application/x-www-form-urlencoded", "Twilio takes a form");
-        let fields = form(&body);
+        let mut fields = form(&body);
         for field in ["To", "From", "Body"] {
             if fields[field].as_str().is_none_or(str::is_empty) {
                 return (StatusCode::BAD_REQUEST, Json(json!({"code": 21604, "message": format!("{field} required")})))
                     .into_response();
             }
         }
-        received.lock().unwrap().push((account.clone(), auth, fields.clone()));
+        let sid = {
+            let mut received = received.lock().unwrap();
+            // the message's sid, kept beside what was posted (the test names it in receipts)
+            let sid = format!("SM{:032}", received.len() + 1);
+            fields["_sid"] = json!(sid);
+            received.push((account.clone(), auth, fields.clone()));
+            sid
+        };
         {
             let mut left = failures.lock().unwrap();
             if *left > 0 {
@@ -101,8 +108,7 @@ async fn twilio(accounts: &[(&str, &str)], invalid: &[&str], fail_first: usize) 
             return (StatusCode::BAD_REQUEST, Json(json!({"code": 21211, "message": "Invalid 'To' Phone Number"})))
                 .into_response();
         }
-        let count = received.lock().unwrap().len();
-        (StatusCode::CREATED, Json(json!({"sid": format!("SM{count:032}"), "status": "queued"}))).into_response()
+        (StatusCode::CREATED, Json(json!({"sid": sid, "status": "queued"}))).into_response()
     }
     let app = Router::new()
         .route("/2010-04-01/Accounts/{account}/Messages.json", axum::routing::post(handle))
@@ -127,8 +133,12 @@ async fn whatsapp(token: &'static str) -> Fake {
         if body["messaging_product"] != "whatsapp" || body["type"] != "template" || body["template"]["name"].is_null() {
             return (StatusCode::BAD_REQUEST, Json(json!({"error": {"code": 100}}))).into_response();
         }
-        received.lock().unwrap().push((phone_number_id, auth, body));
-        Json(json!({"messaging_product": "whatsapp", "messages": [{"id": "wamid.1"}]})).into_response()
+        let id = {
+            let mut received = received.lock().unwrap();
+            received.push((phone_number_id, auth, body));
+            format!("wamid.{}", received.len())
+        };
+        Json(json!({"messaging_product": "whatsapp", "messages": [{"id": id}]})).into_response()
     }
     let app =
         Router::new().route("/v21.0/{id}/messages", axum::routing::post(handle)).with_state((received.clone(), token));
@@ -373,16 +383,22 @@ fn twilio_signature(token: &str, url: &str, params: &[(&str, &str)]) -> String {
 
 /// Posts `params` to `/webhooks/twilio` as Twilio does (a form), with `signature`.
 async fn post_twilio(app: &crate::helpers::TestApp, params: &[(&str, &str)], signature: Option<&str>) -> (u16, String) {
+    post_twilio_to(app, &format!("{}/webhooks/twilio", app.base), params, signature).await
+}
+
+/// Posts `params` to `url` as Twilio does (a form), with `signature`.
+async fn post_twilio_to(
+    app: &crate::helpers::TestApp,
+    url: &str,
+    params: &[(&str, &str)],
+    signature: Option<&str>,
+) -> (u16, String) {
     let body: String = params
         .iter()
         .map(|(k, v)| format!("{}={}", k, v.replace('+', "%2B").replace(':', "%3A").replace(' ', "+")))
         .collect::<Vec<_>>()
         .join("&");
-    let mut request = app
-        .client
-        .post(format!("{}/webhooks/twilio", app.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body);
+    let mut request = app.client.post(url).header("content-type", "application/x-www-form-urlencoded").body(body);
     if let Some(signature) = signature {
         request = request.header("x-twilio-signature", signature);
     }
@@ -533,11 +549,138 @@ async fn whatsapps_webhook_is_verified_with_the_brands_app_secret_and_handshake_
     assert_eq!(chat("brand-meta-c").await, true);
     // signed with C's app secret: C's customer leaves chat marketing, D's does not
     let (status, answer) = post(stop.clone(), Some(meta_signature("app-secret-c", &stop))).await;
-    assert_eq!((status, answer.as_str()), (200, "{\"handled\":1}"));
+    assert_eq!((status, answer.as_str()), (200, "{\"handled\":1,\"receipts\":0}"));
     assert_eq!(chat("brand-meta-c").await, false);
     assert_eq!(chat("brand-meta-d").await, true);
     // a body changed after signing is refused
     let changed = stop.replace("STOP", "START");
     assert_eq!(post(changed, Some(meta_signature("app-secret-c", &stop))).await.0, 401);
     assert_eq!(chat("brand-meta-c").await, false);
+}
+
+/// Today's receipts of `brand` in `/stats/metrics/campaigns`.
+async fn receipts(brand: &Brand<'_>) -> Value {
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let today = Utc::now().with_timezone(&ist).format("%Y-%m-%d").to_string();
+    let campaigns = brand.staff("/stats/metrics/campaigns", json!({"start": today, "end": today})).await;
+    campaigns["data"]["receipts"].clone()
+}
+
+#[tokio::test]
+async fn receipts_signed_by_the_brands_provider_move_its_sends_and_count_in_stats() {
+    let twilio = twilio(&[("AC_RA", "tok-ra")], &[], 0).await;
+    let cloud = whatsapp("wa-token-r").await;
+    let app = spawn_app(&[]).await;
+    let (a, w) = (brand(&app, "brand-rcpt-a").await, brand(&app, "brand-rcpt-w").await);
+    a.staff(
+        "/crm_api/senders",
+        json!({"channel": "sms", "provider": "twilio", "base_url": twilio.base, "sender": "+15005550021",
+               "account": "AC_RA", "credential": "tok-ra"}),
+    )
+    .await;
+    w.staff(
+        "/crm_api/senders",
+        json!({"channel": "chat", "provider": "whatsapp_cloud", "base_url": cloud.base, "sender": "1065550201",
+               "credential": "wa-token-r", "app_secret": "app-secret-w"}),
+    )
+    .await;
+    for brand in [&a, &w] {
+        brand
+            .staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "r1"}))
+            .await;
+    }
+    campaign(&a, "sms", "promo", &["9811810001", "9811810002"]).await;
+    campaign(&w, "chat", "promo", &["9811810003"]).await;
+    run(&app, "sms_drain", Utc::now()).await;
+    run(&app, "chat_drain", Utc::now()).await;
+    // Twilio was asked to post each message's statuses back to engage, naming its send
+    let sent = twilio.received.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    let message = |to: &str| {
+        let (_, _, fields) = sent.iter().find(|(_, _, f)| f["To"] == to).unwrap().clone();
+        let callback = fields["StatusCallback"].as_str().unwrap_or_default().to_owned();
+        assert!(callback.contains("/webhooks/twilio?queue=sms_queue_") && callback.contains("&send="), "{fields}");
+        // Twilio posts to that URL; here it is reached at the test's address
+        let path = &callback[callback.find("/webhooks/").unwrap()..];
+        (format!("{}{path}", app.base), fields["_sid"].as_str().unwrap().to_owned())
+    };
+    let (url_1, sid_1) = message("+919811810001");
+    let (url_2, sid_2) = message("+919811810002");
+    let status = |sid: &'static str, status: &'static str| {
+        vec![
+            ("AccountSid", "AC_RA"),
+            ("From", "+15005550021"),
+            ("To", "+919811810001"),
+            ("MessageSid", sid),
+            ("MessageStatus", status),
+        ]
+    };
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let (sid_1, sid_2) = (leak(sid_1), leak(sid_2));
+    // forged (another token) or unsigned: nothing moves
+    let delivered = status(sid_1, "delivered");
+    let (code, _) =
+        post_twilio_to(&app, &url_1, &delivered, Some(&twilio_signature("tok-other", &url_1, &delivered))).await;
+    assert_eq!(code, 401);
+    assert_eq!(post_twilio_to(&app, &url_1, &delivered, None).await.0, 401);
+    assert_eq!(receipts(&a).await["sms"]["delivered"], 0);
+    // signed with the brand's token: delivered, once however often Twilio posts it
+    for _ in 0..2 {
+        let (code, twiml) =
+            post_twilio_to(&app, &url_1, &delivered, Some(&twilio_signature("tok-ra", &url_1, &delivered))).await;
+        assert_eq!(code, 200, "{twiml}");
+    }
+    // a status naming one send with another message's sid changes nothing
+    let crossed = status(sid_2, "undelivered");
+    post_twilio_to(&app, &url_1, &crossed, Some(&twilio_signature("tok-ra", &url_1, &crossed))).await;
+    assert_eq!(receipts(&a).await["sms"], json!({"delivered": 1, "read": 0, "failed": 0}));
+    // undelivered: failed, and its debit credited back once
+    let before = a.balance().await.parse::<f64>().unwrap();
+    let mut failed = status(sid_2, "undelivered");
+    failed.push(("ErrorCode", "30003"));
+    for _ in 0..2 {
+        let (code, _) = post_twilio_to(&app, &url_2, &failed, Some(&twilio_signature("tok-ra", &url_2, &failed))).await;
+        assert_eq!(code, 200);
+    }
+    let after = a.balance().await.parse::<f64>().unwrap();
+    assert!(after > before, "the undelivered send was credited back: {before} -> {after}");
+    let credits = a.staff("/crm_api/wallet/transactions", json!({"business_id": "outlet-1"})).await;
+    let refunds = credits["data"].as_array().unwrap().iter().filter(|t| t["purpose"] == "refund").count();
+    assert_eq!(refunds, 1, "credited once: {credits}");
+    let counted = receipts(&a).await;
+    assert_eq!((&counted["delivered"], &counted["failed"]), (&json!(1), &json!(1)), "{counted}");
+    // a delivered after the failure changes nothing
+    let late = status(sid_2, "delivered");
+    post_twilio_to(&app, &url_2, &late, Some(&twilio_signature("tok-ra", &url_2, &late))).await;
+    assert_eq!(receipts(&a).await["sms"]["delivered"], 1);
+
+    // WhatsApp: the status names the send through biz_opaque_callback_data
+    let posted = cloud.received.lock().unwrap().clone();
+    assert_eq!(posted.len(), 1);
+    let data = posted[0].2["biz_opaque_callback_data"].as_str().unwrap().to_owned();
+    assert!(data.starts_with("chat_queue_"), "{data}");
+    let read = json!({"object": "whatsapp_business_account", "entry": [{"id": "WABA", "changes": [{"field": "messages",
+        "value": {"messaging_product": "whatsapp", "metadata": {"phone_number_id": "1065550201"},
+                  "statuses": [{"id": "wamid.1", "status": "read", "timestamp": "1764400000",
+                                "recipient_id": "919811810003", "biz_opaque_callback_data": data}]}}]}]})
+    .to_string();
+    let post = |body: String, signature: String| {
+        let request = app
+            .client
+            .post(format!("{}/webhooks/whatsapp", app.base))
+            .header("content-type", "application/json")
+            .header("x-hub-signature-256", signature)
+            .body(body);
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    assert_eq!(post(read.clone(), meta_signature("app-secret-a", &read)).await.0, 401);
+    let (code, answer) = post(read.clone(), meta_signature("app-secret-w", &read)).await;
+    assert_eq!((code, answer.as_str()), (200, "{\"handled\":0,\"receipts\":1}"));
+    // read without a delivered receipt before: counted delivered and read
+    assert_eq!(receipts(&w).await["chat"], json!({"delivered": 1, "read": 1, "failed": 0}));
+    // brand A's figures are A's only
+    assert_eq!(receipts(&a).await["chat"], json!({"delivered": 0, "read": 0, "failed": 0}));
 }

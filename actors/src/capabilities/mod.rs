@@ -20,6 +20,10 @@
 //! | [`stats`] | [`stats::StatsQuery`] (the twelve metrics, special days) | [`stats::KeepRollups`] |
 //! | [`wallet`] | [`wallet::WalletQuery`], [`wallet::queue_send`] (every paid message) | |
 //! | [`ledger`] | (the points ledger the others write) | |
+//! | [`consent`] | [`consent::ConsentQuery`] (subscriptions, keywords, opt-out imports) | |
+//! | [`senders`] | [`senders::SendersQuery`] (a brand's own senders; its webhooks, answered by [`webhooks`]) | |
+//! | [`webhooks`] | (providers' webhooks, verified with the brand's secret) | |
+//! | [`receipts`] | (providers' delivery receipts applied to sends) | |
 //!
 //! A capability that outgrew one file is a folder with the same file names (bills, feedback,
 //! journeys, stats): `mod.rs` (the module list and `handle`), `rows.rs` (what the brand keeps),
@@ -60,6 +64,7 @@ pub mod ledger;
 pub mod loyalty;
 pub mod orders;
 pub mod otp;
+pub mod receipts;
 pub mod redemption;
 pub mod referral;
 pub mod rewards;
@@ -67,6 +72,7 @@ pub mod rights;
 pub mod senders;
 pub mod stats;
 pub mod wallet;
+pub mod webhooks;
 
 /// What applying an order runs, in this order. A capability that reacts to orders adds one line.
 pub fn order_reactions() -> Vec<Arc<dyn OrderReaction>> {

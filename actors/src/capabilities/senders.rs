@@ -14,6 +14,8 @@ use crate::query::{question, QueryError};
 use crate::repo::Repo;
 use crate::tenant_core::Tenant;
 
+pub use super::webhooks::{TwilioInbound, WhatsappInbound};
+
 /// A question of the senders capability.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "query", rename_all = "snake_case")]
@@ -22,9 +24,9 @@ pub enum SendersQuery {
     GetSenders(GetSenders),
     /// See [`SetSender`].
     SetSender(SetSender),
-    /// See [`TwilioInbound`].
+    /// See [`TwilioInbound`] (answered by [`super::webhooks`]).
     TwilioInbound(TwilioInbound),
-    /// See [`WhatsappInbound`].
+    /// See [`WhatsappInbound`] (answered by [`super::webhooks`]).
     WhatsappInbound(WhatsappInbound),
 }
 
@@ -65,138 +67,6 @@ question! {
     } -> Senders;
 }
 
-question! {
-    /// A message Twilio posted to the brand's number `to` of `account` (its webhook): handled as
-    /// a keyword ([`crate::capabilities::consent::Inbound`]) only when `signature` is Twilio's for
-    /// `url` and `params` with the brand's own auth token, and `account`/`to` are the brand's
-    /// sender. Answers [`TwilioHandled`].
-    pub struct TwilioInbound {
-        /// `AccountSid`.
-        pub account: String,
-        /// `To`: the brand's number (`whatsapp:+…` on WhatsApp).
-        pub to: String,
-        /// `From`: the customer.
-        pub from: String,
-        /// `Body`.
-        pub body: String,
-        /// The URL Twilio posted to.
-        pub url: String,
-        /// Every form parameter, as posted.
-        pub params: Vec<(String, String)>,
-        /// `X-Twilio-Signature`.
-        pub signature: String,
-        /// When.
-        pub now: DateTime<Utc>,
-    } -> TwilioHandled;
-}
-
-question! {
-    /// Messages WhatsApp Cloud posted for the brand's phone-number id (its webhook): handled as
-    /// keywords only when `signature` (`X-Hub-Signature-256`) is Meta's for `body` with the
-    /// brand's app secret. Answers [`TwilioHandled`] (`handled`: the last message's outcome).
-    pub struct WhatsappInbound {
-        /// `metadata.phone_number_id`: the brand's number.
-        pub phone_number_id: String,
-        /// The raw body, as signed.
-        pub body: String,
-        /// `X-Hub-Signature-256`.
-        pub signature: String,
-        /// Each message: the customer's number and its text.
-        pub messages: Vec<(String, String)>,
-        /// When.
-        pub now: DateTime<Utc>,
-    } -> TwilioHandled;
-}
-
-async fn whatsapp_inbound(tenant: &mut Tenant, posted: WhatsappInbound) -> Result<TwilioHandled, QueryError> {
-    let refused = TwilioHandled { verified: false, handled: None };
-    let Some(sender) = tenant.get::<Sender>(&keys::brand_sender(&tenant.id, Channel::Chat)).await? else {
-        return Ok(refused);
-    };
-    let secret = sender.app_secret.as_ref().map(|c| c.expose()).unwrap_or_default();
-    if sender.provider != ProviderKind::WhatsappCloud
-        || sender.sender != posted.phone_number_id
-        || secret.is_empty()
-        || !crate::domain::webhook::meta_signed(secret, posted.body.as_bytes(), &posted.signature)
-    {
-        tracing::warn!(tenant = %tenant.id, "a WhatsApp webhook whose signature is not the brand's: nothing changed");
-        return Ok(refused);
-    }
-    let mut handled = None;
-    for (from, text) in posted.messages {
-        let phone = crate::domain::phone::parse(&from).map_err(|why| QueryError::Invalid(format!("from: {why}")))?;
-        handled = Some(crate::capabilities::consent::inbound(tenant, &phone, Channel::Chat, &text, posted.now).await?);
-    }
-    Ok(TwilioHandled { verified: true, handled })
-}
-
-/// What a Twilio webhook did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct TwilioHandled {
-    /// Whether the signature was Twilio's with the brand's token (`false`: nothing changed).
-    pub verified: bool,
-    /// What the message did, when verified.
-    pub handled: Option<crate::capabilities::consent::InboundHandled>,
-}
-
-/// A sender's entries in the sender directory, (provider, account, key): a Twilio sender by its
-/// account and the number as Twilio posts it; a WhatsApp Cloud sender by its phone-number id, and
-/// by the SHA-256 of its verify token (the webhook's `GET` handshake names no number).
-fn directory_entries(sender: &Sender) -> Vec<(&'static str, String, String)> {
-    match sender.provider {
-        ProviderKind::Twilio => {
-            let Some(account) = sender.account.clone() else { return Vec::new() };
-            let number = match (sender.channel, sender.sender.starts_with("whatsapp:")) {
-                (Channel::Chat, false) => format!("whatsapp:{}", sender.sender),
-                _ => sender.sender.clone(),
-            };
-            vec![("twilio", account, number)]
-        }
-        ProviderKind::WhatsappCloud => {
-            let mut entries = vec![("whatsapp_cloud", String::new(), sender.sender.clone())];
-            if let Some(token) = &sender.verify_token {
-                entries.push((
-                    "whatsapp_verify",
-                    String::new(),
-                    crate::domain::webhook::verify_token_key(token.expose()),
-                ));
-            }
-            entries
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// A Twilio sender's entry: (account, the number as Twilio posts it).
-fn twilio_entry(sender: &Sender) -> Option<(String, String)> {
-    directory_entries(sender).into_iter().find(|(provider, _, _)| *provider == "twilio").map(|(_, a, n)| (a, n))
-}
-
-async fn twilio_inbound(tenant: &mut Tenant, message: TwilioInbound) -> Result<TwilioHandled, QueryError> {
-    let channel = match message.to.starts_with("whatsapp:") {
-        true => Channel::Chat,
-        false => Channel::Sms,
-    };
-    let refused = TwilioHandled { verified: false, handled: None };
-    let Some(sender) = tenant.get::<Sender>(&keys::brand_sender(&tenant.id, channel)).await? else {
-        return Ok(refused);
-    };
-    let ours =
-        twilio_entry(&sender).is_some_and(|(account, number)| account == message.account && number == message.to);
-    let token = sender.credential.as_ref().map(|c| c.expose()).unwrap_or_default();
-    if !ours
-        || token.is_empty()
-        || !crate::domain::webhook::twilio_signed(token, &message.url, &message.params, &message.signature)
-    {
-        tracing::warn!(tenant = %tenant.id, "a Twilio webhook whose signature is not the brand's: nothing changed");
-        return Ok(refused);
-    }
-    let from = message.from.strip_prefix("whatsapp:").unwrap_or(&message.from);
-    let phone = crate::domain::phone::parse(from).map_err(|why| QueryError::Invalid(format!("From: {why}")))?;
-    let handled = crate::capabilities::consent::inbound(tenant, &phone, channel, &message.body, message.now).await?;
-    Ok(TwilioHandled { verified: true, handled: Some(handled) })
-}
-
 const CHANNELS: [Channel; 3] = [Channel::Sms, Channel::Chat, Channel::Push];
 
 /// The brand's sender on `channel`, if it set one (read by the drains, outside the actor).
@@ -227,7 +97,7 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
     let current: Option<Sender> = tenant.get(&key).await?;
     // the directory entry of the sender being replaced, when it is this brand's
     let mut ops = Vec::new();
-    for (provider, account, number) in current.as_ref().map(directory_entries).unwrap_or_default() {
+    for (provider, account, number) in current.as_ref().map(Sender::directory_entries).unwrap_or_default() {
         ops.push(keys::sender_directory(provider, &account, &number).delete());
     }
     let Some(provider) = change.provider else {
@@ -287,7 +157,7 @@ async fn set(tenant: &mut Tenant, change: SetSender) -> Result<Senders, QueryErr
     sender.updated_at = change.now;
     // an incomplete sender is kept (its parts may come in several calls) and says what it
     // lacks; until it is complete the brand's sends on the channel wait
-    for (provider, account, number) in directory_entries(&sender) {
+    for (provider, account, number) in sender.directory_entries() {
         // one number, one brand: its webhooks find the brand by it
         let entry = keys::sender_directory(provider, &account, &number);
         let owner: Option<serde_json::Value> = tenant.get(&entry).await?;
@@ -312,6 +182,6 @@ crate::query::answers! {
     (tenant, _)
     GetSenders: _ => all(tenant).await,
     SetSender: change => set(tenant, change).await,
-    TwilioInbound: message => twilio_inbound(tenant, message).await,
-    WhatsappInbound: posted => whatsapp_inbound(tenant, posted).await,
+    TwilioInbound: message => super::webhooks::twilio_inbound(tenant, message).await,
+    WhatsappInbound: posted => super::webhooks::whatsapp_inbound(tenant, posted).await,
 }

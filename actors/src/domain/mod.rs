@@ -9,6 +9,7 @@ pub mod kept_orders;
 pub mod loyalty;
 pub mod order;
 pub mod phone;
+pub mod receipt;
 pub mod sender;
 pub mod time;
 pub mod wallet;

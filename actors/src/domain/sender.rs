@@ -179,6 +179,36 @@ impl Sender {
         None
     }
 
+    /// A sender's entries in the sender directory, (provider, account, key): a Twilio sender by its
+    /// account and the number as Twilio posts it; a WhatsApp Cloud sender by its phone-number id, and
+    /// by the SHA-256 of its verify token (the webhook's `GET` handshake names no number).
+    pub fn directory_entries(&self) -> Vec<(&'static str, String, String)> {
+        let sender = self;
+        match sender.provider {
+            ProviderKind::Twilio => {
+                let Some(account) = sender.account.clone() else { return Vec::new() };
+                let number = match (sender.channel, sender.sender.starts_with("whatsapp:")) {
+                    (Channel::Chat, false) => format!("whatsapp:{}", sender.sender),
+                    _ => sender.sender.clone(),
+                };
+                vec![("twilio", account, number)]
+            }
+            ProviderKind::WhatsappCloud => {
+                let mut entries = vec![("whatsapp_cloud", String::new(), sender.sender.clone())];
+                if let Some(token) = &sender.verify_token {
+                    entries.push(("whatsapp_verify", String::new(), super::webhook::verify_token_key(token.expose())));
+                }
+                entries
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A Twilio sender's entry: (account, the number as Twilio posts it).
+    pub fn twilio_entry(&self) -> Option<(String, String)> {
+        self.directory_entries().into_iter().find(|(provider, _, _)| *provider == "twilio").map(|(_, a, n)| (a, n))
+    }
+
     /// What answers show: everything but the credential.
     pub fn view(&self) -> SenderView {
         SenderView {

@@ -96,7 +96,9 @@ impl Jobs {
             }
             budget -= due.len();
             unsubscribed += self.withdraw(withdrawn).await?;
-            let results: Vec<(QueuedSend, Result<Option<String>, DeliveryError>)> = futures::stream::iter(due)
+            // each send's row is written as soon as its answer (and those ready with it) came, so a
+            // provider's receipt finds the message id it names
+            let mut answered = futures::stream::iter(due)
                 .map(|(row, sender)| {
                     let url = node_url.clone();
                     async move {
@@ -108,7 +110,9 @@ impl Jobs {
                                     }
                                     None => row.message.clone(),
                                 };
-                                (sender.provider.name(), providers::deliver(&self.client, sender, &row, &message).await)
+                                let public = self.providers.links.as_ref().map(|links| links.base_url());
+                                let sent = providers::deliver(&self.client, sender, &row, &message, public).await;
+                                (sender.provider.name(), sent)
                             }
                             (None, Some(url)) => ("node", self.deliver(url, &row).await),
                             (None, None) => (
@@ -127,39 +131,40 @@ impl Jobs {
                     }
                 })
                 .buffer_unordered(DRAIN_CONCURRENCY)
-                .collect()
-                .await;
-            let mut ops = Vec::with_capacity(results.len());
-            for (mut row, outcome) in results {
-                row.attempts += 1;
-                match outcome {
-                    Ok(provider_id) => {
-                        sent += 1;
-                        row.delivery_status = Some("sent".to_owned());
-                        row.provider_message_id = provider_id;
-                        row.sent_at = Some(Utc::now());
-                        row.settle(true);
-                    }
-                    Err(error) => {
-                        row.last_error = Some(error.to_string());
-                        if error.is_permanent() {
-                            // refused for good: failed now, its debit credited back once
-                            failed += 1;
-                            row.delivery_status = Some("failed".to_owned());
-                            row.settle(false);
-                            self.credit_back(&mut row).await;
-                        } else if row.attempts >= MAX_ATTEMPTS {
-                            failed += 1;
-                            row.delivery_status = Some("failed".to_owned());
-                            row.settle(false);
-                        } else {
-                            retrying += 1;
+                .ready_chunks(DRAIN_CONCURRENCY);
+            while let Some(results) = answered.next().await {
+                let mut ops = Vec::with_capacity(2 * results.len());
+                for (mut row, outcome) in results {
+                    row.attempts += 1;
+                    match outcome {
+                        Ok(provider_id) => {
+                            sent += 1;
+                            row.delivery_status = Some("sent".to_owned());
+                            row.provider_message_id = provider_id;
+                            row.sent_at = Some(Utc::now());
+                            row.settle(true);
+                        }
+                        Err(error) => {
+                            row.last_error = Some(error.to_string());
+                            if error.is_permanent() {
+                                // refused for good: failed now, its debit credited back once
+                                failed += 1;
+                                row.delivery_status = Some("failed".to_owned());
+                                row.settle(false);
+                                self.credit_back(&mut row).await;
+                            } else if row.attempts >= MAX_ATTEMPTS {
+                                failed += 1;
+                                row.delivery_status = Some("failed".to_owned());
+                                row.settle(false);
+                            } else {
+                                retrying += 1;
+                            }
                         }
                     }
+                    ops.extend(row.writes());
                 }
-                ops.extend(row.writes());
+                self.write_all(ops).await?;
             }
-            self.write_all(ops).await?;
         }
         if node_url.is_none() && routed == 0 {
             return Ok(NotDrained {

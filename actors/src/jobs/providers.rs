@@ -3,9 +3,9 @@
 //!
 //! | provider | request | success | refused for good |
 //! |---|---|---|---|
-//! | `twilio` | `POST {base}/2010-04-01/Accounts/{account}/Messages.json`, form `To`, `From`, `Body`, basic auth `account:credential`; chat: `whatsapp:` numbers | 2xx, `sid` kept | 400, 404 (an invalid number, a sender not the account's) |
+//! | `twilio` | `POST {base}/2010-04-01/Accounts/{account}/Messages.json`, form `To`, `From`, `Body`, `StatusCallback`, basic auth `account:credential`; chat: `whatsapp:` numbers | 2xx, `sid` kept | 400, 404 (an invalid number, a sender not the account's) |
 //! | `msg91` | `POST {base}/api/v5/flow/`, header `authkey`, JSON `{template_id, sender, DLT_TE_ID, short_url, recipients: [{mobiles, var}]}`; the template's DLT id is required | 2xx with `type` `success`, `message` kept | `type` `error`, 400; a template without a DLT id is refused without a call |
-//! | `whatsapp_cloud` | `POST {base}/v21.0/{phone-number id}/messages`, bearer credential, JSON template message (`name` = the send's template id, `language`, one body parameter: the message), `biz_opaque_callback_data` = send id | 2xx, `messages[0].id` kept | 400 (template unknown or not approved, number not on WhatsApp) |
+//! | `whatsapp_cloud` | `POST {base}/v21.0/{phone-number id}/messages`, bearer credential, JSON template message (`name` = the send's template id, `language`, one body parameter: the message), `biz_opaque_callback_data` = `<queue>/<send id>` (echoed in its statuses) | 2xx, `messages[0].id` kept | 400 (template unknown or not approved, number not on WhatsApp) |
 //! | `generic` | `POST {base}` with engage's JSON, bearer credential | 2xx, `id` kept | 400, 404, 422 |
 //!
 //! Everything else (401, 403, 408, 429, 5xx, no answer) may pass: the send waits for the next
@@ -41,12 +41,14 @@ fn judge(what: &'static str, status: reqwest::StatusCode, body: &str, permanent:
 
 /// Sends `row` through the brand's `sender`; the provider's message id when it gave one.
 /// `message` is the text to send (the chat button's link already added, for providers without
-/// buttons).
+/// buttons). With `public_url` (this service's, `ENGAGE_PUBLIC_URL`), Twilio is asked to post the
+/// message's statuses to `{public_url}/webhooks/twilio?queue=…&send=…` (its receipts).
 pub(super) async fn deliver(
     client: &reqwest::Client,
     sender: &Sender,
     row: &QueuedSend,
     message: &str,
+    public_url: Option<&str>,
 ) -> Result<Option<String>, DeliveryError> {
     let what = sender.provider.name();
     let unreachable = |e: reqwest::Error| DeliveryError::Unreachable { what: "provider", error: e.to_string() };
@@ -65,7 +67,15 @@ pub(super) async fn deliver(
                 ),
                 _ => (e164(&row.to), sender.sender.clone()),
             };
-            let form = [("To", to), ("From", from), ("Body", message.to_owned())];
+            let mut form = vec![("To", to), ("From", from), ("Body", message.to_owned())];
+            if let Some(public) = public_url {
+                let send = row.send_ref();
+                let query: String = form_urlencoded::Serializer::new(String::new())
+                    .append_pair("queue", &send.queue)
+                    .append_pair("send", &send.send_id)
+                    .finish();
+                form.push(("StatusCallback", format!("{}/webhooks/twilio?{query}", public.trim_end_matches('/'))));
+            }
             let url = format!("{base}/2010-04-01/Accounts/{account}/Messages.json");
             (client.post(url).basic_auth(account, Some(credential)).form(&form), &[400, 404])
         }
@@ -97,7 +107,7 @@ pub(super) async fn deliver(
                 "recipient_type": "individual",
                 "to": e164(&row.to).trim_start_matches('+'),
                 "type": "template",
-                "biz_opaque_callback_data": row.send_id,
+                "biz_opaque_callback_data": row.send_ref().callback_data(),
                 "template": {
                     "name": template,
                     "language": {"code": sender.language.as_deref().unwrap_or("en")},

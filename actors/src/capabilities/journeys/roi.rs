@@ -119,7 +119,8 @@ pub async fn attribute(
                 let key =
                     keys::queued_send(sent.channel.channel().queue(), &sent.delivery_date, &tenant.id, &sent.send_id);
                 let row: Option<QueuedSend> = tenant.repo().get(&key).await?;
-                let delivered = row.is_some_and(|r| r.delivery_status.as_deref() == Some("sent"));
+                let delivered =
+                    row.is_some_and(|r| matches!(r.delivery_status.as_deref(), Some("sent" | "delivered" | "read")));
                 modes.push((sent.channel.as_str(), delivered));
             }
             for (mode, delivered) in modes {

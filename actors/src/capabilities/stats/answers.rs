@@ -440,7 +440,17 @@ pub fn answer(
             });
             let skips: Vec<&Value> = extras.consent_skips.iter().collect();
             let skipped = [sum_rows(&skips, "sms"), sum_rows(&skips, "chat"), sum_rows(&skips, "push")];
+            let receipts: Vec<&Value> = extras.receipts.iter().collect();
+            let by_channel = |channel: &str| {
+                let [delivered, read, failed] =
+                    ["delivered", "read", "failed"].map(|status| sum_rows(&receipts, &format!("{channel}_{status}")));
+                json!({"delivered": delivered, "read": read, "failed": failed})
+            };
+            let (sms, chat) = (by_channel("sms"), by_channel("chat"));
+            let total = |status: &str| sms[status].as_u64().unwrap_or(0) + chat[status].as_u64().unwrap_or(0);
             json!({
+                "receipts": {"delivered": total("delivered"), "read": total("read"), "failed": total("failed"),
+                             "sms": sms, "chat": chat},
                 "skipped_for_consent": {"total": skipped.iter().sum::<u64>(), "sms": skipped[0], "chat": skipped[1],
                                         "push": skipped[2]},
                 "bills": {"sent": sent, "sms": sum_rows(&bills, "total_sms_sent"), "chat": sum_rows(&bills, "total_chat_sent"),

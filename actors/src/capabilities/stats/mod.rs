@@ -208,6 +208,8 @@ pub struct Extras {
     pub feedback: Vec<Value>,
     /// Marketing sends skipped for consent, rows of the period.
     pub consent_skips: Vec<Value>,
+    /// Providers' receipts, rows of the period.
+    pub receipts: Vec<Value>,
     /// Journey ROI rows of the period (with their journey's type).
     pub journeys: Vec<(String, crate::capabilities::journeys::RoiRow)>,
 }
@@ -231,6 +233,7 @@ pub async fn read(repo: Repo, tenant: String, question: ReadMetric) -> Result<Va
                 (BILL_FUNNEL, &mut extras.bills),
                 (FEEDBACK_FUNNEL, &mut extras.feedback),
                 (crate::tables::CONSENT_SKIPS, &mut extras.consent_skips),
+                (crate::tables::SEND_RECEIPTS, &mut extras.receipts),
             ] {
                 let rows: Vec<(String, Value)> = day_range(&repo, table, &tenant, &start, &end).await?;
                 *slot = rows.into_iter().map(|(_, row)| row).filter(|row| outlet(row)).collect();

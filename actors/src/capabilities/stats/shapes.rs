@@ -517,6 +517,35 @@ pub struct CampaignsMetric {
     /// Marketing messages not sent because the customer unsubscribed from the channel (at
     /// queueing, or withdrawn at the drain): nothing was debited for them.
     pub skipped_for_consent: ConsentSkips,
+    /// What the brands' own providers reported of the messages sent (`docs/senders.md`,
+    /// "Receipts"): counted on the day each receipt came.
+    pub receipts: Receipts,
+}
+
+/// Providers' receipts, in all and by channel.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Receipts {
+    /// Messages delivered (a message read without a delivery receipt counts too).
+    pub delivered: u64,
+    /// Messages read.
+    pub read: u64,
+    /// Messages the provider could not deliver (credited back).
+    pub failed: u64,
+    /// SMS.
+    pub sms: ChannelReceipts,
+    /// Chat.
+    pub chat: ChannelReceipts,
+}
+
+/// Providers' receipts of one channel.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ChannelReceipts {
+    /// Delivered.
+    pub delivered: u64,
+    /// Read.
+    pub read: u64,
+    /// Failed.
+    pub failed: u64,
 }
 
 /// Marketing messages skipped for consent, by channel.

@@ -112,6 +112,7 @@ pub async fn queue_send(
         process_status: chat.then_some(0),
         attempts: 0,
         delivery_status: None,
+        receipt_at: None,
         provider_message_id: None,
         sent_at: None,
         last_error: None,

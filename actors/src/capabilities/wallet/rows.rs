@@ -104,9 +104,13 @@ pub struct QueuedSend {
     /// Delivery attempts so far (the drains).
     #[serde(default, skip_serializing_if = "crate::domain::is_default")]
     pub attempts: u32,
-    /// `sent` or `failed`, once the drains know.
+    /// `sent` or `failed` once the drains know; then `delivered`, `read` or `failed` as the
+    /// provider's receipts say (`docs/senders.md`, "Receipts").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery_status: Option<String>,
+    /// When the last receipt that moved it came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_at: Option<DateTime<Utc>>,
     /// The provider's id of the delivered message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_message_id: Option<String>,
@@ -163,6 +167,14 @@ impl QueuedSend {
         self.last_error = Some(why.to_owned());
         if self.channel == Channel::Chat {
             self.refunded = true;
+        }
+    }
+
+    /// How providers echo it back in receipts.
+    pub fn send_ref(&self) -> crate::domain::receipt::SendRef {
+        crate::domain::receipt::SendRef {
+            queue: format!("{}_{}", self.channel.queue(), self.delivery_date),
+            send_id: self.send_id.clone(),
         }
     }
 

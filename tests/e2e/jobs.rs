@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
+use chrono::Utc;
 use serde_json::{json, Value};
 
 use crate::helpers::{spawn_app, TestApp};
@@ -121,7 +122,7 @@ async fn two_drains_at_once_send_each_message_once() {
 }
 
 #[tokio::test]
-async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_are_refunded() {
+async fn drains_deliver_back_off_and_fail_for_good_at_the_end_of_the_retry_window_credited_once() {
     let sms = provider(&["9876500002"]).await;
     let chat = provider(&["9876500003"]).await;
     let app = spawn_app(&[
@@ -132,20 +133,40 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
     .await;
     let staff = create_token(&app, "staff", "brand-d").await;
     queue_alerts(&app, &staff, "brand-d", "sms").await;
-    let first = admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await;
+    async fn sms_balance(app: &TestApp, staff: &str) -> String {
+        let body = json!({"parent_business_id": "brand-d", "business_id": "outlet-1"});
+        staff_post(app, staff, "/crm_api/wallet/balance", body).await["balance"].as_str().unwrap().to_owned()
+    }
+    let paid = sms_balance(&app, &staff).await;
+    let now = Utc::now();
+    let drain = |job: &'static str, at: chrono::DateTime<Utc>| {
+        let app = &app;
+        async move { admin(app, "/admin/jobs/run", json!({"name": job, "now": at.to_rfc3339()})).await["outcome"].clone() }
+    };
+    let first = drain("sms_drain", now).await;
     assert_eq!(
-        first["outcome"],
-        json!({"sent": 2, "failed": 0, "retrying": 1, "unpaid": 0, "quiet": 0, "scheduled": 0, "unsubscribed": 0})
+        first,
+        json!({"sent": 2, "failed": 0, "retrying": 1, "waiting": 0, "unpaid": 0, "quiet": 0, "scheduled": 0,
+               "unsubscribed": 0})
     );
-    assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["retrying"], 1);
-    assert_eq!(admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"]["failed"], 1);
+    // the failing send was tried four times (three quick retries), then waits out its backoff
+    // (15-30 s after that run): no call
+    assert_eq!(sms.received.lock().unwrap().len(), 2 + 4);
+    assert_eq!((drain("sms_drain", now).await["waiting"].clone(), sms.received.lock().unwrap().len()), (json!(1), 6));
+    // a provider down for hours loses nothing: tried again later, and again
+    assert_eq!(drain("sms_drain", now + chrono::Duration::minutes(10)).await["retrying"], 1);
+    assert_eq!(sms_balance(&app, &staff).await, paid, "nothing credited while it may still pass");
+    // still failing at the end of the retry window (24 h): failed for good, credited back once
+    assert_eq!(drain("sms_drain", now + chrono::Duration::hours(25)).await["failed"], 1);
+    assert!(sms_balance(&app, &staff).await.parse::<f64>().unwrap() > paid.parse::<f64>().unwrap());
     // nothing left: delivered rows are not sent twice
     assert_eq!(
-        admin(&app, "/admin/jobs/run", json!({"name": "sms_drain"})).await["outcome"],
-        json!({"sent": 0, "failed": 0, "retrying": 0, "unpaid": 0, "quiet": 0, "scheduled": 0, "unsubscribed": 0})
+        drain("sms_drain", now + chrono::Duration::hours(26)).await,
+        json!({"sent": 0, "failed": 0, "retrying": 0, "waiting": 0, "unpaid": 0, "quiet": 0, "scheduled": 0,
+               "unsubscribed": 0})
     );
     let received = sms.received.lock().unwrap().clone();
-    assert_eq!(received.len(), 2 + 3, "two delivered once, the failing one tried three times");
+    assert_eq!(received.len(), 2 + 3 * 4, "two delivered once, the failing one tried in three runs, four calls each");
     assert_eq!(received[0]["message"], "Check 9000000000");
 
     // chat: one fails for good, the refund job pays its cost back once
@@ -164,12 +185,14 @@ async fn drains_deliver_retry_and_fail_for_good_after_three_attempts_then_chats_
             .to_owned()
     }
     assert_eq!(balance(&app, &staff_c).await, "9.115", "10 - 3 x (0.25 + 18%)");
-    for _ in 0..3 {
-        admin(&app, "/admin/jobs/run", json!({"name": "chat_drain"})).await;
+    let now = Utc::now();
+    for at in [now, now + chrono::Duration::minutes(10), now + chrono::Duration::hours(25)] {
+        drain("chat_drain", at).await;
     }
-    let refund = admin(&app, "/admin/jobs/run", json!({"name": "chat_refund"})).await;
-    assert_eq!(refund["outcome"], json!({"refunded": 1, "amount": "0.295"}));
+    // the chat send that failed for good was credited by the drain; the refund job finds it done
     assert_eq!(balance(&app, &staff_c).await, "9.41");
+    let refund = admin(&app, "/admin/jobs/run", json!({"name": "chat_refund"})).await;
+    assert_eq!(refund["outcome"], json!({"refunded": 0, "amount": "0"}));
     assert_eq!(
         admin(&app, "/admin/jobs/run", json!({"name": "chat_refund"})).await["outcome"]["refunded"],
         0,

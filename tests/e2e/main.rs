@@ -24,6 +24,7 @@ mod dead_letters;
 mod erasure;
 mod erasure_bus;
 mod examples;
+mod fcm;
 mod feedback;
 mod feedback_sync;
 mod first_hour;

@@ -28,7 +28,7 @@ struct Fake {
 }
 
 /// Decodes an `application/x-www-form-urlencoded` body.
-fn form(body: &[u8]) -> Value {
+pub(crate) fn form(body: &[u8]) -> Value {
     let decode = |text: &str| {
         let bytes = text.replace('+', " ").into_bytes();
         let mut out = Vec::with_capacity(bytes.len());
@@ -290,7 +290,7 @@ async fn each_brand_sends_through_its_own_account_and_pays_for_its_own_sends() {
 
 #[tokio::test]
 async fn a_provider_failing_a_while_delivers_once_and_a_dlt_gateway_needs_each_templates_id() {
-    let twilio = twilio(&[("AC_R", "tok-r")], &[], 2).await;
+    let twilio = twilio(&[("AC_R", "tok-r")], &[], 3).await;
     let gateway = msg91("auth-key-secret").await;
     let app = spawn_app(&[]).await;
     let (r, m) = (brand(&app, "brand-retry").await, brand(&app, "brand-dlt").await);
@@ -335,15 +335,16 @@ async fn a_provider_failing_a_while_delivers_once_and_a_dlt_gateway_needs_each_t
     campaign(&m, "sms", "dlt-2", &["9811800003"]).await;
     m.staff("/crm_api/senders", json!({"channel": "sms", "provider": "msg91", "dlt_templates": {"dlt-2": ""}})).await;
     let (r_paid, m_paid) = (r.balance().await, m.balance().await);
-    // 500, 500, then 201: one delivery, one debit
-    let first = run(&app, "sms_drain", Utc::now()).await;
-    assert_eq!((&first["outcome"]["retrying"], &first["outcome"]["sent"]), (&json!(1), &json!(1)), "{first}");
-    run(&app, "sms_drain", Utc::now()).await;
-    let third = run(&app, "sms_drain", Utc::now()).await;
-    assert_eq!(third["outcome"]["sent"], 1, "{third}");
-    run(&app, "sms_drain", Utc::now()).await;
+    // 500 three times, then 201: retried at once with a short backoff, one delivery, one debit
+    let now = Utc::now();
+    let first = run(&app, "sms_drain", now).await;
+    assert_eq!((&first["outcome"]["retrying"], &first["outcome"]["sent"]), (&json!(0), &json!(2)), "{first}");
+    for minutes in [5, 15, 30] {
+        let later = run(&app, "sms_drain", now + chrono::Duration::minutes(minutes)).await;
+        assert_eq!(later["outcome"]["sent"].as_u64().unwrap_or(0), 0, "{later}");
+    }
     let delivered = twilio.received.lock().unwrap().iter().filter(|(_, _, f)| f["To"] == "+919811800001").count();
-    assert_eq!(delivered, 3, "two failed attempts and one delivery, none after");
+    assert_eq!(delivered, 4, "three failed attempts and one delivery, none after");
     assert_eq!(r.balance().await, r_paid, "paid once, when queued");
     // the DLT gateway got the template's DLT id and the auth key; the template without one was
     // refused without a call and credited back

@@ -47,7 +47,7 @@ pub async fn apply(tenant: &mut Tenant, posted: &Posted, now: DateTime<Utc>) -> 
     if posted.receipt == Receipt::Failed {
         row.last_error = Some(posted.error.clone().unwrap_or_else(|| "the provider could not deliver it".into()));
         row.settle(false);
-        if !row.refunded {
+        if !row.refunded && !row.total.is_zero() {
             // the reference a refused send's credit uses: never credited twice
             let amount = row.total.to_string();
             let reference = Some(format!("refund-{}", row.send_id));

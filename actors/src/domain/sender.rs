@@ -22,6 +22,8 @@ pub enum ProviderKind {
     Msg91,
     /// The WhatsApp Cloud API: chat only, approved templates.
     WhatsappCloud,
+    /// Firebase Cloud Messaging HTTP v1: push only, a service-account key.
+    Fcm,
 }
 
 impl ProviderKind {
@@ -32,6 +34,7 @@ impl ProviderKind {
             ProviderKind::Twilio => Some("https://api.twilio.com"),
             ProviderKind::Msg91 => Some("https://control.msg91.com"),
             ProviderKind::WhatsappCloud => Some("https://graph.facebook.com"),
+            ProviderKind::Fcm => Some("https://fcm.googleapis.com"),
         }
     }
 
@@ -42,6 +45,7 @@ impl ProviderKind {
             ProviderKind::Twilio => matches!(channel, Channel::Sms | Channel::Chat),
             ProviderKind::Msg91 => channel == Channel::Sms,
             ProviderKind::WhatsappCloud => channel == Channel::Chat,
+            ProviderKind::Fcm => channel == Channel::Push,
         }
     }
 
@@ -52,6 +56,7 @@ impl ProviderKind {
             ProviderKind::Twilio => "twilio",
             ProviderKind::Msg91 => "msg91",
             ProviderKind::WhatsappCloud => "whatsapp_cloud",
+            ProviderKind::Fcm => "fcm",
         }
     }
 }
@@ -63,6 +68,37 @@ pub fn template_key(template_id: Option<&str>, purpose: Purpose) -> String {
     match template_id.filter(|id| !id.trim().is_empty()) {
         Some(id) => id.to_owned(),
         None => serde_json::to_value(purpose).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+    }
+}
+
+/// The parts of a service-account key engage uses.
+#[derive(Clone, Deserialize)]
+pub struct ServiceAccount {
+    /// Who signs (`…@….iam.gserviceaccount.com`).
+    pub client_email: String,
+    /// The RSA key, PEM (PKCS#8).
+    pub private_key: String,
+    /// The key's id (the JWT's `kid`).
+    #[serde(default)]
+    pub private_key_id: Option<String>,
+    /// Where tokens are minted (default Google's).
+    #[serde(default = "default_token_uri")]
+    pub token_uri: String,
+}
+
+fn default_token_uri() -> String {
+    "https://oauth2.googleapis.com/token".to_owned()
+}
+
+impl ServiceAccount {
+    /// The key in a sender's credential; why it is not one otherwise.
+    pub fn parse(credential: &str) -> Result<Self, String> {
+        let key: Self = serde_json::from_str(credential).map_err(|_| {
+            "credential must be a service-account key (JSON with client_email and private_key)".to_owned()
+        })?;
+        jsonwebtoken::EncodingKey::from_rsa_pem(key.private_key.as_bytes())
+            .map_err(|_| "the service-account key's private_key is not an RSA key in PEM".to_owned())?;
+        Ok(key)
     }
 }
 
@@ -101,12 +137,14 @@ pub struct Sender {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Who the messages come from: the Twilio number (E.164, or `whatsapp:+…` on chat), the DLT
-    /// sender id (6 letters), the WhatsApp phone-number id, the generic sender id.
+    /// sender id (6 letters), the WhatsApp phone-number id, the Firebase project id, the generic
+    /// sender id.
     pub sender: String,
     /// The Twilio account SID (the basic-auth user).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
-    /// The credential: Twilio auth token, MSG91 auth key, WhatsApp access token, generic bearer.
+    /// The credential: Twilio auth token, MSG91 auth key, WhatsApp access token, FCM
+    /// service-account key (the JSON file), generic bearer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<Credential>,
     /// The brand's DLT principal entity id (MSG91).
@@ -146,12 +184,20 @@ impl Sender {
             ProviderKind::Generic if self.base_url.is_none() => Some("base_url"),
             ProviderKind::Twilio if self.account.is_none() => Some("account"),
             ProviderKind::Msg91 if self.dlt_entity_id.is_none() => Some("dlt_entity_id"),
-            ProviderKind::Twilio | ProviderKind::Msg91 | ProviderKind::WhatsappCloud if self.credential.is_none() => {
+            ProviderKind::Twilio | ProviderKind::Msg91 | ProviderKind::WhatsappCloud | ProviderKind::Fcm
+                if self.credential.is_none() =>
+            {
                 Some("credential")
             }
             _ => None,
         };
-        missing.map(|field| format!("{field} is required for {}", self.provider.name()))
+        if let Some(field) = missing {
+            return Some(format!("{field} is required for {}", self.provider.name()));
+        }
+        match (self.provider, &self.credential) {
+            (ProviderKind::Fcm, Some(key)) => ServiceAccount::parse(key.expose()).err(),
+            _ => None,
+        }
     }
 
     /// Whether every SMS through it needs its template's DLT id (an Indian DLT gateway).

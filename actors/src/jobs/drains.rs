@@ -6,7 +6,7 @@ use super::*;
 use crate::capabilities::consent::CountSkips;
 use crate::capabilities::wallet::Recharge;
 use crate::domain::consent::{is_marketing, ConsentDefaults, Subscriptions};
-use crate::domain::delivery::DeliveryError;
+use crate::domain::delivery::{quick_delay, retry_delay, DeliveryError, QUICK_RETRIES};
 use crate::domain::sender::Sender;
 
 impl Jobs {
@@ -52,7 +52,7 @@ impl Jobs {
         let mut senders: HashMap<String, Option<Arc<Sender>>> = HashMap::new();
         let (mut routed, mut no_provider) = (0u64, 0u64);
         let (mut sent, mut failed, mut retrying, mut unpaid, mut quiet, mut scheduled) = (0, 0, 0, 0, 0, 0);
-        let mut unsubscribed = 0;
+        let (mut unsubscribed, mut waiting) = (0, 0);
         let mut quiet_hours = HashMap::new();
         let mut defaults = HashMap::new();
         let mut budget = DRAIN_BATCH;
@@ -67,6 +67,11 @@ impl Jobs {
                 }
                 if row.not_before.is_some_and(|at| at > now) {
                     scheduled += 1;
+                    continue;
+                }
+                // a send whose last attempt may pass waits out its backoff
+                if row.retry_at.is_some_and(|at| at > now) {
+                    waiting += 1;
                     continue;
                 }
                 if row.purpose == Purpose::Campaign && self.quiet(&mut quiet_hours, &row.parent_business_id, now).await
@@ -98,65 +103,56 @@ impl Jobs {
             unsubscribed += self.withdraw(withdrawn).await?;
             // each send's row is written as soon as its answer (and those ready with it) came, so a
             // provider's receipt finds the message id it names
+            let tripped = Tripped::default();
             let mut answered = futures::stream::iter(due)
                 .map(|(row, sender)| {
                     let url = node_url.clone();
+                    let tripped = &tripped;
                     async move {
-                        let (provider, outcome) = match (&sender, &url) {
-                            (Some(sender), _) => {
-                                let message = match &row.button {
-                                    Some(button) => {
-                                        format!("{}\n{}: {}", row.message, button.text, self.button_url(&row, button))
-                                    }
-                                    None => row.message.clone(),
-                                };
-                                let public = self.providers.links.as_ref().map(|links| links.base_url());
-                                let sent = providers::deliver(&self.client, sender, &row, &message, public).await;
-                                (sender.provider.name(), sent)
-                            }
-                            (None, Some(url)) => ("node", self.deliver(url, &row).await),
-                            (None, None) => (
-                                "node",
-                                Err(DeliveryError::Unreachable { what: "provider", error: "none configured".into() }),
-                            ),
-                        };
+                        let (provider, outcome, tries) =
+                            self.attempts(&row, sender.as_deref(), url.as_deref(), tripped).await;
                         let outcome_name = match &outcome {
                             Ok(_) => "sent",
                             Err(error) if error.is_permanent() => "rejected",
+                            Err(_) if row.retries_over(now) => "gave_up",
                             Err(_) => "retried",
                         };
                         metrics::counter!("engage_sends_total", "provider" => provider, "outcome" => outcome_name)
                             .increment(1);
-                        (row, outcome)
+                        (row, outcome, tries)
                     }
                 })
                 .buffer_unordered(DRAIN_CONCURRENCY)
                 .ready_chunks(DRAIN_CONCURRENCY);
             while let Some(results) = answered.next().await {
                 let mut ops = Vec::with_capacity(2 * results.len());
-                for (mut row, outcome) in results {
-                    row.attempts += 1;
+                for (mut row, outcome, tries) in results {
+                    row.attempts += tries;
                     match outcome {
                         Ok(provider_id) => {
                             sent += 1;
                             row.delivery_status = Some("sent".to_owned());
                             row.provider_message_id = provider_id;
                             row.sent_at = Some(Utc::now());
+                            row.retry_at = None;
                             row.settle(true);
                         }
                         Err(error) => {
                             row.last_error = Some(error.to_string());
-                            if error.is_permanent() {
-                                // refused for good: failed now, its debit credited back once
+                            if error.is_permanent() || row.retries_over(now) {
+                                // refused for good, or still failing at the end of the retry
+                                // window: failed now, its debit credited back once
                                 failed += 1;
                                 row.delivery_status = Some("failed".to_owned());
+                                row.retry_at = None;
                                 row.settle(false);
                                 self.credit_back(&mut row).await;
-                            } else if row.attempts >= MAX_ATTEMPTS {
-                                failed += 1;
-                                row.delivery_status = Some("failed".to_owned());
-                                row.settle(false);
                             } else {
+                                let throttled = match error {
+                                    DeliveryError::Throttled { retry_after, .. } => retry_after,
+                                    _ => None,
+                                };
+                                row.retry_at = Some(now + retry_delay(row.attempts, &row.send_id, throttled));
                                 retrying += 1;
                             }
                         }
@@ -181,7 +177,67 @@ impl Jobs {
         }
         metrics::counter!("engage_sends_delivered_total", "channel" => channel.queue()).increment(sent);
         metrics::counter!("engage_sends_failed_total", "channel" => channel.queue()).increment(failed);
-        Ok(Drained { sent, failed, retrying, unpaid, quiet, scheduled, unsubscribed }.into())
+        Ok(Drained { sent, failed, retrying, waiting, unpaid, quiet, scheduled, unsubscribed }.into())
+    }
+
+    /// Delivers `row` through `sender` (or the node-wide `url`), trying again at once up to
+    /// [`QUICK_RETRIES`] times after an answer that may pass, with a short backoff and jitter
+    /// ([`quick_delay`]), unless its provider already failed [`TRIP_AFTER`] sends this run
+    /// (`tripped`: a provider that is down costs one call per send, not four). Answers the
+    /// provider's name, the last outcome and the calls made.
+    async fn attempts(
+        &self,
+        row: &QueuedSend,
+        sender: Option<&Sender>,
+        url: Option<&str>,
+        tripped: &Tripped,
+    ) -> (&'static str, Result<Option<String>, DeliveryError>, u32) {
+        let message = match &row.button {
+            Some(button) if sender.is_some() => {
+                format!("{}\n{}: {}", row.message, button.text, self.button_url(row, button))
+            }
+            _ => row.message.clone(),
+        };
+        let via = providers::Via {
+            client: &self.client,
+            tokens: &self.fcm,
+            public_url: self.providers.links.as_ref().map(|links| links.base_url()),
+        };
+        let (provider, route) = match (sender, url) {
+            (Some(sender), _) => (
+                sender.provider.name(),
+                format!("{}:{}", sender.provider.name(), sender.base_url().unwrap_or_default()),
+            ),
+            (None, Some(url)) => ("node", url.to_owned()),
+            (None, None) => {
+                let none = DeliveryError::Unreachable { what: "provider", error: "none configured".into() };
+                return ("node", Err(none), 0);
+            }
+        };
+        let mut tries = 0;
+        loop {
+            let outcome = match sender {
+                Some(sender) => providers::deliver(&via, sender, row, &message).await,
+                None => self.deliver(url.unwrap_or_default(), row).await,
+            };
+            tries += 1;
+            let error = match &outcome {
+                Err(error) if !error.is_permanent() => error,
+                _ => return (provider, outcome, tries),
+            };
+            let asked = match error {
+                DeliveryError::Throttled { retry_after, .. } => *retry_after,
+                _ => None,
+            };
+            let wait = quick_delay(tries, &row.send_id, asked);
+            match wait {
+                Some(wait) if tries <= QUICK_RETRIES && !tripped.is_open(&route) => tokio::time::sleep(wait).await,
+                _ => {
+                    tripped.failed(&route);
+                    return (provider, outcome, tries);
+                }
+            }
+        }
     }
 
     /// The brand's own sender on `channel` (read once per drain; an unreadable row counts as
@@ -224,6 +280,11 @@ impl Jobs {
     /// `<why>-<send id>`, so asking again never credits twice. Marks the row refunded with the
     /// credit's transaction (the caller writes it).
     async fn credit_send(&self, row: &mut QueuedSend, why: &str) -> Result<(), crate::query::QueryError> {
+        if row.total.is_zero() {
+            // a free send (push is free unless the brand prices it): nothing to credit
+            row.refunded = true;
+            return Ok(());
+        }
         let query = Recharge {
             business: row.business_id.clone(),
             amount: row.total.to_string(),
@@ -236,13 +297,14 @@ impl Jobs {
         Ok(())
     }
 
-    /// Credits a send the provider refused for good back to the wallet that paid it, once (the
-    /// reference `refund-<send id>` is the one the failed-chat refund uses: never both).
+    /// Credits a send that failed for good (refused, or failing through the retry window) back to
+    /// the wallet that paid it, once (the reference `refund-<send id>` is the one the failed-chat
+    /// refund and a failed receipt use: never twice).
     async fn credit_back(&self, row: &mut QueuedSend) {
         if row.refunded {
             return;
         }
-        // a chat send is credited by the nightly chat_refund instead; others on a later run
+        // a credit that cannot be made now: a chat send is credited by the nightly chat_refund
         if let Err(error) = self.credit_send(row, "refund").await {
             tracing::warn!(tenant = row.parent_business_id, send_id = row.send_id, %error, "credit of a refused send postponed")
         }
@@ -301,7 +363,7 @@ impl Jobs {
         if let Some(button) = &row.button {
             body["buttons"] = json!([{"text": button.text, "url": self.button_url(row, button)}]);
         }
-        let mut request = self.client.post(url).json(&body);
+        let mut request = self.client.post(url).header("Idempotency-Key", &row.send_id).json(&body);
         if let Some(token) = &self.providers.token {
             request = request.bearer_auth(token);
         }
@@ -309,7 +371,8 @@ impl Jobs {
             request.send().await.map_err(|e| DeliveryError::Unreachable { what: "provider", error: e.to_string() })?;
         let status = response.status();
         if !status.is_success() {
-            return Err(DeliveryError::Refused { what: "provider", status: status.to_string() });
+            let after = providers::retry_after(&response);
+            return providers::judge("provider", status, "", &[], after).map(|()| None);
         }
         let answer: Value = response.json().await.unwrap_or(Value::Null);
         Ok(answer["id"].as_str().map(str::to_owned))
@@ -394,5 +457,25 @@ impl Jobs {
             self.repo.store().batch(ops).await?;
         }
         Ok(Refunded { refunded, amount: amount.normalize().to_string() })
+    }
+}
+
+/// Sends whose provider kept failing, per provider (its name and URL), in one drain run: after
+/// [`TRIP_AFTER`] of them, the run stops its quick retries to that provider.
+#[derive(Default)]
+struct Tripped(std::sync::Mutex<HashMap<String, u32>>);
+
+/// Sends that used up their quick retries before a provider gets no more of them this run.
+const TRIP_AFTER: u32 = 3;
+
+impl Tripped {
+    fn is_open(&self, route: &str) -> bool {
+        self.0.lock().map(|failed| failed.get(route).copied().unwrap_or(0) >= TRIP_AFTER).unwrap_or(false)
+    }
+
+    fn failed(&self, route: &str) {
+        if let Ok(mut failed) = self.0.lock() {
+            *failed.entry(route.to_owned()).or_default() += 1;
+        }
     }
 }

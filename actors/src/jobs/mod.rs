@@ -78,6 +78,7 @@ use crate::signed_links::Links;
 mod bills;
 mod drains;
 mod due_days;
+mod fcm;
 mod feedback;
 mod journeys;
 mod loyalty;
@@ -92,8 +93,6 @@ pub use outcomes::*;
 pub const DRAIN_BATCH: usize = 8000;
 /// Deliveries in flight at once.
 const DRAIN_CONCURRENCY: usize = 16;
-/// Attempts before a send fails for good.
-pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -259,6 +258,8 @@ pub struct Jobs {
     node: String,
     /// One lock per job that must not run twice at once on this node (see [`Jobs::exclusive`])
     running: std::sync::Mutex<HashMap<JobName, Arc<tokio::sync::Mutex<()>>>>,
+    /// FCM access tokens of the brands' service-account keys, kept across drains.
+    fcm: fcm::Tokens,
 }
 
 /// How long a run waits for another node's run of the same job to end before it gives up
@@ -336,7 +337,8 @@ impl Jobs {
     ) -> Arc<Self> {
         let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
         let repo = Repo::new(store);
-        Arc::new(Self { repo, gateway, providers, client, schedules, claims, node, running: Default::default() })
+        let fcm = fcm::Tokens::default();
+        Arc::new(Self { repo, gateway, providers, client, schedules, claims, node, running: Default::default(), fcm })
     }
 
     /// Each job with its cron and next run (IST).

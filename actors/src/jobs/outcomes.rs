@@ -87,10 +87,13 @@ outcomes!(
 pub struct Drained {
     /// Sends the provider took.
     pub sent: u64,
-    /// Sends given up (refused for good, or out of attempts).
+    /// Sends given up (refused for good, or still failing at the end of the retry window), each
+    /// credited back.
     pub failed: u64,
-    /// Sends that failed and wait for another attempt.
+    /// Sends whose attempt now may pass (5xx, 429, no answer): tried again after a backoff.
     pub retrying: u64,
+    /// Sends waiting out the backoff of an earlier attempt (not tried in this run).
+    pub waiting: u64,
     /// Sends held because the wallet could not pay.
     pub unpaid: u64,
     /// Sends held for the brand's quiet hours.

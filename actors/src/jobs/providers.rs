@@ -6,17 +6,20 @@
 //! | `twilio` | `POST {base}/2010-04-01/Accounts/{account}/Messages.json`, form `To`, `From`, `Body`, `StatusCallback`, basic auth `account:credential`; chat: `whatsapp:` numbers | 2xx, `sid` kept | 400, 404 (an invalid number, a sender not the account's) |
 //! | `msg91` | `POST {base}/api/v5/flow/`, header `authkey`, JSON `{template_id, sender, DLT_TE_ID, short_url, recipients: [{mobiles, var}]}`; the template's DLT id is required | 2xx with `type` `success`, `message` kept | `type` `error`, 400; a template without a DLT id is refused without a call |
 //! | `whatsapp_cloud` | `POST {base}/v21.0/{phone-number id}/messages`, bearer credential, JSON template message (`name` = the send's template id, `language`, one body parameter: the message), `biz_opaque_callback_data` = `<queue>/<send id>` (echoed in its statuses) | 2xx, `messages[0].id` kept | 400 (template unknown or not approved, number not on WhatsApp) |
+//! | `fcm` | `POST {base}/v1/projects/{project id}/messages:send`, bearer access token minted from the service-account key ([`super::fcm`]), JSON `{message: {token, notification: {body}, data: {send_id}}}` | 2xx, `name` kept | 400, 403, 404 (invalid message, another project's token, `UNREGISTERED` device) |
 //! | `generic` | `POST {base}` with engage's JSON, bearer credential | 2xx, `id` kept | 400, 404, 422 |
 //!
-//! Everything else (401, 403, 408, 429, 5xx, no answer) may pass: the send waits for the next
-//! drain, up to the drain's attempts. A rejected send is settled failed at once and its debit
-//! credited back once (`refund-<send id>`).
+//! Everything else (401, 403, 408, 429, 5xx, no answer) may pass: the send is tried again after
+//! a backoff with jitter ([`crate::domain::delivery::retry_delay`], at least a 429's
+//! `Retry-After`), for [`crate::domain::delivery::RETRY_WINDOW`]. A rejected send, or one still
+//! failing at the end of the window, is settled failed and its debit credited back once
+//! (`refund-<send id>`). Every request carries `Idempotency-Key: <send id>`.
 
 use serde_json::{json, Value};
 
 use crate::capabilities::wallet::QueuedSend;
 use crate::domain::delivery::DeliveryError;
-use crate::domain::sender::{ProviderKind, Sender};
+use crate::domain::sender::{ProviderKind, Sender, ServiceAccount};
 use crate::domain::wallet::Channel;
 
 /// The number in E.164 (`+` and digits): an Indian mobile's ten digits get `+91`.
@@ -27,10 +30,24 @@ pub(super) fn e164(to: &str) -> String {
     }
 }
 
+/// A 429's `Retry-After`, in seconds (the delta-seconds form; a date counts as none).
+pub(super) fn retry_after(response: &reqwest::Response) -> Option<u64> {
+    response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()
+}
+
 /// What the provider's answer status means: `Ok` for a success, the error otherwise.
-fn judge(what: &'static str, status: reqwest::StatusCode, body: &str, permanent: &[u16]) -> Result<(), DeliveryError> {
+pub(super) fn judge(
+    what: &'static str,
+    status: reqwest::StatusCode,
+    body: &str,
+    permanent: &[u16],
+    retry_after: Option<u64>,
+) -> Result<(), DeliveryError> {
     if status.is_success() {
         return Ok(());
+    }
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        return Err(DeliveryError::Throttled { what, retry_after });
     }
     let said: String = body.chars().take(300).collect();
     match permanent.contains(&status.as_u16()) {
@@ -39,21 +56,33 @@ fn judge(what: &'static str, status: reqwest::StatusCode, body: &str, permanent:
     }
 }
 
+/// What a delivery goes out with: the node's HTTP client, its FCM access tokens, and this
+/// service's public URL (`ENGAGE_PUBLIC_URL`), with which Twilio is asked to post each message's
+/// statuses to `{public_url}/webhooks/twilio?queue=…&send=…` (its receipts).
+pub(super) struct Via<'a> {
+    /// The HTTP client.
+    pub client: &'a reqwest::Client,
+    /// FCM access tokens, kept across drains.
+    pub tokens: &'a super::fcm::Tokens,
+    /// This service's public URL.
+    pub public_url: Option<&'a str>,
+}
+
 /// Sends `row` through the brand's `sender`; the provider's message id when it gave one.
 /// `message` is the text to send (the chat button's link already added, for providers without
-/// buttons). With `public_url` (this service's, `ENGAGE_PUBLIC_URL`), Twilio is asked to post the
-/// message's statuses to `{public_url}/webhooks/twilio?queue=…&send=…` (its receipts).
+/// buttons).
 pub(super) async fn deliver(
-    client: &reqwest::Client,
+    via: &Via<'_>,
     sender: &Sender,
     row: &QueuedSend,
     message: &str,
-    public_url: Option<&str>,
 ) -> Result<Option<String>, DeliveryError> {
+    let (client, public_url) = (via.client, via.public_url);
     let what = sender.provider.name();
     let unreachable = |e: reqwest::Error| DeliveryError::Unreachable { what: "provider", error: e.to_string() };
     let base = sender.base_url().unwrap_or_default();
     let credential = sender.credential.as_ref().map(|c| c.expose()).unwrap_or_default();
+    let mut fcm_key = None;
     let (request, permanent): (reqwest::RequestBuilder, &[u16]) = match sender.provider {
         ProviderKind::Twilio => {
             let account = sender.account.as_deref().unwrap_or_default();
@@ -117,6 +146,19 @@ pub(super) async fn deliver(
             let url = format!("{base}/v21.0/{}/messages", sender.sender);
             (client.post(url).bearer_auth(credential).json(&body), &[400])
         }
+        ProviderKind::Fcm => {
+            let key = ServiceAccount::parse(credential).map_err(|reason| DeliveryError::Rejected { what, reason })?;
+            let token = via.tokens.token(client, &key).await?;
+            fcm_key = Some(key);
+            let body = json!({"message": {
+                "token": row.to,
+                "notification": {"body": message},
+                "data": {"send_id": row.send_id},
+            }});
+            let url = format!("{base}/v1/projects/{}/messages:send", sender.sender);
+            // 400 INVALID_ARGUMENT, 403 SENDER_ID_MISMATCH, 404 UNREGISTERED (a stale device token)
+            (client.post(url).bearer_auth(token).json(&body), &[400, 403, 404])
+        }
         ProviderKind::Generic => {
             let body = json!({"send_id": row.send_id, "to": row.to, "message": message, "channel": row.channel,
                 "template_type": row.template_type, "business_id": row.business_id,
@@ -128,10 +170,17 @@ pub(super) async fn deliver(
             (request, &[400, 404, 422])
         }
     };
-    let response = request.send().await.map_err(unreachable)?;
+    // engage's send id as the idempotency key: a provider that honours one sends a retried call
+    // once (the generic JSON also carries it as send_id)
+    let response = request.header("Idempotency-Key", &row.send_id).send().await.map_err(unreachable)?;
     let status = response.status();
+    if let (Some(key), reqwest::StatusCode::UNAUTHORIZED) = (&fcm_key, status) {
+        // the access token was revoked or expired early: the next attempt mints another
+        via.tokens.forget(key).await;
+    }
+    let after = retry_after(&response);
     let body = response.text().await.unwrap_or_default();
-    judge(what, status, &body, permanent)?;
+    judge(what, status, &body, permanent, after)?;
     let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     let id = match sender.provider {
         ProviderKind::Twilio => answer["sid"].as_str(),
@@ -142,6 +191,7 @@ pub(super) async fn deliver(
             answer["message"].as_str()
         }
         ProviderKind::WhatsappCloud => answer["messages"][0]["id"].as_str(),
+        ProviderKind::Fcm => answer["name"].as_str(),
         ProviderKind::Generic => answer["id"].as_str(),
     };
     Ok(id.map(str::to_owned))
@@ -159,12 +209,12 @@ mod tests {
 
     #[test]
     fn only_the_listed_statuses_are_refusals_for_good() {
-        let rejected = judge("twilio", reqwest::StatusCode::BAD_REQUEST, "{\"code\":21211}", &[400]);
+        let rejected = judge("twilio", reqwest::StatusCode::BAD_REQUEST, "{\"code\":21211}", &[400], None);
         assert!(rejected.is_err_and(|e| e.is_permanent()));
         for status in [401, 403, 429, 500, 503] {
             let status = reqwest::StatusCode::from_u16(status).unwrap();
-            assert!(judge("twilio", status, "", &[400]).is_err_and(|e| !e.is_permanent()), "{status}");
+            assert!(judge("twilio", status, "", &[400], None).is_err_and(|e| !e.is_permanent()), "{status}");
         }
-        assert!(judge("twilio", reqwest::StatusCode::CREATED, "", &[400]).is_ok());
+        assert!(judge("twilio", reqwest::StatusCode::CREATED, "", &[400], None).is_ok());
     }
 }

@@ -122,6 +122,7 @@ pub async fn queue_send(
         button: send.button.clone(),
         sender_id: send.sender_id.clone(),
         not_before: send.not_before,
+        retry_at: None,
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
     ops.extend(row.writes());

@@ -138,6 +138,9 @@ pub struct QueuedSend {
     /// The drains leave it queued until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<DateTime<Utc>>,
+    /// After an attempt that may pass (5xx, 429, no answer): the drains try again from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<DateTime<Utc>>,
 }
 
 impl QueuedSend {
@@ -168,6 +171,12 @@ impl QueuedSend {
         if self.channel == Channel::Chat {
             self.refunded = true;
         }
+    }
+
+    /// Whether a failed attempt at `now` is its last: the retry window
+    /// ([`crate::domain::delivery::RETRY_WINDOW`]) from when it was first due has passed.
+    pub fn retries_over(&self, now: DateTime<Utc>) -> bool {
+        now >= self.not_before.unwrap_or(self.created_at) + crate::domain::delivery::RETRY_WINDOW
     }
 
     /// How providers echo it back in receipts.

@@ -49,6 +49,7 @@ async fn senders(
         ProviderChoice::Twilio => Some(ProviderKind::Twilio),
         ProviderChoice::Msg91 => Some(ProviderKind::Msg91),
         ProviderChoice::WhatsappCloud => Some(ProviderKind::WhatsappCloud),
+        ProviderChoice::Fcm => Some(ProviderKind::Fcm),
     };
     let change = SetSender {
         channel,

@@ -21,6 +21,8 @@ pub enum ProviderChoice {
     Msg91,
     /// The WhatsApp Cloud API.
     WhatsappCloud,
+    /// Firebase Cloud Messaging HTTP v1 (push).
+    Fcm,
 }
 
 /// `/crm_api/senders`: read the brand's senders, or with `channel` and `provider`, set one.
@@ -37,14 +39,15 @@ pub struct SendersRequest {
     /// The provider's API base URL (required for `generic`: the URL engage POSTs to).
     #[schemars(length(min = 1, max = 500), pattern(r"^https?://[^\s]+$"))]
     pub base_url: Option<String>,
-    /// Who messages come from: a Twilio number (E.164), a DLT sender id, a WhatsApp phone-number id.
+    /// Who messages come from: a Twilio number (E.164), a DLT sender id, a WhatsApp phone-number
+    /// id, a Firebase project id.
     #[schemars(length(min = 1, max = 64))]
     pub sender: Option<String>,
     /// The Twilio account SID.
     #[schemars(length(min = 1, max = 64))]
     pub account: Option<String>,
-    /// The credential (Twilio auth token, MSG91 auth key, WhatsApp access token, generic bearer):
-    /// written, never answered.
+    /// The credential (Twilio auth token, MSG91 auth key, WhatsApp access token, FCM
+    /// service-account key as its JSON text, generic bearer): written, never answered.
     #[schemars(length(min = 1, max = 4096))]
     pub credential: Option<String>,
     /// The brand's DLT principal entity id.

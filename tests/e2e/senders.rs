@@ -685,3 +685,44 @@ async fn receipts_signed_by_the_brands_provider_move_its_sends_and_count_in_stat
     // brand A's figures are A's only
     assert_eq!(receipts(&a).await["chat"], json!({"delivered": 0, "read": 0, "failed": 0}));
 }
+
+#[tokio::test]
+async fn a_throttled_send_waits_what_retry_after_asks_and_carries_one_idempotency_key() {
+    // a generic provider that answers the first call 429 with Retry-After: 120, then 200
+    let calls: Arc<Mutex<Vec<String>>> = Arc::default();
+    async fn handle(State(calls): State<Arc<Mutex<Vec<String>>>>, headers: HeaderMap) -> Response {
+        let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        let first = {
+            let mut calls = calls.lock().unwrap();
+            calls.push(key);
+            calls.len() == 1
+        };
+        match first {
+            true => (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "120")], "slow down").into_response(),
+            false => Json(json!({"id": "gen-1"})).into_response(),
+        }
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/send", listener.local_addr().unwrap());
+    let router = Router::new().route("/send", axum::routing::post(handle)).with_state(calls.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let app = spawn_app(&[]).await;
+    let g = brand(&app, "brand-throttled").await;
+    g.staff("/crm_api/senders", json!({"channel": "sms", "provider": "generic", "base_url": base, "sender": "ENGAGE"}))
+        .await;
+    g.staff("/crm_api/wallet/recharge", json!({"business_id": "outlet-1", "amount": 10, "reference": "t1"})).await;
+    campaign(&g, "sms", "promo", &["9811830001"]).await;
+    let paid = g.balance().await;
+    let now = Utc::now();
+    // asked to wait two minutes: no quick retries, and the drains leave it until then
+    let first = run(&app, "sms_drain", now).await;
+    assert_eq!((&first["outcome"]["retrying"], calls.lock().unwrap().len()), (&json!(1), 1), "{first}");
+    let early = run(&app, "sms_drain", now + chrono::Duration::seconds(90)).await;
+    assert_eq!((&early["outcome"]["waiting"], calls.lock().unwrap().len()), (&json!(1), 1), "{early}");
+    let later = run(&app, "sms_drain", now + chrono::Duration::seconds(150)).await;
+    assert_eq!(later["outcome"]["sent"], 1, "{later}");
+    let keys = calls.lock().unwrap().clone();
+    assert_eq!(keys.len(), 2);
+    assert!(!keys[0].is_empty() && keys[0] == keys[1], "one idempotency key for both calls: {keys:?}");
+    assert_eq!(g.balance().await, paid, "paid once");
+}

@@ -162,7 +162,7 @@ impl Jobs {
                 self.write_all(ops).await?;
             }
         }
-        if node_url.is_none() && routed == 0 {
+        if node_url.is_none() && routed == 0 && waiting == 0 {
             return Ok(NotDrained {
                 skipped: "no provider URL configured and no brand sender; rows stay pending".to_owned(),
             }

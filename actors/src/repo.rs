@@ -244,13 +244,13 @@ impl Repo {
 
     /// A page of a partition's JSON rows in clustering order: rows `offset..offset + limit` of a
     /// sequence-keyed table.
-    pub async fn seq_page(
+    pub async fn seq_page<T: serde::de::DeserializeOwned>(
         &self,
         table: &'static str,
         partition: &str,
         offset: u64,
         limit: usize,
-    ) -> Result<Vec<Value>, StoreError> {
+    ) -> Result<Vec<T>, StoreError> {
         let after = offset.checked_sub(1).map(|last| last.to_be_bytes().to_vec());
         let rows = self.store.scan(table, partition, after.as_deref(), limit).await?;
         rows.iter().map(|row| decode(table, || row_key(partition, &row.clustering), &row.value)).collect()

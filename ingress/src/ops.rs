@@ -21,8 +21,30 @@ pub fn router() -> Router<AppState> {
         .route("/openapi.json", get(openapi_json))
 }
 
+/// `GET /healthz`'s answer.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// Always `ok`: the process answers.
+    #[schema(pattern = "^ok$")]
+    pub status: String,
+}
+
+/// `GET /readyz`'s answer (200 or 503).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ReadinessBody {
+    /// `ready` (200); `starting`, `not_ready` or `shutting_down` (503).
+    #[schema(pattern = "^(ready|starting|not_ready|shutting_down|unknown)$")]
+    pub status: String,
+    /// The process's role (`all`, `ingress`, `engine`), once it serves.
+    pub role: Option<String>,
+    /// The log sink (`embedded`, `cloudwatch`), once it serves.
+    pub sink: Option<String>,
+    /// Each unusable dependency (`nats`, `scylla`, `cloudwatch`, `jwks`, `log_disk`, …) and why.
+    pub problems: Option<std::collections::BTreeMap<String, String>>,
+}
+
 /// Liveness: the process answers.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "{\"status\":\"ok\"}")))]
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "the process answers", body = Health)))]
 pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({"status": "ok"}))
 }
@@ -31,8 +53,8 @@ pub async fn healthz() -> Json<serde_json::Value> {
 /// NATS or ScyllaDB), while a dependency is unusable (the CloudWatch sink, the JWKS) and once
 /// shutdown has begun, with the reasons under `problems`.
 #[utoipa::path(get, path = "/readyz", tag = "operations", responses(
-    (status = 200, description = "{\"status\":\"ready\",\"role\",\"sink\"}"),
-    (status = 503, description = "{\"status\":\"starting\"|\"not_ready\"|\"shutting_down\",\"problems\":{dependency: reason}}")))]
+    (status = 200, description = "ready: status ready, role, sink", body = ReadinessBody),
+    (status = 503, description = "not ready: status starting, not_ready or shutting_down, problems {dependency: reason}", body = ReadinessBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     let (ready, mut body) = state.readiness.report();
     body["role"] = json!(state.settings.role);

@@ -15,6 +15,23 @@ use crate::platform::{order, wait_customer};
 /// Operations whose 200 is free-form by design (listed, with the reason, in the docs).
 const FREE_FORM: &[&str] = &[];
 
+/// Operations whose 200 is `{status}` alone by design: liveness answers `{status: "ok"}` and
+/// nothing else (`ops::Health`).
+const STATUS_ONLY: &[&str] = &["/healthz"];
+
+/// List routes whose `data` must hold rows for the seeded brand (so their items are checked).
+const LISTS: &[&str] = &[
+    "/crm_api/wallet/transactions",
+    "/crm_api/loyalty/ledger",
+    "/integration/v1/get_wallet_ledger",
+    "/crm_api/day/wise/data",
+    "/crm_api/automated/campaigns/report",
+];
+
+/// Lists whose items are free-form by design (`docs/engagement-platform.md`, "Answers"): NPS
+/// questions and answers as the brand wrote them, raw order payloads.
+const FREE_FORM_LISTS: &[&str] = &["/questions", "/answers", "/payload"];
+
 /// `schema` with its `$ref` (to `#/components/schemas/…`) followed.
 fn resolved<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
     let mut schema = schema;
@@ -79,6 +96,14 @@ fn undeclared(doc: &Value, schema: &Value, value: &Value, at: &str, out: &mut Ve
         }
         Value::Array(items) => {
             let item_schemas: Vec<&Value> = all.iter().filter_map(|s| s.get("items")).collect();
+            // a list whose items are objects must say what they hold (issue 67): an untyped item
+            // schema (`true`, `{}`) is a failure unless the list is free-form by design
+            let untyped = !item_schemas.is_empty() && item_schemas.iter().all(|s| free(resolved(doc, s)));
+            if untyped && items.iter().any(|item| item.is_object()) && !FREE_FORM_LISTS.iter().any(|l| at.ends_with(l))
+            {
+                out.push(format!("{at} (items of no declared shape)"));
+                return;
+            }
             for (n, item) in items.iter().enumerate() {
                 let mut best: Option<Vec<String>> = None;
                 for candidate in &item_schemas {
@@ -129,6 +154,12 @@ async fn seed(app: &TestApp) {
         200
     );
     wait_customer(app, brand, "9876543210", |c| c["total_orders"] == 1).await;
+    // a bulk campaign (`bulk-1`, the example's auto_id), so the campaign report has rows
+    let b = crate::journey_runs::Brand::new(app, brand).await;
+    let fields = [("business_id", "outlet-1"), ("campaign_name", "Answers"), ("channel", "sms"), ("template_id", "t1")];
+    let (status, queued) =
+        crate::campaigns::upload(&b, "/crm_api/create/bulk/campaign", &fields, "Phone\n9876543211\n").await;
+    assert_eq!((status, &queued["auto_id"]), (200, &json!("bulk-1")), "{queued}");
 }
 
 #[tokio::test]
@@ -149,7 +180,11 @@ async fn every_answer_is_declared_in_its_documented_schema() {
             let acknowledgement = all.iter().any(|s| s["x-engage-answer"] == "acknowledgement")
                 && all.iter().any(|s| s["additionalProperties"] == false);
             let maps = all.iter().any(|s| s["additionalProperties"].is_object());
-            if fields.iter().all(|f| *f == "status") && !maps && !acknowledgement && !FREE_FORM.contains(&path.as_str())
+            if fields.iter().all(|f| *f == "status")
+                && !maps
+                && !acknowledgement
+                && !FREE_FORM.contains(&path.as_str())
+                && !STATUS_ONLY.contains(&path.as_str())
             {
                 bare.push(format!("{method} {path}: {schema}"));
             }
@@ -173,6 +208,15 @@ async fn every_answer_is_declared_in_its_documented_schema() {
         }
     }
     assert!(failures.is_empty(), "{} answers have undeclared fields:\n{}", failures.len(), failures.join("\n"));
+    // the list routes answered rows, so their items were checked, not an empty list
+    let mut empty = Vec::new();
+    for path in LISTS {
+        let rows = answers.iter().find(|(p, status, _)| p == path && *status == 200).map(|(_, _, a)| a["data"].clone());
+        if rows.as_ref().and_then(Value::as_array).is_none_or(|rows| rows.is_empty()) {
+            empty.push(format!("{path}: {rows:?}"));
+        }
+    }
+    assert!(empty.is_empty(), "list routes without rows to check:\n{}", empty.join("\n"));
     assert!(checked > 90, "only {checked} operations answered 200 to their example");
 }
 
@@ -183,6 +227,11 @@ fn the_check_finds_an_undeclared_field() {
     let mut missing = Vec::new();
     undeclared(&doc, &schema, &json!({"a": 1, "b": 2, "list": [{"x": 1, "y": 2}]}), "", &mut missing);
     assert_eq!(missing, ["/b", "/list/0/y"]);
+    // a list of objects whose items have no declared shape
+    let mut untyped = Vec::new();
+    let rows = json!({"type": "object", "properties": {"data": {"type": "array", "items": true}}});
+    undeclared(&doc, &rows, &json!({"data": [{"at": "2026-11-29"}]}), "", &mut untyped);
+    assert_eq!(untyped, ["/data (items of no declared shape)"]);
     let mut none = Vec::new();
     undeclared(
         &doc,

@@ -34,9 +34,38 @@ pub struct BusinessConfig {
     /// When `/crm_api/add_b_config` last changed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
-    /// The other fields `/crm_api/add_b_config` set.
+    /// The other fields `/crm_api/add_b_config` set (kept as sent, `null` included; their
+    /// shape: [`ConfigFields`]).
     #[serde(flatten)]
+    #[schemars(with = "ConfigFields")]
     pub fields: Map<String, Value>,
+}
+
+/// The fields `/crm_api/add_b_config` sets, as answers declare them: each present only once set,
+/// `null` when it was set to null.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ConfigFields {
+    /// The business's name (shown on bills and pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_name: Option<Option<String>>,
+    /// Its city.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub city: Option<Option<String>>,
+    /// The 6-letter SMS header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sms_sender_id: Option<Option<String>>,
+    /// The business's chat (WhatsApp) number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_number: Option<Option<String>>,
+    /// Feedback on (1) or off (0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Option<u8>>,
+    /// Loyalty on (1) or off (0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loyalty: Option<Option<u8>>,
+    /// Chat on (1) or off (0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<Option<u8>>,
 }
 
 impl BusinessConfig {

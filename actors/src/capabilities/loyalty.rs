@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use engage_storage::{StoreError, WriteOp};
 
@@ -147,16 +147,18 @@ pub struct DayWise {
     /// Last day.
     pub to: String,
     /// One entry per IST day.
-    pub data: Vec<Value>,
+    pub data: Vec<DayRow>,
     /// The range's totals (customers counted once).
-    pub totals: Value,
+    pub totals: DayRow,
 }
+
+pub use crate::domain::loyalty::DayRow;
 
 /// A page of a ledger.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LedgerPage {
     /// The rows, oldest first.
-    pub data: Vec<Value>,
+    pub data: Vec<crate::domain::loyalty::LedgerEntry>,
     /// Page, from 1.
     pub page: u64,
     /// Per page.
@@ -299,9 +301,7 @@ pub async fn day_wise(repo: Repo, tenant: String, from: String, to: String) -> R
             total.add(phone, kind, points);
         })
         .await?;
-        let mut view = day.view();
-        view["date"] = json!(date);
-        days.push(view);
+        days.push(DayRow { date: Some(date), ..day.view() });
     }
     Ok(DayWise { from, to, data: days, totals: total.view() })
 }

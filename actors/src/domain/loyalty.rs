@@ -368,14 +368,54 @@ impl DayFigures {
         }
     }
 
-    /// The figures as JSON (customers who earned / redeemed counted once each).
-    pub fn view(&self) -> serde_json::Value {
-        serde_json::json!({"points_earned": self.points_earned, "bonus_points": self.bonus_points,
-               "referral_points": self.referral_points, "points_redeemed": self.points_redeemed,
-               "points_restored": self.points_restored, "points_expired": self.points_expired, "points_clawed_back": self.points_clawed_back,
-               "net_points": self.net_points, "transactions": self.transactions,
-               "customers_earned": self.earners.len(), "customers_redeemed": self.redeemers.len()})
+    /// The figures as answered (customers who earned / redeemed counted once each), without a
+    /// date.
+    pub fn view(&self) -> DayRow {
+        DayRow {
+            date: None,
+            points_earned: self.points_earned,
+            bonus_points: self.bonus_points,
+            referral_points: self.referral_points,
+            points_redeemed: self.points_redeemed,
+            points_restored: self.points_restored,
+            points_expired: self.points_expired,
+            points_clawed_back: self.points_clawed_back,
+            net_points: self.net_points,
+            transactions: self.transactions,
+            customers_earned: self.earners.len() as u64,
+            customers_redeemed: self.redeemers.len() as u64,
+        }
     }
+}
+
+/// One IST day's loyalty figures, or a range's totals (`/crm_api/day/wise/data`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DayRow {
+    /// The IST day, `YYYY-MM-DD` (left out of the totals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Earned on orders (updates of orders included, so it may shrink).
+    pub points_earned: i64,
+    /// Milestone bonuses.
+    pub bonus_points: i64,
+    /// Refer-and-earn points.
+    pub referral_points: i64,
+    /// Redeemed, on orders or for rewards (a positive number).
+    pub points_redeemed: i64,
+    /// Given back by revoked redemptions and rewards.
+    pub points_restored: i64,
+    /// Expired (a positive number).
+    pub points_expired: i64,
+    /// Taken back by refunds (a positive number).
+    pub points_clawed_back: i64,
+    /// Sum of every entry: the change of all balances.
+    pub net_points: i64,
+    /// Ledger entries.
+    pub transactions: u64,
+    /// Customers who earned (each once).
+    pub customers_earned: u64,
+    /// Customers who redeemed (each once).
+    pub customers_redeemed: u64,
 }
 
 /// One row of a customer's points ledger.
@@ -486,14 +526,14 @@ mod tests {
         day.add("3", "expire", -7);
         day.add("3", "referral", 25);
         let view = day.view();
-        assert_eq!(view["points_earned"], 15);
-        assert_eq!(view["points_redeemed"], 20);
-        assert_eq!(view["points_restored"], 20);
-        assert_eq!(view["points_expired"], 7);
-        assert_eq!(view["net_points"], 83);
-        assert_eq!(view["customers_earned"], 1);
-        assert_eq!(view["customers_redeemed"], 1);
-        assert_eq!(view["transactions"], 7);
+        assert_eq!(view.points_earned, 15);
+        assert_eq!(view.points_redeemed, 20);
+        assert_eq!(view.points_restored, 20);
+        assert_eq!(view.points_expired, 7);
+        assert_eq!(view.net_points, 83);
+        assert_eq!(view.customers_earned, 1);
+        assert_eq!(view.customers_redeemed, 1);
+        assert_eq!(view.transactions, 7);
     }
 
     #[test]

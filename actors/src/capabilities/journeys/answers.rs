@@ -6,7 +6,6 @@ use crate::query::QueryError;
 use crate::repo::{BUSINESS_WALLETS, WALLET_TXNS};
 use crate::tenant_core::Tenant;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
 #[allow(unused_imports)]
 use super::*;
@@ -45,9 +44,7 @@ pub(super) async fn report(tenant: &Tenant, auto_id: &str, business_id: Option<S
         if txn.transaction_type == "debit" {
             total += txn.amount;
         }
-        let mut line = serde_json::to_value(&txn).unwrap_or_default();
-        line["business_id"] = Value::String(outlet);
-        data.push(line);
+        data.push(CampaignTxn { business_id: outlet, txn });
     }
     Ok(Report { count: data.len(), data, total_debited: total.normalize().to_string() })
 }

@@ -4,7 +4,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::query::question;
-use serde_json::Value;
 
 #[allow(unused_imports)]
 use super::*;
@@ -304,11 +303,21 @@ pub struct Tags {
     pub data: Vec<CampaignTag>,
 }
 
+/// A wallet transaction of a campaign, with the outlet whose wallet it moved.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CampaignTxn {
+    /// The outlet.
+    pub business_id: String,
+    /// The transaction.
+    #[serde(flatten)]
+    pub txn: crate::capabilities::wallet::WalletTxn,
+}
+
 /// A campaign's wallet transactions.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// Each transaction with its `business_id`, oldest first per outlet.
-    pub data: Vec<Value>,
+    pub data: Vec<CampaignTxn>,
     /// Transactions.
     pub count: usize,
     /// Debited in all (decimal text).

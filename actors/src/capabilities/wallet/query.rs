@@ -4,7 +4,6 @@ use crate::domain::wallet::{Pricing, PricingPatch};
 use serde::{Deserialize, Serialize};
 
 use crate::query::{question, Question};
-use serde_json::Value;
 
 #[allow(unused_imports)]
 use super::*;
@@ -107,7 +106,7 @@ pub struct Balance {
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TxnPage {
     /// The transactions, oldest first.
-    pub data: Vec<Value>,
+    pub data: Vec<super::WalletTxn>,
     /// Page, from 1.
     pub page: u64,
     /// Per page.

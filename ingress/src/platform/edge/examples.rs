@@ -155,6 +155,8 @@ fn text(schema: &Value, name: &str) -> Value {
         (_, "business_id" | "businessId" | "child_business_id" | "outlet_id") if schema.get("pattern").is_none() => {
             return json!("outlet-1")
         }
+        // a campaign's id in the wallet's transactions: the brand's first bulk campaign
+        (_, "auto_id") if schema.get("pattern").is_none() => return json!("bulk-1"),
         _ => {}
     }
     if let Some(pattern) = schema["pattern"].as_str() {

@@ -7,7 +7,7 @@ const EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// When a worker thread parks (nothing to run), at most every [`EVERY`]: mimalloc collects
 /// this thread's heap and returns free pages to the OS (`mi_collect`). A brand's actor frees its
 /// caches on the worker that ran it; without this those pages stay in the thread's heap, so RSS
-/// stayed at its peak after 20,000 brands' actors had passivated (BENCHMARKS.md, issue 57).
+/// stayed at its peak after 20,000 brands' actors had passivated (docs/benchmarks/, issue 57).
 pub fn when_idle() {
     thread_local! {
         static LAST: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };

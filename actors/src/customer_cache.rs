@@ -6,7 +6,7 @@
 //! a decoded [`crate::domain::customer::Customer`] is dozens of small allocations (~1.7 KB of
 //! RSS for a row of ~340 bytes), and a cache that replaces one customer per order scattered them
 //! among every other allocation of the runtime's threads, so the pages they sat on were not
-//! returned while the cache churned (BENCHMARKS.md, issue 57).
+//! returned while the cache churned (docs/benchmarks/, issue 57).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

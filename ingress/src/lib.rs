@@ -56,7 +56,7 @@ pub enum Serve {
 /// log service's answers compressed (gzip or br) when the caller accepts it and the body is over
 /// 32 bytes, and a browser asking for a page gets HTML errors ([`pages::html_errors`]); the log
 /// routes (`/v1/logs…`) stay without either: their answers are small and their producers send
-/// many (the two layers cost the 1-event log path a fifth of its throughput, BENCHMARKS.md).
+/// many (the two layers cost the 1-event log path a fifth of its throughput, docs/benchmarks/).
 pub fn router(state: AppState, serve: Serve) -> Router {
     let pages = match serve {
         Serve::All => platform::router(),

@@ -15,7 +15,7 @@ waited at least 10 ms together (requests whose wait overlaps, at least one per c
 
 Why this exists: wrk 4.1 adds synthetic samples to its latency histogram after the run (its
 coordinated-omission correction, `stats_correct` in wrk.c), so its p99 counts a 200 ms stall as
-some hundred slow requests. BENCHMARKS.md, "Redemptions: where the p99 goes".
+some hundred slow requests. docs/benchmarks/10-issue-13-the-hot-paths-towards-their-floors.md, "Redemptions: where the p99 goes".
 """
 
 import struct

@@ -2,7 +2,7 @@
 //! three, `ENGAGE_NATS_REPLICAS=3`): an ingress and two actor nodes under a stream of orders while
 //! one server is killed with SIGKILL, twice (the orders stream's leader, then, once it is back,
 //! the store bucket's leader). Each phase prints its figures (POST outage, processing stall) for
-//! `BENCHMARKS.md`.
+//! `docs/benchmarks/`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! stream in, a node added, and the ingress restarted under load. Nothing acknowledged is lost or
 //! counted twice, no order waits out a lease (10 s) for a partition that changed hands, reads of
 //! the moving brands keep answering, and no request is reset. Each run prints its figures
-//! (`BENCHMARKS.md`, "Planned moves").
+//! (`docs/benchmarks/29-issue-65-planned-moves-and-restarts-2356494.md`, "Planned moves").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

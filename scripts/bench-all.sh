@@ -67,7 +67,7 @@ for path in $paths; do
   if grep -q '^|' "$out/$path.txt"; then
     awk '/^\|/ {table = 1} table' "$out/$path.txt"
   else
-    grep -E '^(median|soak|brands=|run: .*peak)' "$out/$path.txt" | sed 's/^/    /'
+    grep -E '^(median|soak|round=|t=|run: .*peak)' "$out/$path.txt" | sed 's/^/    /'
   fi
   echo
   echo "($(($(date +%s) - started)) s; whole output: $out/$path.txt)"

@@ -1,5 +1,6 @@
 //! The `engage` binary: invalid settings stop start-up naming the setting; SIGTERM drains and
-//! flushes; JSON logs carry the trace id.
+//! flushes; JSON logs carry the trace id; the CLI reaches a running server (jobs, reports,
+//! wallets).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -147,4 +148,77 @@ async fn sigterm_drains_flushes_and_json_logs_carry_the_trace_id() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(body["events"].as_array().map(Vec::len), Some(2), "{body}");
+}
+
+/// Runs the `engage` CLI against the running `engage` (data dir `data`); its stdout.
+fn cli(engage: &crate::procs::Engage, data: &std::path::Path, args: &[&str]) -> String {
+    let output = Command::new(BIN)
+        .args(args)
+        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
+        .env("ENGAGE_DATA_DIR", data)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engage_reports_health_writes_the_five_workbooks_through_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engage = crate::procs::Engage::start(&data, crate::procs::free_port(), &[]).await;
+    let run = |args: &[&str]| cli(&engage, &data, args);
+    let jobs = run(&["jobs", "list"]);
+    assert!(jobs.contains("auto_campaign_sync\t0 47 12 * * *"), "{jobs}");
+    assert!(jobs.contains("health_reports\t0 0 12 * * Mon"), "{jobs}");
+    let printed = run(&["reports", "health", "--now", "2026-11-23T06:30:00Z"]);
+    let files: Vec<&str> = printed.lines().collect();
+    assert_eq!(files.len(), 5, "{printed}");
+    let folder = data.join("reports").join("health-2026-11-16_2026-11-22");
+    for file in files {
+        let path = std::path::Path::new(file);
+        assert_eq!(path.parent(), Some(folder.as_path()), "{file}");
+        // an XLSX file is a zip archive
+        assert_eq!(&std::fs::read(path).unwrap()[..2], b"PK", "{file}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engage_wallet_recharges_and_reads_through_the_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engage = crate::procs::Engage::start(&data, crate::procs::free_port(), &[]).await;
+    let run = |args: &[&str]| cli(&engage, &data, args).trim().to_owned();
+    assert_eq!(
+        run(&[
+            "wallet",
+            "recharge",
+            "--parent",
+            "brand-1",
+            "--business",
+            "o1",
+            "--amount",
+            "99.50",
+            "--reference",
+            "neft-7"
+        ]),
+        "99.5"
+    );
+    assert_eq!(
+        run(&[
+            "wallet",
+            "recharge",
+            "--parent",
+            "brand-1",
+            "--business",
+            "o1",
+            "--amount",
+            "99.50",
+            "--reference",
+            "neft-7"
+        ]),
+        "99.5"
+    );
+    assert_eq!(run(&["wallet", "recharge", "--parent", "brand-1", "--business", "o1", "--amount", "0.5"]), "100");
+    assert_eq!(run(&["wallet", "balance", "--parent", "brand-1", "--business", "o1"]), "100");
 }

@@ -57,6 +57,7 @@ mod passivation;
 mod platform;
 mod readme_try;
 mod refunds;
+mod sender_webhooks;
 mod senders;
 mod stats;
 mod stats_dashboard;

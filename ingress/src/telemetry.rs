@@ -147,7 +147,18 @@ fn register() {
         ("engage_sends_queued_total", "paid sends queued, by channel", "", &[]),
         ("engage_sends_delivered_total", "paid sends delivered, by channel", "", &[]),
         ("engage_sends_failed_total", "paid sends failed, by channel", "", &[]),
-        ("engage_sends_skipped_total", "sends skipped, by reason", "", &[]),
+        (
+            "engage_sends_skipped_total",
+            "sends skipped, by reason",
+            "reason",
+            &["consent", "balance", "sender", "daily_cap", "frequency_cap", "no_recipient"],
+        ),
+        (
+            "engage_send_receipts_total",
+            "providers' receipts that moved a send, by status",
+            "status",
+            &["delivered", "read", "failed"],
+        ),
         ("engage_job_runs_total", "scheduled job runs, by job and outcome", "", &[]),
     ];
     for (name, help, label, values) in counters {
@@ -158,6 +169,13 @@ fn register() {
             } else {
                 metrics::counter!(*name, *label => *value).absolute(0);
             }
+        }
+    }
+    // sends by provider and outcome (docs/senders.md), every pair at zero
+    describe_counter!("engage_sends_total", "calls to messaging providers, by provider and outcome");
+    for provider in ["node", "generic", "twilio", "msg91", "whatsapp_cloud", "fcm"] {
+        for outcome in ["sent", "rejected", "retried", "gave_up"] {
+            metrics::counter!("engage_sends_total", "provider" => provider, "outcome" => outcome).absolute(0);
         }
     }
     // the first scrape's own series, so the name is there before any request finished

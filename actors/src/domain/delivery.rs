@@ -63,8 +63,8 @@ impl DeliveryError {
     }
 }
 
-/// How long a send waits after its `attempts`-th failed attempt that may pass (5xx, 429, no
-/// answer): 30 s doubled each attempt up to 30 min, less a jitter of up to half of it so that
+/// How long a send waits after the `attempts`-th drain run whose attempts failed in a way that may
+/// pass (5xx, 429, no answer): 30 s doubled each run up to 30 min, less a jitter of up to half of it so that
 /// sends failed together do not come back together ("equal jitter"; the jitter is drawn from
 /// `seed`, the send id, so each send keeps its own), and at least what a 429's `Retry-After`
 /// asked, up to an hour.

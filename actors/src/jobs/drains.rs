@@ -152,7 +152,8 @@ impl Jobs {
                                     DeliveryError::Throttled { retry_after, .. } => retry_after,
                                     _ => None,
                                 };
-                                row.retry_at = Some(now + retry_delay(row.attempts, &row.send_id, throttled));
+                                row.failed_runs += 1;
+                                row.retry_at = Some(now + retry_delay(row.failed_runs, &row.send_id, throttled));
                                 retrying += 1;
                             }
                         }

@@ -123,6 +123,7 @@ pub async fn queue_send(
         sender_id: send.sender_id.clone(),
         not_before: send.not_before,
         retry_at: None,
+        failed_runs: 0,
     };
     let queue = format!("{}_{}", send.channel.queue(), send.delivery_date);
     ops.extend(row.writes());

@@ -141,6 +141,10 @@ pub struct QueuedSend {
     /// After an attempt that may pass (5xx, 429, no answer): the drains try again from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<DateTime<Utc>>,
+    /// Drain runs whose attempts all failed in a way that may pass: the backoff doubles with
+    /// each (the quick retries inside one run do not count).
+    #[serde(default, skip_serializing_if = "crate::domain::is_default")]
+    pub failed_runs: u32,
 }
 
 impl QueuedSend {

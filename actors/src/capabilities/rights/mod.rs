@@ -55,8 +55,8 @@ question! {
     } -> CustomerExport;
 }
 
-/// Everything engage holds about one customer of one brand. Each list holds the stored rows as
-/// they are kept (their fields differ by kind: see the routes that show them).
+/// Everything engage holds about one customer of one brand: each list holds the stored rows of
+/// one table, in the type they are kept as (an order's own row is its payload as received).
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CustomerExport {
     /// Customer phone.
@@ -69,29 +69,47 @@ pub struct CustomerExport {
     pub profile: Option<CustomerView>,
     /// The customer's orders: each order's contribution by `outlet/orderId`, and the stored
     /// order rows.
-    pub orders: Vec<Value>,
+    pub orders: Vec<ExportedOrder>,
     /// The loyalty ledger, oldest first.
-    pub ledger: Vec<Value>,
+    pub ledger: Vec<crate::domain::loyalty::LedgerEntry>,
     /// Point redemptions, by order.
-    pub redemptions: Vec<Value>,
+    pub redemptions: Vec<crate::domain::customer::Redemption>,
     /// Coupons issued to the customer.
-    pub coupons: Vec<Value>,
+    pub coupons: Vec<crate::capabilities::rewards::Coupon>,
     /// Digital bills sent to the customer.
-    pub bills: Vec<Value>,
+    pub bills: Vec<crate::capabilities::bills::Bill>,
     /// Feedback requests sent to the customer.
-    pub feedback_requests: Vec<Value>,
+    pub feedback_requests: Vec<crate::capabilities::feedback::FeedbackRequest>,
     /// The customer's ratings and comments.
-    pub ratings: Vec<Value>,
+    pub ratings: Vec<crate::capabilities::feedback::Rating>,
     /// The customer's NPS answers.
-    pub nps: Vec<Value>,
+    pub nps: Vec<crate::capabilities::feedback::nps::NpsResponse>,
     /// Low-rating recoveries offered to the customer.
-    pub recoveries: Vec<Value>,
+    pub recoveries: Vec<crate::capabilities::feedback::recovery::Recovery>,
     /// Marketing subscriptions.
     pub subscriptions: ConsentView,
     /// Journey decisions about the customer (sent, held out, skipped).
-    pub journey_sends: Vec<Value>,
+    pub journey_sends: Vec<crate::capabilities::journeys::JourneySend>,
     /// Messages queued for the customer in the last 35 days (the queues' retention), any channel.
-    pub sends: Vec<Value>,
+    pub sends: Vec<crate::capabilities::wallet::QueuedSend>,
+}
+
+/// One of the customer's orders in an export.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ExportedOrder {
+    /// `outlet/orderId`.
+    pub order: String,
+    /// What the customer's totals count for it.
+    pub contribution: Option<crate::domain::kept_orders::Contribution>,
+    /// The stored order row: the order as received (free-form: each source its own fields).
+    pub row: Option<Value>,
+}
+
+/// `rows` of `table` in the type they are kept as.
+fn typed<T: serde::de::DeserializeOwned>(table: &str, rows: Vec<Value>) -> Result<Vec<T>, QueryError> {
+    rows.into_iter()
+        .map(|row| serde_json::from_value(row).map_err(|e| QueryError::Failed(format!("a {table} row: {e}"))))
+        .collect()
 }
 
 /// The channel queue partitions (`sms_queue_20261127`, …) of the days a queued message is kept
@@ -162,13 +180,15 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
         let (outlet, order_id) = key.split_once('/').unwrap_or(("", &key));
         let row: Option<Value> = repo.get(&keys::order(&tenant, outlet, order_id)).await?;
         // what the customer's totals count for it: kept in their row, or in the order's own
-        let kept = customer.as_ref().and_then(|c| c.orders.get(&key)).map(|c| serde_json::json!(c));
-        let contribution =
-            kept.or_else(|| row.as_ref().and_then(|r| r.get(crate::capabilities::orders::COUNTED).cloned()));
-        orders.push(serde_json::json!({"order": key, "contribution": contribution, "row": row}));
+        let kept = customer.as_ref().and_then(|c| c.orders.get(&key)).cloned();
+        let contribution = kept.or_else(|| {
+            let counted = row.as_ref().and_then(|r| r.get(crate::capabilities::orders::COUNTED).cloned())?;
+            serde_json::from_value(counted).ok()
+        });
+        orders.push(ExportedOrder { order: key, contribution, row });
     }
-    let ledger: Vec<Value> = repo.all(LOYALTY_LEDGER, &keys::ledger_partition(&tenant, &phone)).await?;
-    let redemptions: Vec<Value> = repo.all(REDEMPTIONS, &keys::ledger_partition(&tenant, &phone)).await?;
+    let ledger = repo.all(LOYALTY_LEDGER, &keys::ledger_partition(&tenant, &phone)).await?;
+    let redemptions = repo.all(REDEMPTIONS, &keys::ledger_partition(&tenant, &phone)).await?;
     let subs: Subscriptions = repo.get(&keys::consent(&tenant, &phone)).await?.unwrap_or_default();
     let defaults: ConsentDefaults = repo.get(&keys::consent_defaults(&tenant)).await?.unwrap_or_default();
     let subscriptions = crate::capabilities::consent::view(&phone, &subs, &defaults);
@@ -188,15 +208,15 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
         orders,
         ledger,
         redemptions,
-        coupons: rows_naming(&repo, COUPONS, &tenant, &phone).await?,
-        bills: rows_naming(&repo, DIGITAL_BILLS, &tenant, &phone).await?,
-        feedback_requests: rows_naming(&repo, FEEDBACK_REQUESTS, &tenant, &phone).await?,
-        ratings: rows_naming(&repo, RATINGS, &tenant, &phone).await?,
-        nps: rows_naming(&repo, NPS_RESPONSES, &tenant, &phone).await?,
-        recoveries: rows_naming(&repo, FEEDBACK_RECOVERIES, &tenant, &phone).await?,
+        coupons: typed(COUPONS, rows_naming(&repo, COUPONS, &tenant, &phone).await?)?,
+        bills: typed(DIGITAL_BILLS, rows_naming(&repo, DIGITAL_BILLS, &tenant, &phone).await?)?,
+        feedback_requests: typed(FEEDBACK_REQUESTS, rows_naming(&repo, FEEDBACK_REQUESTS, &tenant, &phone).await?)?,
+        ratings: typed(RATINGS, rows_naming(&repo, RATINGS, &tenant, &phone).await?)?,
+        nps: typed(NPS_RESPONSES, rows_naming(&repo, NPS_RESPONSES, &tenant, &phone).await?)?,
+        recoveries: typed(FEEDBACK_RECOVERIES, rows_naming(&repo, FEEDBACK_RECOVERIES, &tenant, &phone).await?)?,
         subscriptions,
-        journey_sends,
-        sends,
+        journey_sends: typed(crate::tables::JOURNEY_SENDS, journey_sends)?,
+        sends: typed(crate::tables::CHANNEL_QUEUE, sends)?,
         mobile_number: phone,
         parent_business_id: tenant,
         exported_at: now,

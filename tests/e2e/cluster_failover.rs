@@ -284,7 +284,7 @@ async fn losing_one_of_three_nats_servers_under_load_loses_no_acknowledged_order
     assert!(acked.len() > 200, "the load was too light to mean anything: {} acknowledged", acked.len());
     // nothing acknowledged is lost or doubled, read back while the second server is still down
     let client = reqwest::Client::new();
-    crate::cluster::wait_each_counted_once(&client, &ingress.base, &acked, Duration::from_secs(120)).await;
+    crate::cluster_kit::wait_each_counted_once(&client, &ingress.base, &acked, Duration::from_secs(120)).await;
 }
 
 /// The server list works when its first server is down, and a setting that changes the replica

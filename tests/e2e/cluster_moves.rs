@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cluster::{details, metric, stream_orders, wait_acked, wait_each_counted_once, wait_owners};
+use crate::cluster_kit::{details, metric, stream_orders, wait_acked, wait_each_counted_once, wait_owners};
 use crate::procs::{free_port, Engage, NatsServer};
 
 /// `engage_processing_lag_seconds` of `base`: (orders processed, of which within `le` seconds).
@@ -66,12 +66,12 @@ async fn a_graceful_stop_and_a_new_node_hand_orders_and_reads_over_without_waiti
         ],
     )
     .await;
-    crate::cluster::wait_shared(&nats.url, 16, "node-a", "node-b").await;
+    crate::cluster_kit::wait_shared(&nats.url, 16, "node-a", "node-b").await;
     let client = reqwest::Client::new();
 
     // one customer per brand of 40, read over and over while the brands move
     for b in 0..40 {
-        let body = crate::cluster::order(&format!("brand-{b}"), &format!("seed-{b}"), "9800000000");
+        let body = crate::cluster_kit::order(&format!("brand-{b}"), &format!("seed-{b}"), "9800000000");
         assert_eq!(
             client.post(format!("{}/injestion/platform", ingress.base)).json(&body).send().await.unwrap().status(),
             200
@@ -122,7 +122,7 @@ async fn a_graceful_stop_and_a_new_node_hand_orders_and_reads_over_without_waiti
             let status = answer.status().as_u16();
             said.push(answer.text().await.unwrap_or_default());
             if status == 200 {
-                let owners = crate::cluster::owners(&nats.url).await;
+                let owners = crate::cluster_kit::owners(&nats.url).await;
                 assert!(owners.values().any(|n| n == "node-c"), "ready while holding no partition: {owners:?}");
                 break;
             }
@@ -202,7 +202,7 @@ async fn restarting_under_load_answers_every_request_it_accepted_and_resets_none
                 while !stop.load(Ordering::SeqCst) {
                     i += 1;
                     let (tenant, phone) = (format!("brand-{}", i % 5), format!("97{w:02}{i:06}"));
-                    let order = crate::cluster::order(&tenant, &format!("r-{w}-{i}"), &phone);
+                    let order = crate::cluster_kit::order(&tenant, &format!("r-{w}-{i}"), &phone);
                     let sent = client.post(format!("{base}/injestion/platform")).json(&order).send().await;
                     let read = client.get(format!("{base}/readyz")).send().await;
                     for (what, result) in [("order", sent), ("readyz", read)] {
@@ -281,5 +281,5 @@ async fn restarting_under_load_answers_every_request_it_accepted_and_resets_none
     assert!(tally.contains_key("503 shutting_down"), "the drain said shutting_down on /readyz: {tally:?}");
     let acked = acked.lock().unwrap().clone();
     let client = reqwest::Client::new();
-    crate::cluster::wait_each_counted_once(&client, &base, &acked, Duration::from_secs(60)).await;
+    crate::cluster_kit::wait_each_counted_once(&client, &base, &acked, Duration::from_secs(60)).await;
 }

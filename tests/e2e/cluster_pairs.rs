@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-use crate::cluster::*;
+use crate::cluster_kit::*;
 
 use crate::procs::{free_port, Engage, NatsServer, BIN};
 
@@ -70,7 +70,7 @@ impl Pair {
         let with = |id: &'static str| common.iter().copied().chain([("ENGAGE_NODE_ID", id)]).collect::<Vec<_>>();
         let node_a = Engage::start(&dir.path().join("a"), free_port(), &with("node-a")).await;
         let node_b = Engage::start(&dir.path().join("b"), free_port(), &with("node-b")).await;
-        crate::cluster::wait_shared(&nats.url, 16, "node-a", "node-b").await;
+        crate::cluster_kit::wait_shared(&nats.url, 16, "node-a", "node-b").await;
         let client = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
         Self { nats, sms, dir, node_a, node_b, client }
     }

@@ -16,6 +16,7 @@ mod cli;
 mod cloudwatch;
 mod cluster;
 mod cluster_failover;
+mod cluster_kit;
 mod cluster_moves;
 mod cluster_pairs;
 mod consent;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde_json::json;
 
-use crate::cluster::metric;
+use crate::cluster_kit::metric;
 use crate::helpers::{spawn_app, TestApp};
 use crate::journey_runs::{run, Brand};
 use crate::platform::{create_token, wait_customer};

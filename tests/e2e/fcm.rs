@@ -100,8 +100,7 @@ async fn a_brands_firebase_project_sends_its_pushes_with_one_cached_token_and_st
     tokio::spawn(async move { axum::serve(listener, router).await });
     // the service-account key as Google gives it
     let key = json!({"type": "service_account", "project_id": PROJECT, "private_key_id": "k1",
-        "private_key": private_pem, "client_email": CLIENT_EMAIL, "token_uri": token_uri})
-    .to_string();
+        "private_key": private_pem, "client_email": CLIENT_EMAIL, "token_uri": token_uri});
 
     let app = spawn_app(&[]).await;
     let b = Brand::new(&app, "brand-fcm").await;
@@ -113,6 +112,14 @@ async fn a_brands_firebase_project_sends_its_pushes_with_one_cached_token_and_st
         )
         .await;
     assert!(wrong["senders"][0]["incomplete"].as_str().unwrap_or_default().contains("service-account key"), "{wrong}");
+    // the key file's text is taken, and so is its JSON object (set last here)
+    let text = b
+        .staff(
+            "/crm_api/senders",
+            json!({"channel": "push", "provider": "fcm", "base_url": google, "sender": PROJECT, "credential": key.to_string()}),
+        )
+        .await;
+    assert_eq!(text["senders"][0]["incomplete"], Value::Null, "{text}");
     let set = b
         .staff(
             "/crm_api/senders",

@@ -25,6 +25,25 @@ pub enum ProviderChoice {
     Fcm,
 }
 
+/// A credential as sent: text, or (an FCM service-account key) the key file's JSON object.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum CredentialInput {
+    /// A token, a key, or a key file's text.
+    Text(#[schemars(length(min = 1, max = 4096))] String),
+    /// An FCM service-account key file, as its JSON object.
+    Key(serde_json::Map<String, serde_json::Value>),
+}
+
+/// A credential as text: an object (a service-account key file) is kept as its JSON text.
+fn credential<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<CredentialInput>::deserialize(deserializer)? {
+        None => None,
+        Some(CredentialInput::Text(text)) => Some(text),
+        Some(CredentialInput::Key(key)) => Some(serde_json::Value::Object(key).to_string()),
+    })
+}
+
 /// `/crm_api/senders`: read the brand's senders, or with `channel` and `provider`, set one.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = false))]
@@ -47,8 +66,10 @@ pub struct SendersRequest {
     #[schemars(length(min = 1, max = 64))]
     pub account: Option<String>,
     /// The credential (Twilio auth token, MSG91 auth key, WhatsApp access token, FCM
-    /// service-account key as its JSON text, generic bearer): written, never answered.
-    #[schemars(length(min = 1, max = 4096))]
+    /// service-account key: the JSON file's object, or its text; generic bearer): written, never
+    /// answered.
+    #[serde(default, deserialize_with = "credential")]
+    #[schemars(with = "Option<CredentialInput>")]
     pub credential: Option<String>,
     /// The brand's DLT principal entity id.
     #[schemars(length(min = 1, max = 64))]

@@ -69,15 +69,19 @@ impl DeliveryError {
 /// `seed`, the send id, so each send keeps its own), and at least what a 429's `Retry-After`
 /// asked, up to an hour.
 pub fn retry_delay(attempts: u32, seed: &str, retry_after: Option<u64>) -> chrono::Duration {
-    use std::hash::{Hash, Hasher};
     const BASE_SECS: u64 = 30;
     const CAP_SECS: u64 = 30 * 60;
     let full = BASE_SECS.saturating_mul(1 << attempts.saturating_sub(1).min(16)).min(CAP_SECS);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (seed, attempts).hash(&mut hasher);
-    let jitter = hasher.finish() % (full / 2 + 1);
-    let wait = (full - jitter).max(retry_after.unwrap_or(0).min(3600));
+    let wait = equal_jitter(full, (seed, attempts)).max(retry_after.unwrap_or(0).min(3600));
     chrono::Duration::seconds(wait as i64)
+}
+
+/// `full` less a jitter of up to half of it, drawn from `seed` (the same seed, the same wait).
+fn equal_jitter(full: u64, seed: impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    seed.hash(&mut hasher);
+    full - hasher.finish() % (full / 2 + 1)
 }
 
 /// Calls a drain makes again at once after an answer that may pass, before the send waits for a
@@ -88,14 +92,11 @@ pub const QUICK_RETRIES: u32 = 3;
 /// less a jitter of up to half of it drawn from `seed`; `None` when a 429 asked for more than two
 /// seconds (the send waits for a later run instead).
 pub fn quick_delay(retry: u32, seed: &str, retry_after: Option<u64>) -> Option<std::time::Duration> {
-    use std::hash::{Hash, Hasher};
     if retry_after.is_some_and(|secs| secs > 2) {
         return None;
     }
     let full = 250u64 << retry.saturating_sub(1).min(4);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (seed, retry, "quick").hash(&mut hasher);
-    let wait = (full - hasher.finish() % (full / 2 + 1)).max(retry_after.unwrap_or(0) * 1000);
+    let wait = equal_jitter(full, (seed, retry, "quick")).max(retry_after.unwrap_or(0) * 1000);
     Some(std::time::Duration::from_millis(wait))
 }
 

@@ -323,24 +323,8 @@ impl Lots {
 /// `net_points` is the change of all balances.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DayFigures {
-    /// Earned on orders (updates of orders included, so it may shrink).
-    pub points_earned: i64,
-    /// Milestone bonuses.
-    pub bonus_points: i64,
-    /// Refer-and-earn points.
-    pub referral_points: i64,
-    /// Redeemed, on orders or for rewards.
-    pub points_redeemed: i64,
-    /// Given back by revoked redemptions and rewards.
-    pub points_restored: i64,
-    /// Expired.
-    pub points_expired: i64,
-    /// Taken back by refunds (points, milestone bonuses and referral points of refunded orders).
-    pub points_clawed_back: i64,
-    /// Sum of every entry.
-    pub net_points: i64,
-    /// Ledger entries.
-    pub transactions: u64,
+    /// The sums (the customer counts are filled in by [`Self::view`]).
+    sums: DayRow,
     earners: BTreeSet<String>,
     redeemers: BTreeSet<String>,
 }
@@ -348,22 +332,23 @@ pub struct DayFigures {
 impl DayFigures {
     /// Counts one ledger entry of `kind` for `phone`.
     pub fn add(&mut self, phone: &str, kind: &str, points: i64) {
-        self.transactions += 1;
-        self.net_points += points;
+        let sums = &mut self.sums;
+        sums.transactions += 1;
+        sums.net_points += points;
         match kind {
             "earn" | "adjust" => {
-                self.points_earned += points;
+                sums.points_earned += points;
                 self.earners.insert(phone.to_owned());
             }
-            "bonus" => self.bonus_points += points,
-            "referral" => self.referral_points += points,
+            "bonus" => sums.bonus_points += points,
+            "referral" => sums.referral_points += points,
             "redeem" | "reward_purchase" => {
-                self.points_redeemed -= points;
+                sums.points_redeemed -= points;
                 self.redeemers.insert(phone.to_owned());
             }
-            "revoke" | "reward_revoke" => self.points_restored += points,
-            "expire" => self.points_expired -= points,
-            "clawback" => self.points_clawed_back -= points,
+            "revoke" | "reward_revoke" => sums.points_restored += points,
+            "expire" => sums.points_expired -= points,
+            "clawback" => sums.points_clawed_back -= points,
             _ => {}
         }
     }
@@ -373,17 +358,9 @@ impl DayFigures {
     pub fn view(&self) -> DayRow {
         DayRow {
             date: None,
-            points_earned: self.points_earned,
-            bonus_points: self.bonus_points,
-            referral_points: self.referral_points,
-            points_redeemed: self.points_redeemed,
-            points_restored: self.points_restored,
-            points_expired: self.points_expired,
-            points_clawed_back: self.points_clawed_back,
-            net_points: self.net_points,
-            transactions: self.transactions,
             customers_earned: self.earners.len() as u64,
             customers_redeemed: self.redeemers.len() as u64,
+            ..self.sums.clone()
         }
     }
 }

@@ -22,16 +22,6 @@ need_wrk
 nats_bin=$(nats_server_bin)
 [ -x target/release/engage ] || cargo build --release --bin engage
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
-ticks=$(getconf CLK_TCK)
-
-cpu_seconds() { # pid... -> user+system CPU seconds of them together
-  local total=0 pid fields
-  for pid in "$@"; do
-    fields=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-    total=$((total + fields))
-  done
-  python3 -c "print($total / $ticks)"
-}
 
 wait_ready() { # port
   for _ in $(seq 1 600); do

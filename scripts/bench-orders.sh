@@ -49,7 +49,7 @@ declare -A results
 run_engage() { # mode run
   local mode=$1 run=$2 port data env=() out rps ingested processed start drain lag
   port=$(free_port); data="$work/data-$mode-$run"
-  local pace=0
+  local pace=0 nats_pids=()
   if [ "$mode" = jetstream-paced ]; then
     local embedded_rps; embedded_rps=$(awk '{print $NF}' <<<"${results[embedded/rps]:-0}")
     pace=$(python3 -c "r = float('$embedded_rps'); print(max(0, round($connections * 1000 / (0.55 * r) - 3)) if r else 0)")
@@ -57,13 +57,14 @@ run_engage() { # mode run
   if [ "$mode" = jetstream ] || [ "$mode" = jetstream-paced ]; then
     local nport; nport=$(free_port)
     "$nats_bin" -js -a 127.0.0.1 -p "$nport" -sd "$work/nats-$run" >/dev/null 2>&1 &
-    pids+=($!); wait_port "$nport"
+    pids+=($!); nats_pids=($!); wait_port "$nport"
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
     nats_url="nats://127.0.0.1:$nport"
   elif [ "$mode" = jetstream-r3 ]; then
     # three servers routed into one cluster; every stream and bucket with three replicas
     start_nats_cluster "$nats_bin" "r3-$run"
     local urls=$nats_urls
+    nats_pids=("${nats_cluster_pids[@]}")
     env=(ENGAGE_NATS_URL="$urls" ENGAGE_NATS_REPLICAS=3)
     nats_url="$urls"
   fi
@@ -81,7 +82,9 @@ run_engage() { # mode run
     (sleep 1; scripts/bench/profile.sh "$pid" $((duration - 2)) "$PROFILE_DIR/orders-$mode.svg") &
     profiler=$!
   fi
-  local wire=
+  local wire= cpu_engage cpu_nats=0
+  cpu_engage=$(cpu_seconds "$pid")
+  [ ${#nats_pids[@]} -eq 0 ] || cpu_nats=$(cpu_seconds "${nats_pids[@]}")
   [ -z "${CAPTURE:-}" ] || capture_start "$port" "$work/orders.pcap"
   out=$(PACE_MS=$pace RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
   [ -z "${CAPTURE:-}" ] || wire=" $(capture_wire "$port" "$work/orders.pcap")"
@@ -99,10 +102,17 @@ run_engage() { # mode run
   done
   drain=$(python3 -c "print(f'{($(date +%s.%N) - $start) * 1000:.0f}')")
   lag=$(lag_quantiles "$port")
+  # CPU per 1,000 orders over the load and the drain: engage, and nats-server (all of them)
+  local ecpu ncpu=0 per_k
+  per_k=$(python3 -c "print(max($ingested, 1) / 1000)")
+  ecpu=$(python3 -c "print(round(($(cpu_seconds "$pid") - $cpu_engage) * 1000 / $per_k))")
+  [ ${#nats_pids[@]} -eq 0 ] || ncpu=$(python3 -c "print(round(($(cpu_seconds "${nats_pids[@]}") - $cpu_nats) * 1000 / $per_k))")
+  local cost="engage_cpu_ms_per_1k=$ecpu nats_cpu_ms_per_1k=$ncpu"
   local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   [ -z "$profiler" ] || wait "$profiler"
-  echo "run: $mode #$run pace_ms=$pace peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
+  echo "run: $mode #$run pace_ms=$pace peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } $cost latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
   results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
+  results["$mode/ecpu"]+="$ecpu "; results["$mode/ncpu"]+="$ncpu "
   if [ "$mode" = jetstream ]; then
     local raw; raw=$(target/release/jetstream-publish "$nats_url" "$duration" "$connections" | sed 's/msgs_per_sec=//')
     echo "run: raw-jetstream-publish #$run msgs/s=$raw"
@@ -119,10 +129,10 @@ raw=$(median "${results[raw/rps]:-0}")
 embedded=$(median "${results[embedded/rps]:-0}")
 ratio() { python3 -c "print(f'{$1/$2:.2f}' if $2 else '-')"; }
 echo
-echo "| mode | single-order POSTs/s | vs raw JetStream publish | vs embedded | lag p50 (ms) | lag p99 (ms) | drain after load (ms) |"
-echo "|---|---|---|---|---|---|---|"
-echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - | - |"
+echo "| mode | single-order POSTs/s | vs raw JetStream publish | vs embedded | lag p50 (ms) | lag p99 (ms) | drain after load (ms) | CPU ms per 1,000 orders: engage + nats-server |"
+echo "|---|---|---|---|---|---|---|---|"
+echo "| raw JetStream publish (baseline) | $raw | 1.00 | - | - | - | - | - |"
 for mode in $modes; do
   r=$(median "${results[$mode/rps]}")
-  echo "| engage, $mode | $r | $(ratio "$r" "$raw") | $(ratio "$r" "$embedded") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") |"
+  echo "| engage, $mode | $r | $(ratio "$r" "$raw") | $(ratio "$r" "$embedded") | $(median "${results[$mode/p50]}") | $(median "${results[$mode/p99]}") | $(median "${results[$mode/drain]}") | $(median "${results[$mode/ecpu]}") + $(median "${results[$mode/ncpu]}") |"
 done

@@ -17,6 +17,9 @@
 # "embedded jetstream") picks the modes (`jetstream-r3`: three nats-servers routed on loopback,
 # every stream and bucket with three replicas, as the cluster runs); PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
+# PACED_RATE=N (default 1000; 0: none) adds a case `<mode>-paced` per mode: the 1000 customers at
+# about N calls/s (each connection pausing between calls), the latency at a set load rather than
+# at saturation, where it is the connections over the rate the cores allow (Little's law).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -27,6 +30,7 @@ threads=${WRK_THREADS:-2}
 customers_many=1000
 engage_bin=${BENCH_ENGAGE:-target/release/engage}
 modes=${MODES:-embedded jetstream}
+paced_rate=${PACED_RATE:-1000}
 
 need_wrk
 need_capture
@@ -64,8 +68,8 @@ PY
 }
 
 declare -A results profiled
-measure() { # label port token customers path
-  local label=$1 port=$2 token=$3 customers=$4 path=$5 out rps p50 p99 non2xx profiler=
+measure() { # label port token customers path [pace_ms]
+  local label=$1 port=$2 token=$3 customers=$4 path=$5 pace=${6:-0} out rps p50 p99 non2xx profiler=
   if [ -n "${PROFILE_DIR:-}" ] && [ -n "${engage_pid:-}" ] && [ "$customers" != 1 ] && [ -z "${profiled[$label]:-}" ]; then
     profiled[$label]=1; mkdir -p "$PROFILE_DIR"
     (sleep 1; scripts/bench/profile.sh "$engage_pid" $((duration - 2)) "$PROFILE_DIR/redeem-${label%-many}.svg") &
@@ -81,7 +85,7 @@ measure() { # label port token customers path
   if [ -n "${CAPTURE:-}" ] && [ "$label" != baseline ]; then
     capture="$work/$label.pcap"; capture_start "$port" "$capture"
   fi
-  out=$(TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
+  out=$(PACE_MS=$pace TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
   if [ -n "$capture" ]; then
     wire=" $(capture_wire "$port" "$capture")"
@@ -131,6 +135,10 @@ for mode in $modes; do
     measure baseline "$base_port" "$token" 1 /v1/logs
     measure "$mode-hot" "$port" "$token" 1 /integration/v1/redeem_points
     measure "$mode-many" "$port" "$token" "$customers_many" /integration/v1/redeem_points
+    if [ "$paced_rate" -gt 0 ]; then
+      measure "$mode-paced" "$port" "$token" "$customers_many" /integration/v1/redeem_points \
+        "$(python3 -c "print(max(0, round($connections * 1000 / $paced_rate) - 2))")"
+    fi
   done
   echo "run: $mode peak_rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"
   kill "$pid"; wait "$pid" 2>/dev/null || true; engage_pid=
@@ -149,7 +157,7 @@ base=$(median "${results[baseline/rps]}")
 echo "| case | redeem calls/s | vs bare JSON parse | p50 | p99 |"
 echo "|---|---|---|---|---|"
 echo "| bare axum JSON parse (baseline) | $base | 1.00 | $(median "${results[baseline/p50]}") | $(median "${results[baseline/p99]}") |"
-for label in embedded-hot embedded-many jetstream-hot jetstream-many jetstream-r3-hot jetstream-r3-many; do
+for label in embedded-hot embedded-many embedded-paced jetstream-hot jetstream-many jetstream-paced jetstream-r3-hot jetstream-r3-many jetstream-r3-paced; do
   [ -n "${results[$label/rps]:-}" ] || continue
   r=$(median "${results[$label/rps]}")
   echo "| engage, $label | $r | $(python3 -c "print(f'{$r/$base:.2f}')") | $(median "${results[$label/p50]}") | $(median "${results[$label/p99]}") |"
@@ -158,7 +166,7 @@ if [ -n "${CAPTURE:-}" ]; then
   echo
   echo "| case | wrk p99 (corrected by wrk) | wire p99 (each request's own) |"
   echo "|---|---|---|"
-  for label in embedded-hot embedded-many jetstream-hot jetstream-many jetstream-r3-hot jetstream-r3-many; do
+  for label in embedded-hot embedded-many embedded-paced jetstream-hot jetstream-many jetstream-paced jetstream-r3-hot jetstream-r3-many jetstream-r3-paced; do
     [ -n "${results[$label/wire_p99]:-}" ] || continue
     echo "| engage, $label | $(median "${results[$label/p99]}") | $(median "${results[$label/wire_p99]}") |"
   done

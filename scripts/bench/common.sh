@@ -81,3 +81,14 @@ start_nats_cluster() {
   done
   for i in 0 1 2; do wait_port "${nports[$i]}"; done
 }
+
+# `cpu_seconds PID...`: the user + system CPU seconds of the processes together (/proc/<pid>/stat).
+cpu_seconds() {
+  local total=0 pid fields ticks
+  ticks=$(getconf CLK_TCK)
+  for pid in "$@"; do
+    fields=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    total=$((total + fields))
+  done
+  python3 -c "print($total / $ticks)"
+}

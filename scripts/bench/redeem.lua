@@ -12,6 +12,12 @@ function init(args)
   token = os.getenv("TOKEN") or ""
   run = os.getenv("RUN_ID") or "0"
   path = os.getenv("TARGET_PATH") or "/integration/v1/redeem_points"
+  -- PACE_MS=N: each connection waits N ms after an answer before its next call (a paced load:
+  -- about connections * 1000 / (N + latency) calls/s; scripts/bench-redeem.sh, PACED_RATE)
+  pace = tonumber(os.getenv("PACE_MS") or "0")
+end
+function delay()
+  return pace
 end
 function request()
   counter = counter + 1

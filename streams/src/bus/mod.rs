@@ -171,8 +171,12 @@ impl Delivery {
     }
 
     /// Settles many deliveries at once, answering for each in order. Embedded deliveries are
-    /// deleted in one store batch (one sync for the lot instead of one each); JetStream acks are
-    /// sent together and their confirmations awaited together instead of one round trip each.
+    /// deleted in one store batch (one sync for the lot instead of one each). JetStream acks are
+    /// sent together, each as a plain ack, and confirmed by one flush of the connection (the
+    /// server has read every one of them) instead of a reply per ack: the replies were a message
+    /// out of nats-server per order and a request each in the client. An ack the server never
+    /// read fails the flush and counts as failed; its order comes again after the ack wait and
+    /// is known by its bus position (applied once).
     pub async fn ack_all(deliveries: Vec<Delivery>) -> Vec<Result<(), BusError>> {
         let mut embedded = Vec::new();
         let mut results: Vec<Option<Result<(), BusError>>> = Vec::with_capacity(deliveries.len());
@@ -187,12 +191,16 @@ impl Delivery {
         for (index, result) in embedded::EmbeddedAck::ack_all(embedded).await {
             results[index] = Some(result);
         }
-        let acked = futures::future::join_all(nats.into_iter().map(|(index, message)| async move {
-            (index, message.double_ack().await.map_err(|e| BusError::Nats(e.to_string())))
-        }))
-        .await;
-        for (index, result) in acked {
-            results[index] = Some(result);
+        if let Some((_, first)) = nats.first() {
+            let client = first.context.client();
+            let mut sent = Vec::with_capacity(nats.len());
+            for (index, message) in &nats {
+                sent.push((*index, message.ack().await.map_err(|e| BusError::Nats(e.to_string()))));
+            }
+            let flushed = client.flush().await.map_err(|e| format!("acks not confirmed: {e}"));
+            for (index, result) in sent {
+                results[index] = Some(result.and_then(|()| flushed.clone().map_err(BusError::Nats)));
+            }
         }
         results.into_iter().map(|r| r.unwrap_or_else(|| Err(BusError::Codec("not settled".into())))).collect()
     }

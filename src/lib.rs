@@ -446,7 +446,7 @@ impl Application {
                 nats.clone(),
                 settings.partitions,
             ),
-            tokens: TokenStore::new(platform_store.clone()),
+            tokens: TokenStore::cached(platform_store.clone()),
             directory: engage_actors::directory::Directory::new(platform_store),
             schemas: PlatformSchemas::compile().map_err(anyhow::Error::msg)?,
             // the loopback admin routes are served where the HTTP routes are (not on nodes)

@@ -87,6 +87,12 @@ fn register() {
             &["missing", "malformed", "algorithm", "unknown_key", "invalid"],
         ),
         ("engage_jwks_fetches_total", "JWKS fetches by outcome", "outcome", &["ok", "error"]),
+        (
+            "engage_token_checks_total",
+            "platform token checks, by where the grant came from: memory (kept while the token watch runs) or the store",
+            "answered",
+            &["memory", "store"],
+        ),
         ("engage_rate_limited_total", "log requests refused by the rate limit", "", &[""]),
         ("engage_ingested_total", "platform events accepted onto the bus, by source", "source", &[]),
         ("engage_ingest_rejected_total", "platform events refused, by source", "source", &[]),

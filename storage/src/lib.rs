@@ -14,5 +14,6 @@ pub mod replicas;
 pub mod store;
 
 pub use store::{
-    set_idle_hook, Durable, EmbeddedStore, NatsKvStore, Row, ScyllaOptions, ScyllaStore, Store, StoreError, WriteOp,
+    set_idle_hook, Durable, EmbeddedStore, NatsKvStore, Row, ScyllaOptions, ScyllaStore, Store, StoreError,
+    TableChanges, WriteOp,
 };

@@ -63,4 +63,5 @@ mod senders;
 mod stats;
 mod stats_dashboard;
 mod stream_bounds;
+mod token_revocation;
 mod wallet;

@@ -145,6 +145,9 @@ pub(crate) fn last_writes<W: RowWrite>(ops: Vec<W>) -> Vec<W> {
 }
 
 /// A key-value store over `(table, partition, clustering)`.
+/// Changes to a table, one item per change ([`Store::watch_table`]).
+pub type TableChanges = futures::stream::BoxStream<'static, ()>;
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Reads one row.
@@ -234,6 +237,16 @@ pub trait Store: Send + Sync + 'static {
     /// do nothing here: `docs/consent.md` says what they keep and for how long.
     async fn purge_unreachable(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// A stream that yields whenever a row of `table` changes (a put or a delete, made by this
+    /// process or any other), from the moment it is answered, and ends when it can no longer
+    /// tell (its watch broke): what a cache of the table's rows needs to stay exact. `Ok(None)`
+    /// when the backend has no such watch (the embedded store, whose reads are local anyway;
+    /// ScyllaDB): such a table is then not cached. `Err` when it cannot be set up now.
+    async fn watch_table(&self, table: &'static str) -> Result<Option<TableChanges>, StoreError> {
+        let _ = table;
+        Ok(None)
     }
 
     /// Whether a read is answered inside this process, without a network round trip (the

@@ -311,6 +311,15 @@ impl NatsKvStore {
 
 #[async_trait]
 impl Store for NatsKvStore {
+    /// A KV watch (an ordered consumer, new changes only) of the table's keys; it ends at the
+    /// first error it reports.
+    async fn watch_table(&self, table: &'static str) -> Result<Option<super::TableChanges>, StoreError> {
+        check_table(table)?;
+        let watch = self.bucket.watch(format!("{table}.>")).await.map_err(backend)?;
+        let changes = watch.take_while(|entry| futures::future::ready(entry.is_ok())).map(|_| ());
+        Ok(Some(changes.boxed()))
+    }
+
     async fn get(
         &self,
         table: &'static str,

@@ -36,6 +36,7 @@ pub mod contract;
 pub mod errors;
 pub mod examples;
 pub mod form_view;
+pub mod grant_cache;
 pub mod requests;
 pub mod routes;
 pub mod schemas;

@@ -12,11 +12,13 @@ use sha2::{Digest, Sha256};
 
 use engage_storage::{Store, StoreError, WriteOp};
 
+use super::grant_cache::GrantCache;
+
 const TOKENS: &str = "auth_tokens";
 const IDS: &str = "auth_token_ids";
 
 /// The token families kept here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenKind {
     /// `token:` header on staff routes.
@@ -71,6 +73,8 @@ struct IdRow {
 #[derive(Clone)]
 pub struct TokenStore {
     store: Arc<dyn Store>,
+    /// Verified grants, when the store can say when a token changes ([`TokenStore::cached`]).
+    cache: Option<Arc<GrantCache>>,
 }
 
 /// SHA-256 of a token, hex.
@@ -79,9 +83,16 @@ pub fn hash(token: &str) -> String {
 }
 
 impl TokenStore {
-    /// Over `store`.
+    /// Over `store`, every check read from it.
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store }
+        Self { store, cache: None }
+    }
+
+    /// Over `store`, keeping verified grants while a watch of the tokens runs (a server's:
+    /// [`GrantCache`]).
+    pub fn cached(store: Arc<dyn Store>) -> Self {
+        let cache = GrantCache::watching(Arc::clone(&store), TOKENS);
+        Self { store, cache: Some(cache) }
     }
 
     /// Creates a token; returns it (the only time it is visible) and its grant.
@@ -129,9 +140,27 @@ impl TokenStore {
         if token.is_empty() || token.len() > 256 {
             return Ok(None);
         }
-        let Some(bytes) = self.store.get(TOKENS, kind.as_str(), hash(token).as_bytes()).await? else { return Ok(None) };
+        let hash = hash(token);
+        let epoch = match &self.cache {
+            Some(cache) => match cache.get(kind, &hash) {
+                Some(grant) => {
+                    metrics::counter!("engage_token_checks_total", "answered" => "memory").increment(1);
+                    return Ok(Some(grant));
+                }
+                None => Some(cache.epoch()),
+            },
+            None => None,
+        };
+        metrics::counter!("engage_token_checks_total", "answered" => "store").increment(1);
+        let Some(bytes) = self.store.get(TOKENS, kind.as_str(), hash.as_bytes()).await? else { return Ok(None) };
         let grant: TokenGrant = serde_json::from_slice(&bytes).map_err(|e| StoreError::Backend(e.to_string()))?;
-        Ok((grant.revoked_at.is_none() && grant.kind == kind).then_some(grant))
+        if grant.revoked_at.is_some() || grant.kind != kind {
+            return Ok(None);
+        }
+        if let (Some(cache), Some(epoch)) = (&self.cache, epoch) {
+            cache.keep(kind, hash, &grant, epoch);
+        }
+        Ok(Some(grant))
     }
 
     /// Every token ever created (revoked ones marked).

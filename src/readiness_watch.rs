@@ -11,9 +11,15 @@ use std::time::{Duration, Instant};
 #[allow(unused_imports)]
 use super::*;
 
+/// Least time one attempt is given before it counts as failed (an attempt is given what is left
+/// of the connect timeout, and at least this).
+const LEAST_ATTEMPT: Duration = Duration::from_secs(10);
+
 /// Runs `attempt` until it succeeds, with backoff (0.25 s doubling to 5 s), logging each failure
 /// and listing `dependency` under `/readyz` problems meanwhile; after `timeout` fails naming
-/// `target` (the setting and its redacted value).
+/// `target` (the setting and its redacted value). An attempt that does not end within what is
+/// left of `timeout` (at least [`LEAST_ATTEMPT`]) fails as "no answer": a server that never
+/// answers one request holds start-up for at most that, logged, never silently.
 pub(super) async fn with_retry<T, E, F, Fut>(
     dependency: &'static str,
     target: &str,
@@ -32,7 +38,12 @@ where
     let mut number = 0u32;
     loop {
         number += 1;
-        let error = match attempt().await {
+        let bound = timeout.saturating_sub(started.elapsed()).max(LEAST_ATTEMPT);
+        let outcome = match tokio::time::timeout(bound, attempt()).await {
+            Ok(outcome) => outcome.map_err(|error| error.to_string()),
+            Err(_) => Err(format!("no answer within {} s", bound.as_secs())),
+        };
+        let error = match outcome {
             Ok(value) => {
                 readiness.set_problem(dependency, None);
                 if number > 1 {
@@ -40,7 +51,7 @@ where
                 }
                 return Ok(value);
             }
-            Err(error) => error.to_string(),
+            Err(error) => error,
         };
         let error = match secret_url {
             Some(url) => engage_config::redact_in(&error, url),
@@ -154,4 +165,32 @@ pub(super) fn watch_disk(guard: Arc<DiskGuard>, readiness: Arc<Readiness>) {
             readiness.set_problem("log_disk", problem);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_attempt_that_never_answers_fails_named_within_the_timeout_and_is_not_a_silent_hang() {
+        let readiness = Readiness::default();
+        let started = Instant::now();
+        let mut attempts = 0;
+        let outcome: anyhow::Result<()> =
+            with_retry("nats", "the NATS KV bucket engage_store", None, Duration::from_secs(1), &readiness, || {
+                attempts += 1;
+                std::future::pending::<Result<(), String>>()
+            })
+            .await;
+        let error = outcome.expect_err("a hanging attempt must fail").to_string();
+        assert!(
+            error.contains("the NATS KV bucket engage_store") && error.contains("no answer within 10 s"),
+            "{error}"
+        );
+        assert_eq!(attempts, 1);
+        let took = started.elapsed();
+        assert!(took >= LEAST_ATTEMPT && took < LEAST_ATTEMPT + Duration::from_secs(5), "{took:?}");
+        let (ready, report) = readiness.report();
+        assert!(!ready && report.to_string().contains("no answer"), "{report}");
+    }
 }

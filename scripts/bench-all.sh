@@ -33,7 +33,7 @@ declare -A command=(
   [logs]="scripts/bench-logs.sh $duration $runs $connections"
   [otlp]="scripts/bench-otlp.sh $duration $runs $connections"
   [cloudwatch]="scripts/bench-cloudwatch.sh $duration $runs $connections"
-  [orders]="MODES='embedded jetstream jetstream-paced' scripts/bench-orders.sh $duration $runs $connections"
+  [orders]="MODES='embedded jetstream jetstream-paced jetstream-r3' scripts/bench-orders.sh $duration $runs $connections"
   [redeem]="MODES='embedded jetstream jetstream-r3' scripts/bench-redeem.sh $duration $runs $connections"
   [brands]="scripts/bench-brands.sh $duration $connections"
   [soak]="scripts/bench-soak.sh ${SOAK_SECS:-60} $connections"

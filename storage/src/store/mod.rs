@@ -145,8 +145,15 @@ pub(crate) fn last_writes<W: RowWrite>(ops: Vec<W>) -> Vec<W> {
 }
 
 /// A key-value store over `(table, partition, clustering)`.
-/// Changes to a table, one item per change ([`Store::watch_table`]).
-pub type TableChanges = futures::stream::BoxStream<'static, ()>;
+/// Changes to a table ([`Store::watch_table`]): one item per change, and whether the watch can
+/// be trusted now (its connection is up: while it is down, changes made by others go unseen until
+/// the watch catches up or ends).
+pub struct TableChanges {
+    /// One item per change; ends when the watch can no longer tell.
+    pub changes: futures::stream::BoxStream<'static, ()>,
+    /// Whether the watch's connection is up at this moment.
+    pub connected: Box<dyn Fn() -> bool + Send + Sync>,
+}
 
 #[async_trait]
 pub trait Store: Send + Sync + 'static {

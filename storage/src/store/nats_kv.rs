@@ -316,8 +316,10 @@ impl Store for NatsKvStore {
     async fn watch_table(&self, table: &'static str) -> Result<Option<super::TableChanges>, StoreError> {
         check_table(table)?;
         let watch = self.bucket.watch(format!("{table}.>")).await.map_err(backend)?;
-        let changes = watch.take_while(|entry| futures::future::ready(entry.is_ok())).map(|_| ());
-        Ok(Some(changes.boxed()))
+        let changes = watch.take_while(|entry| futures::future::ready(entry.is_ok())).map(|_| ()).boxed();
+        let client = self.client.clone();
+        let connected = Box::new(move || client.connection_state() == async_nats::connection::State::Connected);
+        Ok(Some(super::TableChanges { changes, connected }))
     }
 
     async fn get(

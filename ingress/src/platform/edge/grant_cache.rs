@@ -6,7 +6,9 @@
 //! token revoked or created, an app session erased), made by this process or any other (the CLI,
 //! another ingress), empties the cache, so a revoked token is refused as soon as its change reaches
 //! the watch (milliseconds), not after some lifetime. While the watch is down nothing is cached
-//! and every check reads the store, as before. A backend without a watch (the embedded store,
+//! and every check reads the store, as before; nor while the watch's connection is down (a
+//! process cut off from NATS answers as it did without the cache: its check fails, closed). A
+//! backend without a watch (the embedded store,
 //! whose reads are local; ScyllaDB) is never cached. Entries live at most [`MAX_AGE`] as a
 //! safety net, and the cache holds at most [`MOST`] grants.
 //!
@@ -21,28 +23,36 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
-use engage_storage::Store;
-
-use super::tokens::{TokenGrant, TokenKind};
+use engage_storage::{Store, TableChanges};
 
 /// Longest a grant is kept, even with the watch running.
 pub const MAX_AGE: Duration = Duration::from_secs(60);
 /// Most grants kept; past it the cache starts again empty.
 pub const MOST: usize = 100_000;
 
-type Key = (TokenKind, String);
-
-/// Grants by token kind and hash, kept while the watch runs.
-#[derive(Default)]
-pub struct GrantCache {
+/// Grants (`G`) by key (the token's kind and hash), kept while the watch runs.
+pub struct GrantCache<G> {
     /// Whether the watch runs (grants may be kept).
     live: AtomicBool,
+    /// Whether the running watch's connection is up now.
+    connected: Mutex<Option<Box<dyn Fn() -> bool + Send + Sync>>>,
     /// Moved by every change the watch reports, and when the watch starts or stops.
     epoch: AtomicU64,
-    grants: Mutex<HashMap<Key, (TokenGrant, Instant)>>,
+    grants: Mutex<HashMap<String, (G, Instant)>>,
 }
 
-impl GrantCache {
+impl<G> Default for GrantCache<G> {
+    fn default() -> Self {
+        Self {
+            live: AtomicBool::new(false),
+            connected: Mutex::new(None),
+            epoch: AtomicU64::new(0),
+            grants: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<G: Clone + Send + 'static> GrantCache<G> {
     /// A cache over `store`'s `table`, with its watch running on the current Tokio runtime until
     /// the process ends; without a runtime (or for a backend without a watch) nothing is cached.
     pub fn watching(store: Arc<dyn Store>, table: &'static str) -> Arc<Self> {
@@ -58,8 +68,11 @@ impl GrantCache {
         loop {
             match store.watch_table(table).await {
                 Ok(None) => return,
-                Ok(Some(mut changes)) => {
+                Ok(Some(TableChanges { mut changes, connected })) => {
                     self.forget_all();
+                    if let Ok(mut slot) = self.connected.lock() {
+                        *slot = Some(connected);
+                    }
                     self.live.store(true, Ordering::SeqCst);
                     while changes.next().await.is_some() {
                         self.forget_all();
@@ -86,20 +99,26 @@ impl GrantCache {
         self.epoch.load(Ordering::SeqCst)
     }
 
-    /// The kept grant of the token of `kind` with `hash`, if any.
-    pub fn get(&self, kind: TokenKind, hash: &str) -> Option<TokenGrant> {
-        if !self.live.load(Ordering::SeqCst) {
+    /// Whether kept grants may be answered now: the watch runs and its connection is up.
+    fn trusted(&self) -> bool {
+        self.live.load(Ordering::SeqCst)
+            && self.connected.lock().ok().is_some_and(|connected| connected.as_ref().is_some_and(|up| up()))
+    }
+
+    /// The grant kept under `key`, if any.
+    pub fn get(&self, key: &str) -> Option<G> {
+        if !self.trusted() {
             return None;
         }
         let grants = self.grants.lock().ok()?;
-        let (grant, at) = grants.get(&(kind, hash.to_owned()))?;
+        let (grant, at) = grants.get(key)?;
         (at.elapsed() < MAX_AGE).then(|| grant.clone())
     }
 
     /// Keeps `grant`, read from the store since [`GrantCache::epoch`] answered `epoch`, unless the
     /// table changed since or the watch is down.
-    pub fn keep(&self, kind: TokenKind, hash: String, grant: &TokenGrant, epoch: u64) {
-        if !self.live.load(Ordering::SeqCst) {
+    pub fn keep(&self, key: String, grant: &G, epoch: u64) {
+        if !self.trusted() {
             return;
         }
         let Ok(mut grants) = self.grants.lock() else { return };
@@ -111,6 +130,6 @@ impl GrantCache {
         if grants.len() >= MOST {
             grants.clear();
         }
-        grants.insert((kind, hash), (grant.clone(), Instant::now()));
+        grants.insert(key, (grant.clone(), Instant::now()));
     }
 }

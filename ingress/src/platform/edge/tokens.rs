@@ -18,7 +18,7 @@ const TOKENS: &str = "auth_tokens";
 const IDS: &str = "auth_token_ids";
 
 /// The token families kept here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenKind {
     /// `token:` header on staff routes.
@@ -74,7 +74,7 @@ struct IdRow {
 pub struct TokenStore {
     store: Arc<dyn Store>,
     /// Verified grants, when the store can say when a token changes ([`TokenStore::cached`]).
-    cache: Option<Arc<GrantCache>>,
+    cache: Option<Arc<GrantCache<TokenGrant>>>,
 }
 
 /// SHA-256 of a token, hex.
@@ -141,8 +141,10 @@ impl TokenStore {
             return Ok(None);
         }
         let hash = hash(token);
+        // kept by kind and hash: a token is checked for one kind
+        let key = format!("{}:{hash}", kind.as_str());
         let epoch = match &self.cache {
-            Some(cache) => match cache.get(kind, &hash) {
+            Some(cache) => match cache.get(&key) {
                 Some(grant) => {
                     metrics::counter!("engage_token_checks_total", "answered" => "memory").increment(1);
                     return Ok(Some(grant));
@@ -158,7 +160,7 @@ impl TokenStore {
             return Ok(None);
         }
         if let (Some(cache), Some(epoch)) = (&self.cache, epoch) {
-            cache.keep(kind, hash, &grant, epoch);
+            cache.keep(key, &grant, epoch);
         }
         Ok(Some(grant))
     }

@@ -5,11 +5,10 @@
 //! watch of the `auth_tokens` table ([`Store::watch_table`]) runs; any change to that table (a
 //! token revoked or created, an app session erased), made by this process or any other (the CLI,
 //! another ingress), empties the cache, so a revoked token is refused as soon as its change reaches
-//! the watch (milliseconds), not after some lifetime. While the watch is down nothing is cached
-//! and every check reads the store, as before; nor while the watch's connection is down (a
-//! process cut off from NATS answers as it did without the cache: its check fails, closed). A
-//! backend without a watch (the embedded store,
-//! whose reads are local; ScyllaDB) is never cached. Entries live at most [`MAX_AGE`] as a
+//! the watch (milliseconds), not after some lifetime. While the watch is down, or its connection
+//! is, nothing is kept or answered from memory and every check reads the store, as before (a
+//! process cut off from NATS fails its checks closed). A backend without a watch (the embedded
+//! store, whose reads are local; ScyllaDB) is never cached. Entries live at most [`MAX_AGE`] as a
 //! safety net, and the cache holds at most [`MOST`] grants.
 //!
 //! A read that started before a change and ends after the watch reported it could put back the
@@ -65,10 +64,13 @@ impl<G: Clone + Send + 'static> GrantCache<G> {
 
     /// Follows the table's changes; returns when the backend has no watch.
     async fn watch(self: Arc<Self>, store: Arc<dyn Store>, table: &'static str) {
+        // a watch that cannot be made is said once, not every second of an outage
+        let mut said_failing = false;
         loop {
             match store.watch_table(table).await {
                 Ok(None) => return,
                 Ok(Some(TableChanges { mut changes, connected })) => {
+                    said_failing = false;
                     self.forget_all();
                     if let Ok(mut slot) = self.connected.lock() {
                         *slot = Some(connected);
@@ -81,7 +83,11 @@ impl<G: Clone + Send + 'static> GrantCache<G> {
                     self.forget_all();
                     tracing::warn!(table, "the token watch ended; tokens are read from the store until it is back");
                 }
-                Err(error) => tracing::warn!(table, %error, "cannot watch the tokens; they are read from the store"),
+                Err(error) if !said_failing => {
+                    said_failing = true;
+                    tracing::warn!(table, %error, "cannot watch the tokens; they are read from the store until it can");
+                }
+                Err(_) => {}
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }

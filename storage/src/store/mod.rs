@@ -144,7 +144,6 @@ pub(crate) fn last_writes<W: RowWrite>(ops: Vec<W>) -> Vec<W> {
     ops.into_iter().zip(keep).filter_map(|(op, keep)| keep.then_some(op)).collect()
 }
 
-/// A key-value store over `(table, partition, clustering)`.
 /// Changes to a table ([`Store::watch_table`]): one item per change, and whether the watch can
 /// be trusted now (its connection is up: while it is down, changes made by others go unseen until
 /// the watch catches up or ends).
@@ -155,6 +154,7 @@ pub struct TableChanges {
     pub connected: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
+/// A key-value store over `(table, partition, clustering)`.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Reads one row.

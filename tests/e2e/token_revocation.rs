@@ -63,8 +63,14 @@ async fn a_token_revoked_through_one_ingress_is_refused_by_another_at_once() {
     let from_memory = "engage_token_checks_total{answered=\"memory\"}";
     assert_eq!(crate::cluster_kit::metric(&client, &b.base, from_memory).await, 4.0);
 
+    // a checks it too, so that a keeps it in memory as well
+    for _ in 0..3 {
+        assert_eq!(rewards_status(&client, &a.base, &token).await, 200);
+    }
     let (revoked, _) = tokens(&a, &data_a, &["revoke", &id]);
     assert!(revoked.contains(&id), "{revoked}");
+    // the process the revocation went through refuses it at once
+    assert_eq!(rewards_status(&client, &a.base, &token).await, 401);
     let since = Instant::now();
     let mut status = rewards_status(&client, &b.base, &token).await;
     while status == 200 && since.elapsed() < Duration::from_secs(2) {

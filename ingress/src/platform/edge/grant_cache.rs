@@ -93,7 +93,9 @@ impl<G: Clone + Send + 'static> GrantCache<G> {
         }
     }
 
-    fn forget_all(&self) {
+    /// Drops every kept grant (and moves the epoch): what the watch does on each change, and
+    /// what a change made through this process does at once, before its watch reports it.
+    pub fn forget_all(&self) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut grants) = self.grants.lock() {
             grants.clear();

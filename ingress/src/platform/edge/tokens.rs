@@ -194,6 +194,10 @@ impl TokenStore {
                 WriteOp::Put { table: IDS, partition: "all".to_owned(), clustering: id.as_bytes().to_vec(), value },
             ])
             .await?;
+        // refused here from this moment (other processes: when their watch reports the change)
+        if let Some(cache) = &self.cache {
+            cache.forget_all();
+        }
         Ok(true)
     }
 }

@@ -105,13 +105,6 @@ pub struct ExportedOrder {
     pub row: Option<Value>,
 }
 
-/// `rows` of `table` in the type they are kept as.
-fn typed<T: serde::de::DeserializeOwned>(table: &str, rows: Vec<Value>) -> Result<Vec<T>, QueryError> {
-    rows.into_iter()
-        .map(|row| serde_json::from_value(row).map_err(|e| QueryError::Failed(format!("a {table} row: {e}"))))
-        .collect()
-}
-
 /// The channel queue partitions (`sms_queue_20261127`, …) of the days a queued message is kept
 /// (the queues' retention, [`crate::tables::DAY_BUCKET_RETENTION_DAYS`]), up to `now`'s IST day.
 pub(crate) fn queue_partitions(now: DateTime<Utc>) -> Vec<String> {
@@ -156,6 +149,23 @@ async fn rows_naming(repo: &Repo, table: &'static str, partition: &str, phone: &
     Ok(out)
 }
 
+/// `rows` of `table` in the type they are kept as.
+fn typed<T: serde::de::DeserializeOwned>(table: &str, rows: Vec<Value>) -> Result<Vec<T>, QueryError> {
+    rows.into_iter()
+        .map(|row| serde_json::from_value(row).map_err(|e| QueryError::Failed(format!("a {table} row: {e}"))))
+        .collect()
+}
+
+/// [`rows_naming`] in the type `table` keeps its rows as.
+async fn typed_rows_naming<T: serde::de::DeserializeOwned>(
+    repo: &Repo,
+    table: &'static str,
+    partition: &str,
+    phone: &str,
+) -> Result<Vec<T>, QueryError> {
+    typed(table, rows_naming(repo, table, partition, phone).await?)
+}
+
 /// The keys (`outlet/orderId`) of every order of `phone`: those listed in `customer_orders` and
 /// those the customer's row keeps (a row written before that table lists them there only).
 pub(crate) async fn order_keys(
@@ -195,7 +205,7 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
     let mut journey_sends = Vec::new();
     for journey in repo.clusterings(CAMPAIGN_JOURNEYS, &tenant).await? {
         let partition = keys::journey_sends_partition(&tenant, &journey);
-        journey_sends.extend(rows_naming(&repo, crate::tables::JOURNEY_SENDS, &partition, &phone).await?);
+        journey_sends.extend(typed_rows_naming(&repo, crate::tables::JOURNEY_SENDS, &partition, &phone).await?);
     }
     let mut sends = Vec::new();
     for partition in queue_partitions(now) {
@@ -208,14 +218,14 @@ pub async fn export(repo: Repo, tenant: String, phone: String) -> Result<Custome
         orders,
         ledger,
         redemptions,
-        coupons: typed(COUPONS, rows_naming(&repo, COUPONS, &tenant, &phone).await?)?,
-        bills: typed(DIGITAL_BILLS, rows_naming(&repo, DIGITAL_BILLS, &tenant, &phone).await?)?,
-        feedback_requests: typed(FEEDBACK_REQUESTS, rows_naming(&repo, FEEDBACK_REQUESTS, &tenant, &phone).await?)?,
-        ratings: typed(RATINGS, rows_naming(&repo, RATINGS, &tenant, &phone).await?)?,
-        nps: typed(NPS_RESPONSES, rows_naming(&repo, NPS_RESPONSES, &tenant, &phone).await?)?,
-        recoveries: typed(FEEDBACK_RECOVERIES, rows_naming(&repo, FEEDBACK_RECOVERIES, &tenant, &phone).await?)?,
+        coupons: typed_rows_naming(&repo, COUPONS, &tenant, &phone).await?,
+        bills: typed_rows_naming(&repo, DIGITAL_BILLS, &tenant, &phone).await?,
+        feedback_requests: typed_rows_naming(&repo, FEEDBACK_REQUESTS, &tenant, &phone).await?,
+        ratings: typed_rows_naming(&repo, RATINGS, &tenant, &phone).await?,
+        nps: typed_rows_naming(&repo, NPS_RESPONSES, &tenant, &phone).await?,
+        recoveries: typed_rows_naming(&repo, FEEDBACK_RECOVERIES, &tenant, &phone).await?,
         subscriptions,
-        journey_sends: typed(crate::tables::JOURNEY_SENDS, journey_sends)?,
+        journey_sends,
         sends: typed(crate::tables::CHANNEL_QUEUE, sends)?,
         mobile_number: phone,
         parent_business_id: tenant,

@@ -16,7 +16,7 @@
 //! did not move while it was read.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,9 +31,7 @@ pub const MOST: usize = 100_000;
 
 /// Grants (`G`) by key (the token's kind and hash), kept while the watch runs.
 pub struct GrantCache<G> {
-    /// Whether the watch runs (grants may be kept).
-    live: AtomicBool,
-    /// Whether the running watch's connection is up now.
+    /// While a watch runs: whether its connection is up now (`None`: no watch runs).
     connected: Mutex<Option<Box<dyn Fn() -> bool + Send + Sync>>>,
     /// Moved by every change the watch reports, and when the watch starts or stops.
     epoch: AtomicU64,
@@ -42,12 +40,7 @@ pub struct GrantCache<G> {
 
 impl<G> Default for GrantCache<G> {
     fn default() -> Self {
-        Self {
-            live: AtomicBool::new(false),
-            connected: Mutex::new(None),
-            epoch: AtomicU64::new(0),
-            grants: Mutex::new(HashMap::new()),
-        }
+        Self { connected: Mutex::new(None), epoch: AtomicU64::new(0), grants: Mutex::new(HashMap::new()) }
     }
 }
 
@@ -72,14 +65,11 @@ impl<G: Clone + Send + 'static> GrantCache<G> {
                 Ok(Some(TableChanges { mut changes, connected })) => {
                     said_failing = false;
                     self.forget_all();
-                    if let Ok(mut slot) = self.connected.lock() {
-                        *slot = Some(connected);
-                    }
-                    self.live.store(true, Ordering::SeqCst);
+                    self.set_connected(Some(connected));
                     while changes.next().await.is_some() {
                         self.forget_all();
                     }
-                    self.live.store(false, Ordering::SeqCst);
+                    self.set_connected(None);
                     self.forget_all();
                     tracing::warn!(table, "the token watch ended; tokens are read from the store until it is back");
                 }
@@ -107,10 +97,15 @@ impl<G: Clone + Send + 'static> GrantCache<G> {
         self.epoch.load(Ordering::SeqCst)
     }
 
-    /// Whether kept grants may be answered now: the watch runs and its connection is up.
+    fn set_connected(&self, connected: Option<Box<dyn Fn() -> bool + Send + Sync>>) {
+        if let Ok(mut slot) = self.connected.lock() {
+            *slot = connected;
+        }
+    }
+
+    /// Whether kept grants may be answered now: a watch runs and its connection is up.
     fn trusted(&self) -> bool {
-        self.live.load(Ordering::SeqCst)
-            && self.connected.lock().ok().is_some_and(|connected| connected.as_ref().is_some_and(|up| up()))
+        self.connected.lock().ok().is_some_and(|connected| connected.as_ref().is_some_and(|up| up()))
     }
 
     /// The grant kept under `key`, if any.

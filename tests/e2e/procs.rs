@@ -193,6 +193,17 @@ impl Engage {
         Self { child, base: format!("http://127.0.0.1:{port}"), port, log: path }
     }
 
+    /// Runs the `engage` CLI against this process (its address, and `data_dir`, where its admin
+    /// key is) as a user would ([`cli`]); its output, which must say success.
+    pub fn cli(&self, data_dir: &Path, args: &[&str]) -> std::process::Output {
+        let addr = format!("127.0.0.1:{}", self.port);
+        let data = data_dir.to_string_lossy();
+        let env = [("ENGAGE_HTTP_ADDR", addr.as_str()), ("ENGAGE_DATA_DIR", data.as_ref())];
+        let output = cli(data_dir.parent().unwrap_or(data_dir), &env, args);
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output
+    }
+
     /// Waits until `/readyz` answers 200.
     pub async fn wait_ready(&self, within: Duration) {
         let client = reqwest::Client::new();

@@ -3,23 +3,16 @@
 //! refused by another as soon as the change reaches it, and a token made after a check must
 //! work at once. Two engage processes on one real `nats-server -js`.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::procs::{free_port, Engage, NatsServer, BIN};
+use crate::procs::{free_port, Engage, NatsServer};
 
 /// Runs `engage tokens …` against `engage` (its data dir holds the admin key); (stdout, stderr).
 fn tokens(engage: &Engage, data: &std::path::Path, args: &[&str]) -> (String, String) {
-    let output = Command::new(BIN)
-        .arg("tokens")
-        .args(args)
-        .env("ENGAGE_HTTP_ADDR", format!("127.0.0.1:{}", engage.port))
-        .env("ENGAGE_DATA_DIR", data)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    let args: Vec<&str> = std::iter::once("tokens").chain(args.iter().copied()).collect();
+    let output = engage.cli(data, &args);
     (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
 }
 

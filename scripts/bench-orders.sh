@@ -10,8 +10,9 @@
 # BENCH_ENGAGE overrides the engage binary (to compare two builds); MODES (default
 # "embedded jetstream jetstream-paced") picks the modes (`jetstream-r3`: a three-server cluster on
 # loopback with ENGAGE_NATS_REPLICAS=3, beside `jetstream`, one server; `jetstream-paced`: one
-# server, each connection pausing after each answer so that the load is about 0.55 of the
-# embedded mode's rate measured just before in the same round: the lag at that rate); PROFILE_DIR samples engage with perf during the first run
+# server at PACED_FRACTION (default 0.5) of the embedded mode's orders/s measured just before in
+# the same round, the rate held by scripts/bench/pace.lua as wrk2's -R holds one: the lag at that
+# rate; `jetstream-r3-paced`: the same on three servers); PROFILE_DIR samples engage with perf during the first run
 # of each mode (scripts/bench/profile.sh) into PROFILE_DIR/orders-<mode>.{svg,txt}. CAPTURE=1 also
 # prints each run's `wire … p99=…`: each POST's own latency (scripts/bench/common.sh, capture_start).
 set -euo pipefail
@@ -49,10 +50,11 @@ declare -A results
 run_engage() { # mode run
   local mode=$1 run=$2 port data env=() out rps ingested processed start drain lag
   port=$(free_port); data="$work/data-$mode-$run"
-  local pace=0 nats_pids=()
-  if [ "$mode" = jetstream-paced ]; then
-    local embedded_rps; embedded_rps=$(awk '{print $NF}' <<<"${results[embedded/rps]:-0}")
-    pace=$(python3 -c "r = float('$embedded_rps'); print(max(0, round($connections * 1000 / (0.55 * r) - 3)) if r else 0)")
+  local rate=0 nats_pids=()
+  if [ "${mode%-paced}" != "$mode" ]; then
+    local embedded_rps; embedded_rps=$(awk '{print $NF}' <<<"${results[embedded/rps]:-}")
+    [ -n "$embedded_rps" ] || { echo "$mode: needs the embedded mode before it in MODES (its rate is a fraction of it)" >&2; exit 1; }
+    rate=$(python3 -c "print(round(${PACED_FRACTION:-0.5} * float('$embedded_rps')))")
   fi
   if [ "$mode" = jetstream ] || [ "$mode" = jetstream-paced ]; then
     local nport; nport=$(free_port)
@@ -60,7 +62,7 @@ run_engage() { # mode run
     pids+=($!); nats_pids=($!); wait_port "$nport"
     env=(ENGAGE_NATS_URL="nats://127.0.0.1:$nport")
     nats_url="nats://127.0.0.1:$nport"
-  elif [ "$mode" = jetstream-r3 ]; then
+  elif [ "$mode" = jetstream-r3 ] || [ "$mode" = jetstream-r3-paced ]; then
     # three servers routed into one cluster; every stream and bucket with three replicas
     start_nats_cluster "$nats_bin" "r3-$run"
     local urls=$nats_urls
@@ -86,7 +88,7 @@ run_engage() { # mode run
   cpu_engage=$(cpu_seconds "$pid")
   [ ${#nats_pids[@]} -eq 0 ] || cpu_nats=$(cpu_seconds "${nats_pids[@]}")
   [ -z "${CAPTURE:-}" ] || capture_start "$port" "$work/orders.pcap"
-  out=$(PACE_MS=$pace RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
+  out=$(PACE_RATE=$rate THREADS=2 RUN_ID="$mode$run" wrk -t2 -c"$connections" -d"${duration}s" -s scripts/bench/orders.lua "http://127.0.0.1:$port")
   [ -z "${CAPTURE:-}" ] || wire=" $(capture_wire "$port" "$work/orders.pcap")"
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   local non2xx; non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
@@ -110,7 +112,7 @@ run_engage() { # mode run
   local cost="engage_cpu_ms_per_1k=$ecpu nats_cpu_ms_per_1k=$ncpu"
   local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   [ -z "$profiler" ] || wait "$profiler"
-  echo "run: $mode #$run pace_ms=$pace peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } $cost latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
+  echo "run: $mode #$run set_rate=$rate peak_rss_kb=$rss orders/s=$rps ingested=$ingested processed=$processed drain_ms=$drain lag_p50_ms=${lag% *} lag_p99_ms=${lag#* } $cost latency: $(awk '/^    Latency/ {print $2, "avg", $4, "max"}' <<<"$out")$wire"
   results["$mode/rps"]+="$rps "; results["$mode/p50"]+="${lag% *} "; results["$mode/p99"]+="${lag#* } "; results["$mode/drain"]+="$drain "
   results["$mode/ecpu"]+="$ecpu "; results["$mode/ncpu"]+="$ncpu "
   if [ "$mode" = jetstream ]; then

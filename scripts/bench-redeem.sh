@@ -18,8 +18,8 @@
 # every stream and bucket with three replicas, as the cluster runs); PROFILE_DIR samples engage with perf during the first
 # 1000-customer run of each mode (scripts/bench/profile.sh) into PROFILE_DIR/redeem-<mode>.{svg,txt}.
 # PACED_RATE=N (default 1000; 0: none) adds a case `<mode>-paced` per mode: the 1000 customers at
-# about N calls/s (each connection pausing between calls), the latency at a set load rather than
-# at saturation, where it is the connections over the rate the cores allow (Little's law).
+# N calls/s (scripts/bench/pace.lua holds the rate, as wrk2's -R), the latency at a set load rather
+# than at saturation, where it is the connections over the rate the cores allow (Little's law).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/common.sh
@@ -68,8 +68,8 @@ PY
 }
 
 declare -A results profiled
-measure() { # label port token customers path [pace_ms]
-  local label=$1 port=$2 token=$3 customers=$4 path=$5 pace=${6:-0} out rps p50 p99 non2xx profiler=
+measure() { # label port token customers path [calls per second]
+  local label=$1 port=$2 token=$3 customers=$4 path=$5 rate=${6:-0} out rps p50 p99 non2xx profiler=
   if [ -n "${PROFILE_DIR:-}" ] && [ -n "${engage_pid:-}" ] && [ "$customers" != 1 ] && [ -z "${profiled[$label]:-}" ]; then
     profiled[$label]=1; mkdir -p "$PROFILE_DIR"
     (sleep 1; scripts/bench/profile.sh "$engage_pid" $((duration - 2)) "$PROFILE_DIR/redeem-${label%-many}.svg") &
@@ -85,7 +85,7 @@ measure() { # label port token customers path [pace_ms]
   if [ -n "${CAPTURE:-}" ] && [ "$label" != baseline ]; then
     capture="$work/$label.pcap"; capture_start "$port" "$capture"
   fi
-  out=$(PACE_MS=$pace TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
+  out=$(PACE_RATE=$rate THREADS=$threads TOKEN="$token" CUSTOMERS="$customers" RUN_ID="$label$RANDOM" TARGET_PATH="$path" \
         wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s scripts/bench/redeem.lua "http://127.0.0.1:$port")
   if [ -n "$capture" ]; then
     wire=" $(capture_wire "$port" "$capture")"
@@ -136,8 +136,7 @@ for mode in $modes; do
     measure "$mode-hot" "$port" "$token" 1 /integration/v1/redeem_points
     measure "$mode-many" "$port" "$token" "$customers_many" /integration/v1/redeem_points
     if [ "$paced_rate" -gt 0 ]; then
-      measure "$mode-paced" "$port" "$token" "$customers_many" /integration/v1/redeem_points \
-        "$(python3 -c "print(max(0, round($connections * 1000 / $paced_rate) - 2))")"
+      measure "$mode-paced" "$port" "$token" "$customers_many" /integration/v1/redeem_points "$paced_rate"
     fi
   done
   echo "run: $mode peak_rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"

@@ -2,7 +2,8 @@
 -- 50 brands (BRANDS=N: N brands) and 100,000 customers. NEW_CUSTOMERS=1: every order is from a new customer of one
 -- brand, `brand-big` (scripts/bench-customers-memory.sh; CUSTOMER_BLOCK numbers the burst, so
 -- phone numbers are 9 + block (4 digits) + wrk thread (2) + counter (4)).
-local threads = {}
+package.path = "scripts/bench/?.lua;" .. package.path
+local pace = require("pace")
 local next_id = 0
 function setup(thread)
   thread:set("tid", next_id)
@@ -19,12 +20,11 @@ function init(args)
   bump = os.getenv("UPDATE") == "1" and 1 or 0
   -- BRANDS=N: orders spread over N brands (default 50; scripts/bench-brands.sh)
   brands = tonumber(os.getenv("BRANDS") or "50")
-  -- PACE_MS=N: each connection waits N ms after an answer before its next order (a paced load:
-  -- about connections * 1000 / (N + latency) orders/s; scripts/bench-orders.sh, PACED=1)
-  pace = tonumber(os.getenv("PACE_MS") or "0")
+  -- PACE_RATE=N: N orders/s over all threads (scripts/bench/pace.lua; bench-orders.sh's paced mode)
+  pacer = pace.from_env()
 end
 function delay()
-  return pace
+  return pacer and pacer:delay() or 0
 end
 function request()
   counter = counter + 1

@@ -1,6 +1,8 @@
 -- wrk script: POST /integration/v1/redeem_points (1 point, a unique order id per request) with the
 -- integration token in TOKEN. CUSTOMERS=1 hammers one hot customer; CUSTOMERS=N spreads over N.
 -- TARGET_PATH overrides the path (the baseline server answers /v1/logs).
+package.path = "scripts/bench/?.lua;" .. package.path
+local pace = require("pace")
 local next_id = 0
 function setup(thread)
   thread:set("tid", next_id)
@@ -12,12 +14,11 @@ function init(args)
   token = os.getenv("TOKEN") or ""
   run = os.getenv("RUN_ID") or "0"
   path = os.getenv("TARGET_PATH") or "/integration/v1/redeem_points"
-  -- PACE_MS=N: each connection waits N ms after an answer before its next call (a paced load:
-  -- about connections * 1000 / (N + latency) calls/s; scripts/bench-redeem.sh, PACED_RATE)
-  pace = tonumber(os.getenv("PACE_MS") or "0")
+  -- PACE_RATE=N: N calls/s over all threads (scripts/bench/pace.lua; bench-redeem.sh, PACED_RATE)
+  pacer = pace.from_env()
 end
 function delay()
-  return pace
+  return pacer and pacer:delay() or 0
 end
 function request()
   counter = counter + 1

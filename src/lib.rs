@@ -44,6 +44,7 @@ use engage_storage::logs::segments::{spawn_expiry, SegmentLog};
 use engage_storage::logs::tail::LogTail;
 use engage_storage::logs::{LogBackend, LogWriter, WriterConfig};
 use engage_storage::{EmbeddedStore, NatsKvStore, ScyllaStore, Store};
+use engage_streams::bus::partition_count::{self, Settled};
 use engage_streams::bus::{EmbeddedBus, JetStreamBus};
 use engage_streams::lease::{lease_bucket, spawn_lease_keeper};
 use engage_streams::Bus;
@@ -138,7 +139,7 @@ impl Application {
     }
 
     /// [`Application::build`] on a process already bound by [`Startup::bind`].
-    pub async fn build_from(mut startup: Startup, settings: Settings) -> anyhow::Result<Self> {
+    pub async fn build_from(mut startup: Startup, mut settings: Settings) -> anyhow::Result<Self> {
         let readiness = startup.readiness.clone();
         let connect_timeout = Duration::from_secs(settings.connect_timeout_secs);
         let local_store = if needs_data_dir(&settings) { Some(open_data_dir(&settings)?) } else { None };
@@ -247,8 +248,8 @@ impl Application {
         let (writer, writer_task) = LogWriter::spawn(backend, writer_config);
         let lease = Duration::from_secs(settings.partition_lease_secs);
         let jetstream_bus = match &jetstream {
-            Some(js) => Some(Arc::new(
-                with_retry("nats", "the JetStream streams", None, connect_timeout, &readiness, || {
+            Some(js) => {
+                let bus = with_retry("nats", "the JetStream streams", None, connect_timeout, &readiness, || {
                     JetStreamBus::connect(
                         js.clone(),
                         settings.partitions,
@@ -258,8 +259,16 @@ impl Application {
                     )
                 })
                 .await
-                .context("cannot set up the JetStream streams")?,
-            )),
+                .context("cannot set up the JetStream streams")?;
+                let (configured, given) = (settings.partitions, settings.partitions_given);
+                let target = "the orders stream's partition count";
+                let settled = with_retry("nats", target, None, connect_timeout, &readiness, || {
+                    partition_count::settle(js, configured, given)
+                })
+                .await?;
+                settings.partitions = settled_partitions(settled, configured, "this NATS cluster")?;
+                Some(Arc::new(bus.with_partitions(settings.partitions)))
+            }
             None => None,
         };
         if let Some(js) = jetstream.as_ref().filter(|_| jetstream_bus.is_some()) {
@@ -267,7 +276,14 @@ impl Application {
         }
         let bus: Arc<dyn Bus> = match &jetstream_bus {
             Some(bus) => bus.clone(),
-            None => Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions)),
+            None => {
+                let (configured, given) = (settings.partitions, settings.partitions_given);
+                let settled = partition_count::settle_in_store(&*platform_store, configured, given)
+                    .await
+                    .context("cannot read the data dir's partition count")?;
+                settings.partitions = settled_partitions(settled, configured, "this data dir")?;
+                Arc::new(EmbeddedBus::new(platform_store.clone(), settings.partitions))
+            }
         };
         #[cfg(not(feature = "fault-injection"))]
         if settings.fault_panic_order_id.is_some() || settings.fault_poison_order_id.is_some() {
@@ -632,6 +648,24 @@ pub async fn shutdown_signal() {
 }
 
 /// The ScyllaDB options of the settings, with the day-bucketed tables' TTLs.
+/// The partition count this process uses: the one its cluster (or single node's data dir) was
+/// made with (`docs/operations.md`, "The partition count a cluster keeps"). A process given
+/// another one does not start.
+fn settled_partitions(settled: Settled, configured: u32, place: &str) -> anyhow::Result<u32> {
+    match settled {
+        Settled::Differs { cluster, given } => anyhow::bail!(Settled::refusal(cluster, given, place)),
+        Settled::Use(count) => {
+            if count != configured {
+                tracing::info!(
+                    partitions = count,
+                    "ENGAGE_PARTITIONS is not set: this process uses the count {place} was made with"
+                );
+            }
+            Ok(count)
+        }
+    }
+}
+
 fn scylla_options(settings: &Settings) -> engage_storage::ScyllaOptions {
     engage_storage::ScyllaOptions {
         replication: settings.scylla_replication,

@@ -529,8 +529,12 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
     })?;
     let owners = engage_streams::lease::owners(&bucket).await.map_err(fail)?;
     let nodes = engage_streams::lease::live_nodes(&bucket).await.map_err(fail)?;
+    // the cluster's own count, whatever this process was given
+    let partitions = engage_streams::bus::partition_count::kept(&jetstream).await.map_err(fail)?;
+    let partitions = partitions.unwrap_or(settings.partitions);
     outln!("live nodes: {}", if nodes.is_empty() { "none".to_owned() } else { nodes.join(", ") });
-    for partition in 0..settings.partitions {
+    outln!("partitions: {partitions}");
+    for partition in 0..partitions {
         outln!("{partition}\t{}", owners.get(&partition).map(String::as_str).unwrap_or("(unowned)"));
     }
     Ok(ExitCode::SUCCESS)

@@ -140,8 +140,12 @@ pub struct Settings {
     /// Consistency of writes (`ENGAGE_SCYLLA_WRITE_CONSISTENCY`; default `local_quorum`).
     pub scylla_write_consistency: ScyllaConsistency,
     /// Number of tenant partitions, cluster-wide; never change it on a live cluster
-    /// (`ENGAGE_PARTITIONS`).
+    /// (`ENGAGE_PARTITIONS`). On NATS the cluster keeps the count it was made with and a process
+    /// that was not given one takes the cluster's (`engage_streams::bus::partition_count`).
     pub partitions: u32,
+    /// Whether `partitions` was given (environment or file) rather than left at its default.
+    #[serde(skip)]
+    pub partitions_given: bool,
     /// This node's id; defaults to `<hostname>-<pid>` (`ENGAGE_NODE_ID`).
     pub node_id: Option<String>,
     /// How long a partition lease lives without a heartbeat (`ENGAGE_PARTITION_LEASE_SECS`).
@@ -305,6 +309,7 @@ impl Default for Settings {
             scylla_read_consistency: ScyllaConsistency::LocalQuorum,
             scylla_write_consistency: ScyllaConsistency::LocalQuorum,
             partitions: 64,
+            partitions_given: false,
             node_id: None,
             partition_lease_secs: 10,
             role: Role::All,
@@ -410,8 +415,12 @@ impl Settings {
             }
             error
         };
-        let settings: Settings = figment.extract().map_err(from_figment_error).map_err(origin_of)?;
+        let mut settings: Settings = figment.extract().map_err(from_figment_error).map_err(origin_of)?;
         settings.validate().map_err(origin_of)?;
+        // given when a provider other than the defaults supplied it
+        let defaults = Figment::from(Serialized::defaults(Settings::default()));
+        let source = |figment: &Figment| figment.find_metadata("partitions").map(|m| m.name.clone());
+        settings.partitions_given = source(&figment) != source(&defaults);
         Ok(settings)
     }
 

@@ -183,3 +183,23 @@ fn tempfile_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn a_partition_count_is_known_as_given_from_the_environment_or_a_file_even_at_the_default() {
+    let settings = Settings::load_with_env(None, &[]).unwrap();
+    assert_eq!((settings.partitions, settings.partitions_given), (64, false));
+    let settings = Settings::load_with_env(None, &[("ENGAGE_PARTITIONS", "64")]).unwrap();
+    assert_eq!((settings.partitions, settings.partitions_given), (64, true));
+    let settings = Settings::load_with_env(None, &[("ENGAGE_PARTITIONS", "16")]).unwrap();
+    assert_eq!((settings.partitions, settings.partitions_given), (16, true));
+    let dir = std::env::temp_dir().join(format!("engage-config-partitions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("engage.toml");
+    std::fs::write(&file, "partitions = 64\n").unwrap();
+    let settings = Settings::load_with_env(Some(&file), &[]).unwrap();
+    assert_eq!((settings.partitions, settings.partitions_given), (64, true));
+    std::fs::write(&file, "log_level = \"info\"\n").unwrap();
+    let settings = Settings::load_with_env(Some(&file), &[]).unwrap();
+    assert!(!settings.partitions_given);
+    let _ = std::fs::remove_dir_all(&dir);
+}

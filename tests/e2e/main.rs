@@ -54,6 +54,7 @@ mod order_race;
 mod otlp;
 mod pages;
 mod paid_reactions;
+mod partition_count;
 mod passivation;
 mod platform;
 mod readme_try;

@@ -38,7 +38,7 @@ use crate::subject::partition_of;
 
 const TABLE: &str = "bus_orders";
 /// The bus's own bookkeeping: partition [`SEQ_PARTITION`] holds the sequence ceiling.
-const META_TABLE: &str = "bus_meta";
+pub(super) const META_TABLE: &str = "bus_meta";
 const SEQ_PARTITION: &str = "seq";
 const SEQ_CEILING: &[u8] = b"ceiling";
 /// Sequence numbers reserved per write of the ceiling.

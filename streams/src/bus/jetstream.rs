@@ -88,6 +88,11 @@ impl JetStreamBus {
         reconcile(&jetstream, DEAD_LETTER_STREAM, replicas.of(DEAD_LETTER_STREAM)).await;
         Ok(Self { jetstream, partitions: partitions.max(1), ack_wait })
     }
+
+    /// This bus with `partitions` partitions: the count [`super::partition_count::settle`] settled on.
+    pub fn with_partitions(self, partitions: u32) -> Self {
+        Self { partitions: partitions.max(1), ..self }
+    }
 }
 
 impl JetStreamBus {

@@ -5,6 +5,7 @@
 
 mod embedded;
 mod jetstream;
+pub mod partition_count;
 mod retained;
 
 pub use embedded::EmbeddedBus;

@@ -11,11 +11,13 @@
 mod data_dir;
 mod listener;
 mod nats_link;
+mod partition_change;
 mod readiness_watch;
 
 pub use data_dir::*;
 use listener::{Closing, DrainingListener};
 use nats_link::*;
+pub use partition_change::set_partition_count;
 use readiness_watch::*;
 
 use std::collections::BTreeSet;

@@ -43,8 +43,12 @@ enum Command {
         #[command(subcommand)]
         action: TokensAction,
     },
-    /// Print which node owns each partition.
-    Partitions,
+    /// Print the partition count and which node owns each partition; `set COUNT` changes the
+    /// count a stopped, drained cluster (or single node) keeps.
+    Partitions {
+        #[command(subcommand)]
+        action: Option<PartitionsAction>,
+    },
     /// Recharge a business wallet or show its balance, through the running server.
     Wallet {
         #[command(subcommand)]
@@ -141,6 +145,17 @@ enum ReportsAction {
     },
 }
 
+/// What `engage partitions` changes.
+#[derive(Subcommand)]
+enum PartitionsAction {
+    /// Make COUNT the partition count the cluster (or this data dir) keeps. Every engage process
+    /// must be stopped and every order processed: it is refused otherwise.
+    Set {
+        /// The new count (1 to 4096).
+        count: u32,
+    },
+}
+
 #[derive(Subcommand)]
 enum TokensAction {
     /// Create a token and print it alone on stdout.
@@ -228,9 +243,20 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let settings = load(config, None)?;
             runtime()?.block_on(tokens(settings, action))
         }
-        Command::Partitions => {
+        Command::Partitions { action: None } => {
             let settings = load(config, None)?;
             runtime()?.block_on(partitions(settings))
+        }
+        Command::Partitions { action: Some(PartitionsAction::Set { count }) } => {
+            let settings = load(config, None)?;
+            match runtime()?.block_on(engage::set_partition_count(&settings, count)) {
+                Ok(before) => {
+                    let before = before.map_or_else(|| "none kept".to_owned(), |n| n.to_string());
+                    out(format_args!("partition count: {count} (was {before}); start every process with ENGAGE_PARTITIONS={count}, or with it unset"));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(error) => Err(fail(format!("{error:#}"))),
+            }
         }
         Command::Jobs { action } => {
             let settings = load(config, None)?;

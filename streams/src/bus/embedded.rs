@@ -202,6 +202,17 @@ fn partition_key(partition: u32) -> String {
     format!("p{partition}")
 }
 
+/// The first of `partitions` partitions whose bus in `store` holds an order not yet settled (a
+/// count may change only when none does: `engage partitions set`).
+pub async fn unsettled_partition(store: &dyn Store, partitions: u32) -> Result<Option<u32>, BusError> {
+    for partition in 0..partitions {
+        if !store.scan(TABLE, &partition_key(partition), None, 1).await?.is_empty() {
+            return Ok(Some(partition));
+        }
+    }
+    Ok(None)
+}
+
 #[async_trait]
 impl Bus for EmbeddedBus {
     async fn publish(&self, envelope: &Arc<Envelope>) -> Result<u64, BusError> {
@@ -451,6 +462,22 @@ mod tests {
 
     fn envelope(tenant: &str, n: u32) -> Envelope {
         Envelope::new(EventKind::Order, "platform", 1, tenant, "t", json!({"orderId": n.to_string()}))
+    }
+
+    #[tokio::test]
+    async fn an_order_not_yet_settled_is_found_under_its_partition_until_acked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        let bus = EmbeddedBus::new(store.clone(), 4);
+        assert_eq!(unsettled_partition(&*store, 4).await.unwrap(), None);
+        bus.publish(&Arc::new(envelope("brand-1", 0))).await.unwrap();
+        let partition = partition_of("brand-1", 4);
+        assert_eq!(unsettled_partition(&*store, 4).await.unwrap(), Some(partition));
+        let mut consumer = bus.consumer(partition).await.unwrap();
+        for delivery in consumer.next_batch(10, Duration::from_millis(10)).await.unwrap() {
+            delivery.ack().await.unwrap();
+        }
+        assert_eq!(unsettled_partition(&*store, 4).await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ mod jetstream;
 pub mod partition_count;
 mod retained;
 
-pub use embedded::EmbeddedBus;
+pub use embedded::{unsettled_partition, EmbeddedBus};
 pub use jetstream::JetStreamBus;
 
 use std::sync::Arc;

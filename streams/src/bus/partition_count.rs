@@ -69,18 +69,9 @@ pub fn decide(kept: Option<u32>, configured: u32, given: bool) -> Settled {
 /// Settles a single node's count against the one its store keeps (the embedded bus's rows are
 /// under their partition: a node with another count would never read some of them).
 pub async fn settle_in_store(store: &dyn Store, configured: u32, given: bool) -> Result<Settled, BusError> {
-    let kept = match store.get(META_TABLE, COUNT_PARTITION, COUNT_KEY).await? {
-        Some(bytes) => Some(
-            std::str::from_utf8(&bytes)
-                .ok()
-                .and_then(|text| text.parse::<u32>().ok())
-                .filter(|count| *count > 0)
-                .ok_or_else(|| BusError::Codec("the stored partition count is not a count".into()))?,
-        ),
-        None => None,
-    };
+    let kept = kept_in_store(store).await?;
     if kept.is_none() {
-        store.put(META_TABLE, COUNT_PARTITION, COUNT_KEY, configured.to_string().into_bytes()).await?;
+        record_in_store(store, configured).await?;
     }
     Ok(decide(kept, configured, given))
 }
@@ -89,22 +80,13 @@ pub async fn settle_in_store(store: &dyn Store, configured: u32, given: bool) ->
 /// [`super::JetStreamBus::connect`] makes it). `given`: whether `configured` was set rather than
 /// left at its default.
 pub async fn settle(jetstream: &Context, configured: u32, given: bool) -> Result<Settled, BusError> {
-    let mut config = stream_config(jetstream).await?;
+    let config = stream_config(jetstream).await?;
     if let Some(cluster) = count_in(&config)? {
         return Ok(decide(Some(cluster), configured, given));
     }
     // a new cluster, or one made before the count was kept (it has been running with this
     // process's count, or a process with another one would have parked orders already)
-    let Some(fields) = config.as_object_mut() else {
-        return Err(nats(&"the stream's configuration is not an object"));
-    };
-    let metadata = fields.entry("metadata").or_insert_with(|| json!({}));
-    match metadata.as_object_mut() {
-        Some(metadata) => metadata.insert(METADATA_KEY.to_owned(), Value::String(configured.to_string())),
-        None => return Err(nats(&"the stream's metadata is not an object")),
-    };
-    let subject = format!("STREAM.UPDATE.{ORDERS_STREAM}");
-    answer(jetstream.request(subject, &config).await.map_err(|e| nats(&e))?)?;
+    write_count(jetstream, config, configured).await?;
     tracing::info!(partitions = configured, "recorded the cluster's partition count in the orders stream");
     Ok(Settled::Use(configured))
 }
@@ -112,6 +94,67 @@ pub async fn settle(jetstream: &Context, configured: u32, given: bool) -> Result
 /// The count the cluster keeps, if any (`engage partitions` reads it without settling).
 pub async fn kept(jetstream: &Context) -> Result<Option<u32>, BusError> {
     count_in(&stream_config(jetstream).await?)
+}
+
+/// Makes `count` the cluster's (`engage partitions set`, once the cluster is stopped and
+/// drained: [`undelivered`]); the count it kept before, if any.
+pub async fn record(jetstream: &Context, count: u32) -> Result<Option<u32>, BusError> {
+    let config = stream_config(jetstream).await?;
+    let before = count_in(&config)?;
+    write_count(jetstream, config, count).await?;
+    Ok(before)
+}
+
+/// The partition consumers with orders not yet processed, and how many each has (delivered and
+/// not acked, or not delivered yet).
+pub async fn undelivered(jetstream: &Context) -> Result<Vec<(String, u64)>, BusError> {
+    use futures::StreamExt;
+    let stream = jetstream.get_stream(ORDERS_STREAM).await.map_err(|e| nats(&e))?;
+    let mut consumers = stream.consumers();
+    let mut left = Vec::new();
+    while let Some(consumer) = consumers.next().await {
+        let consumer = consumer.map_err(|e| nats(&e))?;
+        let waiting = consumer.num_pending + consumer.num_ack_pending as u64;
+        if consumer.name.starts_with("engage-p") && waiting > 0 {
+            left.push((consumer.name.clone(), waiting));
+        }
+    }
+    Ok(left)
+}
+
+/// The count a single node's store keeps, if any.
+pub async fn kept_in_store(store: &dyn Store) -> Result<Option<u32>, BusError> {
+    match store.get(META_TABLE, COUNT_PARTITION, COUNT_KEY).await? {
+        Some(bytes) => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|text| text.parse::<u32>().ok())
+            .filter(|count| *count > 0)
+            .map(Some)
+            .ok_or_else(|| BusError::Codec("the stored partition count is not a count".into())),
+        None => Ok(None),
+    }
+}
+
+/// Makes `count` a single node's (its bus must hold no unsettled order); the one before, if any.
+pub async fn record_in_store(store: &dyn Store, count: u32) -> Result<Option<u32>, BusError> {
+    let before = kept_in_store(store).await?;
+    store.put(META_TABLE, COUNT_PARTITION, COUNT_KEY, count.to_string().into_bytes()).await?;
+    Ok(before)
+}
+
+/// Writes `count` into the orders stream's `config` (as the server gave it) and updates the stream.
+async fn write_count(jetstream: &Context, mut config: Value, count: u32) -> Result<(), BusError> {
+    let Some(fields) = config.as_object_mut() else {
+        return Err(nats(&"the stream's configuration is not an object"));
+    };
+    let metadata = fields.entry("metadata").or_insert_with(|| json!({}));
+    match metadata.as_object_mut() {
+        Some(metadata) => metadata.insert(METADATA_KEY.to_owned(), Value::String(count.to_string())),
+        None => return Err(nats(&"the stream's metadata is not an object")),
+    };
+    let subject = format!("STREAM.UPDATE.{ORDERS_STREAM}");
+    answer(jetstream.request(subject, &config).await.map_err(|e| nats(&e))?)?;
+    Ok(())
 }
 
 /// The orders stream's configuration, as the server has it.

@@ -649,7 +649,6 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// The ScyllaDB options of the settings, with the day-bucketed tables' TTLs.
 /// The partition count this process uses: the one its cluster (or single node's data dir) was
 /// made with (`docs/operations.md`, "The partition count a cluster keeps"). A process given
 /// another one does not start.
@@ -668,6 +667,7 @@ fn settled_partitions(settled: Settled, configured: u32, place: &str) -> anyhow:
     }
 }
 
+/// The ScyllaDB options of the settings, with the day-bucketed tables' TTLs.
 fn scylla_options(settings: &Settings) -> engage_storage::ScyllaOptions {
     engage_storage::ScyllaOptions {
         replication: settings.scylla_replication,

@@ -17,7 +17,7 @@ mod readiness_watch;
 pub use data_dir::*;
 use listener::{Closing, DrainingListener};
 use nats_link::*;
-pub use partition_change::set_partition_count;
+pub use partition_change::{data_dir_partition_count, set_partition_count};
 use readiness_watch::*;
 
 use std::collections::BTreeSet;

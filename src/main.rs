@@ -541,7 +541,11 @@ async fn bill_report(settings: Settings, date: Option<String>) -> Result<ExitCod
 
 async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
     let Some(url) = &settings.nats_url else {
-        outln!("embedded mode: the single node owns all {} partitions", settings.partitions);
+        match engage::data_dir_partition_count(&settings).await {
+            Ok(Some(kept)) => outln!("embedded mode: the single node owns all {kept} partitions (the count its data dir keeps)"),
+            Ok(None) => outln!("embedded mode: the single node owns all {} partitions (ENGAGE_PARTITIONS; its data dir keeps none yet)", settings.partitions),
+            Err(_) => outln!("embedded mode: the single node owns all its partitions (it holds its data dir: engage_partitions_running on its /metrics says how many)"),
+        }
         return Ok(ExitCode::SUCCESS);
     };
     let shown = engage_config::redact_url(url);

@@ -50,3 +50,13 @@ pub async fn set_partition_count(settings: &Settings, count: u32) -> anyhow::Res
     }
     Ok(partition_count::record(&jetstream, count).await?)
 }
+
+/// The count a single node's data dir keeps: `None` when it keeps none (or there is no data dir
+/// yet); an error when a running node holds it.
+pub async fn data_dir_partition_count(settings: &Settings) -> anyhow::Result<Option<u32>> {
+    if !settings.data_dir.exists() {
+        return Ok(None);
+    }
+    let store = crate::data_dir::open_data_dir(settings)?;
+    Ok(partition_count::kept_in_store(&store).await?)
+}

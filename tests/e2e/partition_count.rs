@@ -190,6 +190,9 @@ async fn a_stopped_single_node_changes_its_count_with_engage_partitions_set() {
     assert!(!changed && said.contains("1 to 4096"), "{said}");
     let (changed, said) = set_count(dir.path(), &env, "16");
     assert!(changed && said.contains("partition count: 16 (was 8)"), "{said}");
+    // `engage partitions` reads the count the stopped node's data dir keeps
+    let listed = String::from_utf8(cli(dir.path(), &env, &["partitions"]).stdout).unwrap();
+    assert!(listed.contains("owns all 16 partitions (the count its data dir keeps)"), "{listed}");
     let node = Engage::start(&data, free_port(), &[]).await;
     let client = reqwest::Client::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(15);

@@ -16,6 +16,7 @@ mod readiness_watch;
 
 pub use data_dir::*;
 use listener::{Closing, DrainingListener};
+pub use nats_link::cli_jetstream;
 use nats_link::*;
 pub use partition_change::{data_dir_partition_count, set_partition_count};
 use readiness_watch::*;

@@ -548,11 +548,7 @@ async fn partitions(settings: Settings) -> Result<ExitCode, ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let shown = engage_config::redact_url(url);
-    let client = async_nats::connect(engage_config::nats_servers(url))
-        .await
-        .map_err(|e| fail(format!("cannot connect to {shown}: {}", engage_config::redact_in(&e.to_string(), url))))?;
-    let jetstream = async_nats::jetstream::new(client);
+    let jetstream = engage::cli_jetstream(url).await.map_err(|e| fail(format!("{e:#}")))?;
     // read only: the nodes own the bucket's settings
     let bucket = jetstream.get_key_value(engage_streams::lease::LEASE_BUCKET).await.map_err(|e| {
         fail(format!("no partition leases in NATS yet (has a node started with this ENGAGE_NATS_URL?): {e}"))

@@ -53,6 +53,16 @@ pub(super) fn jetstream_context(client: async_nats::Client) -> Context {
     ContextBuilder::new().timeout(JETSTREAM_TIMEOUT).build(client)
 }
 
+/// A CLI command's JetStream context on `url` (one attempt: an operator runs it again); the
+/// error names the servers with any credentials hidden.
+pub async fn cli_jetstream(url: &str) -> anyhow::Result<Context> {
+    let client = async_nats::connect(engage_config::nats_servers(url)).await.map_err(|e| {
+        let shown = engage_config::redact_url(url);
+        anyhow::anyhow!("cannot connect to {shown}: {}", engage_config::redact_in(&e.to_string(), url))
+    })?;
+    Ok(async_nats::jetstream::new(client))
+}
+
 /// Probes, every [`PROBE_EVERY`], that the orders stream (and the store bucket when the store is
 /// NATS KV) has a leader that answers: without one no publish can be acknowledged, so `/readyz`
 /// lists `bus` with the cause until it answers again.

@@ -27,11 +27,7 @@ pub async fn set_partition_count(settings: &Settings, count: u32) -> anyhow::Res
         }
         return Ok(partition_count::record_in_store(&store, count).await?);
     };
-    let shown = engage_config::redact_url(url);
-    let client = async_nats::connect(engage_config::nats_servers(url))
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot connect to {shown}: {}", engage_config::redact_in(&e.to_string(), url)))?;
-    let jetstream = async_nats::jetstream::new(client);
+    let jetstream = crate::cli_jetstream(url).await?;
     if let Ok(bucket) = jetstream.get_key_value(LEASE_BUCKET).await {
         let nodes = engage_streams::lease::live_nodes(&bucket).await.map_err(anyhow::Error::msg)?;
         anyhow::ensure!(

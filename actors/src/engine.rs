@@ -451,9 +451,7 @@ impl PartitionRunner {
                 }
             };
             if batch.is_empty() {
-                while let Some(settling) = in_flight.pop_front() {
-                    self.finish(Some(settling)).await;
-                }
+                self.finish_all(&mut in_flight).await;
                 continue;
             }
             self.keep_supervisor().await;
@@ -504,6 +502,11 @@ impl PartitionRunner {
             }
         }
         // what was pulled is processed and acked before the runner ends
+        self.finish_all(&mut in_flight).await;
+    }
+
+    /// [`Self::finish`]es every batch still settling, oldest first.
+    async fn finish_all(&mut self, in_flight: &mut VecDeque<JoinHandle<Settled>>) {
         while let Some(settling) = in_flight.pop_front() {
             self.finish(Some(settling)).await;
         }

@@ -71,7 +71,7 @@ pub fn decide(kept: Option<u32>, configured: u32, given: bool) -> Settled {
 pub async fn settle_in_store(store: &dyn Store, configured: u32, given: bool) -> Result<Settled, BusError> {
     let kept = kept_in_store(store).await?;
     if kept.is_none() {
-        record_in_store(store, configured).await?;
+        put_in_store(store, configured).await?;
     }
     Ok(decide(kept, configured, given))
 }
@@ -81,14 +81,14 @@ pub async fn settle_in_store(store: &dyn Store, configured: u32, given: bool) ->
 /// left at its default.
 pub async fn settle(jetstream: &Context, configured: u32, given: bool) -> Result<Settled, BusError> {
     let config = stream_config(jetstream).await?;
-    if let Some(cluster) = count_in(&config)? {
-        return Ok(decide(Some(cluster), configured, given));
+    let kept = count_in(&config)?;
+    if kept.is_none() {
+        // a new cluster, or one made before the count was kept (it has been running with this
+        // process's count, or a process with another one would have parked orders already)
+        write_count(jetstream, config, configured).await?;
+        tracing::info!(partitions = configured, "recorded the cluster's partition count in the orders stream");
     }
-    // a new cluster, or one made before the count was kept (it has been running with this
-    // process's count, or a process with another one would have parked orders already)
-    write_count(jetstream, config, configured).await?;
-    tracing::info!(partitions = configured, "recorded the cluster's partition count in the orders stream");
-    Ok(Settled::Use(configured))
+    Ok(decide(kept, configured, given))
 }
 
 /// The count the cluster keeps, if any (`engage partitions` reads it without settling).
@@ -127,8 +127,7 @@ pub async fn kept_in_store(store: &dyn Store) -> Result<Option<u32>, BusError> {
     match store.get(META_TABLE, COUNT_PARTITION, COUNT_KEY).await? {
         Some(bytes) => std::str::from_utf8(&bytes)
             .ok()
-            .and_then(|text| text.parse::<u32>().ok())
-            .filter(|count| *count > 0)
+            .and_then(parse_count)
             .map(Some)
             .ok_or_else(|| BusError::Codec("the stored partition count is not a count".into())),
         None => Ok(None),
@@ -138,8 +137,17 @@ pub async fn kept_in_store(store: &dyn Store) -> Result<Option<u32>, BusError> {
 /// Makes `count` a single node's (its bus must hold no unsettled order); the one before, if any.
 pub async fn record_in_store(store: &dyn Store, count: u32) -> Result<Option<u32>, BusError> {
     let before = kept_in_store(store).await?;
-    store.put(META_TABLE, COUNT_PARTITION, COUNT_KEY, count.to_string().into_bytes()).await?;
+    put_in_store(store, count).await?;
     Ok(before)
+}
+
+async fn put_in_store(store: &dyn Store, count: u32) -> Result<(), BusError> {
+    Ok(store.put(META_TABLE, COUNT_PARTITION, COUNT_KEY, count.to_string().into_bytes()).await?)
+}
+
+/// A kept count as written: a whole number above zero.
+fn parse_count(text: &str) -> Option<u32> {
+    text.parse::<u32>().ok().filter(|count| *count > 0)
 }
 
 /// Writes `count` into the orders stream's `config` (as the server gave it) and updates the stream.
@@ -179,8 +187,7 @@ fn count_in(config: &Value) -> Result<Option<u32>, BusError> {
         return Ok(None);
     };
     kept.as_str()
-        .and_then(|text| text.parse::<u32>().ok())
-        .filter(|count| *count > 0)
+        .and_then(parse_count)
         .map(Some)
         .ok_or_else(|| nats(&format!("{METADATA_KEY} is {kept}, not a partition count")))
 }

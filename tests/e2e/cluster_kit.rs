@@ -1,6 +1,7 @@
 //! What the cluster tests share to drive and watch engage processes: a stream of orders from many
 //! producers, waiting until each acknowledged order is counted exactly once, reading a customer,
-//! the partitions' owners (the lease bucket) and a `/metrics` value.
+//! the partitions' owners (the lease bucket), a `/metrics` value and the processing lag, and what
+//! a request sent across a restart came to.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -139,11 +140,55 @@ pub(crate) async fn wait_owners(
 
 /// The value of the first `/metrics` line of `base` that starts with `prefix` (0 when absent).
 pub(crate) async fn metric(client: &reqwest::Client, base: &str, prefix: &str) -> f64 {
-    let Ok(response) = client.get(format!("{base}/metrics")).send().await else { return 0.0 };
-    let text = response.text().await.unwrap_or_default();
+    metrics_of(client, base).await.map_or(0.0, |text| value_in(&text, prefix))
+}
+
+/// The `/metrics` text of `base` (`None` when it does not answer).
+pub(crate) async fn metrics_of(client: &reqwest::Client, base: &str) -> Option<String> {
+    let response = client.get(format!("{base}/metrics")).send().await.ok()?;
+    response.text().await.ok()
+}
+
+/// The value of the first line of a `/metrics` text that starts with `prefix` (0 when absent).
+pub(crate) fn value_in(text: &str, prefix: &str) -> f64 {
     text.lines()
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse::<f64>().ok())
         .unwrap_or(0.0)
+}
+
+/// `engage_processing_lag_seconds` of `base`: (orders processed, of which within `le` seconds).
+pub(crate) async fn lag(client: &reqwest::Client, base: &str, le: &str) -> (f64, f64) {
+    let all = metric(client, base, "engage_processing_lag_seconds_count").await;
+    let within = metric(client, base, &format!("engage_processing_lag_seconds_bucket{{le=\"{le}\"}}")).await;
+    (all, within)
+}
+
+/// What a request sent across a restart came to: `200`; `503 shutting_down` or `503 starting`
+/// (a clear refusal: the reason in the body or a `Retry-After`); `refused` (nothing listened, so
+/// nothing was sent); or anything else spelled out (a reset, another status). With the status.
+pub(crate) async fn restart_outcome(what: &str, result: reqwest::Result<reqwest::Response>) -> (String, u16) {
+    match result {
+        Ok(response) => {
+            let status = response.status().as_u16();
+            let retry_after = response.headers().contains_key("retry-after");
+            let body = response.text().await.unwrap_or_default();
+            let outcome = match status {
+                200 => "200".to_owned(),
+                503 if body.contains("shutting_down") => "503 shutting_down".to_owned(),
+                503 if retry_after || body.contains("starting") => "503 starting".to_owned(),
+                _ => format!("{what} {status} {body}"),
+            };
+            (outcome, status)
+        }
+        Err(error) if error.is_connect() => ("refused".to_owned(), 0),
+        Err(error) => (format!("{what} error: {error:?}"), 0),
+    }
+}
+
+/// Whether a restart may give `outcome` ([`restart_outcome`]): answered, refused clearly, or
+/// never sent; never a reset.
+pub(crate) fn answered_or_refused(outcome: &str) -> bool {
+    matches!(outcome, "200" | "503 shutting_down" | "503 starting" | "refused")
 }

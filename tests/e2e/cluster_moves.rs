@@ -8,15 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cluster_kit::{details, metric, stream_orders, wait_acked, wait_each_counted_once, wait_owners};
+use crate::cluster_kit::{
+    answered_or_refused, details, lag, restart_outcome, stream_orders, wait_acked, wait_each_counted_once, wait_owners,
+};
 use crate::procs::{free_port, Engage, NatsServer};
-
-/// `engage_processing_lag_seconds` of `base`: (orders processed, of which within `le` seconds).
-async fn lag(client: &reqwest::Client, base: &str, le: &str) -> (f64, f64) {
-    let all = metric(client, base, "engage_processing_lag_seconds_count").await;
-    let within = metric(client, base, &format!("engage_processing_lag_seconds_bucket{{le=\"{le}\"}}")).await;
-    (all, within)
-}
 
 /// Reads `tenant`'s customer through `base` until `stop`: (latency, status) of each read.
 async fn read_on(
@@ -206,33 +201,10 @@ async fn restarting_under_load_answers_every_request_it_accepted_and_resets_none
                     let sent = client.post(format!("{base}/injestion/platform")).json(&order).send().await;
                     let read = client.get(format!("{base}/readyz")).send().await;
                     for (what, result) in [("order", sent), ("readyz", read)] {
-                        let outcome = match result {
-                            Ok(response) => {
-                                let status = response.status().as_u16();
-                                let retry_after = response.headers().contains_key("retry-after");
-                                let body = response.text().await.unwrap_or_default();
-                                if what == "order" && status == 200 {
-                                    acked.lock().unwrap().push((tenant.clone(), phone.clone()));
-                                }
-                                match (what, status) {
-                                    (_, 200) => "200".to_owned(),
-                                    (_, 503)
-                                        if retry_after
-                                            || body.contains("shutting_down")
-                                            || body.contains("starting") =>
-                                    {
-                                        format!(
-                                            "503 {}",
-                                            if body.contains("shutting_down") { "shutting_down" } else { "starting" }
-                                        )
-                                    }
-                                    _ => format!("{what} {status} {body}"),
-                                }
-                            }
-                            // nothing listening (between the two processes): the request was never sent
-                            Err(error) if error.is_connect() => "refused".to_owned(),
-                            Err(error) => format!("{what} error: {error:?}"),
-                        };
+                        let (outcome, status) = restart_outcome(what, result).await;
+                        if what == "order" && status == 200 {
+                            acked.lock().unwrap().push((tenant.clone(), phone.clone()));
+                        }
                         outcomes.lock().unwrap().push((Instant::now(), outcome));
                     }
                     tokio::time::sleep(Duration::from_millis(5)).await;
@@ -264,10 +236,7 @@ async fn restarting_under_load_answers_every_request_it_accepted_and_resets_none
         *tally.entry(outcome.chars().take(60).collect()).or_default() += 1;
     }
     eprintln!("restarts under load: {tally:?}; start to ready after each exit: {downtimes:?}");
-    let bad: Vec<_> = outcomes
-        .iter()
-        .filter(|(_, o)| !matches!(o.as_str(), "200" | "503 shutting_down" | "503 starting" | "refused"))
-        .collect();
+    let bad: Vec<_> = outcomes.iter().filter(|(_, o)| !answered_or_refused(o)).collect();
     for (at, outcome) in &bad {
         let around: Vec<&str> = outcomes
             .iter()

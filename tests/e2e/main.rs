@@ -19,6 +19,7 @@ mod cluster_failover;
 mod cluster_kit;
 mod cluster_moves;
 mod cluster_pairs;
+mod cluster_rollouts;
 mod consent;
 mod consent_forms;
 mod dead_letters;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::procs::{free_port, Engage, NatsCluster};
+use crate::procs::{free_port, settled, Engage, NatsCluster};
 
 /// One POST: when it was sent, how long it took, its status (0: no answer), and the order.
 #[derive(Clone, Debug)]
@@ -61,62 +61,6 @@ async fn sample_readiness(bases: Vec<String>, stop: Arc<AtomicBool>, samples: Ar
             let status = client.get(format!("{base}/readyz")).send().await.map_or(0, |r| r.status().as_u16());
             samples.lock().unwrap().push((Instant::now(), i, status));
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-async fn jetstream(urls: &str) -> async_nats::jetstream::Context {
-    let servers: Vec<String> = urls.split(',').map(str::to_owned).collect();
-    let client = async_nats::ConnectOptions::new().connect(servers).await.unwrap();
-    async_nats::jetstream::new(client)
-}
-
-/// A three-server cluster whose JetStream has a meta leader: (cluster, its URLs, a client).
-async fn started_cluster() -> (NatsCluster, String, async_nats::jetstream::Context) {
-    let cluster = NatsCluster::start().await;
-    let urls = cluster.urls();
-    let js = jetstream(&urls).await;
-    // every server is a member of JetStream's meta group: a stream of three replicas can be made
-    // (before that, losing one server of a group that knows only two stops JetStream)
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let made = js
-            .create_stream(async_nats::jetstream::stream::Config {
-                name: "FORMED".to_owned(),
-                subjects: vec!["formed".to_owned()],
-                num_replicas: 3,
-                ..Default::default()
-            })
-            .await;
-        if made.is_ok() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the cluster never took a stream of three replicas: {made:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    settled(&js, "FORMED", Duration::from_secs(30)).await;
-    js.delete_stream("FORMED").await.unwrap();
-    (cluster, urls, js)
-}
-
-/// The stream's cluster info, once it has a leader and every replica is current.
-async fn settled(
-    js: &async_nats::jetstream::Context,
-    name: &str,
-    within: Duration,
-) -> async_nats::jetstream::stream::ClusterInfo {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Ok(mut stream) = js.get_stream(name).await {
-            if let Ok(info) = stream.info().await {
-                if let Some(cluster) = info.cluster.clone() {
-                    if cluster.leader.is_some() && cluster.replicas.iter().all(|r| r.current && !r.offline) {
-                        return cluster;
-                    }
-                }
-            }
-        }
-        assert!(Instant::now() < deadline, "stream {name} never settled with a leader and current replicas");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -214,7 +158,7 @@ async fn kill_under_load(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn losing_one_of_three_nats_servers_under_load_loses_no_acknowledged_order() {
-    let (mut cluster, urls, js) = started_cluster().await;
+    let (mut cluster, urls, js) = NatsCluster::formed().await;
     let dir = tempfile::tempdir().unwrap();
     let common = [
         ("ENGAGE_NATS_URL", urls.as_str()),
@@ -291,7 +235,7 @@ async fn losing_one_of_three_nats_servers_under_load_loses_no_acknowledged_order
 /// count changes the streams and buckets made before, with a log line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engage_starts_with_a_server_of_its_list_down_and_reconciles_replica_counts() {
-    let (mut cluster, urls, js) = started_cluster().await;
+    let (mut cluster, urls, js) = NatsCluster::formed().await;
     let dir = tempfile::tempdir().unwrap();
     let names = ["ENGAGE_ORDERS", "ENGAGE_CHAT", "ENGAGE_DEAD_LETTERS", "KV_engage_store", "KV_engage_leases"];
     // the first server of the list is down: engage starts on the others, one replica each

@@ -1,5 +1,5 @@
-//! What operators do to a whole cluster on NATS, under a stream of orders: a rolling restart of
-//! every node and then of the ingress (SIGTERM, wait for the exit, start it again with the same
+//! What operators do to a whole cluster (three nats-servers, three replicas), under a stream of
+//! orders: a rolling restart of every node and then of the ingress (SIGTERM, wait for the exit, start it again with the same
 //! id, port and data dir), and a scale-out from two nodes to four. Nothing acknowledged is lost or
 //! counted twice, no request is reset, no order waits out a lease (10 s) for a partition that
 //! changed hands, and reads of the brands keep answering (through the ingress while it runs).
@@ -16,7 +16,7 @@ use crate::cluster_kit::{
     answered_or_refused, metrics_of, order, restart_outcome, value_in, wait_acked, wait_each_counted_once, wait_owners,
     wait_shared,
 };
-use crate::procs::{free_port, Engage, NatsServer};
+use crate::procs::{free_port, Engage, NatsCluster};
 
 const PARTITIONS: u32 = 16;
 const BRANDS: usize = 40;
@@ -129,20 +129,28 @@ impl Lags {
     }
 }
 
-/// A cluster on one nats-server: nodes and an ingress started as operators start them.
+/// A cluster as the operators run one: three nats-servers, every stream and bucket with
+/// three replicas, 16 partitions, the default 10 s lease; nodes and an ingress started on it.
 struct Cluster {
-    nats: NatsServer,
+    _nats: NatsCluster,
+    /// Every server: the processes' `ENGAGE_NATS_URL`.
+    urls: String,
+    /// One server, to read the lease bucket from.
+    url: String,
     dir: tempfile::TempDir,
 }
 
 impl Cluster {
     async fn start() -> Self {
-        Self { nats: NatsServer::start().await, dir: tempfile::tempdir().unwrap() }
+        let (nats, urls, _) = NatsCluster::formed().await;
+        let url = urls.split(',').next().unwrap_or_default().to_owned();
+        Self { _nats: nats, urls, url, dir: tempfile::tempdir().unwrap() }
     }
 
     fn env(&self, role: &str, id: &str) -> Vec<(&'static str, String)> {
         let mut env = vec![
-            ("ENGAGE_NATS_URL", self.nats.url.clone()),
+            ("ENGAGE_NATS_URL", self.urls.clone()),
+            ("ENGAGE_NATS_REPLICAS", "3".to_owned()),
             ("ENGAGE_ROLE", role.to_owned()),
             ("ENGAGE_PARTITIONS", PARTITIONS.to_string()),
         ];
@@ -188,7 +196,7 @@ impl Cluster {
         let balanced = |owners: &std::collections::BTreeMap<u32, String>| {
             nodes.iter().all(|node| owners.values().filter(|owner| owner == node).count() == each)
         };
-        wait_owners(&self.nats.url, PARTITIONS, balanced, within).await;
+        wait_owners(&self.url, PARTITIONS, balanced, within).await;
     }
 }
 
@@ -257,7 +265,7 @@ async fn a_rolling_restart_of_every_node_and_then_the_ingress_loses_resets_and_s
     let cluster = Cluster::start().await;
     let mut nodes = [cluster.start_ready("node-a").await, cluster.start_ready("node-b").await];
     let mut ingress = cluster.start_ready("ingress").await;
-    wait_shared(&cluster.nats.url, PARTITIONS, "node-a", "node-b").await;
+    wait_shared(&cluster.url, PARTITIONS, "node-a", "node-b").await;
     cluster.seed(&ingress.base).await;
     let client = reqwest::Client::new();
     let load = Load::start(&ingress.base);
@@ -304,7 +312,7 @@ async fn a_scale_out_from_two_nodes_to_four_hands_partitions_over_without_a_stal
     let cluster = Cluster::start().await;
     let nodes = [cluster.start_ready("node-a").await, cluster.start_ready("node-b").await];
     let ingress = cluster.start_ready("ingress").await;
-    wait_shared(&cluster.nats.url, PARTITIONS, "node-a", "node-b").await;
+    wait_shared(&cluster.url, PARTITIONS, "node-a", "node-b").await;
     cluster.seed(&ingress.base).await;
     let client = reqwest::Client::new();
     let load = Load::start(&ingress.base);

@@ -1,5 +1,6 @@
 //! Processes the binary tests start: `nats-server -js` (binary from `ENGAGE_TEST_NATS_SERVER`,
-//! set by `scripts/test.sh`) and `engage serve`, each stopped on drop.
+//! set by `scripts/test.sh`), alone or three in a cluster, and `engage serve`, each stopped on
+//! drop.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -93,6 +94,35 @@ impl NatsCluster {
         cluster
     }
 
+    /// Starts the three servers and waits until every one is a member of JetStream's meta group,
+    /// so a stream of three replicas can be made (before that, losing one server of a group that
+    /// knows only two stops JetStream): (the cluster, its URLs, a client of all three).
+    pub async fn formed() -> (Self, String, async_nats::jetstream::Context) {
+        let cluster = Self::start().await;
+        let urls = cluster.urls();
+        let servers: Vec<String> = urls.split(',').map(str::to_owned).collect();
+        let js = async_nats::jetstream::new(async_nats::ConnectOptions::new().connect(servers).await.unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let made = js
+                .create_stream(async_nats::jetstream::stream::Config {
+                    name: "FORMED".to_owned(),
+                    subjects: vec!["formed".to_owned()],
+                    num_replicas: 3,
+                    ..Default::default()
+                })
+                .await;
+            if made.is_ok() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the cluster never took a stream of three replicas: {made:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        settled(&js, "FORMED", Duration::from_secs(30)).await;
+        js.delete_stream("FORMED").await.unwrap();
+        (cluster, urls, js)
+    }
+
     /// `nats://…` of every server, comma-separated: an `ENGAGE_NATS_URL`.
     pub fn urls(&self) -> String {
         self.ports.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(",")
@@ -151,6 +181,28 @@ impl Drop for NatsCluster {
         for server in 0..3 {
             self.kill(server);
         }
+    }
+}
+
+/// A stream's cluster info, once it has a leader and every replica is current.
+pub async fn settled(
+    js: &async_nats::jetstream::Context,
+    name: &str,
+    within: Duration,
+) -> async_nats::jetstream::stream::ClusterInfo {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(mut stream) = js.get_stream(name).await {
+            if let Ok(info) = stream.info().await {
+                if let Some(cluster) = info.cluster.clone() {
+                    if cluster.leader.is_some() && cluster.replicas.iter().all(|r| r.current && !r.offline) {
+                        return cluster;
+                    }
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "stream {name} never settled with a leader and current replicas");
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 

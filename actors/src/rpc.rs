@@ -40,7 +40,7 @@ pub const JOB_TIMEOUT: Duration = Duration::from_secs(120);
 const LONGEST_WAIT: Duration = Duration::from_secs(600);
 
 /// How long a partition's RPC subscription stays after the partition stopped here.
-const RPC_LINGER: Duration = Duration::from_millis(1500);
+const RPC_LINGER: Duration = Duration::from_millis(250);
 
 /// Pause before asking again a question that reached no actor (its partition is moving), doubled
 /// up to [`MOST_PAUSE`].

@@ -156,12 +156,24 @@ async fn drains_deliver_back_off_and_fail_for_good_at_the_end_of_the_retry_windo
     // a provider down for hours loses nothing: tried again later, and again
     assert_eq!(drain("sms_drain", now + chrono::Duration::minutes(10)).await["retrying"], 1);
     assert_eq!(sms_balance(&app, &staff).await, paid, "nothing credited while it may still pass");
-    // still failing at the end of the retry window (24 h): failed for good, credited back once
-    assert_eq!(drain("sms_drain", now + chrono::Duration::hours(25)).await["failed"], 1);
+    // still failing at the end of the retry window (24 h from its queueing): failed for good,
+    // credited back once, by a drain two IST days after the send's delivery day, when the window
+    // of a send queued at that day's last minute has just ended (a drain that read yesterday's
+    // queue only never read it again, whatever the hour this test runs at)
+    let ist = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+    let delivery_day = now.with_timezone(&ist).date_naive();
+    let second_day_after = (delivery_day + chrono::Duration::days(2))
+        .and_hms_opt(0, 1, 0)
+        .unwrap()
+        .and_local_timezone(ist)
+        .unwrap()
+        .with_timezone(&Utc);
+    assert!(second_day_after >= now + chrono::Duration::hours(24));
+    assert_eq!(drain("sms_drain", second_day_after).await["failed"], 1);
     assert!(sms_balance(&app, &staff).await.parse::<f64>().unwrap() > paid.parse::<f64>().unwrap());
     // nothing left: delivered rows are not sent twice
     assert_eq!(
-        drain("sms_drain", now + chrono::Duration::hours(26)).await,
+        drain("sms_drain", second_day_after + chrono::Duration::hours(1)).await,
         json!({"sent": 0, "failed": 0, "retrying": 0, "waiting": 0, "unpaid": 0, "quiet": 0, "scheduled": 0,
                "unsubscribed": 0})
     );

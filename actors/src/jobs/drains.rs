@@ -9,6 +9,14 @@ use crate::domain::consent::{is_marketing, ConsentDefaults, Subscriptions};
 use crate::domain::delivery::{quick_delay, retry_delay, DeliveryError, QUICK_RETRIES};
 use crate::domain::sender::Sender;
 
+/// How many IST days before today a drain reads queues of. A send is queued under its delivery
+/// day and may first go out at that day's last minute (or, after quiet hours, the next morning);
+/// it is then retried through [`crate::domain::delivery::RETRY_WINDOW`] (24 h) and must still be
+/// read when that ends, to fail for good and be credited back: so today, yesterday and the day
+/// before. With yesterday only, a send first tried late on its day was never read again once the
+/// day after ended: paid for, neither sent nor credited.
+const DRAIN_LOOK_BACK_DAYS: i64 = 2;
+
 impl Jobs {
     /// The sends of queue partition `partition` (`sms_queue_20261126`) still to act on, read
     /// through their work-left markers (`channel_work`), each row read again from the queue (the
@@ -56,7 +64,7 @@ impl Jobs {
         let mut quiet_hours = HashMap::new();
         let mut defaults = HashMap::new();
         let mut budget = DRAIN_BATCH;
-        for day in Self::days(now, 1) {
+        for day in Self::days(now, DRAIN_LOOK_BACK_DAYS) {
             let partition = format!("{}_{day}", channel.queue());
             let rows = self.open_sends(&partition).await?;
             let mut due = Vec::new();

@@ -242,3 +242,49 @@ async fn legacy_staff_loyalty_routes() {
         403
     );
 }
+
+/// An order older than every one of the 16 a customer's row keeps one by one (a POS sending its
+/// backlog) earns its points, and a later update or cancellation of it adjusts or takes back
+/// exactly those, and the dashboard counts them: its own row records what it earned although the
+/// customer's row folds it into its totals at once. (Before: its points were recorded nowhere, so
+/// an update earned them a second time, a cancellation took nothing back, and the dashboard
+/// counted 0 for it.)
+#[tokio::test]
+async fn an_order_older_than_every_kept_one_earns_and_gives_back_exactly_its_points() {
+    let app = spawn_app(&[]).await;
+    let brand = "brand-backlog";
+    let (staff, integration) = configure(&app, brand).await;
+    let phone = "9876533333";
+    let dated = |id: &str, amount: f64, day: &str| {
+        let mut body = order(brand, id, phone, amount);
+        body["orderTime"] = json!(format!("{day} 10:00:00"));
+        body
+    };
+    // 16 orders of 100 (10 points each) from 10 to 25 November, the 3rd and 5th with their bonuses
+    for n in 0..16 {
+        let body = dated(&format!("k{n}"), 100.0, &format!("2026-11-{:02}", 10 + n));
+        assert_eq!(post(&app, "/injestion/platform", &[], &body).await.0, 200);
+    }
+    wait_customer(&app, brand, phone, |c| c["total_orders"] == 16 && c["loyalty_points"] == 160 + 50 + 100).await;
+    // a backlog order of 1 October, older than all of them: +50
+    let old = |amount: f64| dated("old", amount, "2026-10-01");
+    assert_eq!(post(&app, "/injestion/platform", &[], &old(500.0)).await.0, 200);
+    wait_customer(&app, brand, phone, |c| c["total_orders"] == 17 && c["loyalty_points"] == 360).await;
+    let day = json!({"parent_business_id": brand, "start": "2026-10-01", "end": "2026-10-01"});
+    let summary = crate::stats::stats(&app, &staff, "/stats/dashboard/summary", day.clone()).await;
+    assert_eq!(summary["totals"]["points_earned"], 50, "{summary}");
+    // updated to 800: +30, not +80 again
+    assert_eq!(post(&app, "/injestion/platform", &[], &old(800.0)).await.0, 200);
+    let customer = wait_customer(&app, brand, phone, |c| c["lifetime_value"] == json!(2400.0)).await;
+    assert_eq!(customer["loyalty_points"], 390, "{customer}");
+    let summary = crate::stats::stats(&app, &staff, "/stats/dashboard/summary", day).await;
+    assert_eq!(summary["totals"]["points_earned"], 80, "{summary}");
+    // cancelled: its 80 points go back
+    let mut cancelled = old(800.0);
+    cancelled["status"] = json!("cancelled");
+    assert_eq!(post(&app, "/injestion/platform", &[], &cancelled).await.0, 200);
+    let customer = wait_customer(&app, brand, phone, |c| c["total_orders"] == 16).await;
+    assert_eq!(customer["loyalty_points"], 310, "{customer}");
+    let (sum, balance, _) = ledger_sum(&app, &integration, phone).await;
+    assert_eq!((sum, balance), (310, 310), "the ledger sums to the balance");
+}

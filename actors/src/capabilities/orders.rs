@@ -209,6 +209,9 @@ async fn apply_order(
             ops.push(keys::customer_order(&tenant.id, &facts.phone, &facts.key()).put(&json!({})));
         }
     }
+    // its reactions have run and its row recorded what it counted: an order older than every
+    // kept one is folded only now
+    customer.fold_kept();
     metrics::counter!("engage_orders_applied_total", "outcome" => applied.label()).increment(1);
     *status = event.queue_status.load(std::sync::atomic::Ordering::Relaxed);
     if envelope.api_source.as_deref() == Some("lambda") {

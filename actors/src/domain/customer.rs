@@ -211,9 +211,12 @@ impl Customer {
             .or(self.created_at_outlet.as_deref())
     }
 
-    /// Applies one order version; recomputes LTV (LTO and AOV are derived).
+    /// Applies one order version and folds what the row no longer keeps; recomputes LTV (LTO
+    /// and AOV are derived).
     pub fn apply_order(&mut self, facts: &OrderFacts, version: &str) -> Applied {
-        self.apply_copy(facts, version, None)
+        let applied = self.apply_copy(facts, version, None);
+        self.fold_kept();
+        applied
     }
 
     /// Applies one copy of an order, ranked by `version` ([`super::order::copy_version`]): an
@@ -225,6 +228,11 @@ impl Customer {
     /// `stored` is what the order's own row says it counted, given for an order this row no
     /// longer keeps one by one ([`MAX_KEPT_ORDERS`]): it is taken out of the folded totals and
     /// ranked as usual, so a refund of an old order takes back exactly what it added.
+    ///
+    /// The order applied stays kept one by one (the row may hold one more than
+    /// [`MAX_KEPT_ORDERS`]) until [`Customer::fold_kept`]: the order's reactions read and set its
+    /// contribution (the points it earned), and its own row records it, even when it is older
+    /// than every order kept and is folded right after.
     pub fn apply_copy(&mut self, facts: &OrderFacts, version: &str, stored: Option<Contribution>) -> Applied {
         let key = facts.key();
         let mut unfolded = false;
@@ -263,22 +271,30 @@ impl Customer {
             }
         }
         if matches!(applied, Applied::New | Applied::Updated) {
-            self.orders.insert(key, contribution);
+            self.orders.insert(key.clone(), contribution);
         }
         if unfolded || matches!(applied, Applied::New | Applied::Updated) {
-            self.fold_oldest();
+            self.fold_oldest(Some(&key));
             self.lifetime_value = self.orders.values().map(|c| c.amount).sum::<Decimal>() + self.folded.amount;
         }
         applied
     }
 
     /// Folds the oldest orders (by `orderTime`, then version) past [`MAX_KEPT_ORDERS`] into the
-    /// totals.
-    fn fold_oldest(&mut self) {
-        while self.orders.len() > MAX_KEPT_ORDERS {
+    /// totals: once an order's reactions have run and its row has recorded what it counted.
+    pub fn fold_kept(&mut self) {
+        self.fold_oldest(None);
+    }
+
+    /// Folds the oldest orders past [`MAX_KEPT_ORDERS`] into the totals, `spared` (kept beyond
+    /// the limit) aside. Folding moves an order's amount to the folded totals: LTV is unchanged.
+    fn fold_oldest(&mut self, spared: Option<&str>) {
+        let spared = spared.filter(|key| self.orders.contains_key(key));
+        while self.orders.len() > MAX_KEPT_ORDERS + usize::from(spared.is_some()) {
             let Some(oldest) = self
                 .orders
                 .iter()
+                .filter(|(key, _)| Some(key.as_str()) != spared)
                 .min_by(|a, b| (&a.1.order_time, &a.1.version).cmp(&(&b.1.order_time, &b.1.version)))
                 .map(|(key, _)| key.clone())
             else {
@@ -343,6 +359,31 @@ mod tests {
     }
 
     #[test]
+    fn an_order_older_than_every_kept_one_stays_kept_until_its_reactions_ran() {
+        let mut customer = Customer::new("9876543210", Utc::now());
+        for i in 0..MAX_KEPT_ORDERS {
+            customer.apply_order(&order(&i.to_string(), "10", &format!("2026-11-{:02} 10:00:00", 1 + i)), "v1");
+        }
+        let old = order("old", "50", "2026-10-01 10:00:00");
+        assert_eq!(customer.apply_copy(&old, "v2", None), Applied::New);
+        // its reactions set what it earned on its contribution, and its row records it
+        assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS + 1);
+        assert!(customer.orders.get(&old.key()).is_some());
+        assert_eq!(customer.lifetime_value, Decimal::from(16 * 10 + 50));
+        customer.fold_kept();
+        // then it is folded: the oldest, the row keeps the latest 16; totals unchanged
+        assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS);
+        assert!(customer.orders.get(&old.key()).is_none());
+        assert_eq!((customer.total_orders(), customer.lifetime_value), (17, Decimal::from(16 * 10 + 50)));
+        // a newer order applied next folds the oldest kept one, never itself
+        let newer = order("newer", "20", "2026-11-30 10:00:00");
+        customer.apply_copy(&newer, "v3", None);
+        customer.fold_kept();
+        assert!(customer.orders.get(&newer.key()).is_some());
+        assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS);
+    }
+
+    #[test]
     fn a_regulars_500th_order_rewrites_a_row_no_bigger_than_their_20th() {
         let mut customer = Customer::new("9876543210", Utc::now());
         let mut sizes = Vec::new();
@@ -384,10 +425,13 @@ mod tests {
         let void = OrderFacts { void: true, refunded: Decimal::from(10), ..order("0", "10", "2026-01-01 00:00:00") };
         assert_eq!(customer.apply_copy(&void, "v00000", Some(stored.clone())), Applied::Updated);
         assert_eq!((customer.total_orders(), customer.lifetime_value), (599, Decimal::from(5990)));
+        // folded again once its reactions ran (as the order capability does)
+        customer.fold_kept();
         assert_eq!(customer.orders.len(), MAX_KEPT_ORDERS, "the row stays bounded");
         // the same refund again (the order folded once more) changes nothing
         let again =
             customer.apply_copy(&void, "v00000", Some(Contribution { void: true, amount: Decimal::ZERO, ..stored }));
+        customer.fold_kept();
         assert!(matches!(again, Applied::Unchanged | Applied::Updated));
         assert_eq!((customer.total_orders(), customer.lifetime_value), (599, Decimal::from(5990)));
     }

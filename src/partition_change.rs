@@ -12,7 +12,11 @@ use engage_streams::lease::LEASE_BUCKET;
 
 /// Makes `count` the kept partition count; the count kept before, if any.
 pub async fn set_partition_count(settings: &Settings, count: u32) -> anyhow::Result<Option<u32>> {
-    anyhow::ensure!((1..=4096).contains(&count), "a partition count is 1 to 4096, not {count}");
+    let (least, most) = (engage_config::PARTITION_COUNTS.start(), engage_config::PARTITION_COUNTS.end());
+    anyhow::ensure!(
+        engage_config::PARTITION_COUNTS.contains(&count),
+        "a partition count is {least} to {most}, not {count}"
+    );
     let Some(url) = &settings.nats_url else {
         anyhow::ensure!(
             settings.store_kind() == StoreKind::Embedded,

@@ -18,6 +18,9 @@ pub use kinds::*;
 pub use redact::*;
 pub use retention::*;
 
+/// The partition counts a cluster may have (`ENGAGE_PARTITIONS`, `engage partitions set`).
+pub const PARTITION_COUNTS: std::ops::RangeInclusive<u32> = 1..=4096;
+
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -139,7 +142,7 @@ pub struct Settings {
     pub scylla_read_consistency: ScyllaConsistency,
     /// Consistency of writes (`ENGAGE_SCYLLA_WRITE_CONSISTENCY`; default `local_quorum`).
     pub scylla_write_consistency: ScyllaConsistency,
-    /// Number of tenant partitions, cluster-wide; never change it on a live cluster
+    /// Number of tenant partitions ([`PARTITION_COUNTS`]), cluster-wide; never change it on a live cluster
     /// (`ENGAGE_PARTITIONS`). On NATS the cluster keeps the count it was made with and a process
     /// that was not given one takes the cluster's (`engage_streams::bus::partition_count`).
     pub partitions: u32,

@@ -49,8 +49,9 @@ impl Settings {
         if self.max_event_bytes < 256 || self.max_event_bytes > 1_048_576 - 26 {
             return Err(ConfigError::new("max_event_bytes", "must be between 256 and 1048550"));
         }
-        if self.partitions == 0 || self.partitions > 4096 {
-            return Err(ConfigError::new("partitions", "must be between 1 and 4096"));
+        if !crate::PARTITION_COUNTS.contains(&self.partitions) {
+            let (least, most) = (crate::PARTITION_COUNTS.start(), crate::PARTITION_COUNTS.end());
+            return Err(ConfigError::new("partitions", format!("must be between {least} and {most}")));
         }
         if self.cached_customers_max == 0 {
             return Err(ConfigError::new("cached_customers_max", "must be at least 1"));

@@ -48,6 +48,14 @@ pub fn order_subject(partition: u32, tenant: &str) -> String {
     format!("{ORDERS_PREFIX}.{partition}.{}", token(tenant))
 }
 
+/// The start of every partition consumer's name.
+pub const PARTITION_CONSUMER_PREFIX: &str = "engage-p";
+
+/// The durable consumer that delivers one partition's orders: `engage-p<partition>`.
+pub fn partition_consumer(partition: u32) -> String {
+    format!("{PARTITION_CONSUMER_PREFIX}{partition}")
+}
+
 /// The filter that selects one partition's orders: `engage.orders.<partition>.*`.
 pub fn partition_filter(partition: u32) -> String {
     format!("{ORDERS_PREFIX}.{partition}.*")

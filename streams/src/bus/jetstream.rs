@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::{AckHandle, Bus, BusError, Delivery, PartitionConsumer};
 use crate::dead_letter::{dead_subject, DeadLetter, DEAD_LETTER_PREFIX, DEAD_LETTER_STREAM};
 use crate::envelope::Envelope;
-use crate::subject::{order_subject, partition_filter, partition_of, ORDERS_PREFIX, ORDERS_STREAM};
+use crate::subject::{order_subject, partition_consumer, partition_filter, partition_of, ORDERS_PREFIX, ORDERS_STREAM};
 
 /// Stream of chat events.
 pub const CHAT_STREAM: &str = "ENGAGE_CHAT";
@@ -185,7 +185,7 @@ impl Bus for JetStreamBus {
 
     async fn consumer(&self, partition: u32) -> Result<Box<dyn PartitionConsumer>, BusError> {
         let stream = self.jetstream.get_stream(ORDERS_STREAM).await.map_err(nats)?;
-        let name = format!("engage-p{partition}");
+        let name = partition_consumer(partition);
         let consumer = stream
             .get_or_create_consumer(
                 &name,

@@ -115,7 +115,7 @@ pub async fn undelivered(jetstream: &Context) -> Result<Vec<(String, u64)>, BusE
     while let Some(consumer) = consumers.next().await {
         let consumer = consumer.map_err(|e| nats(&e))?;
         let waiting = consumer.num_pending + consumer.num_ack_pending as u64;
-        if consumer.name.starts_with("engage-p") && waiting > 0 {
+        if consumer.name.starts_with(crate::subject::PARTITION_CONSUMER_PREFIX) && waiting > 0 {
             left.push((consumer.name.clone(), waiting));
         }
     }

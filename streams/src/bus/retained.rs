@@ -8,7 +8,7 @@ use async_nats::jetstream::Context;
 use futures::StreamExt;
 
 use super::BusError;
-use crate::subject::{order_subject, partition_of, ORDERS_STREAM};
+use crate::subject::{order_subject, partition_consumer, partition_of, ORDERS_STREAM};
 
 fn nats(error: impl std::fmt::Display) -> BusError {
     BusError::Nats(error.to_string())
@@ -25,7 +25,7 @@ pub(super) async fn erase_processed(
 ) -> Result<u64, BusError> {
     let partition = partition_of(tenant, partitions);
     let stream = jetstream.get_stream(ORDERS_STREAM).await.map_err(nats)?;
-    let floor = match stream.consumer_info(format!("engage-p{partition}")).await {
+    let floor = match stream.consumer_info(partition_consumer(partition)).await {
         Ok(info) => info.ack_floor.stream_sequence,
         Err(_) => 0,
     };
